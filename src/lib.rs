@@ -1,0 +1,7 @@
+//! flowdeck: a terminal workflow studio. Workflows are YAML/JSON manifests describing state
+//! machines whose steps drive real terminal sessions.
+//!
+//! Layers (see docs/ARCHITECTURE.md): [`workflow`] is the pure manifest model; [`store`] is the
+//! workflows folder on disk.
+
+pub mod workflow;

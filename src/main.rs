@@ -1,0 +1,4 @@
+fn main() {
+    let schema = flowdeck::workflow::schema::workflow_schema_text();
+    print!("{schema}");
+}

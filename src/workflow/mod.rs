@@ -1,0 +1,29 @@
+//! The manifest model and its validation. Pure: no files, no terminals, no clocks.
+//!
+//! - [`source`] turns bytes into a JSON value plus the position of every node;
+//! - [`model`] and [`action`] are the typed manifest, from which [`schema`] is generated;
+//! - [`validate`] runs the schema and the semantic checks and reports every [`Violation`];
+//! - [`guard`] and [`rules`] evaluate `when:` conditions and output validation rules;
+//! - [`plan`] orders the states into the step plan that the CLI, TUI and MCP show.
+
+pub mod action;
+pub mod guard;
+pub mod model;
+pub mod names;
+pub mod pattern;
+pub mod rules;
+pub mod schema;
+pub mod source;
+pub mod violation;
+
+pub use action::{Action, ToolName};
+pub use model::{Condition, ConditionKind, State, Transition, Variable, Workflow};
+pub use source::Format;
+pub use violation::{Position, Severity, Violation};
+pub mod plan;
+mod schema_errors;
+mod semantic;
+pub mod suggest;
+pub mod validate;
+
+pub use validate::{Checked, check_bytes, check_value};
