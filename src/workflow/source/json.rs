@@ -208,7 +208,7 @@ mod tests {
             d.spans.value_position("/n/2"),
             Some(Position {
                 line: 3,
-                column: 18
+                column: 17
             })
         );
         Ok(())
