@@ -4,4 +4,5 @@
 //! Layers (see docs/ARCHITECTURE.md): [`workflow`] is the pure manifest model; [`store`] is the
 //! workflows folder on disk.
 
+pub mod store;
 pub mod workflow;

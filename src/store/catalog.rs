@@ -1,0 +1,174 @@
+//! The in-memory index of the workflows folder: every manifest file, its validation, and its
+//! last good version. Pure bookkeeping: the caller reads files and hands the bytes in.
+
+use super::entry::{Entry, LastGood};
+use super::files::content_version;
+use crate::workflow::{Format, Violation, check_bytes};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// What happened to a manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Added,
+    Changed,
+    Removed,
+}
+
+/// A change to the folder, as published to observers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub kind: ChangeKind,
+    pub file_name: String,
+    /// The workflow's name (before removal, for a removed file).
+    pub name: String,
+    /// The new content version (`None` when removed).
+    pub version: Option<String>,
+}
+
+/// Every manifest of the folder, by file name.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Catalog {
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get_file(&self, file_name: &str) -> Option<&Entry> {
+        self.entries.get(file_name)
+    }
+
+    /// The files that define workflow `name` (more than one is an error on each).
+    pub fn files_named(&self, name: &str) -> Vec<&Entry> {
+        self.entries.values().filter(|e| e.name() == name).collect()
+    }
+
+    /// Records the current bytes of a file. Returns the change, or `None` when the content
+    /// did not change. Folder-level checks are not updated: call [`Catalog::recheck_folder`].
+    pub fn upsert(&mut self, file_name: &str, bytes: Vec<u8>) -> Option<Change> {
+        let Some(format) = Format::from_file_name(file_name) else {
+            return None;
+        };
+        let version = content_version(&bytes);
+        let previous = self.entries.get(file_name);
+        if previous.is_some_and(|e| e.version == version) {
+            return None;
+        }
+        let kind = if previous.is_some() {
+            ChangeKind::Changed
+        } else {
+            ChangeKind::Added
+        };
+        let mut last_good = previous.and_then(|e| e.last_good.clone());
+        let bytes: Arc<[u8]> = bytes.into();
+        let checked = check_bytes(&bytes, format);
+        if let Some(workflow) = &checked.workflow {
+            last_good = Some(LastGood {
+                workflow: Arc::new(workflow.clone()),
+                version: version.clone(),
+                bytes: bytes.clone(),
+            });
+        }
+        let entry = Entry {
+            file_name: file_name.to_string(),
+            format,
+            version: version.clone(),
+            bytes,
+            checked,
+            folder_violations: Vec::new(),
+            last_good,
+        };
+        let name = entry.name().to_string();
+        self.entries.insert(file_name.to_string(), entry);
+        Some(Change {
+            kind,
+            file_name: file_name.to_string(),
+            name,
+            version: Some(version),
+        })
+    }
+
+    /// Forgets a file that is gone.
+    pub fn remove(&mut self, file_name: &str) -> Option<Change> {
+        self.entries.remove(file_name).map(|e| Change {
+            kind: ChangeKind::Removed,
+            file_name: file_name.to_string(),
+            name: e.name().to_string(),
+            version: None,
+        })
+    }
+
+    /// Recomputes the checks that span files: two files with one name (an error on both), a
+    /// file whose name does not match its workflow (a warning). Returns the files whose
+    /// folder-level violations changed.
+    pub fn recheck_folder(&mut self) -> Vec<String> {
+        let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
+        for e in self.entries.values() {
+            by_name
+                .entry(e.name().to_string())
+                .or_default()
+                .push(e.file_name.clone());
+        }
+        let mut changed = Vec::new();
+        for entry in self.entries.values_mut() {
+            let name = entry.name().to_string();
+            let mut found = Vec::new();
+            if let Some(files) = by_name.get(&name).filter(|f| f.len() > 1) {
+                let others: Vec<&str> = files
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|f| *f != entry.file_name)
+                    .collect();
+                found.push(
+                    Violation::error(
+                        "duplicate_name",
+                        "/name",
+                        format!("workflow '{name}' is also defined in {}; names must be unique in the folder", others.join(", ")),
+                    )
+                    .actual(name.clone()),
+                );
+            }
+            let expected_stem = format!("{name}.");
+            if entry.checked.name.is_some() && !entry.file_name.starts_with(&expected_stem) {
+                found.push(
+                    Violation::warning(
+                        "file_name_mismatch",
+                        "/name",
+                        format!(
+                            "workflow '{name}' is in {}; name the file {name}.{}",
+                            entry.file_name,
+                            entry.format.extension()
+                        ),
+                    )
+                    .expected(format!("{name}.{}", entry.format.extension()))
+                    .actual(entry.file_name.clone()),
+                );
+            }
+            let found: Vec<Violation> = found
+                .into_iter()
+                .map(|v| {
+                    let at = entry.checked.spans.value_position(&v.path);
+                    v.at(at)
+                })
+                .collect();
+            if found != entry.folder_violations {
+                entry.folder_violations = found;
+                changed.push(entry.file_name.clone());
+            }
+        }
+        changed
+    }
+}

@@ -1,0 +1,542 @@
+//! The workflows folder on real files: loading, saving with optimistic concurrency, renaming,
+//! deleting, duplicate names, last good versions, and the watcher.
+
+use flowdeck::store::{ChangeKind, SaveRequest, Status, Store, StoreError, Watcher};
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn manifest(name: &str, marker: &str) -> String {
+    format!(
+        "# {marker}\nname: {name}\ndescription: test workflow {marker}\ninitial_state: start\nstates:\n  start:\n    action: {{tool: send_input, params: {{input_text: \"echo {marker}\\n\"}}}}\n"
+    )
+}
+
+fn folder() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn write(dir: &Path, file: &str, content: &str) {
+    fs::write(dir.join(file), content).expect("write");
+}
+
+#[test]
+fn loads_manifests_and_ignores_everything_else() {
+    let dir = folder();
+    write(dir.path(), "a.yaml", &manifest("a", "one"));
+    write(
+        dir.path(),
+        "b.json",
+        r#"{"name": "b", "description": "b", "initial_state": "s", "states": {"s": {"action": {"tool": "list_terminal_sessions"}}}}"#,
+    );
+    write(dir.path(), "broken.yml", "name: broken\nstates: [\n");
+    for ignored in [
+        ".a.yaml.swp",
+        "a.yaml~",
+        ".#a.yaml",
+        "4913",
+        "notes.txt",
+        ".hidden.yaml",
+    ] {
+        write(dir.path(), ignored, "garbage: [");
+    }
+    let store = Store::open(dir.path()).expect("open");
+    let catalog = store.catalog();
+    let files: Vec<&str> = catalog.entries().map(|e| e.file_name.as_str()).collect();
+    assert_eq!(files, vec!["a.yaml", "b.json", "broken.yml"]);
+    let broken = catalog
+        .get_file("broken.yml")
+        .expect("broken listed, never dropped");
+    assert_eq!(broken.status(), Status::Invalid);
+    assert_eq!(
+        broken.name(),
+        "broken",
+        "the file name stands in for a name that did not parse"
+    );
+    assert!(
+        broken
+            .violations()
+            .iter()
+            .any(|v| v.rule == "parse_error" && v.line.is_some())
+    );
+    assert_eq!(
+        catalog.get_file("a.yaml").map(|e| e.status()),
+        Some(Status::Valid)
+    );
+    assert!(
+        !dir.path().join(".flowdeck").exists(),
+        "reading never creates the state folder"
+    );
+}
+
+#[test]
+fn save_create_conflict_and_overwrite() {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let first = manifest("deploy", "v1");
+    let saved = store
+        .save(SaveRequest {
+            content: &first,
+            ..Default::default()
+        })
+        .expect("create");
+    assert_eq!(saved.file_name, "deploy.yaml");
+    assert_eq!(saved.previous_version, None);
+    let v1 = saved.version.clone().expect("version");
+    assert_eq!(v1, flowdeck::store::content_version(first.as_bytes()));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("deploy.yaml")).expect("read"),
+        first
+    );
+
+    let second = manifest("deploy", "v2");
+    let err = store
+        .save(SaveRequest {
+            content: &second,
+            ..Default::default()
+        })
+        .expect_err("exists");
+    assert!(matches!(err, StoreError::AlreadyExists { .. }), "{err}");
+
+    let err = store
+        .save(SaveRequest {
+            content: &second,
+            expected_version: Some("0000"),
+            ..Default::default()
+        })
+        .expect_err("conflict");
+    match &err {
+        StoreError::Conflict {
+            expected, actual, ..
+        } => {
+            assert_eq!(expected, "0000");
+            assert_eq!(actual.as_deref(), Some(v1.as_str()));
+        }
+        other => panic!("expected a conflict, got {other}"),
+    }
+    assert!(
+        err.to_string().contains(&v1),
+        "both versions in the message: {err}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("deploy.yaml")).expect("read"),
+        first,
+        "file untouched"
+    );
+
+    let saved = store
+        .save(SaveRequest {
+            content: &second,
+            expected_version: Some(&v1),
+            ..Default::default()
+        })
+        .expect("save with the right version");
+    assert_eq!(saved.previous_version.as_deref(), Some(v1.as_str()));
+    let third = manifest("deploy", "v3");
+    store
+        .save(SaveRequest {
+            content: &third,
+            overwrite: true,
+            ..Default::default()
+        })
+        .expect("overwrite");
+    assert_eq!(
+        store.entry("deploy").expect("entry").text(),
+        Some(third.as_str())
+    );
+
+    let meta = dir.path().join(".flowdeck");
+    assert!(meta.is_dir(), "writing creates the state folder");
+    assert_eq!(
+        fs::read_to_string(meta.join(".gitignore")).expect("gitignore"),
+        "*\n"
+    );
+}
+
+#[test]
+fn concurrent_saves_one_wins_the_other_conflicts() {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let base = store
+        .save(SaveRequest {
+            content: &manifest("shared", "base"),
+            ..Default::default()
+        })
+        .expect("create");
+    let version = base.version.expect("version");
+    let results: Vec<Result<_, StoreError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let store = &store;
+                let version = version.clone();
+                s.spawn(move || {
+                    let content = manifest("shared", &format!("writer{i}"));
+                    store.save(SaveRequest {
+                        content: &content,
+                        expected_version: Some(&version),
+                        ..Default::default()
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let wins = results.iter().filter(|r| r.is_ok()).count();
+    let conflicts = results
+        .iter()
+        .filter(|r| matches!(r, Err(StoreError::Conflict { .. })))
+        .count();
+    assert_eq!((wins, conflicts), (1, 1), "{results:?}");
+}
+
+#[test]
+fn unsafe_names_are_refused_and_nothing_is_written() {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    for bad in ["../escape", "a/b", "-rf", "UPPER"] {
+        let content = format!(
+            "name: \"{bad}\"\ndescription: x\ninitial_state: s\nstates: {{s: {{action: {{tool: list_terminal_sessions}}}}}}\n"
+        );
+        let err = store
+            .save(SaveRequest {
+                content: &content,
+                ..Default::default()
+            })
+            .expect_err(bad);
+        assert!(matches!(err, StoreError::InvalidName(_)), "{bad}: {err}");
+    }
+    let err = store
+        .save(SaveRequest {
+            content: "states: [",
+            ..Default::default()
+        })
+        .expect_err("unnamed");
+    assert!(matches!(err, StoreError::Unnamed { .. }), "{err}");
+    assert_eq!(fs::read_dir(dir.path()).expect("list").count(), 0);
+    assert!(
+        !dir.path()
+            .parent()
+            .expect("parent")
+            .join("escape.yaml")
+            .exists()
+    );
+}
+
+#[test]
+fn rename_rewrites_the_name_and_moves_the_file() {
+    let dir = folder();
+    let original = "# keep this comment\nname: old_name  # and this one\ndescription: x\ninitial_state: s\nstates:\n  s:\n    action: {tool: list_terminal_sessions}\n";
+    write(dir.path(), "old_name.yaml", original);
+    write(dir.path(), "taken.yaml", &manifest("taken", "t"));
+    let store = Store::open(dir.path()).expect("open");
+    let err = store
+        .rename("old_name", "taken", None)
+        .expect_err("onto an existing name");
+    assert!(matches!(err, StoreError::AlreadyExists { .. }), "{err}");
+    let err = store.rename("old_name", "../x", None).expect_err("unsafe");
+    assert!(matches!(err, StoreError::InvalidName(_)));
+    let err = store
+        .rename("old_name", "new_name", Some("stale"))
+        .expect_err("stale version");
+    assert!(matches!(err, StoreError::Conflict { .. }));
+    let saved = store.rename("old_name", "new_name", None).expect("rename");
+    assert_eq!(saved.file_name, "new_name.yaml");
+    assert!(!dir.path().join("old_name.yaml").exists());
+    let text = fs::read_to_string(dir.path().join("new_name.yaml")).expect("read");
+    assert_eq!(text, original.replace("name: old_name", "name: new_name"));
+    assert!(store.entry("new_name").is_ok());
+    assert!(matches!(
+        store.entry("old_name"),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[test]
+fn delete_checks_the_version() {
+    let dir = folder();
+    write(dir.path(), "gone.yaml", &manifest("gone", "x"));
+    let store = Store::open(dir.path()).expect("open");
+    assert!(matches!(
+        store.delete("gone", Some("stale")),
+        Err(StoreError::Conflict { .. })
+    ));
+    let version = store.entry("gone").expect("entry").version;
+    store.delete("gone", Some(&version)).expect("delete");
+    assert!(!dir.path().join("gone.yaml").exists());
+    assert!(matches!(
+        store.delete("gone", None),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[test]
+fn duplicate_names_are_an_error_on_both_files() {
+    let dir = folder();
+    write(dir.path(), "twin.yaml", &manifest("twin", "a"));
+    write(dir.path(), "other.yaml", &manifest("twin", "b"));
+    let store = Store::open(dir.path()).expect("open");
+    {
+        let catalog = store.catalog();
+        for file in ["twin.yaml", "other.yaml"] {
+            let e = catalog.get_file(file).expect(file);
+            assert_eq!(e.status(), Status::Invalid, "{file}");
+            assert!(
+                e.violations()
+                    .iter()
+                    .any(|v| v.rule == "duplicate_name" && v.line == Some(2)),
+                "{file}"
+            );
+        }
+        let other = catalog.get_file("other.yaml").expect("other");
+        assert!(
+            other
+                .violations()
+                .iter()
+                .any(|v| v.rule == "file_name_mismatch")
+        );
+    }
+    assert!(matches!(
+        store.runnable("twin"),
+        Err(StoreError::DuplicateName { .. })
+    ));
+    fs::remove_file(dir.path().join("other.yaml")).expect("remove");
+    let changes = store.refresh("other.yaml");
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.file_name == "twin.yaml" && c.kind == ChangeKind::Changed),
+        "{changes:?}"
+    );
+    assert!(
+        store.runnable("twin").is_ok(),
+        "recovers once the duplicate is gone"
+    );
+}
+
+#[test]
+fn a_broken_file_keeps_its_last_good_version_and_recovers() {
+    let dir = folder();
+    write(dir.path(), "flaky.yaml", &manifest("flaky", "good"));
+    let store = Store::open(dir.path()).expect("open");
+    let (good, good_version) = store.runnable("flaky").expect("valid at first");
+    write(
+        dir.path(),
+        "flaky.yaml",
+        "name: flaky\ndescription: [unclosed\n",
+    );
+    store.refresh("flaky.yaml");
+    let entry = store.entry("flaky").expect("still listed under its name");
+    assert_eq!(entry.status(), Status::Invalid);
+    let (kept, kept_version) = store
+        .runnable("flaky")
+        .expect("last good version still runs");
+    assert_eq!(
+        (kept.description.as_str(), kept_version.as_str()),
+        (good.description.as_str(), good_version.as_str())
+    );
+    write(dir.path(), "flaky.yaml", "");
+    store.refresh("flaky.yaml");
+    assert!(
+        store.runnable("flaky").is_ok(),
+        "a file caught empty mid-save loses nothing"
+    );
+    write(dir.path(), "flaky.yaml", &manifest("flaky", "fixed"));
+    store.refresh("flaky.yaml");
+    assert_eq!(store.entry("flaky").expect("entry").status(), Status::Valid);
+    assert_ne!(
+        store.runnable("flaky").expect("runs").1,
+        good_version,
+        "the fixed version is used"
+    );
+}
+
+#[test]
+fn a_file_that_never_was_valid_cannot_run() {
+    let dir = folder();
+    write(dir.path(), "bad.yaml", "name: bad\n");
+    let store = Store::open(dir.path()).expect("open");
+    let err = store.runnable("bad").expect_err("invalid");
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err}");
+    assert!(err.to_string().contains("required"), "{err}");
+}
+
+#[test]
+fn a_huge_file_is_refused_without_reading_it_all() {
+    let dir = folder();
+    let mut big = manifest("big", "x");
+    big.push_str(&format!("# {}\n", "x".repeat(5 * 1024 * 1024)));
+    write(dir.path(), "big.yaml", &big);
+    let store = Store::open(dir.path()).expect("open");
+    let entry = store
+        .catalog()
+        .get_file("big.yaml")
+        .cloned()
+        .expect("listed");
+    assert!(
+        entry
+            .violations()
+            .iter()
+            .any(|v| v.rule == "file_too_large")
+    );
+    assert!(entry.bytes.len() <= 1024 * 1024 + 1);
+}
+
+// --- the watcher -------------------------------------------------------------------------
+
+/// Waits for a change to `file`, returning how long it took. The bound is generous because CI
+/// machines are shared; the latency itself is measured by `cargo bench --bench watch`.
+fn wait_for(
+    rx: &std::sync::mpsc::Receiver<flowdeck::store::Change>,
+    file: &str,
+    kind: ChangeKind,
+    since: Instant,
+) -> Duration {
+    let deadline = since + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let change = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no {kind:?} event for {file}"));
+        if change.file_name == file && change.kind == kind {
+            return since.elapsed();
+        }
+    }
+}
+
+fn watched() -> (tempfile::TempDir, Arc<Store>, Watcher) {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let watcher = Watcher::start(&store).expect("watch");
+    (dir, store, watcher)
+}
+
+#[test]
+fn watcher_sees_a_plain_write() {
+    let (dir, store, _w) = watched();
+    let rx = store.subscribe();
+    let start = Instant::now();
+    write(dir.path(), "plain.yaml", &manifest("plain", "1"));
+    let took = wait_for(&rx, "plain.yaml", ChangeKind::Added, start);
+    eprintln!("plain write seen after {took:?}");
+    assert_eq!(
+        store.entry("plain").expect("loaded").status(),
+        Status::Valid
+    );
+}
+
+#[test]
+fn watcher_sees_a_rename_over_save_like_vim() {
+    let (dir, store, _w) = watched();
+    write(dir.path(), "vim.yaml", &manifest("vim", "before"));
+    store.refresh("vim.yaml");
+    let rx = store.subscribe();
+    let start = Instant::now();
+    // vim: write a test file, move the original to a backup, write the new file, drop both.
+    write(dir.path(), "4913", "");
+    fs::remove_file(dir.path().join("4913")).expect("rm 4913");
+    fs::rename(dir.path().join("vim.yaml"), dir.path().join("vim.yaml~")).expect("backup");
+    write(dir.path(), ".vim.yaml.swx", "swap");
+    let tmp = dir.path().join(".vim.yaml.new");
+    fs::write(&tmp, manifest("vim", "after")).expect("new");
+    fs::rename(&tmp, dir.path().join("vim.yaml")).expect("rename over");
+    fs::remove_file(dir.path().join("vim.yaml~")).expect("rm backup");
+    let took = wait_for(&rx, "vim.yaml", ChangeKind::Changed, start);
+    eprintln!("rename-over save seen after {took:?}");
+    assert!(
+        store
+            .entry("vim")
+            .expect("entry")
+            .text()
+            .is_some_and(|t| t.contains("after"))
+    );
+    assert_eq!(store.catalog().len(), 1, "no backup or swap file listed");
+}
+
+#[test]
+fn watcher_sees_a_truncate_then_write_save_like_vscode() {
+    let (dir, store, _w) = watched();
+    write(dir.path(), "code.yaml", &manifest("code", "before"));
+    store.refresh("code.yaml");
+    let rx = store.subscribe();
+    let start = Instant::now();
+    {
+        use std::io::Write;
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(dir.path().join("code.yaml"))
+            .expect("open");
+        f.flush().expect("flush");
+        f.write_all(manifest("code", "after").as_bytes())
+            .expect("write");
+    }
+    let took = wait_for(&rx, "code.yaml", ChangeKind::Changed, start);
+    eprintln!("truncate-then-write save seen after {took:?}");
+    // The debounce may show the empty middle state first; the final content always arrives.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !store
+        .entry("code")
+        .expect("entry")
+        .text()
+        .is_some_and(|t| t.contains("after"))
+    {
+        assert!(Instant::now() < deadline, "final content never loaded");
+        let _ = rx.recv_timeout(Duration::from_millis(100));
+    }
+    assert_eq!(store.entry("code").expect("entry").status(), Status::Valid);
+}
+
+#[test]
+fn watcher_sees_a_delete() {
+    let (dir, store, _w) = watched();
+    let rx = store.subscribe();
+    write(dir.path(), "doomed.yaml", &manifest("doomed", "x"));
+    // Let the creation be seen first: the debouncer folds a create and a delete within one
+    // window into nothing, which is right for a file nobody ever saw.
+    wait_for(&rx, "doomed.yaml", ChangeKind::Added, Instant::now());
+    let start = Instant::now();
+    fs::remove_file(dir.path().join("doomed.yaml")).expect("rm");
+    let took = wait_for(&rx, "doomed.yaml", ChangeKind::Removed, start);
+    eprintln!("delete seen after {took:?}");
+    assert!(matches!(
+        store.entry("doomed"),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[test]
+fn watcher_sees_a_burst_of_100_files() {
+    let (dir, store, _w) = watched();
+    let rx = store.subscribe();
+    let start = Instant::now();
+    for i in 0..100 {
+        write(
+            dir.path(),
+            &format!("burst_{i:03}.yaml"),
+            &manifest(&format!("burst_{i:03}"), "b"),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    let deadline = start + Duration::from_secs(10);
+    while seen.len() < 100 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let change = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("only {} of 100 files seen", seen.len()));
+        if change.kind == ChangeKind::Added {
+            seen.insert(change.file_name);
+        }
+    }
+    eprintln!("100 files seen after {:?}", start.elapsed());
+    assert_eq!(store.catalog().len(), 100);
+    assert!(
+        store
+            .catalog()
+            .entries()
+            .all(|e| e.status() == Status::Valid)
+    );
+}
