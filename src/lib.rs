@@ -4,5 +4,6 @@
 //! Layers (see docs/ARCHITECTURE.md): [`workflow`] is the pure manifest model; [`store`] is the
 //! workflows folder on disk.
 
+pub mod cli;
 pub mod store;
 pub mod workflow;

@@ -1,4 +1,7 @@
-fn main() {
-    let schema = flowdeck::workflow::schema::workflow_schema_text();
-    print!("{schema}");
+//! The `flowdeck` binary: parses the command line and hands over to [`flowdeck::cli`].
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    flowdeck::cli::main()
 }

@@ -3,6 +3,7 @@
 
 use super::entry::{Entry, LastGood};
 use super::files::content_version;
+use crate::workflow::names::is_valid_name;
 use crate::workflow::{Format, Violation, check_bytes};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -142,7 +143,9 @@ impl Catalog {
                 );
             }
             let expected_stem = format!("{name}.");
-            if entry.checked.name.is_some() && !entry.file_name.starts_with(&expected_stem) {
+            if entry.checked.name.as_deref().is_some_and(is_valid_name)
+                && !entry.file_name.starts_with(&expected_stem)
+            {
                 found.push(
                     Violation::warning(
                         "file_name_mismatch",

@@ -88,6 +88,23 @@ pub fn display_safe(text: &str) -> String {
     out
 }
 
+/// `text` with every character that could act on a terminal escaped, for printing text that
+/// came from a manifest, a file name or a terminal.
+pub fn sanitize(text: &str) -> String {
+    if !text.chars().any(is_dangerous_char) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if is_dangerous_char(c) {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Escapes one segment of a JSON pointer (RFC 6901).
 pub fn pointer_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
@@ -151,6 +168,15 @@ mod tests {
         assert_eq!(display_safe("a\x1b[31mb"), "'a\\u{1b}[31mb'");
         assert_eq!(display_safe("it's"), "'it\\'s'");
         assert!(display_safe(&"x".repeat(500)).ends_with("…'"));
+    }
+
+    #[test]
+    fn sanitize_keeps_text_and_escapes_controls() {
+        assert_eq!(sanitize("plain text é"), "plain text é");
+        assert_eq!(
+            sanitize("a\x1b]0;title\x07b\u{202e}"),
+            "a\\u{1b}]0;title\\u{7}b\\u{202e}"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::action::{Action, ContentMode, Key, NamedKey};
 use super::guard::{Comparison, Guard};
-use super::model::{Condition, Workflow};
+use super::model::{Condition, ConditionKind, Workflow};
 use serde::Serialize;
 use std::collections::{HashSet, VecDeque};
 use std::fmt::Write;
@@ -104,7 +104,7 @@ pub fn plan(workflow: &Workflow) -> Plan {
                 can_end: !state
                     .transitions
                     .iter()
-                    .any(|t| t.condition.is_always() && t.when.is_none()),
+                    .any(|t| t.condition.kind() == ConditionKind::Always && t.when.is_none()),
             })
         })
         .collect();

@@ -1,0 +1,451 @@
+//! The command line: `flowdeck validate`, `list`, `plan`, `schema`. A thin front end: it reads
+//! the folder through [`crate::store`] and the model through [`crate::workflow`], and only
+//! formats what they return.
+
+use crate::store::{Entry, Status, Store};
+use crate::workflow::names::sanitize;
+use crate::workflow::plan::{Plan, plan};
+use crate::workflow::{Checked, Format, Workflow, check_bytes};
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// flowdeck: a terminal workflow studio.
+///
+/// Workflows are YAML/JSON manifests in a folder: state machines whose steps drive real
+/// terminal sessions, with a contract of inputs they need and values they must produce.
+/// Without a command, flowdeck shows the workflows of the folder and their state.
+#[derive(Debug, Parser)]
+#[command(name = "flowdeck", version, about, long_about)]
+pub struct Cli {
+    /// The workflows folder [default: ./workflows]
+    #[arg(long, global = true, env = "FLOWDECK_WORKFLOWS", value_name = "DIR")]
+    pub workflows: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate manifests: every violation as `file:line:col: rule: message (path)`.
+    ///
+    /// PATHs may be files or folders (a folder is checked as a workflows folder, so duplicate
+    /// names and file names that do not match are reported too). Without PATH, the workflows
+    /// folder is checked. Exits 1 when any manifest has errors.
+    Validate {
+        /// Files or folders to check [default: the workflows folder]
+        paths: Vec<PathBuf>,
+        /// Print a JSON report instead of lines
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the workflows of the folder with their state.
+    List {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a workflow's step plan: its states in run order, with their actions and transitions.
+    Plan {
+        /// The workflow's name
+        name: String,
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the manifest JSON Schema (draft 2020-12).
+    Schema,
+}
+
+/// Runs the command line and turns failures into an exit status: 0 success, 1 when what was
+/// checked has errors, 2 when the command itself could not run.
+pub fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("flowdeck: {}", sanitize(&format!("{e:#}")));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Logs go to stderr, never stdout: stdout carries results (and, for `flowdeck mcp`, the
+    // protocol).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
+    let mut out = std::io::stdout().lock();
+    match cli.command {
+        None | Some(Command::List { json: false }) => list(&folder, false, &mut out),
+        Some(Command::List { json }) => list(&folder, json, &mut out),
+        Some(Command::Validate { paths, json }) => {
+            let paths = if paths.is_empty() {
+                vec![folder]
+            } else {
+                paths
+            };
+            validate(&paths, json, &mut out)
+        }
+        Some(Command::Plan { name, json }) => show_plan(&folder, &name, json, &mut out),
+        Some(Command::Schema) => {
+            out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn open_store(folder: &Path) -> Result<std::sync::Arc<Store>> {
+    Store::open(folder).with_context(|| {
+        format!("cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)")
+    })
+}
+
+// --- validate ------------------------------------------------------------------------------
+
+#[derive(Debug, Serialize)]
+struct FileReport {
+    file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    valid: bool,
+    errors: usize,
+    warnings: usize,
+    violations: Vec<crate::workflow::Violation>,
+}
+
+#[derive(Debug, Serialize)]
+struct ValidateReport {
+    valid: bool,
+    files: usize,
+    errors: usize,
+    warnings: usize,
+    reports: Vec<FileReport>,
+}
+
+fn validate(paths: &[PathBuf], json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let mut reports = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let store = open_store(path)?;
+            let catalog = store.catalog();
+            for entry in catalog.entries() {
+                reports.push(entry_report(&path.join(&entry.file_name), entry));
+            }
+        } else {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let format = Format::from_file_name(name).unwrap_or_else(|| {
+                Format::sniff(&String::from_utf8_lossy(&bytes[..bytes.len().min(64)]))
+            });
+            reports.push(checked_report(path, &check_bytes(&bytes, format)));
+        }
+    }
+    let errors: usize = reports.iter().map(|r| r.errors).sum();
+    let warnings: usize = reports.iter().map(|r| r.warnings).sum();
+    let report = ValidateReport {
+        valid: errors == 0,
+        files: reports.len(),
+        errors,
+        warnings,
+        reports,
+    };
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)?;
+    } else {
+        for file in &report.reports {
+            for v in &file.violations {
+                writeln!(out, "{}", sanitize(&v.to_line(&file.file)))?;
+            }
+        }
+        writeln!(
+            out,
+            "{} {} checked: {} {}, {} {}",
+            report.files,
+            plural(report.files, "manifest", "manifests"),
+            errors,
+            plural(errors, "error", "errors"),
+            warnings,
+            plural(warnings, "warning", "warnings"),
+        )?;
+    }
+    Ok(if errors > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn entry_report(path: &Path, entry: &Entry) -> FileReport {
+    FileReport {
+        file: path.display().to_string(),
+        name: Some(entry.name().to_string()),
+        valid: entry.error_count() == 0,
+        errors: entry.error_count(),
+        warnings: entry.warning_count(),
+        violations: entry.violations(),
+    }
+}
+
+fn checked_report(path: &Path, checked: &Checked) -> FileReport {
+    FileReport {
+        file: path.display().to_string(),
+        name: checked.name.clone(),
+        valid: checked.is_valid(),
+        errors: checked.error_count(),
+        warnings: checked.warning_count(),
+        violations: checked.violations.clone(),
+    }
+}
+
+fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
+// --- list ----------------------------------------------------------------------------------
+
+#[derive(Debug, Serialize)]
+struct ListItem {
+    name: String,
+    file: String,
+    status: Status,
+    errors: usize,
+    warnings: usize,
+    /// Whether a valid version (current or last good) can run.
+    runnable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    category: Option<String>,
+    states: usize,
+    arguments: Vec<String>,
+    return_values: Vec<String>,
+    version: String,
+}
+
+fn list_items(store: &Store) -> Vec<ListItem> {
+    let catalog = store.catalog();
+    catalog
+        .entries()
+        .map(|e| {
+            let workflow: Option<&Workflow> =
+                e.current().or(e.last_good.as_ref().map(|g| &*g.workflow));
+            ListItem {
+                name: e.name().to_string(),
+                file: e.file_name.clone(),
+                status: e.status(),
+                errors: e.error_count(),
+                warnings: e.warning_count(),
+                runnable: store.runnable(e.name()).is_ok(),
+                description: workflow.map(|w| w.description.clone()),
+                category: workflow.and_then(|w| w.category.clone()),
+                states: workflow.map_or(0, |w| w.states.len()),
+                arguments: workflow
+                    .map(|w| w.arguments.keys().cloned().collect())
+                    .unwrap_or_default(),
+                return_values: workflow
+                    .map(|w| w.return_values.keys().cloned().collect())
+                    .unwrap_or_default(),
+                version: e.version.clone(),
+            }
+        })
+        .collect()
+}
+
+fn list(folder: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let store = open_store(folder)?;
+    let items = list_items(&store);
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &serde_json::json!({ "workflows": items }))?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if items.is_empty() {
+        writeln!(
+            out,
+            "No workflows in {}.",
+            sanitize(&folder.display().to_string())
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let width = items
+        .iter()
+        .map(|i| i.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(
+        out,
+        "{:width$}  {:<22}  {:>6}  DESCRIPTION",
+        "NAME", "STATUS", "STATES"
+    )?;
+    for item in &items {
+        let status = match item.status {
+            Status::Valid => "valid".to_string(),
+            Status::Warnings => format!(
+                "valid, {} {}",
+                item.warnings,
+                plural(item.warnings, "warning", "warnings")
+            ),
+            Status::Invalid if item.runnable => format!("INVALID ({}), runs last", item.errors),
+            Status::Invalid => format!(
+                "INVALID ({} {})",
+                item.errors,
+                plural(item.errors, "error", "errors")
+            ),
+        };
+        let description = item.description.as_deref().unwrap_or("-");
+        writeln!(
+            out,
+            "{:width$}  {:<22}  {:>6}  {}",
+            sanitize(&item.name),
+            status,
+            item.states,
+            sanitize(description)
+        )?;
+    }
+    let invalid = items.iter().filter(|i| i.status == Status::Invalid).count();
+    if invalid > 0 {
+        writeln!(
+            out,
+            "\n{invalid} invalid: run `flowdeck validate` for details."
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// --- plan ----------------------------------------------------------------------------------
+
+fn show_plan(folder: &Path, name: &str, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let store = open_store(folder)?;
+    let entry = store.entry(name)?;
+    let (workflow, note) = match (entry.current(), &entry.last_good) {
+        (Some(w), _) => (w.clone(), None),
+        (None, Some(good)) => (
+            (*good.workflow).clone(),
+            Some(format!(
+                "{} is currently invalid ({} errors); this is its last valid version",
+                entry.file_name,
+                entry.error_count()
+            )),
+        ),
+        (None, None) => bail!(
+            "workflow '{name}' ({}) is invalid: run `flowdeck validate {}` for the errors",
+            entry.file_name,
+            folder.join(&entry.file_name).display()
+        ),
+    };
+    let plan = plan(&workflow);
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &serde_json::json!({"note": note, "plan": plan}))?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(note) = note {
+        writeln!(out, "note: {}", sanitize(&note))?;
+    }
+    write_plan(&workflow, &plan, out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_plan(workflow: &Workflow, plan: &Plan, out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "{} — {}",
+        sanitize(&workflow.name),
+        sanitize(&workflow.description)
+    )?;
+    let vars = |vars: &indexmap::IndexMap<String, crate::workflow::Variable>| {
+        vars.iter()
+            .map(|(k, v)| {
+                let mut s = k.clone();
+                if !v.required {
+                    s.push('?');
+                }
+                if let Some(d) = &v.default {
+                    s.push_str(&format!("={d}"));
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !workflow.arguments.is_empty() {
+        writeln!(out, "inputs:  {}", sanitize(&vars(&workflow.arguments)))?;
+    }
+    if !workflow.return_values.is_empty() {
+        writeln!(out, "returns: {}", sanitize(&vars(&workflow.return_values)))?;
+    }
+    let mut limits = format!(
+        "starts at '{}', at most {} steps",
+        workflow.initial_state,
+        workflow.max_steps()
+    );
+    if let Some(t) = workflow.timeout_seconds {
+        limits.push_str(&format!(", {t} s in all"));
+    }
+    writeln!(out, "{limits}\n")?;
+    let width = plan.steps.iter().map(|s| s.state.len()).max().unwrap_or(0);
+    let mut unreachable_header = false;
+    for step in &plan.steps {
+        if !step.reachable && !unreachable_header {
+            writeln!(out, "\nunreachable (no run gets here):")?;
+            unreachable_header = true;
+        }
+        writeln!(
+            out,
+            "{:>3}. {:width$}  {}",
+            step.number,
+            step.state,
+            sanitize(&step.action)
+        )?;
+        let indent = " ".repeat(width + 7);
+        if let Some(d) = &step.description {
+            writeln!(out, "{indent}{}", sanitize(d))?;
+        }
+        if let Some(when) = &step.when {
+            writeln!(out, "{indent}only when {}", sanitize(when))?;
+        }
+        for t in &step.transitions {
+            let guard = t
+                .when
+                .as_ref()
+                .map(|w| format!(" if {w}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{indent}{}{} → {}",
+                sanitize(&t.condition),
+                sanitize(&guard),
+                t.next_state
+            )?;
+        }
+        if step.can_end {
+            let how = if step.transitions.is_empty() {
+                "then the run ends"
+            } else {
+                "otherwise the run ends"
+            };
+            writeln!(out, "{indent}{how}")?;
+        }
+    }
+    Ok(())
+}

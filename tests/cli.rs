@@ -1,0 +1,252 @@
+//! The `flowdeck` binary as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flowdeck(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("FLOWDECK_WORKFLOWS")
+        .output()
+        .expect("run flowdeck")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn bundled_workflows_validate_cleanly() {
+    let out = flowdeck(&["validate", "workflows/"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout(&out).contains("0 errors, 0 warnings"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn validate_defaults_to_the_workflows_folder_and_honours_the_env() {
+    let out = flowdeck(&["validate"]);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("x.yaml"), "name: x\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("validate")
+        .env("FLOWDECK_WORKFLOWS", dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out)
+            .contains("x.yaml:1:1: required: missing required key 'description' (/description)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn invalid_manifest_exits_1_with_positions() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(&file, "name: bad\ndescription: d\ninitial_state: start\nstates:\n  start:\n    action: {tool: send_input, params: {input_text: x}}\n    transitions:\n      - {condition: success, next_state: finish}\n").expect("write");
+    let out = flowdeck(&["validate", file.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let expected = format!(
+        "{}:8:42: unknown_next_state: transition goes to 'finish', which is not a state (/states/start/transitions/0/next_state)",
+        file.display()
+    );
+    assert!(text.contains(&expected), "{text}");
+    assert!(
+        text.ends_with("1 manifest checked: 1 error, 0 warnings\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_json_report() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("bad.json");
+    std::fs::write(&file, "{\"name\": \"bad\",}").expect("write");
+    let out = flowdeck(&["validate", "--json", file.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["valid"], false);
+    assert_eq!(report["errors"], 1);
+    let v = &report["reports"][0]["violations"][0];
+    assert_eq!(v["rule"], "parse_error");
+    assert_eq!(
+        (v["line"].as_u64(), v["column"].as_u64()),
+        (Some(1), Some(15)),
+        "at the trailing comma"
+    );
+    assert_eq!(v["severity"], "error");
+}
+
+#[test]
+fn seed_example_validates_and_plans() {
+    let out = flowdeck(&["validate", "workflows/build_project.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = flowdeck(&["plan", "build_project"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("plan_build_project", stdout(&out));
+}
+
+#[test]
+fn plan_orders_states_and_shows_transitions() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("retry.yaml"),
+        r#"name: retry
+description: Build with one retry
+arguments:
+  TARGET: {description: make target, default: all}
+return_values:
+  STATUS: {description: OK or FAILED}
+initial_state: build
+max_steps: 20
+states:
+  report:
+    description: Record failure
+    action: {tool: set_env, params: {vars: {STATUS: FAILED}}}
+  build:
+    description: Run the build
+    action: {tool: run_command, params: {command: "make $TARGET", timeout: 120}}
+    transitions:
+      - {condition: success, next_state: done}
+      - {condition: failure, next_state: clean, when: {var: RETRIED, not_equals: "yes"}}
+      - {condition: always, next_state: report}
+  clean:
+    action: {tool: run_command, params: {command: "make clean; export RETRIED=yes"}}
+    transitions:
+      - {condition: always, next_state: build}
+  done:
+    action: {tool: set_env, params: {vars: {STATUS: OK}}}
+  spare:
+    action: {tool: list_terminal_sessions}
+"#,
+    )
+    .expect("write");
+    let out = flowdeck(&[
+        "--workflows",
+        dir.path().to_str().expect("utf8"),
+        "plan",
+        "retry",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!("plan_retry", stdout(&out));
+    let out = flowdeck(&[
+        "--workflows",
+        dir.path().to_str().expect("utf8"),
+        "plan",
+        "retry",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let order: Vec<&str> = json["plan"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["state"].as_str())
+        .collect();
+    assert_eq!(order, vec!["build", "done", "clean", "report", "spare"]);
+}
+
+#[test]
+fn plan_of_a_missing_workflow_fails_clearly() {
+    let out = flowdeck(&["plan", "no_such_workflow"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("workflow 'no_such_workflow' not found"));
+}
+
+#[test]
+fn missing_folder_is_a_clear_error() {
+    let out = flowdeck(&["--workflows", "/nonexistent/flowdeck", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/flowdeck") && err.contains("--workflows"),
+        "{err}"
+    );
+}
+
+#[test]
+fn list_shows_every_manifest_with_its_state() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(
+        repo("workflows/build_project.json"),
+        dir.path().join("build_project.json"),
+    )
+    .expect("copy");
+    std::fs::write(dir.path().join("broken.yaml"), "name: broken\nstates: [\n").expect("write");
+    std::fs::write(dir.path().join("\u{1b}[31mevil.yaml"), "name: evil\n").expect("write");
+    let out = flowdeck(&["--workflows", dir.path().to_str().expect("utf8"), "list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("build_project") && text.contains("valid"),
+        "{text}"
+    );
+    assert!(
+        text.contains("broken") && text.contains("INVALID (1 error)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}'),
+        "no escape sequence from a file name reaches the terminal: {text:?}"
+    );
+    let out = flowdeck(&[
+        "--workflows",
+        dir.path().to_str().expect("utf8"),
+        "list",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["workflows"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn schema_command_prints_the_published_schema() {
+    let out = flowdeck(&["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    let published = std::fs::read_to_string(repo("docs/workflow.schema.json"))
+        .expect("docs/workflow.schema.json");
+    assert_eq!(
+        stdout(&out),
+        published,
+        "docs/workflow.schema.json is stale: run `cargo run -- schema > docs/workflow.schema.json`"
+    );
+}
+
+#[test]
+fn every_command_has_help() {
+    for cmd in [
+        vec!["--help"],
+        vec!["validate", "--help"],
+        vec!["list", "--help"],
+        vec!["plan", "--help"],
+        vec!["schema", "--help"],
+    ] {
+        let out = flowdeck(&cmd);
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}");
+        assert!(stdout(&out).contains("Usage:"), "{cmd:?}");
+    }
+}
