@@ -110,7 +110,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 fn open_store(folder: &Path) -> Result<std::sync::Arc<Store>> {
     Store::open(folder).with_context(|| {
-        format!("cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)")
+        "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)".to_string()
     })
 }
 

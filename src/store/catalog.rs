@@ -60,9 +60,7 @@ impl Catalog {
     /// Records the current bytes of a file. Returns the change, or `None` when the content
     /// did not change. Folder-level checks are not updated: call [`Catalog::recheck_folder`].
     pub fn upsert(&mut self, file_name: &str, bytes: Vec<u8>) -> Option<Change> {
-        let Some(format) = Format::from_file_name(file_name) else {
-            return None;
-        };
+        let format = Format::from_file_name(file_name)?;
         let version = content_version(&bytes);
         let previous = self.entries.get(file_name);
         if previous.is_some_and(|e| e.version == version) {

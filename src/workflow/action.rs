@@ -279,20 +279,12 @@ pub struct OpenTerminalParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
     pub command: Option<Vec<String>>,
-    /// Working directory (the seed's `working_directory` is accepted too).
-    #[serde(
-        default,
-        alias = "working_directory",
-        skip_serializing_if = "Option::is_none"
-    )]
+    /// Working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
     pub cwd: Option<String>,
-    /// Extra environment variables (the seed's `environment` is accepted too).
-    #[serde(
-        default,
-        alias = "environment",
-        skip_serializing_if = "IndexMap::is_empty"
-    )]
+    /// Extra environment variables.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     #[schemars(extend("propertyNames" = {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}))]
     pub env: IndexMap<String, String>,
     /// Width in columns (default 120).
@@ -343,7 +335,7 @@ pub struct SendInputParams {
 
 /// One typed key: `{text: "..."}`, `{key: enter}`, `{ctrl: c}` or `{alt: x}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub enum Key {
     Text {
         /// Literal text, typed as is.
@@ -484,7 +476,7 @@ pub struct GetScreenContentParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_mode: Option<ContentMode>,
     /// Lines for `tail` (default 50).
-    #[serde(default, alias = "line_count", skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100000))]
     pub lines: Option<u32>,
 }

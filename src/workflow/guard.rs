@@ -36,7 +36,7 @@ pub enum Guard {
     /// This does not hold.
     Not { not: Box<Guard> },
     /// A test of one variable.
-    Compare(Comparison),
+    Compare(Box<Comparison>),
 }
 
 /// A test of one variable: `var` and exactly one operator.
@@ -421,20 +421,20 @@ mod tests {
 
     #[test]
     fn operator_count_is_checked() {
-        let none = Guard::Compare(Comparison {
+        let none = Guard::Compare(Box::new(Comparison {
             var: "A".into(),
             ..Comparison::default()
-        });
+        }));
         assert!(matches!(
             none.evaluate(&vars()),
             Err(GuardError::NoOperator(_))
         ));
-        let two = Guard::Compare(Comparison {
+        let two = Guard::Compare(Box::new(Comparison {
             var: "A".into(),
             gt: Some(1.0),
             lt: Some(2.0),
             ..Comparison::default()
-        });
+        }));
         assert!(matches!(
             two.evaluate(&vars()),
             Err(GuardError::ManyOperators(_))

@@ -38,7 +38,7 @@ pub enum Rule {
         message: Option<String>,
     },
     /// A leaf check.
-    Check(Check),
+    Check(Box<Check>),
 }
 
 /// A leaf check, selected by `type`.
@@ -246,10 +246,12 @@ impl Rule {
                 .collect::<Vec<_>>()
                 .join(" or "),
             Rule::Not { not, .. } => format!("not ({})", not.describe()),
-            Rule::Check(Check::Contains { value, .. }) => format!("contains {value:?}"),
-            Rule::Check(Check::Regex { pattern, .. }) => format!("matches /{pattern}/"),
-            Rule::Check(Check::Length { min, max, .. }) => length_bounds(*min, *max),
-            Rule::Check(Check::Schema { .. }) => "follows the JSON schema".to_string(),
+            Rule::Check(check) => match check.as_ref() {
+                Check::Contains { value, .. } => format!("contains {value:?}"),
+                Check::Regex { pattern, .. } => format!("matches /{pattern}/"),
+                Check::Length { min, max, .. } => length_bounds(*min, *max),
+                Check::Schema { .. } => "follows the JSON schema".to_string(),
+            },
         }
     }
 
@@ -275,7 +277,7 @@ impl Rule {
                         }
                     }
                 }
-                match check {
+                match check.as_ref() {
                     Check::Regex { pattern, flags, .. } => {
                         if let Err(source) =
                             compile_with_flags(pattern, flags.as_deref().unwrap_or(""))

@@ -66,7 +66,7 @@ fn map_error(error: &ValidationError<'_>, spans: &SpanMap, out: &mut Vec<Violati
             let expected = type_names(kind);
             let mut message = format!("expected {expected}, found {}", describe(instance));
             if expected.contains("string") && (instance.is_number() || instance.is_boolean()) {
-                message.push_str(&format!(" (in YAML, quote it: \"{instance}\")"));
+                message.push_str(" (in YAML, put it in quotes to keep it as text)");
             }
             out.push(
                 Violation::error("type", path, message)
@@ -164,6 +164,18 @@ fn map_error(error: &ValidationError<'_>, spans: &SpanMap, out: &mut Vec<Violati
                 ),
             }
         }
+        ValidationErrorKind::MinProperties { .. } | ValidationErrorKind::MaxProperties { .. }
+            if schema_path.contains("/Comparison/") =>
+        {
+            out.push(
+                Violation::error(
+                    "invalid_condition",
+                    path,
+                    "a comparison needs 'var' and exactly one operator: equals, not_equals, gt, gte, lt, lte, in, matches or exists",
+                )
+                .at(at),
+            );
+        }
         ValidationErrorKind::MaxProperties { limit } | ValidationErrorKind::MaxItems { limit } => {
             let (rule, what) = match path.as_str() {
                 "/states" => ("too_many_states", "states"),
@@ -184,6 +196,30 @@ fn map_error(error: &ValidationError<'_>, spans: &SpanMap, out: &mut Vec<Violati
                 )
                 .expected(format!("<= {limit}"))
                 .actual(count.to_string())
+                .at(at),
+            );
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            let expected = expected_value
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| expected_value.to_string());
+            let found = instance
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| instance.to_string());
+            out.push(
+                Violation::error(
+                    "enum",
+                    path,
+                    format!(
+                        "unknown value {}{}",
+                        display_safe(&found),
+                        hint(&found, [expected.as_str()])
+                    ),
+                )
+                .expected(expected)
+                .actual(found)
                 .at(at),
             );
         }

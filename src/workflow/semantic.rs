@@ -315,14 +315,12 @@ impl Checker<'_> {
                 }
             }
             Action::RunCommand(p) => self.wait(p.timeout, &format!("{action_path}/timeout")),
-            Action::SendInput(p) => {
-                if p.input_text.is_some() == p.keys.is_some() {
-                    self.push(Violation::error(
-                        "send_input_needs_input",
-                        action_path.clone(),
-                        "send_input needs exactly one of 'input_text' and 'keys'",
-                    ));
-                }
+            Action::SendInput(p) if p.input_text.is_some() == p.keys.is_some() => {
+                self.push(Violation::error(
+                    "send_input_needs_input",
+                    action_path.clone(),
+                    "send_input needs exactly one of 'input_text' and 'keys'",
+                ));
             }
             Action::OpenTerminal(p) if p.shell.is_some() && p.command.is_some() => {
                 self.push(Violation::error(

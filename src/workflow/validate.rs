@@ -150,8 +150,24 @@ fn check_document(document: Document) -> Checked {
     }
 }
 
-/// Two checks can flag the same thing (a schema pattern and a semantic check); keep one.
+/// Two checks can flag the same thing; keep the one that says most. A length problem says more
+/// than the pattern an empty or overlong name fails, and a regex's own limit more than the
+/// schema's length limit.
 fn dedupe(violations: &mut Vec<Violation>) {
+    const SUPERSEDED: [(&str, &str); 3] = [
+        ("pattern", "min_length"),
+        ("pattern", "max_length"),
+        ("max_length", "regex_too_large"),
+    ];
+    let rules_at: std::collections::HashSet<(String, String)> = violations
+        .iter()
+        .map(|v| (v.path.clone(), v.rule.clone()))
+        .collect();
+    violations.retain(|v| {
+        !SUPERSEDED.iter().any(|(weaker, stronger)| {
+            v.rule == *weaker && rules_at.contains(&(v.path.clone(), stronger.to_string()))
+        })
+    });
     let mut seen = std::collections::HashSet::new();
     violations.retain(|v| seen.insert((v.path.clone(), v.rule.clone(), v.message.clone())));
 }

@@ -7,6 +7,9 @@
 //! is what lets us report duplicate keys, cap alias expansion (alias bombs) and nesting depth,
 //! and refuse anything a manifest cannot mean, before any of it is deserialized.
 
+// A parse error is one per file and off the hot path; boxing it would only add noise.
+#![allow(clippy::result_large_err)]
+
 mod json;
 mod spans;
 mod yaml;
@@ -114,7 +117,8 @@ pub fn decode<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a str, Violation
             ),
         )
         .expected(format!("<= {} bytes", limits.max_bytes))
-        .actual(format!("{} bytes", bytes.len())));
+        .actual(format!("{} bytes", bytes.len()))
+        .at(Some(Position { line: 1, column: 1 })));
     }
     if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) || looks_utf16(bytes) {
         return Err(Violation::error(

@@ -20,15 +20,18 @@ pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> 
     while let Some(next) = parser.next_event() {
         let (event, span) = next.map_err(|e| {
             let marker = e.marker();
-            Violation::error(
-                "parse_error",
-                "",
-                format!("YAML syntax error: {}", e.info()),
-            )
-            .at(Some(Position {
-                line: marker.line(),
-                column: marker.col() + 1,
-            }))
+            // saphyr's own nesting guard trips before ours on very deep flow collections.
+            let rule = if e.info().contains("recursion limit") {
+                "too_deep"
+            } else {
+                "parse_error"
+            };
+            Violation::error(rule, "", format!("YAML syntax error: {}", e.info())).at(Some(
+                Position {
+                    line: marker.line(),
+                    column: marker.col() + 1,
+                },
+            ))
         })?;
         match event {
             Event::DocumentStart(_) => {
@@ -53,10 +56,14 @@ pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> 
                 })?;
                 builder.leaf(value, 0, &span, nodes)?;
             }
-            Event::SequenceStart(anchor, _) => {
+            Event::SequenceStart(anchor, tag) => {
+                check_collection_tag(tag.as_deref(), "seq")
+                    .map_err(|m| builder.error_at("unsupported_tag", &span, m))?;
                 builder.open(Container::Seq(Vec::new()), anchor, &span)?
             }
-            Event::MappingStart(anchor, _) => {
+            Event::MappingStart(anchor, tag) => {
+                check_collection_tag(tag.as_deref(), "map")
+                    .map_err(|m| builder.error_at("unsupported_tag", &span, m))?;
                 builder.open(Container::Map(Map::new(), None), anchor, &span)?
             }
             Event::SequenceEnd | Event::MappingEnd => builder.close()?,
@@ -64,6 +71,11 @@ pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> 
         }
     }
     match builder.root.take() {
+        // `---` alone, or a document of only comments, holds nothing to read.
+        Some(Value::Null) => Err(
+            Violation::error("empty_file", "", "file holds no YAML document")
+                .at(Some(Position { line: 1, column: 1 })),
+        ),
         Some(value) => Ok(Document {
             format: Format::Yaml,
             value,
@@ -304,6 +316,19 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+    }
+}
+
+/// Collections may carry only their own core tag (`!!map`, `!!seq`); anything else would mean
+/// something flowdeck cannot honour.
+fn check_collection_tag(tag: Option<&Tag>, own: &str) -> Result<(), String> {
+    match tag {
+        None => Ok(()),
+        Some(t) if t.is_yaml_core_schema() && t.suffix == own => Ok(()),
+        Some(t) => Err(format!(
+            "tag {}{} is not supported in manifests",
+            t.handle, t.suffix
+        )),
     }
 }
 
