@@ -68,11 +68,19 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // A reader that stops early (`flowdeck list | head`) is not a failure.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("flowdeck: {}", sanitize(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 fn init_logging() {
@@ -216,6 +224,16 @@ fn checked_report(path: &Path, checked: &Checked) -> FileReport {
     }
 }
 
+/// The first `max` characters of `text`, with `…` when it was longer.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
 fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
     if n == 1 { one } else { many }
 }
@@ -312,14 +330,14 @@ fn list(folder: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
                 plural(item.errors, "error", "errors")
             ),
         };
-        let description = item.description.as_deref().unwrap_or("-");
+        let description = shorten(item.description.as_deref().unwrap_or("-"), 72);
         writeln!(
             out,
             "{:width$}  {:<22}  {:>6}  {}",
             sanitize(&item.name),
             status,
             item.states,
-            sanitize(description)
+            sanitize(&description)
         )?;
     }
     let invalid = items.iter().filter(|i| i.status == Status::Invalid).count();
