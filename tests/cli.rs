@@ -250,3 +250,60 @@ fn every_command_has_help() {
         assert!(stdout(&out).contains("Usage:"), "{cmd:?}");
     }
 }
+
+/// Every invalid fixture, through the binary: exit status 1 and each expected violation printed
+/// as `file:line:col: rule: message (path)`.
+#[test]
+fn validate_prints_every_expected_violation_of_each_invalid_fixture() {
+    let dir = repo("tests/fixtures/invalid");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if name.ends_with(".expected") || name.ends_with(".md") {
+            continue;
+        }
+        let expected =
+            std::fs::read_to_string(dir.join(format!("{name}.expected"))).expect("expected file");
+        let out = flowdeck(&["validate", path.to_str().expect("utf8")]);
+        let text = stdout(&out);
+        let has_errors = expected
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.starts_with('#'));
+        let file = path.display().to_string();
+        for line in expected
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            // The path is the rest of the line: keys may contain spaces.
+            let mut parts = line.splitn(3, ' ');
+            let (place, rule, pointer) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or("-"),
+            );
+            let pointer = if pointer == "-" { "/" } else { pointer };
+            let prefix = format!("{file}:{place}: {rule}: ");
+            let suffix = format!(" ({pointer})");
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with(&prefix) && l.ends_with(&suffix)),
+                "{name}: expected a line `{prefix}… {suffix}` in:\n{text}"
+            );
+        }
+        // Fixtures named `warnings_*` hold only warnings, which do not fail validation.
+        let want = if name.starts_with("warnings_") { 0 } else { 1 };
+        assert!(
+            has_errors,
+            "{name}: an invalid fixture lists its violations"
+        );
+        assert_eq!(out.status.code(), Some(want), "{name}: {text}");
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} fixtures checked");
+}
