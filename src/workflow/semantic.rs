@@ -7,7 +7,7 @@
 use super::action::{Action, CaptureGroup, MAX_WAIT_SECONDS, ToolName};
 use super::guard::Guard;
 use super::model::{ConditionKind, Transition, Variable};
-use super::names::{display_safe, pointer_join};
+use super::names::{display_safe, pointer_join, pointer_segment};
 use super::pattern::compile;
 use super::rules::check_definitions;
 use super::source::SpanMap;
@@ -492,10 +492,6 @@ fn never_holds(kind: ConditionKind, tool: ToolName) -> Option<&'static str> {
         }
         _ => None,
     }
-}
-
-fn pointer_segment(s: &str) -> String {
-    super::names::pointer_segment(s)
 }
 
 fn truncate(s: &str) -> String {
