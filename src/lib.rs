@@ -6,4 +6,5 @@
 
 pub mod cli;
 pub mod store;
+pub mod term;
 pub mod workflow;

@@ -1,0 +1,73 @@
+//! Why a terminal operation failed.
+
+use thiserror::Error;
+
+/// An error from the terminal layer. Every message names the session and says what to do.
+#[derive(Debug, Error)]
+pub enum TermError {
+    #[error("no terminal session `{0}` (list_terminal_sessions shows the open ones)")]
+    NotFound(String),
+    #[error("{open} terminal sessions are open, the limit is {max}; close one with exit_terminal")]
+    TooManySessions { open: usize, max: usize },
+    #[error("session name `{0}` is not allowed: use 1 to 64 letters, digits, `_`, `.` or `-`")]
+    InvalidName(String),
+    #[error("a terminal session named `{0}` is already open")]
+    NameTaken(String),
+    #[error(
+        "environment variable name `{0}` is not allowed: use letters, digits and `_`, not starting with a digit"
+    )]
+    InvalidEnvName(String),
+    #[error("could not start `{program}`: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("working directory `{0}` does not exist or is not a directory")]
+    InvalidCwd(String),
+    #[error(
+        "terminal session `{session}` has exited ({status}); its screen stays readable until it is closed"
+    )]
+    Exited { session: String, status: String },
+    #[error(
+        "terminal session `{session}` is not at a POSIX shell prompt: `{foreground}` is in the foreground"
+    )]
+    NotAShell { session: String, foreground: String },
+    #[error("{what} is {size} bytes; the limit is {max}")]
+    TooLarge {
+        what: &'static str,
+        size: usize,
+        max: usize,
+    },
+    #[error("the shell in session `{session}` did not answer as expected: {detail}")]
+    ShellProtocol { session: String, detail: String },
+    #[error("`{command}` did not finish within {seconds} s in session `{session}`")]
+    CommandTimeout {
+        session: String,
+        command: String,
+        seconds: f64,
+    },
+    #[error("terminal I/O failed in session `{session}`: {source}")]
+    Io {
+        session: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl TermError {
+    /// A short machine-readable code for front ends.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TermError::NotFound(_) => "session_not_found",
+            TermError::TooManySessions { .. } => "session_limit",
+            TermError::InvalidName(_) => "invalid_session_name",
+            TermError::NameTaken(_) => "session_name_taken",
+            TermError::InvalidEnvName(_) => "invalid_env_name",
+            TermError::Spawn { .. } => "spawn_failed",
+            TermError::InvalidCwd(_) => "invalid_cwd",
+            TermError::Exited { .. } => "session_exited",
+            TermError::NotAShell { .. } => "not_a_shell",
+            TermError::TooLarge { .. } => "too_large",
+            TermError::ShellProtocol { .. } => "shell_protocol",
+            TermError::CommandTimeout { .. } => "timeout",
+            TermError::Io { .. } => "terminal_io",
+        }
+    }
+}

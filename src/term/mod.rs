@@ -1,0 +1,199 @@
+//! Terminal sessions: programs on real PTYs, their screens, their output history, and exact
+//! waiting for output. Knows nothing of workflows or runs.
+//!
+//! - [`session`]: one PTY session and its reader, writer and waiter threads;
+//! - [`screen`]: the vt100 grid and the answers to terminal queries;
+//! - [`transcript`]: the output as plain text, kept outside the grid;
+//! - [`echo`]: where output caused by an input starts, past its echo;
+//! - [`matcher`]: waits registered with the reader thread;
+//! - [`keys`]: keys to bytes in the terminal's current mode;
+//! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
+//! - [`processes`]: every process of a session, found, ended and reaped.
+
+pub mod echo;
+pub mod error;
+pub mod keys;
+pub mod matcher;
+pub mod processes;
+pub mod screen;
+pub mod session;
+pub mod shell;
+pub mod transcript;
+
+pub use error::TermError;
+pub use keys::{KeyPress, Named};
+pub use matcher::{AwaitSpec, Outcome, Since};
+pub use processes::Teardown;
+pub use screen::{ScreenSnapshot, Size};
+pub use session::{AwaitResult, Content, ExitInfo, OpenOptions, Program, Session, SessionInfo};
+pub use shell::{CommandOutcome, CommandResult};
+
+use indexmap::IndexMap;
+use session::HistoryLimits;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Limits and defaults for the sessions of one flowdeck process.
+#[derive(Debug, Clone)]
+pub struct TermConfig {
+    /// Sessions open at once (exited ones count until closed).
+    pub max_sessions: usize,
+    /// History lines kept per session.
+    pub history_lines: usize,
+    /// History bytes kept per session (whichever limit is reached first).
+    pub history_bytes: usize,
+    /// Time between SIGTERM and SIGKILL when a session closes.
+    pub kill_grace: Duration,
+}
+
+impl Default for TermConfig {
+    fn default() -> Self {
+        TermConfig {
+            max_sessions: 32,
+            history_lines: 10_000,
+            history_bytes: 16 << 20,
+            kill_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Longest session name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The open sessions of this process.
+#[derive(Debug)]
+pub struct Terminals {
+    config: TermConfig,
+    sessions: Mutex<IndexMap<String, Arc<Session>>>,
+    next_id: AtomicU64,
+}
+
+impl Terminals {
+    pub fn new(config: TermConfig) -> Self {
+        processes::adopt_orphans();
+        Terminals {
+            config,
+            sessions: Mutex::new(IndexMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub fn config(&self) -> &TermConfig {
+        &self.config
+    }
+
+    fn sessions(&self) -> MutexGuard<'_, IndexMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a session. Fails when the limit is reached or the name is taken or unsafe.
+    pub fn open(&self, options: OpenOptions) -> Result<Arc<Session>, TermError> {
+        if let Some(name) = &options.name
+            && !is_valid_session_name(name)
+        {
+            return Err(TermError::InvalidName(name.clone()));
+        }
+        for (key, _) in &options.env {
+            if key.is_empty() || key.contains(['=', '\0']) {
+                return Err(TermError::InvalidEnvName(key.clone()));
+            }
+        }
+        // Held across the spawn so that two opens cannot both take the last slot.
+        let mut sessions = self.sessions();
+        if sessions.len() >= self.config.max_sessions {
+            return Err(TermError::TooManySessions {
+                open: sessions.len(),
+                max: self.config.max_sessions,
+            });
+        }
+        if let Some(name) = &options.name
+            && sessions.values().any(|s| s.name() == Some(name))
+        {
+            return Err(TermError::NameTaken(name.clone()));
+        }
+        let id = format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        // Unique across flowdeck processes, so one never tears down another's processes.
+        let marker = format!("{}-{id}", std::process::id());
+        let limits = HistoryLimits {
+            lines: self.config.history_lines,
+            bytes: self.config.history_bytes,
+        };
+        let session = Arc::new(Session::spawn(id.clone(), marker, options, limits)?);
+        sessions.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// A session by id or by name.
+    pub fn get(&self, id_or_name: &str) -> Result<Arc<Session>, TermError> {
+        let sessions = self.sessions();
+        sessions
+            .get(id_or_name)
+            .or_else(|| sessions.values().find(|s| s.name() == Some(id_or_name)))
+            .cloned()
+            .ok_or_else(|| TermError::NotFound(names::display(id_or_name)))
+    }
+
+    pub fn list(&self) -> Vec<SessionInfo> {
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        sessions.iter().map(|s| s.info()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.sessions().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Closes a session: every process it started is ended and reaped.
+    pub async fn close(&self, id_or_name: &str) -> Result<Teardown, TermError> {
+        let session = self.get(id_or_name)?;
+        self.sessions().shift_remove(session.id());
+        let grace = self.config.kill_grace;
+        let report = tokio::task::spawn_blocking(move || session.shutdown(grace))
+            .await
+            .unwrap_or_default();
+        self.reap();
+        Ok(report)
+    }
+
+    /// Closes every session at once (on shutdown).
+    pub async fn close_all(&self) {
+        let sessions: Vec<Arc<Session>> = self.sessions().drain(..).map(|(_, s)| s).collect();
+        let grace = self.config.kill_grace;
+        let closing: Vec<_> = sessions
+            .into_iter()
+            .map(|s| tokio::task::spawn_blocking(move || s.shutdown(grace)))
+            .collect();
+        for handle in closing {
+            let _ = handle.await;
+        }
+        self.reap();
+    }
+
+    /// Reaps orphans adopted from sessions.
+    fn reap(&self) {
+        let leaders: HashSet<i32> = self.sessions().values().map(|s| s.pid() as i32).collect();
+        processes::reap_adopted(&leaders);
+    }
+}
+
+/// Session names: 1 to 64 of `A-Z a-z 0-9 _ . -`, not starting with `-` or `.`.
+pub fn is_valid_session_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with(['-', '.'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+mod names {
+    /// An id as given, made safe to print (it may come from an agent).
+    pub fn display(id: &str) -> String {
+        id.chars().take(128).flat_map(char::escape_debug).collect()
+    }
+}

@@ -1,0 +1,180 @@
+//! Finding and ending every process a session started.
+//!
+//! A session's processes are not just its process group: an interactive shell puts each
+//! background job in a group of its own, `nohup` ignores SIGHUP, and a daemon calls
+//! `setsid` and leaves the session. So a process belongs to a session if it is in the
+//! session's kernel session (portable-pty makes the child a session leader) or carries the
+//! session's `FLOWDECK_SESSION` marker in its environment, which every descendant inherits.
+//! flowdeck also makes itself a child subreaper, so orphans of its sessions are re-parented
+//! to it rather than to init, and it can reap them instead of leaving zombies.
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill};
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::unistd::Pid;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// The environment variable that marks a session's processes.
+pub const MARKER_VAR: &str = "FLOWDECK_SESSION";
+
+/// One process as `/proc/PID/stat` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub session: i32,
+    pub zombie: bool,
+}
+
+/// Reads `/proc/PID/stat`. `None` when the process is gone.
+pub fn proc_info(pid: i32) -> Option<ProcInfo> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may itself hold spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some(ProcInfo {
+        pid,
+        ppid,
+        pgrp,
+        session,
+        zombie: state == "Z" || state == "X",
+    })
+}
+
+/// The command name of a process (`/proc/PID/comm`).
+pub fn program_name(pid: i32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end().to_string())
+}
+
+fn all_pids() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn has_marker(pid: i32, marker: &[u8]) -> bool {
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(environ) => environ.split(|&b| b == 0).any(|entry| entry == marker),
+        Err(_) => false,
+    }
+}
+
+/// Live (not zombie) processes that belong to the session led by `leader`.
+pub fn session_processes(leader: i32, marker: &str) -> Vec<ProcInfo> {
+    let marker = format!("{MARKER_VAR}={marker}");
+    let own = std::process::id() as i32;
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != own)
+        .filter_map(proc_info)
+        .filter(|p| !p.zombie)
+        .filter(|p| p.session == leader || has_marker(p.pid, marker.as_bytes()))
+        .collect()
+}
+
+/// What a teardown did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Teardown {
+    /// Processes that were running when the teardown began.
+    pub processes: usize,
+    /// Processes that outlived SIGHUP and SIGTERM and the grace period and were killed.
+    pub killed: usize,
+    /// Processes still alive at the end (should be zero; nonzero means something escaped).
+    pub survivors: usize,
+}
+
+/// Ends every process of a session: SIGHUP and SIGTERM, then SIGKILL for whatever is left
+/// after `grace`. Blocking; run it off the async runtime.
+pub fn terminate(leader: i32, marker: &str, grace: Duration) -> Teardown {
+    let mut report = Teardown::default();
+    let first = session_processes(leader, marker);
+    report.processes = first.len();
+    if first.is_empty() {
+        return report;
+    }
+    // SIGHUP first: it is what a closing terminal sends, and an interactive shell (which
+    // ignores SIGTERM) exits on it and passes it on to its jobs.
+    signal_all(&first, Signal::SIGHUP);
+    signal_all(&first, Signal::SIGTERM);
+    // Stopped jobs (Ctrl-Z) handle the signals above only once continued.
+    signal_all(&first, Signal::SIGCONT);
+    let deadline = Instant::now() + grace;
+    let mut left = first;
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        left = session_processes(leader, marker);
+        // Processes forked during the teardown get the same treatment.
+        signal_all(&left, Signal::SIGTERM);
+    }
+    // Whatever is left is killed; repeat a few times for anything forked meanwhile.
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        report.killed += left.len();
+        signal_all(&left, Signal::SIGKILL);
+        std::thread::sleep(Duration::from_millis(2));
+        left = session_processes(leader, marker);
+    }
+    report.survivors = left.len();
+    report
+}
+
+fn signal_all(processes: &[ProcInfo], signal: Signal) {
+    for p in processes {
+        // ESRCH (already gone) is the outcome we want.
+        let _ = kill(Pid::from_raw(p.pid), signal);
+    }
+}
+
+/// Makes this process the reaper of its descendants' orphans (Linux), so a daemon forked in
+/// a session ends up as flowdeck's child and can be reaped when the session closes.
+pub fn adopt_orphans() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+            tracing::debug!("cannot become a child subreaper: {e}");
+        }
+    }
+}
+
+/// Reaps zombie children of this process that are not in `keep` (the leaders whose own
+/// waiter threads reap them). These are orphans adopted from closed or running sessions.
+pub fn reap_adopted(keep: &HashSet<i32>) -> usize {
+    let own = std::process::id() as i32;
+    let mut reaped = 0;
+    for info in all_pids().into_iter().filter_map(proc_info) {
+        if info.ppid != own || !info.zombie || keep.contains(&info.pid) {
+            continue;
+        }
+        match waitpid(Pid::from_raw(info.pid), Some(WaitPidFlag::WNOHANG)) {
+            Ok(_) => reaped += 1,
+            Err(Errno::ECHILD) | Err(_) => {}
+        }
+    }
+    reaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_its_own_stat() {
+        let me = proc_info(std::process::id() as i32).unwrap();
+        assert!(!me.zombie);
+        assert!(me.ppid > 0);
+        assert!(program_name(std::process::id() as i32).is_some());
+        assert_eq!(proc_info(i32::MAX), None);
+    }
+}

@@ -1,0 +1,377 @@
+//! The visible screen: a vt100 grid, the replies to terminal queries, and snapshots.
+
+use serde::Serialize;
+use std::num::NonZeroU16;
+
+/// Smallest grid flowdeck will make; vt100 panics on some smaller ones, and no program can
+/// use them anyway.
+pub const MIN_COLS: u16 = 2;
+pub const MIN_ROWS: u16 = 2;
+/// Largest grid flowdeck will make (a grid costs memory per cell).
+pub const MAX_COLS: u16 = 1000;
+pub const MAX_ROWS: u16 = 500;
+
+/// A terminal size in character cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Size {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Size {
+    /// The size clamped to what a grid supports. Returns the size and whether it changed.
+    pub fn clamped(cols: u16, rows: u16) -> (Size, bool) {
+        let size = Size {
+            cols: cols.clamp(MIN_COLS, MAX_COLS),
+            rows: rows.clamp(MIN_ROWS, MAX_ROWS),
+        };
+        (size, size.cols != cols || size.rows != rows)
+    }
+
+    fn nonzero(self) -> (NonZeroU16, NonZeroU16) {
+        // Clamped sizes are never zero; MIN_* are the fallbacks the type system wants.
+        let rows = NonZeroU16::new(self.rows).unwrap_or(NonZeroU16::MIN.saturating_add(1));
+        let cols = NonZeroU16::new(self.cols).unwrap_or(NonZeroU16::MIN.saturating_add(1));
+        (rows, cols)
+    }
+}
+
+/// Collects what the program asked the terminal to answer while a chunk was parsed. A
+/// terminal that never answers makes vim wait and htop guess, so the common queries get the
+/// answers a VT220-class terminal gives.
+#[derive(Debug, Default)]
+pub struct Replies {
+    pending: Vec<u8>,
+    title: Vec<u8>,
+}
+
+impl vt100::Callbacks for Replies {
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        _i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        let first = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
+        let (row, col) = screen.cursor_position();
+        match (i1, c, first) {
+            // Device status report: "OK".
+            (None, 'n', 5) => self.pending.extend_from_slice(b"\x1b[0n"),
+            // Cursor position report, 1-based.
+            (None, 'n', 6) => {
+                self.pending
+                    .extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+            }
+            (Some(b'?'), 'n', 6) => {
+                self.pending
+                    .extend_from_slice(format!("\x1b[?{};{}R", row + 1, col + 1).as_bytes());
+            }
+            // Primary device attributes: a VT220 with ANSI colour.
+            (None, 'c', 0) => self.pending.extend_from_slice(b"\x1b[?62;22c"),
+            // Secondary device attributes: VT220, firmware 1.
+            (Some(b'>'), 'c', 0) => self.pending.extend_from_slice(b"\x1b[>1;10;0c"),
+            // Text area size in characters.
+            (None, 't', 18) => {
+                let (rows, cols) = screen.size();
+                self.pending
+                    .extend_from_slice(format!("\x1b[8;{rows};{cols}t").as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        // Foreground/background colour queries (vim asks to pick its palette): white on black.
+        match params {
+            [b"10", b"?"] => self
+                .pending
+                .extend_from_slice(b"\x1b]10;rgb:ffff/ffff/ffff\x1b\\"),
+            [b"11", b"?"] => self
+                .pending
+                .extend_from_slice(b"\x1b]11;rgb:0000/0000/0000\x1b\\"),
+            _ => {}
+        }
+    }
+
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.title.clear();
+        self.title.extend_from_slice(&title[..title.len().min(256)]);
+    }
+}
+
+/// The live grid of one session.
+pub struct Screen {
+    parser: vt100::Parser<Replies>,
+    size: Size,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Screen")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Screen {
+    pub fn new(size: Size) -> Self {
+        let (rows, cols) = size.nonzero();
+        Screen {
+            // No vt100 scrollback: history lives in the transcript (see transcript.rs).
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Replies::default()),
+            size,
+        }
+    }
+
+    /// Parses output; returns the bytes the terminal must answer with.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.parser.process(bytes);
+        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    pub fn size(&self) -> Size {
+        self.size
+    }
+
+    pub fn resize(&mut self, size: Size) {
+        let (rows, cols) = size.nonzero();
+        self.parser.set_size(rows, cols);
+        self.size = size;
+    }
+
+    pub fn vt(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    /// The visible text, one line per row, trailing blanks trimmed.
+    pub fn text(&self) -> String {
+        let screen = self.parser.screen();
+        let mut lines: Vec<String> = screen.rows(0, self.size.cols).collect();
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+        lines
+            .iter()
+            .map(|l| l.trim_end())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether the program asked for application cursor keys (arrows send `ESC O A`).
+    pub fn application_cursor(&self) -> bool {
+        self.parser.screen().application_cursor()
+    }
+
+    pub fn bracketed_paste(&self) -> bool {
+        self.parser.screen().bracketed_paste()
+    }
+
+    pub fn title(&self) -> String {
+        String::from_utf8_lossy(&self.parser.callbacks().title).into_owned()
+    }
+
+    /// A styled copy of the grid, for front ends that draw it.
+    pub fn snapshot(&self) -> ScreenSnapshot {
+        let screen = self.parser.screen();
+        let (cursor_row, cursor_col) = screen.cursor_position();
+        let mut cells =
+            Vec::with_capacity(usize::from(self.size.rows) * usize::from(self.size.cols));
+        for row in 0..self.size.rows {
+            for col in 0..self.size.cols {
+                cells.push(match screen.cell(row, col) {
+                    Some(cell) => Cell::from_vt(cell),
+                    None => Cell::default(),
+                });
+            }
+        }
+        ScreenSnapshot {
+            cols: self.size.cols,
+            rows: self.size.rows,
+            cursor_row,
+            cursor_col,
+            cursor_visible: !screen.hide_cursor(),
+            alternate_screen: screen.alternate_screen(),
+            title: self.title(),
+            cells,
+        }
+    }
+}
+
+/// A colour as the program set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Color {
+    #[default]
+    Default,
+    Indexed(u8),
+    Rgb(u8, u8, u8),
+}
+
+impl From<vt100::Color> for Color {
+    fn from(c: vt100::Color) -> Self {
+        match c {
+            vt100::Color::Default => Color::Default,
+            vt100::Color::Idx(i) => Color::Indexed(i),
+            vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        }
+    }
+}
+
+/// One character cell.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Cell {
+    /// The grapheme in the cell; empty for a blank cell or the right half of a wide one.
+    pub text: String,
+    pub fg: Color,
+    pub bg: Color,
+    pub bold: bool,
+    pub dim: bool,
+    pub italic: bool,
+    pub underline: bool,
+    pub inverse: bool,
+    pub wide: bool,
+}
+
+impl Cell {
+    fn from_vt(cell: &vt100::Cell) -> Self {
+        Cell {
+            text: cell.contents().to_string(),
+            fg: cell.fgcolor().into(),
+            bg: cell.bgcolor().into(),
+            bold: cell.bold(),
+            dim: cell.dim(),
+            italic: cell.italic(),
+            underline: cell.underline(),
+            inverse: cell.inverse(),
+            wide: cell.is_wide(),
+        }
+    }
+}
+
+/// The screen with styles, row-major (`cells[row * cols + col]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScreenSnapshot {
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    pub cursor_visible: bool,
+    pub alternate_screen: bool,
+    pub title: String,
+    pub cells: Vec<Cell>,
+}
+
+impl ScreenSnapshot {
+    pub fn cell(&self, row: u16, col: u16) -> Option<&Cell> {
+        if row >= self.rows || col >= self.cols {
+            return None;
+        }
+        self.cells
+            .get(usize::from(row) * usize::from(self.cols) + usize::from(col))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_answered() {
+        let mut s = Screen::new(Size { cols: 80, rows: 24 });
+        assert_eq!(s.feed(b"ab\x1b[6n"), b"\x1b[1;3R");
+        assert_eq!(s.feed(b"\x1b[c"), b"\x1b[?62;22c");
+        assert_eq!(s.feed(b"\x1b[>c"), b"\x1b[>1;10;0c");
+        assert_eq!(s.feed(b"\x1b[5n"), b"\x1b[0n");
+        assert_eq!(s.feed(b"\x1b[18t"), b"\x1b[8;24;80t");
+        assert_eq!(
+            s.feed(b"\x1b]11;?\x07"),
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\"
+        );
+        assert!(s.feed(b"plain text").is_empty());
+    }
+
+    #[test]
+    fn a_query_split_across_chunks_is_answered_once() {
+        let mut s = Screen::new(Size { cols: 80, rows: 24 });
+        assert!(s.feed(b"\x1b[").is_empty());
+        assert_eq!(s.feed(b"6n"), b"\x1b[1;1R");
+    }
+
+    #[test]
+    fn tiny_and_huge_sizes_are_clamped() {
+        assert_eq!(
+            Size::clamped(0, 0),
+            (
+                Size {
+                    cols: MIN_COLS,
+                    rows: MIN_ROWS
+                },
+                true
+            )
+        );
+        assert_eq!(
+            Size::clamped(1, 1).0,
+            Size {
+                cols: MIN_COLS,
+                rows: MIN_ROWS
+            }
+        );
+        assert_eq!(
+            Size::clamped(u16::MAX, u16::MAX).0,
+            Size {
+                cols: MAX_COLS,
+                rows: MAX_ROWS
+            }
+        );
+        assert_eq!(
+            Size::clamped(120, 30),
+            (
+                Size {
+                    cols: 120,
+                    rows: 30
+                },
+                false
+            )
+        );
+    }
+
+    /// Sequences that have crashed emulators: huge parameters, cursor moves far off screen,
+    /// scroll regions that make no sense, wide characters in the last column, resizes to the
+    /// smallest grid in the middle of it all.
+    #[test]
+    fn hostile_sequences_do_not_panic_at_any_size() {
+        let hostile: &[&[u8]] = &[
+            b"\x1b[99999;99999H\x1b[99999@\x1b[99999P\x1b[99999X",
+            b"\x1b[5;2r\x1b[99999L\x1b[99999M\x1b[99999S\x1b[99999T",
+            b"\x1b[0;0r\x1b[65535;65535r\x1bM\x1bM\x1bD\x1bE",
+            "\u{4e2d}\u{6587}\u{1f600}\u{0301}\x1b[1;2H\u{4e2d}\u{4e2d}\u{4e2d}".as_bytes(),
+            b"\x1b[?1049h\x1b[?1049l\x1b[?47h\x1b[?1047h\x1b[2J\x1b[3J",
+            b"\x1b[99999b\x1b[99999E\x1b[99999F\x1b[99999G\x1b[99999d",
+            b"\x1bP1$r\x1b\\\x1b]52;c;aGVsbG8=\x07\x1b[>4;2m\x1b[38;2;999;999;999m",
+            b"\xff\xfe\xfd\x00\x01\x02\x7f\x1b\x1b\x1b[",
+        ];
+        for &(cols, rows) in &[
+            (0u16, 0u16),
+            (1, 1),
+            (2, 1),
+            (1, 2),
+            (2, 2),
+            (3, 2),
+            (80, 24),
+        ] {
+            let (size, _) = Size::clamped(cols, rows);
+            let mut s = Screen::new(size);
+            for seq in hostile {
+                s.feed(seq);
+                s.feed(b"text at the end of a line that wraps around\r\n");
+                s.resize(Size::clamped(1, 1).0);
+                s.feed(seq);
+                s.resize(size);
+            }
+            let _ = s.text();
+            let _ = s.snapshot();
+        }
+    }
+}

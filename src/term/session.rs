@@ -1,0 +1,809 @@
+//! One terminal session: a program on a real PTY, the threads that serve it, and its state.
+//!
+//! Three threads per session, none of them polling:
+//! - the reader blocks on the PTY, feeds each chunk to the screen and the transcript, checks
+//!   the registered waits, then lets old history go, and wakes whoever waits;
+//! - the writer owns the PTY's input side and writes queued input in chunks, so that a
+//!   program that stops reading blocks only that thread, never a caller holding a lock;
+//! - the waiter blocks in `wait()` for the program's exit status.
+
+use super::echo::EchoSkip;
+use super::error::TermError;
+use super::keys::{self, KeyPress, Modes};
+use super::matcher::{AwaitSpec, Event, Outcome, Watch};
+use super::processes::{self, MARKER_VAR, Teardown};
+use super::screen::{Screen, ScreenSnapshot, Size};
+use super::transcript::{Decoder, Transcript, render_line, render_text};
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use serde::Serialize;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{oneshot, watch};
+
+/// Largest input accepted in one call.
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Input is written in pieces this large, the size of the kernel's PTY line buffer.
+const WRITE_CHUNK: usize = 4096;
+/// How long after the program exits its last output may take to drain before waits are told.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+/// Lines of history in the tail of a wait's result.
+const TAIL_LINES: usize = 20;
+/// Characters kept in the tail of a wait's result.
+const TAIL_CHARS: usize = 4000;
+
+/// What to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// A shell: the given path, else `$SHELL`, else `/bin/bash`.
+    Shell(Option<String>),
+    /// A program and its arguments.
+    Command(Vec<String>),
+}
+
+/// Everything needed to open a session.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub program: Program,
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub size: Size,
+    pub name: Option<String>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            program: Program::Shell(None),
+            cwd: None,
+            env: Vec::new(),
+            size: Size {
+                cols: 120,
+                rows: 30,
+            },
+            name: None,
+        }
+    }
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExitInfo {
+    /// The exit code, when it exited by itself.
+    pub code: Option<u32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<String>,
+}
+
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.signal, self.code) {
+            (Some(signal), _) => write!(f, "killed by {signal}"),
+            (None, Some(code)) => write!(f, "exit code {code}"),
+            (None, None) => f.write_str("ended"),
+        }
+    }
+}
+
+/// A change a front end can redraw on: bytes read so far and whether the program ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Activity {
+    pub bytes: u64,
+    pub exited: bool,
+}
+
+/// What a session is, for listings.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub name: Option<String>,
+    /// The program and arguments started.
+    pub command: Vec<String>,
+    pub pid: u32,
+    pub cols: u16,
+    pub rows: u16,
+    /// Milliseconds since the Unix epoch.
+    pub created_at_ms: u64,
+    pub running: bool,
+    pub exit: Option<ExitInfo>,
+    pub output_bytes: u64,
+    pub history_lines: u64,
+    pub is_shell: bool,
+    pub title: String,
+}
+
+/// What `get_screen_content` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    Screen,
+    History,
+    Tail(usize),
+    SinceInput,
+}
+
+/// The result of a wait.
+#[derive(Debug, Clone, Serialize)]
+pub struct AwaitResult {
+    pub outcome: Outcome,
+    /// The text the pattern (or stop pattern) matched.
+    pub matched_text: Option<String>,
+    /// The whole line the match is on, as displayed.
+    pub matched_line: Option<String>,
+    /// Numbered groups (1, 2, ...); `None` for a group that took no part.
+    pub groups: Vec<Option<String>>,
+    /// Named groups that matched.
+    pub named_groups: indexmap::IndexMap<String, String>,
+    /// The stop pattern that ended the wait, when one did.
+    pub stop_pattern: Option<String>,
+    pub elapsed_ms: f64,
+    /// The last lines of output, bounded.
+    pub tail: String,
+    pub exit: Option<ExitInfo>,
+}
+
+/// Limits for one session's history.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryLimits {
+    pub lines: usize,
+    pub bytes: usize,
+}
+
+pub(super) struct Live {
+    pub screen: Screen,
+    pub transcript: Transcript,
+    decoder: Decoder,
+    pub echo: EchoSkip,
+    watches: Vec<Watch>,
+    next_watch: u64,
+    pub exit: Option<ExitInfo>,
+    eof: bool,
+    /// The program exited and its output drained: waits end with `exited`.
+    ended: bool,
+    bytes: u64,
+}
+
+impl Live {
+    fn resolve_ended(&mut self) {
+        self.ended = true;
+        for mut w in self.watches.drain(..) {
+            if let Some(tx) = w.notify.take() {
+                let _ = tx.send(Event::Ended);
+            }
+        }
+    }
+
+    fn result(&self, started: Instant, event: Option<Event>) -> AwaitResult {
+        let mut result = AwaitResult {
+            outcome: Outcome::Timeout,
+            matched_text: None,
+            matched_line: None,
+            groups: Vec::new(),
+            named_groups: indexmap::IndexMap::new(),
+            stop_pattern: None,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tail: self.tail(),
+            exit: self.exit.clone(),
+        };
+        match event {
+            None => {}
+            Some(Event::Ended) => result.outcome = Outcome::Exited,
+            Some(Event::Hit(hit)) => {
+                result.outcome = if hit.stop.is_some() {
+                    Outcome::Stopped
+                } else {
+                    Outcome::Matched
+                };
+                result.stop_pattern = hit.stop;
+                result.matched_text = Some(hit.text);
+                result.matched_line = Some(hit.line);
+                result.groups = hit.groups;
+                result.named_groups = hit.named.into_iter().collect();
+            }
+        }
+        result
+    }
+
+    fn tail(&self) -> String {
+        let lines: Vec<String> = self
+            .transcript
+            .last_lines(TAIL_LINES)
+            .map(render_line)
+            .collect();
+        let tail = lines.join("\n");
+        let count = tail.chars().count();
+        if count <= TAIL_CHARS {
+            tail
+        } else {
+            tail.chars().skip(count - TAIL_CHARS).collect()
+        }
+    }
+}
+
+struct Shared {
+    live: Mutex<Live>,
+    changed: Condvar,
+    activity: watch::Sender<Activity>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Live> {
+        // A panic while holding the lock cannot leave the state half-updated in a way that
+        // matters more than losing the session, so a poisoned lock is used as is.
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A live terminal session.
+pub struct Session {
+    id: String,
+    name: Option<String>,
+    command: Vec<String>,
+    pid: u32,
+    is_shell: bool,
+    marker: String,
+    created: SystemTime,
+    shared: Arc<Shared>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shells that understand `$?`, `export`, `eval` and `printf` the POSIX way.
+const POSIX_SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "busybox",
+];
+
+fn is_posix_shell(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    let base = base.strip_prefix('-').unwrap_or(base);
+    POSIX_SHELLS.contains(&base)
+}
+
+impl Session {
+    /// Starts the program on a new PTY. `marker` is unique to this session across processes.
+    pub(super) fn spawn(
+        id: String,
+        marker: String,
+        options: OpenOptions,
+        limits: HistoryLimits,
+    ) -> Result<Session, TermError> {
+        let argv = match options.program {
+            Program::Command(argv) if !argv.is_empty() => argv,
+            Program::Command(_) => {
+                return Err(TermError::Spawn {
+                    program: String::new(),
+                    reason: "the command is empty".into(),
+                });
+            }
+            Program::Shell(shell) => vec![shell.unwrap_or_else(default_shell)],
+        };
+        let program = argv[0].clone();
+        let spawn_error = |reason: String| TermError::Spawn {
+            program: program.clone(),
+            reason,
+        };
+        if let Some(cwd) = &options.cwd
+            && !cwd.is_dir()
+        {
+            return Err(TermError::InvalidCwd(cwd.display().to_string()));
+        }
+        let (size, _) = Size::clamped(options.size.cols, options.size.rows);
+        let pair = native_pty_system()
+            .openpty(pty_size(size))
+            .map_err(|e| spawn_error(format!("no PTY available: {e}")))?;
+        let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env(MARKER_VAR, &marker);
+        for (key, value) in &options.env {
+            cmd.env(key, value);
+        }
+        match &options.cwd {
+            Some(cwd) => cmd.cwd(cwd),
+            None => {
+                if let Ok(cwd) = std::env::current_dir() {
+                    cmd.cwd(cwd);
+                }
+            }
+        }
+        let mut child = pair
+            .slave
+            .spawn_command(cmd)
+            .map_err(|e| spawn_error(e.to_string()))?;
+        // The slave end stays open only in the child, so the reader sees EOF when it is gone.
+        drop(pair.slave);
+        let pid = child.process_id().unwrap_or(0);
+        let io_error = |e: anyhow::Error| TermError::Io {
+            session: id.clone(),
+            source: std::io::Error::other(e.to_string()),
+        };
+        let reader = pair.master.try_clone_reader().map_err(io_error)?;
+        let writer = pair.master.take_writer().map_err(io_error)?;
+
+        let (activity, _) = watch::channel(Activity::default());
+        let shared = Arc::new(Shared {
+            live: Mutex::new(Live {
+                screen: Screen::new(size),
+                transcript: Transcript::new(limits.lines, limits.bytes),
+                decoder: Decoder::default(),
+                echo: EchoSkip::new("", 0),
+                watches: Vec::new(),
+                next_watch: 0,
+                exit: None,
+                eof: false,
+                ended: false,
+                bytes: 0,
+            }),
+            changed: Condvar::new(),
+            activity,
+        });
+        let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>();
+        let mut threads = Vec::new();
+        let spawn_thread = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| TermError::Io {
+                    session: id.clone(),
+                    source: e,
+                })
+        };
+        threads.push(spawn_thread(
+            format!("pty-write-{id}"),
+            Box::new(move || write_loop(writer, input_rx)),
+        )?);
+        let replies = input_tx.clone();
+        let reader_shared = shared.clone();
+        threads.push(spawn_thread(
+            format!("pty-read-{id}"),
+            Box::new(move || read_loop(reader, &reader_shared, &replies)),
+        )?);
+        let waiter_shared = shared.clone();
+        threads.push(spawn_thread(
+            format!("pty-wait-{id}"),
+            Box::new(move || {
+                let status = child.wait();
+                let exit = match status {
+                    Ok(s) => ExitInfo {
+                        code: s.signal().is_none().then(|| s.exit_code()),
+                        signal: s.signal().map(str::to_string),
+                    },
+                    Err(_) => ExitInfo {
+                        code: None,
+                        signal: None,
+                    },
+                };
+                let mut live = waiter_shared.lock();
+                live.exit = Some(exit);
+                waiter_shared.changed.notify_all();
+                // Output written just before the exit may still be in the PTY; give the
+                // reader a moment to take it, unless a leftover process keeps the PTY open.
+                let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+                while !live.eof {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    live = match waiter_shared.changed.wait_timeout(live, left) {
+                        Ok((guard, _)) => guard,
+                        Err(poisoned) => poisoned.into_inner().0,
+                    };
+                }
+                live.resolve_ended();
+                let bytes = live.bytes;
+                drop(live);
+                waiter_shared.changed.notify_all();
+                waiter_shared.activity.send_replace(Activity {
+                    bytes,
+                    exited: true,
+                });
+            }),
+        )?);
+
+        Ok(Session {
+            is_shell: is_posix_shell(&program),
+            id,
+            name: options.name,
+            command: argv,
+            pid,
+            marker,
+            created: SystemTime::now(),
+            shared,
+            master: Mutex::new(pair.master),
+            input: Mutex::new(Some(input_tx)),
+            threads: Mutex::new(threads),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Whether the program started was a POSIX shell.
+    pub fn is_shell(&self) -> bool {
+        self.is_shell
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let live = self.shared.lock();
+        let size = live.screen.size();
+        SessionInfo {
+            session_id: self.id.clone(),
+            name: self.name.clone(),
+            command: self.command.clone(),
+            pid: self.pid,
+            cols: size.cols,
+            rows: size.rows,
+            created_at_ms: self
+                .created
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            running: live.exit.is_none(),
+            exit: live.exit.clone(),
+            output_bytes: live.bytes,
+            history_lines: live.transcript.total_lines(),
+            is_shell: self.is_shell,
+            title: live.screen.title(),
+        }
+    }
+
+    /// The exit status, once the program has exited.
+    pub fn exit(&self) -> Option<ExitInfo> {
+        self.shared.lock().exit.clone()
+    }
+
+    /// Follows output and exit, for front ends that redraw on change.
+    pub fn activity(&self) -> watch::Receiver<Activity> {
+        self.shared.activity.subscribe()
+    }
+
+    /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C).
+    pub fn send_text(&self, text: &str) -> Result<usize, TermError> {
+        self.send(text.as_bytes().to_vec(), text)
+    }
+
+    /// Presses keys, encoded for the terminal's current modes.
+    pub fn send_keys(&self, keys: &[KeyPress]) -> Result<usize, TermError> {
+        let modes = Modes {
+            application_cursor: self.shared.lock().screen.application_cursor(),
+        };
+        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::ShellProtocol {
+            session: self.id.clone(),
+            detail: e.to_string(),
+        })?;
+        let echo: String = keys
+            .iter()
+            .map(|k| match k {
+                KeyPress::Text(t) => t.as_str(),
+                KeyPress::Named(keys::Named::Enter) => "\r",
+                _ => "",
+            })
+            .collect();
+        self.send(bytes, &echo)
+    }
+
+    /// Queues bytes for the program and marks the output position that `since: last_input`
+    /// starts from. Returns the number of bytes queued.
+    fn send(&self, bytes: Vec<u8>, echo: &str) -> Result<usize, TermError> {
+        if bytes.len() > MAX_INPUT_BYTES {
+            return Err(TermError::TooLarge {
+                what: "the input",
+                size: bytes.len(),
+                max: MAX_INPUT_BYTES,
+            });
+        }
+        let mut live = self.shared.lock();
+        if let Some(exit) = &live.exit {
+            return Err(TermError::Exited {
+                session: self.id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        live.echo = EchoSkip::new(echo, live.transcript.end());
+        let len = bytes.len();
+        let sent = self
+            .input
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|tx| tx.send(bytes).is_ok());
+        if !sent {
+            return Err(TermError::Io {
+                session: self.id.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "the session is closing",
+                ),
+            });
+        }
+        Ok(len)
+    }
+
+    /// Reads the screen, the history or part of it, as plain text.
+    pub fn content(&self, what: Content) -> String {
+        let live = self.shared.lock();
+        match what {
+            Content::Screen => live.screen.text(),
+            Content::History => {
+                let t = &live.transcript;
+                render_text(t.since(t.start()).trim_end_matches('\n'))
+            }
+            Content::Tail(n) => {
+                let lines: Vec<String> = live.transcript.last_lines(n).map(render_line).collect();
+                lines.join("\n")
+            }
+            Content::SinceInput => render_text(
+                live.transcript
+                    .since(live.echo.end_or_start())
+                    .trim_end_matches('\n'),
+            ),
+        }
+    }
+
+    /// The screen with colours and attributes.
+    pub fn snapshot(&self) -> ScreenSnapshot {
+        self.shared.lock().screen.snapshot()
+    }
+
+    /// Runs `f` on the live vt100 screen (for drawing without copying it).
+    pub fn with_screen<R>(&self, f: impl FnOnce(&vt100::Screen) -> R) -> R {
+        f(self.shared.lock().screen.vt())
+    }
+
+    /// Current size.
+    pub fn size(&self) -> Size {
+        self.shared.lock().screen.size()
+    }
+
+    /// Resizes the PTY (the program gets SIGWINCH) and the screen. Sizes are clamped;
+    /// returns the size applied.
+    pub fn resize(&self, cols: u16, rows: u16) -> Result<Size, TermError> {
+        let (size, _) = Size::clamped(cols, rows);
+        self.master
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .resize(pty_size(size))
+            .map_err(|e| TermError::Io {
+                session: self.id.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        self.shared.lock().screen.resize(size);
+        Ok(size)
+    }
+
+    /// The process group in the terminal's foreground: its leader and program name.
+    pub fn foreground(&self) -> Option<(i32, String)> {
+        let pgid = self
+            .master
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .process_group_leader()?;
+        Some((
+            pgid,
+            processes::program_name(pgid).unwrap_or_else(|| "?".into()),
+        ))
+    }
+
+    /// Fails unless a POSIX shell started this session and is itself in the foreground (at
+    /// its prompt, not running a REPL or an editor).
+    pub fn require_shell_prompt(&self) -> Result<(), TermError> {
+        if let Some(exit) = self.exit() {
+            return Err(TermError::Exited {
+                session: self.id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        let program = self.command.first().cloned().unwrap_or_default();
+        if !self.is_shell {
+            return Err(TermError::NotAShell {
+                session: self.id.clone(),
+                foreground: program,
+            });
+        }
+        match self.foreground() {
+            Some((pgid, name)) if pgid != self.pid as i32 => Err(TermError::NotAShell {
+                session: self.id.clone(),
+                foreground: name,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Waits until the pattern matches, a stop pattern matches, the program ends or time
+    /// runs out. Dropping the future (cancellation) removes the wait.
+    pub async fn await_output(&self, spec: AwaitSpec) -> AwaitResult {
+        let started = Instant::now();
+        let timeout = spec.timeout;
+        let (tx, mut rx) = oneshot::channel();
+        let id = {
+            let mut guard = self.shared.lock();
+            let live = &mut *guard;
+            live.next_watch += 1;
+            let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
+            if let Some(hit) = watch.scan(&live.transcript, &live.screen, &live.echo) {
+                return live.result(started, Some(Event::Hit(hit)));
+            }
+            if live.ended {
+                return live.result(started, Some(Event::Ended));
+            }
+            watch.notify = Some(tx);
+            let id = watch.id;
+            live.watches.push(watch);
+            id
+        };
+        let registered = Registered {
+            shared: &self.shared,
+            id,
+        };
+        let event = match tokio::time::timeout(timeout, &mut rx).await {
+            Ok(Ok(event)) => Some(event),
+            Ok(Err(_)) => Some(Event::Ended),
+            // A hit sent in the same instant as the timeout still counts.
+            Err(_) => rx.try_recv().ok(),
+        };
+        drop(registered);
+        self.shared.lock().result(started, event)
+    }
+
+    /// Global stream offset of the newest output (for [`Since::After`](super::Since::After)).
+    pub fn output_end(&self) -> u64 {
+        self.shared.lock().transcript.end()
+    }
+
+    /// The plain-text output after a stream offset, raw (carriage returns kept).
+    pub fn output_since(&self, offset: u64) -> String {
+        self.shared.lock().transcript.since(offset).to_string()
+    }
+
+    /// Stops the session: kills every process it started (see processes.rs), waits for the
+    /// program's exit status, and stops the threads. Blocking.
+    pub(super) fn shutdown(&self, grace: Duration) -> Teardown {
+        let report = processes::terminate(self.pid as i32, &self.marker, grace);
+        // Closing the queue ends the writer once it is not blocked in a write.
+        self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
+        {
+            let mut live = self.shared.lock();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while !live.ended {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                live = match self.shared.changed.wait_timeout(live, left) {
+                    Ok((guard, _)) => guard,
+                    Err(poisoned) => poisoned.into_inner().0,
+                };
+            }
+            if !live.ended {
+                live.resolve_ended();
+            }
+        }
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        for thread in threads {
+            // Threads end once the PTY is closed by the last process; one held open by a
+            // process that escaped is left to end on its own rather than hang the caller.
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        report
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Last resort when a session is dropped without being closed (flowdeck exiting):
+        // nothing the session started may outlive it.
+        if self.exit().is_none()
+            || !processes::session_processes(self.pid as i32, &self.marker).is_empty()
+        {
+            processes::terminate(self.pid as i32, &self.marker, Duration::from_millis(200));
+        }
+    }
+}
+
+/// Removes a registered wait when the waiting future finishes or is dropped.
+struct Registered<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        let mut live = self.shared.lock();
+        live.watches.retain(|w| w.id != self.id);
+    }
+}
+
+fn default_shell() -> String {
+    std::env::var("SHELL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/bash".to_string())
+}
+
+fn pty_size(size: Size) -> PtySize {
+    PtySize {
+        rows: size.rows,
+        cols: size.cols,
+        pixel_width: 0,
+        pixel_height: 0,
+    }
+}
+
+fn read_loop(mut reader: Box<dyn Read + Send>, shared: &Shared, replies: &mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // EIO: every process holding the PTY is gone.
+            Err(_) => break,
+        };
+        let chunk = &buf[..n];
+        let (answer, bytes) = {
+            let mut live = shared.lock();
+            let live = &mut *live;
+            let answer = live.screen.feed(chunk);
+            live.decoder.feed(&mut live.transcript, chunk);
+            live.echo
+                .advance(live.transcript.text(), live.transcript.offset(0));
+            let mut i = 0;
+            while i < live.watches.len() {
+                let hit = live.watches[i].scan(&live.transcript, &live.screen, &live.echo);
+                match hit {
+                    Some(hit) => {
+                        let mut w = live.watches.swap_remove(i);
+                        if let Some(tx) = w.notify.take() {
+                            let _ = tx.send(Event::Hit(hit));
+                        }
+                    }
+                    None => i += 1,
+                }
+            }
+            live.transcript.trim();
+            live.bytes += n as u64;
+            (answer, live.bytes)
+        };
+        if !answer.is_empty() {
+            let _ = replies.send(answer);
+        }
+        shared.activity.send_modify(|a| a.bytes = bytes);
+    }
+    shared.lock().eof = true;
+    shared.changed.notify_all();
+}
+
+fn write_loop(mut writer: Box<dyn Write + Send>, queue: mpsc::Receiver<Vec<u8>>) {
+    for bytes in queue {
+        for chunk in bytes.chunks(WRITE_CHUNK) {
+            if writer
+                .write_all(chunk)
+                .and_then(|()| writer.flush())
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Talking to a POSIX shell in a session: run a command and get its exit status and output,
+//! read environment variables, export them.
+//!
+//! Everything is typed into the shell like a person would, framed by markers that carry a
+//! random nonce and that the shell assembles at run time (`printf '%s%s' __FD NONCE`), so the
+//! echoed command line never contains a marker and cannot end the wait early. The line
+//! removes itself from the shell's history. Values travel as octal escapes on the way in and
+//! as hex on the way out, so quotes, newlines, `$(...)`, control characters and any Unicode
+//! arrive exactly and are never interpreted by the shell or by the terminal.
+
+use super::error::TermError;
+use super::matcher::{AwaitSpec, Outcome, Since};
+use super::session::Session;
+use indexmap::IndexMap;
+use regex::Regex;
+use serde::Serialize;
+use std::hash::{BuildHasher, RandomState};
+use std::time::{Duration, SystemTime};
+
+/// Lines typed into a shell are split below this length with line continuations, so that
+/// shells without line editing (whose kernel line buffer holds 4095 bytes) take them whole.
+const MAX_TYPED_LINE: usize = 1000;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandOutcome {
+    Completed,
+    Timeout,
+    Exited,
+}
+
+/// The result of `run_command`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandResult {
+    pub outcome: CommandOutcome,
+    /// The command's exit status (`$?`), when it completed.
+    pub exit_code: Option<i32>,
+    /// What it printed (stdout and stderr as the terminal showed them), carriage returns
+    /// applied.
+    pub output: String,
+    pub elapsed_ms: f64,
+}
+
+/// Runs a command line in the session's shell and waits for it to finish.
+pub async fn run_command(
+    session: &Session,
+    command: &str,
+    timeout: Duration,
+) -> Result<CommandResult, TermError> {
+    session.require_shell_prompt()?;
+    run_framed(session, &format!("eval {}", quote_long(command)), timeout).await
+}
+
+/// Reads environment variables; `None` for one that is not set.
+pub async fn read_env(
+    session: &Session,
+    names: &[&str],
+    timeout: Duration,
+) -> Result<IndexMap<String, Option<String>>, TermError> {
+    for name in names {
+        check_name(name)?;
+    }
+    session.require_shell_prompt()?;
+    let script: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "printf '%s:%s:' V {n}; if [ -n \"${{{n}+x}}\" ]; then printf 's:'; printf '%s' \"${n}\" | od -An -v -tx1 | tr -d ' \\n'; fi; printf '\\n'; "
+            )
+        })
+        .collect();
+    let result = run_framed(session, &script, timeout).await?;
+    let finished = expect_success(session, &result, "reading variables")?;
+    let mut values = IndexMap::new();
+    for line in finished.lines() {
+        let Some(rest) = line.strip_prefix("V:") else {
+            continue;
+        };
+        let mut parts = rest.splitn(3, ':');
+        let (Some(name), Some(set)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let value = match set {
+            "s" => Some(decode_hex(parts.next().unwrap_or("")).ok_or_else(|| {
+                TermError::ShellProtocol {
+                    session: session.id().to_string(),
+                    detail: format!("the value of {name} came back garbled"),
+                }
+            })?),
+            _ => None,
+        };
+        values.insert(name.to_string(), value);
+    }
+    for name in names {
+        if !values.contains_key(*name) {
+            return Err(TermError::ShellProtocol {
+                session: session.id().to_string(),
+                detail: format!("no answer for {name} (is `od` installed?)"),
+            });
+        }
+    }
+    Ok(values)
+}
+
+/// Exports variables into the session's shell; values are stored literally.
+pub async fn export_env(
+    session: &Session,
+    vars: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), TermError> {
+    for (name, _) in vars {
+        check_name(name)?;
+    }
+    session.require_shell_prompt()?;
+    let script: String = vars
+        .iter()
+        .map(|(name, value)| {
+            if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+                format!("export {name}={}; ", single_quote(value))
+            } else {
+                // Command substitution drops trailing newlines; the `x` keeps them.
+                format!(
+                    "{name}=\"$(printf '{}'; printf x)\"; {name}=\"${{{name}%x}}\"; export {name}; ",
+                    octal_escape(value)
+                )
+            }
+        })
+        .collect();
+    let result = run_framed(session, &script, timeout).await?;
+    expect_success(session, &result, "exporting variables")?;
+    Ok(())
+}
+
+fn expect_success<'a>(
+    session: &Session,
+    result: &'a CommandResult,
+    what: &str,
+) -> Result<&'a str, TermError> {
+    match (result.outcome, result.exit_code) {
+        (CommandOutcome::Completed, Some(0)) => Ok(&result.output),
+        (CommandOutcome::Timeout, _) => Err(TermError::CommandTimeout {
+            session: session.id().to_string(),
+            command: what.to_string(),
+            seconds: result.elapsed_ms / 1000.0,
+        }),
+        (CommandOutcome::Exited, _) => Err(TermError::Exited {
+            session: session.id().to_string(),
+            status: session
+                .exit()
+                .map_or_else(|| "ended".into(), |e| e.to_string()),
+        }),
+        (CommandOutcome::Completed, code) => Err(TermError::ShellProtocol {
+            session: session.id().to_string(),
+            detail: format!(
+                "{what} failed with status {code:?}: {}",
+                result.output.trim()
+            ),
+        }),
+    }
+}
+
+/// Types `script` framed by begin and end markers and waits for the end marker.
+async fn run_framed(
+    session: &Session,
+    script: &str,
+    timeout: Duration,
+) -> Result<CommandResult, TermError> {
+    let nonce = nonce();
+    let script = script.trim_end_matches([' ', ';']);
+    let script = if script.len() <= MAX_TYPED_LINE && !script.contains(|c: char| c.is_control()) {
+        script.to_string()
+    } else {
+        format!("eval {}", quote_long(script))
+    };
+    // A leading space keeps the line out of history where HISTCONTROL asks for that; the
+    // `case` removes it where history took it anyway (bash), and only if it is ours.
+    let line = format!(
+        " printf '%s%s:B\\n' __FD {nonce}; {script}; printf '\\n%s%s:E:%s\\n' __FD {nonce} \"$?\"; case \"$(history 1 2>/dev/null)\" in *{nonce}*) history -d -1 2>/dev/null;; esac\n"
+    );
+    let begin = format!("__FD{nonce}:B\n");
+    let end =
+        Regex::new(&format!("\n__FD{nonce}:E:(\\d+)\n")).map_err(|e| TermError::ShellProtocol {
+            session: session.id().to_string(),
+            detail: e.to_string(),
+        })?;
+    let from = session.output_end();
+    session.send_text(&line)?;
+    let waited = session
+        .await_output(AwaitSpec {
+            pattern: end,
+            stop_patterns: Vec::new(),
+            since: Since::After(from),
+            timeout,
+        })
+        .await;
+    let text = session.output_since(from);
+    let body_start = text.find(&begin).map(|i| i + begin.len());
+    let outcome = match waited.outcome {
+        Outcome::Matched => CommandOutcome::Completed,
+        Outcome::Exited => CommandOutcome::Exited,
+        Outcome::Timeout | Outcome::Stopped => CommandOutcome::Timeout,
+    };
+    let body = match body_start {
+        Some(start) => {
+            let rest = &text[start..];
+            let marker = format!("\n__FD{nonce}:E:");
+            match rest.find(&marker) {
+                // The end marker's own leading newline is not output.
+                Some(end) => &rest[..end],
+                None => rest,
+            }
+        }
+        None => "",
+    };
+    Ok(CommandResult {
+        outcome,
+        exit_code: match outcome {
+            CommandOutcome::Completed => waited
+                .groups
+                .first()
+                .cloned()
+                .flatten()
+                .and_then(|c| c.parse().ok()),
+            _ => None,
+        },
+        // Output that ended with a newline and output that did not look the same here, as
+        // in `$(...)`: one trailing newline is dropped.
+        output: super::transcript::render_text(body.strip_suffix('\n').unwrap_or(body)),
+        elapsed_ms: waited.elapsed_ms,
+    })
+}
+
+fn check_name(name: &str) -> Result<(), TermError> {
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && name.len() <= 256;
+    if valid {
+        Ok(())
+    } else {
+        Err(TermError::InvalidEnvName(name.to_string()))
+    }
+}
+
+/// `'text'`, with single quotes inside written as `'\''`.
+pub fn single_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// A single-quoted word that may be typed over several lines: pieces of at most
+/// `MAX_TYPED_LINE` bytes, each quoted, joined by backslash-newline (a line continuation,
+/// which the shell removes). Text with control characters (a Tab would trigger completion, a
+/// Ctrl-C would cancel the line) is passed through `printf` octal escapes instead.
+pub fn quote_long(text: &str) -> String {
+    if text.chars().any(|c| c.is_control() && c != '\n') {
+        let escaped = octal_escape(text);
+        return format!("\"$(printf {})\"", join_pieces(&escaped));
+    }
+    join_pieces(text)
+}
+
+fn join_pieces(text: &str) -> String {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(MAX_TYPED_LINE);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        pieces.push(single_quote(&rest[..cut]));
+        rest = &rest[cut..];
+    }
+    if pieces.is_empty() {
+        return "''".to_string();
+    }
+    pieces.join("\\\n")
+}
+
+/// Every byte that is not plain printable ASCII as a `printf` octal escape (`\NNN`).
+pub fn octal_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for &b in text.as_bytes() {
+        if (0x20..0x7f).contains(&b) && !matches!(b, b'\\' | b'\'' | b'%') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\{b:03o}"));
+        }
+    }
+    out
+}
+
+fn decode_hex(hex: &str) -> Option<String> {
+    let bytes = hex::decode(hex.trim()).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn nonce() -> String {
+    // RandomState is seeded from the OS's random source.
+    let value = RandomState::new().hash_one(SystemTime::now());
+    format!("{value:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_everything_literal() {
+        assert_eq!(single_quote("it's"), "'it'\\''s'");
+        assert_eq!(
+            octal_escape("a%\\'\n\u{e9}"),
+            "a\\045\\134\\047\\012\\303\\251"
+        );
+        assert_eq!(quote_long("ls -l"), "'ls -l'");
+        assert_eq!(quote_long("a\tb"), "\"$(printf 'a\\011b')\"");
+        let long = "x".repeat(2500);
+        let quoted = quote_long(&long);
+        assert_eq!(quoted.matches("\\\n").count(), 2);
+        assert!(quoted.lines().all(|l| l.len() <= MAX_TYPED_LINE + 3));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("PATH").is_ok());
+        assert!(check_name("_x1").is_ok());
+        for bad in ["", "1A", "A-B", "A B", "$(x)", "A\n"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn nonces_differ() {
+        assert_ne!(nonce(), nonce());
+        assert_eq!(nonce().len(), 16);
+    }
+}

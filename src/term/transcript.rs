@@ -1,0 +1,319 @@
+//! The output stream as plain text: what `await_output` matches and what history shows.
+//!
+//! vt100's own scrollback costs about 1.6 µs and 6.4 KB per scrolled line, which would make
+//! a `seq` flood slower than the PTY and ten sessions of 10,000 lines cost 185 MiB. So the
+//! grid keeps no scrollback and the history lives here instead: one contiguous `String` of the
+//! output with escape sequences removed, plus the offsets where lines start.
+//!
+//! Offsets are global (bytes of stripped text since the session began), so a cursor taken
+//! before old lines were dropped still means the same place. `\r\n` becomes `\n`; a lone
+//! `\r` (a progress bar rewriting its line) and backspaces stay in the text, so that every
+//! state the program printed can be matched; [`render_line`] applies them for display.
+
+use std::collections::VecDeque;
+
+/// A line longer than this is broken, so that output without newlines stays bounded.
+pub const MAX_LINE_BYTES: usize = 256 * 1024;
+/// Dead text at the front is dropped in one move once it is this large (and half the buffer).
+const COMPACT_AT: usize = 64 * 1024;
+
+/// The retained plain-text output of a session.
+#[derive(Debug)]
+pub struct Transcript {
+    text: String,
+    /// Global offset of `text[0]`.
+    base: u64,
+    /// Global offsets of the retained line starts; the first is the oldest retained line.
+    line_starts: VecDeque<u64>,
+    /// Global number of the first retained line.
+    first_line: u64,
+    max_lines: usize,
+    max_bytes: usize,
+    pending_cr: bool,
+}
+
+impl Transcript {
+    pub fn new(max_lines: usize, max_bytes: usize) -> Self {
+        let mut line_starts = VecDeque::new();
+        line_starts.push_back(0);
+        Transcript {
+            text: String::new(),
+            base: 0,
+            line_starts,
+            first_line: 0,
+            max_lines: max_lines.max(1),
+            max_bytes: max_bytes.max(MAX_LINE_BYTES),
+            pending_cr: false,
+        }
+    }
+
+    /// Global offset just past the newest text.
+    pub fn end(&self) -> u64 {
+        self.base + self.text.len() as u64
+    }
+
+    /// Global offset of the oldest retained text.
+    pub fn start(&self) -> u64 {
+        self.line_starts.front().copied().unwrap_or(self.base)
+    }
+
+    /// Lines seen since the session began (the partial last line counts once it has text).
+    pub fn total_lines(&self) -> u64 {
+        self.first_line + self.line_starts.len() as u64 - u64::from(self.current_line_is_empty())
+    }
+
+    /// Retained lines (the partial last line counts once it has text).
+    pub fn retained_lines(&self) -> usize {
+        self.line_starts.len() - usize::from(self.current_line_is_empty())
+    }
+
+    fn current_line_is_empty(&self) -> bool {
+        self.line_starts.back().is_some_and(|&s| s == self.end())
+    }
+
+    /// The retained text (for regex searches; index it with [`Transcript::index`]).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Byte index into [`Transcript::text`] of a global offset, clamped to the retained text.
+    pub fn index(&self, offset: u64) -> usize {
+        let clamped = offset.clamp(self.base, self.end());
+        // Offsets only ever point at char boundaries we produced; clamp keeps it in range.
+        (clamped - self.base) as usize
+    }
+
+    /// Global offset of a byte index into [`Transcript::text`].
+    pub fn offset(&self, index: usize) -> u64 {
+        self.base + index as u64
+    }
+
+    /// The retained text from a global offset to the end.
+    pub fn since(&self, offset: u64) -> &str {
+        &self.text[self.index(offset.max(self.start()))..]
+    }
+
+    /// Global offset of the start of the line holding `offset`.
+    pub fn line_start_of(&self, offset: u64) -> u64 {
+        let pos = self.line_starts.partition_point(|&s| s <= offset);
+        if pos == 0 {
+            self.start()
+        } else {
+            self.line_starts[pos - 1]
+        }
+    }
+
+    /// The last `n` lines, raw (the partial last line included when it has text).
+    pub fn last_lines(&self, n: usize) -> impl Iterator<Item = &str> {
+        let count = self.retained_lines();
+        let skip = count.saturating_sub(n);
+        (skip..count).map(move |i| self.line(i))
+    }
+
+    /// Retained line `i` (0 = oldest), raw, without its newline.
+    fn line(&self, i: usize) -> &str {
+        let start = self.index(self.line_starts[i]);
+        let end = match self.line_starts.get(i + 1) {
+            Some(&next) => self.index(next) - 1,
+            None => self.text.len(),
+        };
+        &self.text[start..end]
+    }
+
+    fn push_char(&mut self, c: char) {
+        if self.pending_cr {
+            self.pending_cr = false;
+            self.text.push('\r');
+        }
+        self.text.push(c);
+        let line_start = self.line_starts.back().copied().unwrap_or(self.base);
+        if self.end() - line_start >= MAX_LINE_BYTES as u64 {
+            self.newline();
+        }
+    }
+
+    fn newline(&mut self) {
+        self.pending_cr = false;
+        self.text.push('\n');
+        self.line_starts.push_back(self.end());
+    }
+
+    /// Drops the oldest lines beyond the limits. Called after waiters have seen new text, so
+    /// that nothing is dropped before it was matched.
+    pub fn trim(&mut self) {
+        let end = self.end();
+        while self.line_starts.len() > self.max_lines + 1
+            || (self.line_starts.len() > 1 && end - self.start() > self.max_bytes as u64)
+        {
+            self.line_starts.pop_front();
+            self.first_line += 1;
+        }
+        let dead = (self.start() - self.base) as usize;
+        if dead >= COMPACT_AT && dead * 2 >= self.text.len() {
+            self.text.drain(..dead);
+            self.base += dead as u64;
+        }
+    }
+
+    /// Approximate heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.line_starts.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+impl vte::Perform for Transcript {
+    fn print(&mut self, c: char) {
+        self.push_char(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' | 0x0b | 0x0c => self.newline(),
+            b'\r' => self.pending_cr = true,
+            b'\t' => self.push_char('\t'),
+            0x08 => self.push_char('\u{8}'),
+            _ => {}
+        }
+    }
+}
+
+/// Output bytes in, plain text out: a VT parser that keeps its state between chunks, so a
+/// sequence split across two reads is still recognised.
+#[derive(Default)]
+pub struct Decoder {
+    parser: vte::Parser,
+}
+
+impl std::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Decoder")
+    }
+}
+
+impl Decoder {
+    pub fn feed(&mut self, transcript: &mut Transcript, bytes: &[u8]) {
+        self.parser.advance(transcript, bytes);
+    }
+}
+
+/// A raw line as a person would see it: carriage returns and backspaces applied, tabs
+/// expanded to 8 columns.
+pub fn render_line(raw: &str) -> String {
+    if !raw.contains(['\r', '\u{8}', '\t']) {
+        return raw.to_string();
+    }
+    let mut cells: Vec<char> = Vec::with_capacity(raw.len());
+    let mut col = 0usize;
+    for c in raw.chars() {
+        match c {
+            '\r' => col = 0,
+            '\u{8}' => col = col.saturating_sub(1),
+            '\t' => {
+                let next = (col / 8 + 1) * 8;
+                while cells.len() < next {
+                    cells.push(' ');
+                }
+                col = next;
+            }
+            c => {
+                if col < cells.len() {
+                    cells[col] = c;
+                } else {
+                    cells.push(c);
+                }
+                col += 1;
+            }
+        }
+    }
+    let rendered: String = cells.into_iter().collect();
+    rendered.trim_end().to_string()
+}
+
+/// Renders raw text of several lines.
+pub fn render_text(raw: &str) -> String {
+    raw.split('\n')
+        .map(render_line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(t: &mut Transcript, d: &mut Decoder, bytes: &[u8]) {
+        d.feed(t, bytes);
+        t.trim();
+    }
+
+    #[test]
+    fn strips_sequences_and_joins_split_chunks() {
+        let mut t = Transcript::new(100, 1 << 20);
+        let mut d = Decoder::default();
+        feed(&mut t, &mut d, b"\x1b[1;3");
+        feed(&mut t, &mut d, b"1mRED\x1b[0m do");
+        feed(&mut t, &mut d, b"ne\r");
+        feed(&mut t, &mut d, b"\n\x1b]0;title\x07next");
+        assert_eq!(t.text(), "RED done\nnext");
+        assert_eq!(t.total_lines(), 2);
+    }
+
+    #[test]
+    fn lone_carriage_returns_are_kept_and_rendered() {
+        let mut t = Transcript::new(100, 1 << 20);
+        let mut d = Decoder::default();
+        feed(&mut t, &mut d, b"10%\r20%\r100%\r\n");
+        assert_eq!(t.text(), "10%\r20%\r100%\n");
+        assert_eq!(render_line("10%\r20%\r100%"), "100%");
+        assert_eq!(render_line("abc\u{8}\u{8}X"), "aXc");
+        assert_eq!(render_line("a\tb"), "a       b");
+    }
+
+    #[test]
+    fn old_lines_are_dropped_and_offsets_stay_global() {
+        let mut t = Transcript::new(3, 1 << 20);
+        let mut d = Decoder::default();
+        for i in 0..10 {
+            feed(&mut t, &mut d, format!("line {i}\r\n").as_bytes());
+        }
+        let kept: Vec<&str> = t.last_lines(10).collect();
+        assert_eq!(kept, ["line 7", "line 8", "line 9"]);
+        assert_eq!(t.total_lines(), 10);
+        assert_eq!(t.end(), 70);
+        assert_eq!(t.since(t.end() - 7), "line 9\n");
+        // An offset that was dropped clamps to the oldest retained text.
+        assert_eq!(t.since(0), "line 7\nline 8\nline 9\n");
+        assert_eq!(t.line_start_of(t.end() - 3), 63);
+    }
+
+    #[test]
+    fn compaction_keeps_the_retained_text_intact() {
+        let mut t = Transcript::new(10, 1 << 20);
+        let mut d = Decoder::default();
+        let line = "x".repeat(1000);
+        for _ in 0..1000 {
+            feed(&mut t, &mut d, format!("{line}\n").as_bytes());
+        }
+        assert!(t.text().len() < 200_000, "dead text was not compacted");
+        assert_eq!(t.last_lines(20).count(), 10);
+        assert!(t.last_lines(20).all(|l| l == line));
+    }
+
+    #[test]
+    fn endless_lines_are_broken() {
+        let mut t = Transcript::new(100, 1 << 20);
+        let mut d = Decoder::default();
+        feed(&mut t, &mut d, &vec![b'y'; MAX_LINE_BYTES * 2 + 10]);
+        assert_eq!(t.total_lines(), 3);
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters() {
+        let mut t = Transcript::new(100, 1 << 20);
+        let mut d = Decoder::default();
+        feed(&mut t, &mut d, b"ok \xff\xfe end\n");
+        assert!(t.text().starts_with("ok "));
+        assert!(t.text().contains('\u{fffd}'));
+        assert!(t.text().ends_with(" end\n"));
+    }
+}
