@@ -53,7 +53,7 @@ impl Default for TermConfig {
         TermConfig {
             max_sessions: 32,
             history_lines: 10_000,
-            history_bytes: 16 << 20,
+            history_bytes: 8 << 20,
             kill_grace: Duration::from_secs(2),
         }
     }
@@ -67,8 +67,11 @@ pub const MAX_NAME_LEN: usize = 64;
 pub struct Terminals {
     config: TermConfig,
     sessions: Mutex<IndexMap<String, Arc<Session>>>,
-    next_id: AtomicU64,
 }
+
+/// Session ids are unique in the process (not per registry), so the process marker built
+/// from them is too.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Terminals {
     pub fn new(config: TermConfig) -> Self {
@@ -76,7 +79,6 @@ impl Terminals {
         Terminals {
             config,
             sessions: Mutex::new(IndexMap::new()),
-            next_id: AtomicU64::new(1),
         }
     }
 
@@ -113,7 +115,7 @@ impl Terminals {
         {
             return Err(TermError::NameTaken(name.clone()));
         }
-        let id = format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = format!("s{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
         // Unique across flowdeck processes, so one never tears down another's processes.
         let marker = format!("{}-{id}", std::process::id());
         let limits = HistoryLimits {

@@ -471,6 +471,21 @@ impl Session {
         self.shared.lock().exit.clone()
     }
 
+    /// Waits until the program has printed something (a shell's first prompt: by then its
+    /// line editor owns the terminal, so input typed next is echoed once). Returns whether
+    /// output arrived in time.
+    pub async fn wait_for_output(&self, timeout: Duration) -> bool {
+        let mut activity = self.activity();
+        let waited =
+            tokio::time::timeout(timeout, activity.wait_for(|a| a.bytes > 0 || a.exited)).await;
+        matches!(waited, Ok(Ok(a)) if a.bytes > 0)
+    }
+
+    /// The marker in the environment of every process this session started.
+    pub fn marker(&self) -> &str {
+        &self.marker
+    }
+
     /// Follows output and exit, for front ends that redraw on change.
     pub fn activity(&self) -> watch::Receiver<Activity> {
         self.shared.activity.subscribe()
@@ -781,7 +796,8 @@ fn read_loop(mut reader: Box<dyn Read + Send>, shared: &Shared, replies: &mpsc::
                     None => i += 1,
                 }
             }
-            live.transcript.trim();
+            let keep = live.echo.end_or_start();
+            live.transcript.trim(keep);
             live.bytes += n as u64;
             (answer, live.bytes)
         };

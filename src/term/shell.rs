@@ -175,8 +175,9 @@ async fn run_framed(
     };
     // A leading space keeps the line out of history where HISTCONTROL asks for that; the
     // `case` removes it where history took it anyway (bash), and only if it is ours.
+    // It goes first, so that a command interrupted with Ctrl-C leaves no trace either.
     let line = format!(
-        " printf '%s%s:B\\n' __FD {nonce}; {script}; printf '\\n%s%s:E:%s\\n' __FD {nonce} \"$?\"; case \"$(history 1 2>/dev/null)\" in *{nonce}*) history -d -1 2>/dev/null;; esac\n"
+        " case \"$(history 1 2>/dev/null)\" in *{nonce}*) history -d -1 2>/dev/null;; esac; printf '%s%s:B\\n' __FD {nonce}; {script}; printf '\\n%s%s:E:%s\\n' __FD {nonce} \"$?\"\n"
     );
     let begin = format!("__FD{nonce}:B\n");
     let end =

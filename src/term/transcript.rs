@@ -123,7 +123,10 @@ impl Transcript {
     fn push_char(&mut self, c: char) {
         if self.pending_cr {
             self.pending_cr = false;
-            self.text.push('\r');
+            // A carriage return at the start of a line changes nothing.
+            if !self.current_line_is_empty() {
+                self.text.push('\r');
+            }
         }
         self.text.push(c);
         let line_start = self.line_starts.back().copied().unwrap_or(self.base);
@@ -138,13 +141,19 @@ impl Transcript {
         self.line_starts.push_back(self.end());
     }
 
-    /// Drops the oldest lines beyond the limits. Called after waiters have seen new text, so
-    /// that nothing is dropped before it was matched.
-    pub fn trim(&mut self) {
+    /// Drops the oldest lines beyond the line limit, except those after `keep_from` (the
+    /// output since the last input, which a wait about to begin may still need), and beyond
+    /// the byte limit in any case. Called after waiters have seen new text, so that nothing
+    /// is dropped before it was matched.
+    pub fn trim(&mut self, keep_from: u64) {
         let end = self.end();
-        while self.line_starts.len() > self.max_lines + 1
-            || (self.line_starts.len() > 1 && end - self.start() > self.max_bytes as u64)
-        {
+        loop {
+            let lines = self.line_starts.len();
+            let over_lines = lines > self.max_lines + 1 && self.line_starts[1] <= keep_from;
+            let over_bytes = lines > 1 && end - self.start() > self.max_bytes as u64;
+            if !(over_lines || over_bytes) {
+                break;
+            }
             self.line_starts.pop_front();
             self.first_line += 1;
         }
@@ -243,7 +252,7 @@ mod tests {
 
     fn feed(t: &mut Transcript, d: &mut Decoder, bytes: &[u8]) {
         d.feed(t, bytes);
-        t.trim();
+        t.trim(u64::MAX);
     }
 
     #[test]
@@ -284,6 +293,26 @@ mod tests {
         // An offset that was dropped clamps to the oldest retained text.
         assert_eq!(t.since(0), "line 7\nline 8\nline 9\n");
         assert_eq!(t.line_start_of(t.end() - 3), 63);
+    }
+
+    #[test]
+    fn output_since_the_last_input_is_kept_up_to_the_byte_limit() {
+        let mut t = Transcript::new(3, 300_000);
+        let mut d = Decoder::default();
+        d.feed(&mut t, b"before\n");
+        let mark = t.end();
+        for i in 0..10 {
+            d.feed(&mut t, format!("line {i}\n").as_bytes());
+            t.trim(mark);
+        }
+        assert_eq!(t.retained_lines(), 10);
+        assert!(t.since(0).starts_with("line 0\n"));
+        // The byte limit still holds.
+        for _ in 0..100 {
+            d.feed(&mut t, format!("{}\n", "z".repeat(10_000)).as_bytes());
+            t.trim(mark);
+        }
+        assert!(t.end() - t.start() <= 300_000);
     }
 
     #[test]

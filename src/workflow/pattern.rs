@@ -36,7 +36,7 @@ impl PatternError {
 }
 
 /// Compiles a manifest pattern (multi-line mode, so `^` and `$` match at line ends, which is
-/// what a pattern over terminal output means).
+/// what a pattern over terminal output means; a lone `\r` ends a line too).
 pub fn compile(pattern: &str) -> Result<Regex, PatternError> {
     compile_with_flags(pattern, "m")
 }
@@ -56,7 +56,8 @@ pub fn compile_with_flags(pattern: &str, flags: &str) -> Result<Regex, PatternEr
     for flag in flags.chars() {
         match flag {
             'i' => builder.case_insensitive(true),
-            'm' => builder.multi_line(true),
+            // Terminal lines may end in `\r` too (a progress line rewritten in place).
+            'm' => builder.multi_line(true).crlf(true),
             's' => builder.dot_matches_new_line(true),
             'x' => builder.ignore_whitespace(true),
             'u' | 'g' => &mut builder,

@@ -1,0 +1,573 @@
+//! Terminal sessions against real PTYs running real bash.
+
+use flowdeck::term::processes::{self, proc_info};
+use flowdeck::term::shell::{self, CommandOutcome};
+use flowdeck::term::{
+    AwaitResult, AwaitSpec, Content, KeyPress, Named, OpenOptions, Outcome, Program, Session,
+    Since, Size, TermConfig, TermError, Terminals,
+};
+use regex::Regex;
+use std::sync::Arc;
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn terminals() -> Terminals {
+    Terminals::new(TermConfig {
+        kill_grace: Duration::from_millis(300),
+        ..TermConfig::default()
+    })
+}
+
+fn bash_options() -> OpenOptions {
+    OpenOptions {
+        program: Program::Command(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+        env: vec![
+            ("PS1".into(), "$ ".into()),
+            ("HISTFILE".into(), "/dev/null".into()),
+        ],
+        ..OpenOptions::default()
+    }
+}
+
+async fn bash(t: &Terminals) -> Arc<Session> {
+    let s = t.open(bash_options()).unwrap();
+    assert!(s.wait_for_output(LONG).await, "bash printed no prompt");
+    s
+}
+
+fn spec(pattern: &str, since: Since, timeout: Duration) -> AwaitSpec {
+    AwaitSpec {
+        pattern: Regex::new(&format!("(?mR){pattern}")).unwrap(),
+        stop_patterns: Vec::new(),
+        since,
+        timeout,
+    }
+}
+
+async fn wait(s: &Session, pattern: &str) -> AwaitResult {
+    let r = s.await_output(spec(pattern, Since::LastInput, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "waiting for {pattern:?}: {r:#?}"
+    );
+    r
+}
+
+/// The prompt that follows the last input.
+async fn prompt(s: &Session) {
+    wait(s, r"^\$ $").await;
+}
+
+#[tokio::test]
+async fn echo_round_trip_never_matches_the_typed_command() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("sleep 0.05; echo FINISHED_$((40 + 2))\n")
+        .unwrap();
+    let r = wait(&s, "FINISHED_42").await;
+    // Had the echo matched, the line would be the command line.
+    assert_eq!(r.matched_line.as_deref(), Some("FINISHED_42"));
+    // The pattern typed in the command itself never ends the wait.
+    s.send_text("echo ONLY_IN_COMMAND > /dev/null\n").unwrap();
+    let r = s
+        .await_output(spec(
+            "ONLY_IN_COMMAND",
+            Since::LastInput,
+            Duration::from_millis(300),
+        ))
+        .await;
+    assert_eq!(r.outcome, Outcome::Timeout);
+    assert!(
+        r.tail.contains("ONLY_IN_COMMAND"),
+        "the tail shows the echo: {}",
+        r.tail
+    );
+}
+
+#[tokio::test]
+async fn text_already_on_screen_never_matches() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("echo READY_NOW\n").unwrap();
+    wait(&s, "^READY_NOW").await;
+    s.send_text("true\n").unwrap();
+    let r = s
+        .await_output(spec(
+            "READY_NOW",
+            Since::LastInput,
+            Duration::from_millis(300),
+        ))
+        .await;
+    assert_eq!(r.outcome, Outcome::Timeout);
+    assert!(s.content(Content::Screen).contains("READY_NOW"));
+    // `since: screen` is the seed's behaviour and sees it at once; `all` sees history.
+    let r = s
+        .await_output(spec("^READY_NOW", Since::Screen, LONG))
+        .await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    let r = s.await_output(spec("^READY_NOW", Since::All, LONG)).await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    // `entry` waits for new output only.
+    let r = s
+        .await_output(spec("READY_NOW", Since::Entry, Duration::from_millis(200)))
+        .await;
+    assert_eq!(r.outcome, Outcome::Timeout);
+}
+
+#[tokio::test]
+async fn a_line_that_scrolled_far_away_is_still_matched() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("seq 1 200000\n").unwrap();
+    let r = wait(&s, "^100000$").await;
+    assert_eq!(r.matched_text.as_deref(), Some("100000"));
+    wait(&s, "^200000$").await;
+    // Scrollback is bounded: 10,000 lines kept, but the count goes on.
+    let info = s.info();
+    assert!(info.history_lines >= 200_000, "{info:?}");
+}
+
+#[tokio::test]
+async fn a_ten_thousand_character_line_arrives_whole() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let payload: String = (0..10_000)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    s.send_text(&format!("echo {payload} | wc -c; echo {payload}\n"))
+        .unwrap();
+    wait(&s, "^10001$").await;
+    let tail: String = payload[payload.len() - 30..].to_string();
+    wait(&s, &format!("{tail}$")).await;
+    let since = s.content(Content::SinceInput);
+    assert!(
+        since.lines().any(|l| l == payload),
+        "the line came back cut"
+    );
+}
+
+#[tokio::test]
+async fn stop_patterns_captures_and_exit() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("echo 'ERROR: disk full'; echo never\n")
+        .unwrap();
+    let r = s
+        .await_output(AwaitSpec {
+            pattern: Regex::new("never").unwrap(),
+            stop_patterns: vec![Regex::new(r"ERROR: (\w+)").unwrap()],
+            since: Since::LastInput,
+            timeout: LONG,
+        })
+        .await;
+    assert_eq!(r.outcome, Outcome::Stopped);
+    assert_eq!(r.stop_pattern.as_deref(), Some(r"ERROR: (\w+)"));
+    assert_eq!(r.groups, [Some("disk".to_string())]);
+
+    s.send_text("echo version 3.14; exit 7\n").unwrap();
+    let r = s
+        .await_output(spec(
+            r"version (?<major>\d+)\.(\d+)",
+            Since::LastInput,
+            LONG,
+        ))
+        .await;
+    assert_eq!(r.named_groups.get("major").map(String::as_str), Some("3"));
+    let r = s
+        .await_output(spec("will never appear", Since::LastInput, LONG))
+        .await;
+    assert_eq!(r.outcome, Outcome::Exited);
+    assert_eq!(r.exit.as_ref().and_then(|e| e.code), Some(7));
+    // An exited session keeps its screen and status until it is closed.
+    assert!(s.content(Content::Screen).contains("version 3.14"));
+    assert!(!s.info().running);
+    assert!(matches!(
+        s.send_text("echo\n"),
+        Err(TermError::Exited { .. })
+    ));
+    t.close(s.id()).await.unwrap();
+    assert!(matches!(t.get(s.id()), Err(TermError::NotFound(_))));
+}
+
+#[tokio::test]
+async fn keys_reach_the_program() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("sleep 100\n").unwrap();
+    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    prompt(&s).await;
+    s.send_keys(&[
+        KeyPress::Text("echo keys".into()),
+        KeyPress::Named(Named::Left),
+        KeyPress::Named(Named::Left),
+        KeyPress::Text("-".into()),
+        KeyPress::Named(Named::End),
+        KeyPress::Text("!".into()),
+        KeyPress::Named(Named::Enter),
+    ])
+    .unwrap();
+    wait(&s, "^ke-ys!$").await;
+}
+
+#[tokio::test]
+async fn full_screen_programs_run_and_their_screen_is_read() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lines.txt");
+    let text: String = (1..=200).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    s.send_text(&format!("LESS= less {}\n", file.display()))
+        .unwrap();
+    let r = s.await_output(spec("^row 29$", Since::Screen, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "{}",
+        s.content(Content::Screen)
+    );
+    let screen = s.content(Content::Screen);
+    assert!(screen.starts_with("row 1\n"), "{screen}");
+    // `less` turns on application cursor keys; Down must scroll one line.
+    s.send_keys(&[KeyPress::Named(Named::Down)]).unwrap();
+    let r = s.await_output(spec("^row 30$", Since::Screen, LONG)).await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    s.send_keys(&[KeyPress::Named(Named::PageDown)]).unwrap();
+    let r = s.await_output(spec("^row 59$", Since::Screen, LONG)).await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    s.send_text("q").unwrap();
+    prompt(&s).await;
+
+    // vim asks for the cursor position and device attributes; it must start and draw.
+    s.send_text(&format!("vim -u NONE -N {}\n", file.display()))
+        .unwrap();
+    let r = s.await_output(spec(r"^row 1$", Since::Screen, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "{}",
+        s.content(Content::Screen)
+    );
+    assert!(s.snapshot().alternate_screen);
+    s.send_text(":q!\r").unwrap();
+    // The screen's lines are trimmed: the prompt reads `$`.
+    let r = s.await_output(spec(r"^\$$", Since::Screen, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "{}",
+        s.content(Content::Screen)
+    );
+    t.close(s.id()).await.unwrap();
+}
+
+#[tokio::test]
+async fn styled_cells_and_resizes_including_absurd_ones() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("printf '\\033[1;31mRED\\033[0m\\n'\n").unwrap();
+    wait(&s, "^RED$").await;
+    let snap = s.snapshot();
+    let row = (0..snap.rows)
+        .find(|&r| {
+            snap.cell(r, 0).is_some_and(|c| c.text == "R")
+                && snap.cell(r, 1).is_some_and(|c| c.text == "E")
+        })
+        .unwrap();
+    let cell = snap.cell(row, 0).unwrap();
+    assert!(cell.bold);
+    assert_eq!(cell.fg, flowdeck::term::screen::Color::Indexed(1));
+    assert_eq!(s.resize(0, 0).unwrap(), Size { cols: 2, rows: 2 });
+    assert_eq!(s.resize(1, 1).unwrap(), Size { cols: 2, rows: 2 });
+    s.send_text("stty size\n").unwrap();
+    wait(&s, "^2 2$").await;
+    assert_eq!(
+        s.resize(100, 40).unwrap(),
+        Size {
+            cols: 100,
+            rows: 40
+        }
+    );
+    s.send_text("stty size\n").unwrap();
+    wait(&s, "^40 100$").await;
+}
+
+#[tokio::test]
+async fn binary_output_and_hostile_sequences_do_no_harm() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("head -c 200000 /dev/urandom; printf '\\033[99999;99999H\\033[5;2r\\033[99999L\\377\\376\\033P1$r\\033\\\\'; echo; echo SURVIVED\n").unwrap();
+    wait(&s, "SURVIVED$").await;
+    s.send_text("stty sane; echo OK_AFTER\n").unwrap();
+    wait(&s, "^OK_AFTER$").await;
+}
+
+#[tokio::test]
+async fn run_command_returns_status_and_output_and_leaves_no_history() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let r = shell::run_command(&s, "true", LONG).await.unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Completed, Some(0), "")
+    );
+    let r = shell::run_command(&s, "echo out; echo err >&2; (exit 3)", LONG)
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, Some(3));
+    assert_eq!(r.output, "out\nerr");
+    // Quotes, a heredoc over several lines, a tab, and text that looks like a marker.
+    let r = shell::run_command(
+        &s,
+        "cat <<'EOF'\nit's \"quoted\"\n\ttabbed __FD1234:E:0\nEOF",
+        LONG,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert_eq!(r.output, "it's \"quoted\"\n        tabbed __FD1234:E:0");
+    // A syntax error is the command's failure, not a hang.
+    let r = shell::run_command(&s, "if then fi (", LONG).await.unwrap();
+    assert_eq!(r.exit_code, Some(2));
+    // State persists like a typed command: cd and variables stay.
+    shell::run_command(&s, "cd /tmp && X=kept", LONG)
+        .await
+        .unwrap();
+    let r = shell::run_command(&s, "pwd; echo $X", LONG).await.unwrap();
+    assert_eq!(r.output, "/tmp\nkept");
+    // A long command is typed in pieces and still runs whole.
+    let long = format!("echo {} | wc -c", "y".repeat(5000));
+    let r = shell::run_command(&s, &long, LONG).await.unwrap();
+    assert_eq!(r.output.trim(), "5001");
+    // Timeouts are results.
+    let r = shell::run_command(&s, "sleep 5", Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, CommandOutcome::Timeout);
+    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    prompt(&s).await;
+    // Nothing of the framing is left in the shell's history.
+    s.send_text("history\n").unwrap();
+    let r = wait(&s, r"\d+\s+history\s*\n\$ $").await;
+    let listing = s.content(Content::SinceInput);
+    assert!(!listing.contains("__FD"), "{listing}");
+    assert!(listing.contains("history"), "{r:?}");
+}
+
+#[tokio::test]
+async fn shell_operations_refuse_a_session_that_is_not_at_a_shell_prompt() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("cat\n").unwrap();
+    let r = s.await_output(spec("", Since::LastInput, LONG)).await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    // `cat` in the foreground: typing a framed command into it would be wrong.
+    let mut error = None;
+    for _ in 0..100 {
+        match shell::run_command(&s, "true", LONG).await {
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+            // cat may not have taken the terminal yet.
+            Ok(_) => tokio::task::yield_now().await,
+        }
+    }
+    match error {
+        Some(TermError::NotAShell { foreground, .. }) => assert_eq!(foreground, "cat"),
+        other => panic!("{other:?}"),
+    }
+    let repl = t
+        .open(OpenOptions {
+            program: Program::Command(vec!["cat".into()]),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    assert!(matches!(
+        shell::read_env(&repl, &["HOME"], LONG).await,
+        Err(TermError::NotAShell { .. })
+    ));
+}
+
+#[tokio::test]
+async fn environment_values_round_trip_literally() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let marker = std::env::temp_dir().join(format!("flowdeck-pwned-{}", std::process::id()));
+    let tricky = [
+        ("PLAIN", "build".to_string()),
+        ("SPACES", "  two  spaces  ".to_string()),
+        ("QUOTES", r#"it's "quoted" \back\slash"#.to_string()),
+        ("NEWLINES", "line1\nline2\n\n".to_string()),
+        ("UNICODE", "héllo wörld ✓ 中文".to_string()),
+        (
+            "SUBST",
+            format!(
+                "$(touch {}) `touch {}` ${{HOME}}",
+                marker.display(),
+                marker.display()
+            ),
+        ),
+        ("CONTROL", "tab\there\u{3}ctrl-c\u{1b}[31m".to_string()),
+        ("EMPTY", String::new()),
+    ];
+    let vars: Vec<(String, String)> = tricky
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    shell::export_env(&s, &vars, LONG).await.unwrap();
+    let names: Vec<&str> = tricky
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(["NOT_SET_AT_ALL"])
+        .collect();
+    let read = shell::read_env(&s, &names, LONG).await.unwrap();
+    for (name, value) in &tricky {
+        assert_eq!(read.get(*name), Some(&Some(value.clone())), "{name}");
+    }
+    assert_eq!(read.get("NOT_SET_AT_ALL"), Some(&None));
+    assert!(!marker.exists(), "a value was executed");
+    // Exported means children see it too.
+    let r = shell::run_command(&s, "bash -c 'printf %s \"$UNICODE\"'", LONG)
+        .await
+        .unwrap();
+    assert_eq!(r.output, "héllo wörld ✓ 中文");
+    assert!(matches!(
+        shell::read_env(&s, &["NOT-VALID"], LONG).await,
+        Err(TermError::InvalidEnvName(_))
+    ));
+}
+
+fn alive(pids: &[i32]) -> Vec<i32> {
+    pids.iter()
+        .copied()
+        .filter(|&p| proc_info(p).is_some())
+        .collect()
+}
+
+#[tokio::test]
+async fn closing_ends_every_process_and_leaves_no_zombie() {
+    let t = terminals();
+    let s = bash(&t).await;
+    // A child that ignores SIGTERM and SIGHUP, background jobs, a nohup child, a daemon that
+    // leaves the session, and a writer that never stops, in the foreground.
+    s.send_text(
+        "bash -c 'trap \"\" TERM HUP; while :; do sleep 0.1; done' & \
+         sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & setsid sleep 1002 & \
+         echo STARTED; yes\n",
+    )
+    .unwrap();
+    wait(&s, "^y$").await;
+    let procs: Vec<i32> = processes::session_processes(s.pid() as i32, s.marker())
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    assert!(
+        procs.len() >= 6,
+        "expected the shell and its children, found {procs:?}"
+    );
+    let report = t.close(s.id()).await.unwrap();
+    assert_eq!(report.survivors, 0, "{report:?}");
+    assert!(
+        report.killed >= 1,
+        "the TERM-ignoring child needed SIGKILL: {report:?}"
+    );
+    // Gone means gone: not running, and not a zombie (reaped).
+    assert_eq!(alive(&procs), Vec::<i32>::new());
+    assert!(processes::session_processes(s.pid() as i32, s.marker()).is_empty());
+}
+
+#[tokio::test]
+async fn dropping_the_registry_ends_its_sessions() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("sleep 1000 &\n").unwrap();
+    wait(&s, r"^\[1\] \d+").await;
+    let (pid, marker) = (s.pid() as i32, s.marker().to_string());
+    drop(s);
+    drop(t);
+    assert!(processes::session_processes(pid, &marker).is_empty());
+}
+
+#[tokio::test]
+async fn limits_names_and_lookups() {
+    let t = Terminals::new(TermConfig {
+        max_sessions: 2,
+        kill_grace: Duration::from_millis(300),
+        ..TermConfig::default()
+    });
+    let named = t
+        .open(OpenOptions {
+            name: Some("build.main".into()),
+            ..bash_options()
+        })
+        .unwrap();
+    assert_eq!(t.get("build.main").unwrap().id(), named.id());
+    for bad in ["../etc", "a/b", "-rf", "", "x\u{202e}y", "nul\0"] {
+        let r = t.open(OpenOptions {
+            name: Some(bad.into()),
+            ..bash_options()
+        });
+        assert!(matches!(r, Err(TermError::InvalidName(_))), "{bad:?}");
+    }
+    let r = t.open(OpenOptions {
+        name: Some("build.main".into()),
+        ..bash_options()
+    });
+    assert!(matches!(r, Err(TermError::NameTaken(_))));
+    t.open(bash_options()).unwrap();
+    let r = t.open(bash_options());
+    assert!(
+        matches!(r, Err(TermError::TooManySessions { open: 2, max: 2 })),
+        "{r:?}"
+    );
+    assert_eq!(t.list().len(), 2);
+    let r = t.open(OpenOptions {
+        cwd: Some("/definitely/not/here".into()),
+        ..bash_options()
+    });
+    assert!(matches!(
+        r,
+        Err(TermError::InvalidCwd(_)) | Err(TermError::TooManySessions { .. })
+    ));
+    t.close("build.main").await.unwrap();
+    let r = t.open(OpenOptions {
+        cwd: Some("/definitely/not/here".into()),
+        ..bash_options()
+    });
+    assert!(matches!(r, Err(TermError::InvalidCwd(_))), "{r:?}");
+    let r = t.open(OpenOptions {
+        program: Program::Command(vec!["/no/such/program".into()]),
+        ..OpenOptions::default()
+    });
+    assert!(matches!(r, Err(TermError::Spawn { .. })), "{r:?}");
+    assert!(matches!(t.get("s999"), Err(TermError::NotFound(_))));
+    t.close_all().await;
+    assert!(t.is_empty());
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(50),
+        s.await_output(spec("never", Since::Entry, LONG)),
+    )
+    .await;
+    assert!(cancelled.is_err());
+    let waits = futures::future::join_all(
+        (0..10).map(|i| s.await_output(spec(&format!("^N{i}$"), Since::LastInput, LONG))),
+    );
+    let send = async {
+        s.send_text("for i in 0 1 2 3 4 5 6 7 8 9; do echo N$i; done\n")
+            .unwrap();
+    };
+    // Input first, then the waits: `last_input` makes the order safe.
+    send.await;
+    for r in waits.await {
+        assert_eq!(r.outcome, Outcome::Matched);
+    }
+}
