@@ -5,6 +5,7 @@
 //! workflows folder on disk.
 
 pub mod cli;
+pub mod engine;
 pub mod store;
 pub mod term;
 pub mod workflow;

@@ -1,4 +1,6 @@
 //! Terminal sessions against real PTYs running real bash.
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
 
 use flowdeck::term::processes::{self, proc_info};
 use flowdeck::term::shell::{self, CommandOutcome};

@@ -134,10 +134,10 @@ impl Watch {
                 .map(|(i, r)| (Some(i), r)),
         );
         for (stop, regex) in candidates {
-            if let Some(m) = regex.find_at(text, at) {
-                if best.is_none_or(|(pos, _)| m.start() < pos) {
-                    best = Some((m.start(), stop));
-                }
+            if let Some(m) = regex.find_at(text, at)
+                && best.is_none_or(|(pos, _)| m.start() < pos)
+            {
+                best = Some((m.start(), stop));
             }
         }
         let (_, stop) = best?;

@@ -234,8 +234,7 @@ pub fn render_line(raw: &str) -> String {
             }
         }
     }
-    let rendered: String = cells.into_iter().collect();
-    rendered.trim_end().to_string()
+    cells.into_iter().collect()
 }
 
 /// Renders raw text of several lines.

@@ -1,0 +1,379 @@
+//! Terminal methods of the engine: the manifest's tool parameters in, serializable results
+//! out. This is where the manifest's vocabulary (keys, `since`, timeouts in seconds) is
+//! turned into the terminal layer's.
+
+use super::{Engine, EngineError};
+use crate::term::{
+    self, AwaitResult, AwaitSpec, Content, KeyPress, Named, OpenOptions, Program, SessionInfo,
+    Size, Teardown,
+};
+use crate::workflow::action::{
+    self, AwaitOutputParams, ContentMode, GetScreenContentParams, Key, NamedKey,
+    OpenTerminalParams, RunCommandParams, SendInputParams, SetEnvParams,
+};
+use crate::workflow::pattern;
+use indexmap::IndexMap;
+use serde::Serialize;
+use std::time::Duration;
+
+/// How long `open_terminal` waits for a shell's first prompt before returning.
+const READY_WAIT: Duration = Duration::from_secs(2);
+/// Lines `tail` reads when none are given.
+const DEFAULT_TAIL_LINES: u32 = 50;
+
+/// The answer to `send_input`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SentInput {
+    pub session_id: String,
+    /// Bytes queued for the program.
+    pub bytes: usize,
+}
+
+/// The answer to `get_screen_content`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenContent {
+    pub session_id: String,
+    pub content_mode: ContentMode,
+    pub content: String,
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    pub running: bool,
+    pub exit: Option<term::ExitInfo>,
+}
+
+/// The answer to `await_output`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AwaitOutput {
+    pub session_id: String,
+    #[serde(flatten)]
+    pub result: AwaitResult,
+    /// The wait that applied, in seconds, and whether the one asked for was clamped.
+    pub timeout_seconds: f64,
+    pub timeout_clamped: bool,
+}
+
+/// The answer to `run_command`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandOutput {
+    pub session_id: String,
+    #[serde(flatten)]
+    pub result: term::CommandResult,
+    pub timeout_seconds: f64,
+}
+
+/// The answer to `set_env`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetEnvResult {
+    pub session_id: String,
+    /// The names exported, in order.
+    pub exported: Vec<String>,
+}
+
+/// Variables read from a session; `null` for one that is not set.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvValues {
+    pub session_id: String,
+    pub values: IndexMap<String, Option<String>>,
+}
+
+/// The answer to `list_terminal_sessions`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionList {
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// The answer to `exit_terminal`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClosedSession {
+    pub session_id: String,
+    pub teardown: Teardown,
+}
+
+/// The answer to `resize_terminal`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resized {
+    pub session_id: String,
+    pub cols: u16,
+    pub rows: u16,
+    /// The size asked for was out of range and was clamped.
+    pub clamped: bool,
+}
+
+/// A wait in seconds as asked (or the state's, or the default), clamped.
+fn wait_duration(asked: Option<f64>, state_default: Option<f64>) -> (Duration, f64, bool) {
+    let seconds = asked
+        .or(state_default)
+        .unwrap_or(action::DEFAULT_WAIT_SECONDS);
+    let (seconds, clamped) = action::clamp_wait(seconds);
+    (Duration::from_secs_f64(seconds), seconds, clamped)
+}
+
+fn compile(pattern: &str) -> Result<regex::Regex, EngineError> {
+    pattern::compile(pattern).map_err(|source| EngineError::Pattern {
+        pattern: pattern.to_string(),
+        source,
+    })
+}
+
+fn key_press(key: &Key) -> KeyPress {
+    match key {
+        Key::Text { text } => KeyPress::Text(text.clone()),
+        Key::Named { key } => KeyPress::Named(named(*key)),
+        Key::Ctrl { ctrl } => KeyPress::Ctrl(ctrl.chars().next().unwrap_or('@')),
+        Key::Alt { alt } => KeyPress::Alt(alt.chars().next().unwrap_or(' ')),
+    }
+}
+
+fn named(key: NamedKey) -> Named {
+    match key {
+        NamedKey::Enter => Named::Enter,
+        NamedKey::Tab => Named::Tab,
+        NamedKey::Escape => Named::Escape,
+        NamedKey::Backspace => Named::Backspace,
+        NamedKey::Up => Named::Up,
+        NamedKey::Down => Named::Down,
+        NamedKey::Left => Named::Left,
+        NamedKey::Right => Named::Right,
+        NamedKey::Home => Named::Home,
+        NamedKey::End => Named::End,
+        NamedKey::PageUp => Named::PageUp,
+        NamedKey::PageDown => Named::PageDown,
+        NamedKey::Insert => Named::Insert,
+        NamedKey::Delete => Named::Delete,
+        NamedKey::F1 => Named::F(1),
+        NamedKey::F2 => Named::F(2),
+        NamedKey::F3 => Named::F(3),
+        NamedKey::F4 => Named::F(4),
+        NamedKey::F5 => Named::F(5),
+        NamedKey::F6 => Named::F(6),
+        NamedKey::F7 => Named::F(7),
+        NamedKey::F8 => Named::F(8),
+        NamedKey::F9 => Named::F(9),
+        NamedKey::F10 => Named::F(10),
+        NamedKey::F11 => Named::F(11),
+        NamedKey::F12 => Named::F(12),
+    }
+}
+
+fn since(mode: action::Since) -> term::Since {
+    match mode {
+        action::Since::LastInput => term::Since::LastInput,
+        action::Since::Entry => term::Since::Entry,
+        action::Since::Screen => term::Since::Screen,
+        action::Since::All => term::Since::All,
+    }
+}
+
+impl Engine {
+    /// Opens a session and, for a shell, waits (briefly) for its first prompt, so that input
+    /// sent next is not typed before the line editor is ready.
+    pub async fn open_terminal(&self, p: &OpenTerminalParams) -> Result<SessionInfo, EngineError> {
+        let program = match (&p.shell, &p.command) {
+            (Some(_), Some(_)) => {
+                return Err(EngineError::InvalidParams(
+                    "give `shell` or `command`, not both".into(),
+                ));
+            }
+            (_, Some(argv)) => Program::Command(argv.clone()),
+            (shell, None) => Program::Shell(shell.clone()),
+        };
+        let options = OpenOptions {
+            program,
+            cwd: p.cwd.as_ref().map(Into::into),
+            env: p.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            size: Size {
+                cols: p.cols.unwrap_or(120),
+                rows: p.rows.unwrap_or(30),
+            },
+            name: p.name.clone(),
+        };
+        let session = self.terminals.open(options)?;
+        if session.is_shell() {
+            session.wait_for_output(READY_WAIT).await;
+        }
+        Ok(session.info())
+    }
+
+    pub fn send_input(&self, session: &str, p: &SendInputParams) -> Result<SentInput, EngineError> {
+        let s = self.terminals.get(session)?;
+        let bytes = match (&p.input_text, &p.keys) {
+            (Some(text), None) => s.send_text(text)?,
+            (None, Some(keys)) => {
+                let keys: Vec<KeyPress> = keys.iter().map(key_press).collect();
+                s.send_keys(&keys)?
+            }
+            _ => {
+                return Err(EngineError::InvalidParams(
+                    "send_input needs exactly one of `input_text` and `keys`".into(),
+                ));
+            }
+        };
+        Ok(SentInput {
+            session_id: s.id().to_string(),
+            bytes,
+        })
+    }
+
+    pub fn get_screen_content(
+        &self,
+        session: &str,
+        p: &GetScreenContentParams,
+    ) -> Result<ScreenContent, EngineError> {
+        let s = self.terminals.get(session)?;
+        let mode = p.content_mode.unwrap_or_default();
+        let what = match mode {
+            ContentMode::Screen => Content::Screen,
+            ContentMode::History => Content::History,
+            ContentMode::Tail => Content::Tail(p.lines.unwrap_or(DEFAULT_TAIL_LINES) as usize),
+            ContentMode::SinceInput => Content::SinceInput,
+        };
+        let content = s.content(what);
+        let info = s.info();
+        let (cursor_row, cursor_col) = s.with_screen(|screen| screen.cursor_position());
+        Ok(ScreenContent {
+            session_id: info.session_id,
+            content_mode: mode,
+            content,
+            cols: info.cols,
+            rows: info.rows,
+            cursor_row,
+            cursor_col,
+            running: info.running,
+            exit: info.exit,
+        })
+    }
+
+    /// Waits for output. `state_timeout` is the running state's `timeout_seconds`, used when
+    /// the step gives none.
+    pub async fn await_output(
+        &self,
+        session: &str,
+        p: &AwaitOutputParams,
+        state_timeout: Option<f64>,
+    ) -> Result<AwaitOutput, EngineError> {
+        let s = self.terminals.get(session)?;
+        let (timeout, timeout_seconds, timeout_clamped) = wait_duration(p.timeout, state_timeout);
+        let spec = AwaitSpec {
+            pattern: compile(&p.pattern)?,
+            stop_patterns: p
+                .stop_patterns
+                .iter()
+                .map(|sp| compile(sp))
+                .collect::<Result<_, _>>()?,
+            since: since(p.since.unwrap_or_default()),
+            timeout,
+        };
+        let result = s.await_output(spec).await;
+        Ok(AwaitOutput {
+            session_id: s.id().to_string(),
+            result,
+            timeout_seconds,
+            timeout_clamped,
+        })
+    }
+
+    pub async fn run_command(
+        &self,
+        session: &str,
+        p: &RunCommandParams,
+        state_timeout: Option<f64>,
+    ) -> Result<CommandOutput, EngineError> {
+        let s = self.terminals.get(session)?;
+        let (timeout, timeout_seconds, _) = wait_duration(p.timeout, state_timeout);
+        let result = term::shell::run_command(&s, &p.command, timeout).await?;
+        Ok(CommandOutput {
+            session_id: s.id().to_string(),
+            result,
+            timeout_seconds,
+        })
+    }
+
+    /// Exports variables into the session's shell, stored literally.
+    pub async fn set_env(
+        &self,
+        session: &str,
+        p: &SetEnvParams,
+        state_timeout: Option<f64>,
+    ) -> Result<SetEnvResult, EngineError> {
+        let s = self.terminals.get(session)?;
+        let (timeout, _, _) = wait_duration(None, state_timeout);
+        let vars: Vec<(String, String)> = p
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        term::shell::export_env(&s, &vars, timeout).await?;
+        Ok(SetEnvResult {
+            session_id: s.id().to_string(),
+            exported: p.vars.keys().cloned().collect(),
+        })
+    }
+
+    /// Reads variables from the session's shell.
+    pub async fn read_env(
+        &self,
+        session: &str,
+        names: &[&str],
+        timeout: Option<f64>,
+    ) -> Result<EnvValues, EngineError> {
+        let s = self.terminals.get(session)?;
+        let (timeout, _, _) = wait_duration(timeout, None);
+        let values = term::shell::read_env(&s, names, timeout).await?;
+        Ok(EnvValues {
+            session_id: s.id().to_string(),
+            values,
+        })
+    }
+
+    pub fn list_terminal_sessions(&self) -> SessionList {
+        SessionList {
+            sessions: self.terminals.list(),
+        }
+    }
+
+    /// Closes a session and everything running in it.
+    pub async fn exit_terminal(&self, session: &str) -> Result<ClosedSession, EngineError> {
+        let id = self.terminals.get(session)?.id().to_string();
+        let teardown = self.terminals.close(&id).await?;
+        Ok(ClosedSession {
+            session_id: id,
+            teardown,
+        })
+    }
+
+    pub fn resize_terminal(
+        &self,
+        session: &str,
+        cols: u16,
+        rows: u16,
+    ) -> Result<Resized, EngineError> {
+        let s = self.terminals.get(session)?;
+        let size = s.resize(cols, rows)?;
+        Ok(Resized {
+            session_id: s.id().to_string(),
+            cols: size.cols,
+            rows: size.rows,
+            clamped: size.cols != cols || size.rows != rows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_default_and_clamp() {
+        assert_eq!(wait_duration(None, None).1, 30.0);
+        assert_eq!(wait_duration(None, Some(5.0)).1, 5.0);
+        assert_eq!(wait_duration(Some(2.0), Some(5.0)).1, 2.0);
+        let (_, seconds, clamped) = wait_duration(Some(1e9), None);
+        assert_eq!((seconds, clamped), (300.0, true));
+        let (_, seconds, clamped) = wait_duration(Some(f64::NAN), None);
+        assert_eq!((seconds, clamped), (300.0, true));
+        let (_, seconds, clamped) = wait_duration(Some(-1.0), None);
+        assert_eq!((seconds, clamped), (0.0, true));
+    }
+}

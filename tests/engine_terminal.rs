@@ -1,0 +1,167 @@
+//! The engine's terminal methods, called with the same parameters a manifest step or an MCP
+//! tool call carries.
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
+use flowdeck::engine::{Engine, EngineConfig, EngineError};
+use flowdeck::term::{Outcome, TermConfig};
+use flowdeck::workflow::action::{
+    AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
+    SendInputParams, SetEnvParams,
+};
+use serde_json::json;
+use std::time::Duration;
+
+fn engine() -> Engine {
+    Engine::new(EngineConfig {
+        terminals: TermConfig {
+            kill_grace: Duration::from_millis(300),
+            ..TermConfig::default()
+        },
+    })
+}
+
+fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+#[tokio::test]
+async fn a_step_sequence_through_the_engine() {
+    let e = engine();
+    let info = e
+        .open_terminal(&params::<OpenTerminalParams>(json!({
+            "command": ["bash", "--norc", "--noprofile"],
+            "env": {"PS1": "$ ", "HISTFILE": "/dev/null"},
+            "cols": 100, "rows": 20, "name": "steps"
+        })))
+        .await
+        .unwrap();
+    assert_eq!(
+        (info.cols, info.rows, info.name.as_deref()),
+        (100, 20, Some("steps"))
+    );
+    let id = info.session_id;
+
+    e.send_input(
+        &id,
+        &params::<SendInputParams>(
+            json!({"keys": [{"text": "echo hi-$((1+1))"}, {"key": "enter"}]}),
+        ),
+    )
+    .unwrap();
+    let out = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(json!({"pattern": "^hi-(\\d)$", "timeout": 1e6})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.result.outcome, Outcome::Matched);
+    assert_eq!(out.result.groups, [Some("2".to_string())]);
+    assert!(out.timeout_clamped);
+    assert_eq!(out.timeout_seconds, 300.0);
+
+    // The state's timeout applies when the step gives none.
+    let out = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(json!({"pattern": "never"})),
+            Some(0.2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.result.outcome, Outcome::Timeout);
+    assert_eq!(out.timeout_seconds, 0.2);
+
+    let bad = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(json!({"pattern": "(unclosed"})),
+            None,
+        )
+        .await;
+    assert!(matches!(bad, Err(EngineError::Pattern { .. })), "{bad:?}");
+
+    e.set_env(
+        &id,
+        &params::<SetEnvParams>(json!({"vars": {"TARGET": "it's $(x)", "COUNT": 3, "ON": true}})),
+        None,
+    )
+    .await
+    .unwrap();
+    let values = e
+        .read_env(&id, &["TARGET", "COUNT", "ON", "MISSING"], None)
+        .await
+        .unwrap();
+    assert_eq!(values.values["TARGET"].as_deref(), Some("it's $(x)"));
+    assert_eq!(values.values["COUNT"].as_deref(), Some("3"));
+    assert_eq!(values.values["ON"].as_deref(), Some("true"));
+    assert_eq!(values.values["MISSING"], None);
+
+    let r = e
+        .run_command(
+            &id,
+            &params::<RunCommandParams>(
+                json!({"command": "echo $TARGET; exit_code=4; (exit $exit_code)"}),
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.result.exit_code, r.result.output.as_str()),
+        (Some(4), "it's $(x)")
+    );
+
+    for (mode, expect) in [
+        ("screen", "it's $(x)"),
+        ("history", "hi-2"),
+        ("since_input", "it's $(x)"),
+    ] {
+        let c = e
+            .get_screen_content(
+                &id,
+                &params::<GetScreenContentParams>(json!({"content_mode": mode})),
+            )
+            .unwrap();
+        assert!(c.content.contains(expect), "{mode}: {}", c.content);
+    }
+    let tail = e
+        .get_screen_content(
+            &id,
+            &params::<GetScreenContentParams>(json!({"content_mode": "tail", "lines": 1})),
+        )
+        .unwrap();
+    assert_eq!(tail.content, "$ ");
+
+    let resized = e.resize_terminal(&id, 0, 0).unwrap();
+    assert!(resized.clamped);
+    assert_eq!(e.list_terminal_sessions().sessions.len(), 1);
+    let closed = e.exit_terminal("steps").await.unwrap();
+    assert_eq!(closed.session_id, id);
+    assert_eq!(closed.teardown.survivors, 0);
+    assert!(e.list_terminal_sessions().sessions.is_empty());
+    let gone = e.send_input(&id, &params::<SendInputParams>(json!({"input_text": "x"})));
+    assert_eq!(gone.unwrap_err().code(), "session_not_found");
+}
+
+#[tokio::test]
+async fn shell_and_command_are_exclusive_and_errors_are_clear() {
+    let e = engine();
+    let both = e
+        .open_terminal(&params::<OpenTerminalParams>(
+            json!({"shell": "/bin/sh", "command": ["cat"]}),
+        ))
+        .await;
+    assert_eq!(both.unwrap_err().code(), "invalid_params");
+    let missing = e
+        .open_terminal(&params::<OpenTerminalParams>(
+            json!({"command": ["/no/such/binary"]}),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), "spawn_failed");
+    assert!(missing.to_string().contains("/no/such/binary"), "{missing}");
+    e.shutdown().await;
+}
