@@ -14,6 +14,10 @@ use std::collections::VecDeque;
 
 /// A line longer than this is broken, so that output without newlines stays bounded.
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
+/// Output after the last input is kept beyond the line limit up to this many bytes, so that a
+/// wait registered just after the input (by a workflow step, or an agent's next tool call)
+/// still sees the first lines of a flood.
+pub const KEEP_AFTER_INPUT: u64 = 1 << 20;
 /// Dead text at the front is dropped in one move once it is this large (and half the buffer).
 const COMPACT_AT: usize = 64 * 1024;
 
@@ -141,12 +145,12 @@ impl Transcript {
         self.line_starts.push_back(self.end());
     }
 
-    /// Drops the oldest lines beyond the line limit, except those after `keep_from` (the
-    /// output since the last input, which a wait about to begin may still need), and beyond
-    /// the byte limit in any case. Called after waiters have seen new text, so that nothing
-    /// is dropped before it was matched.
+    /// Drops the oldest lines beyond the line limit, except the output after `keep_from` (the
+    /// last input; at most [`KEEP_AFTER_INPUT`] bytes of it), and beyond the byte limit in
+    /// any case. Called after waiters have seen new text, so nothing is dropped unmatched.
     pub fn trim(&mut self, keep_from: u64) {
         let end = self.end();
+        let keep_from = keep_from.max(end.saturating_sub(KEEP_AFTER_INPUT));
         loop {
             let lines = self.line_starts.len();
             let over_lines = lines > self.max_lines + 1 && self.line_starts[1] <= keep_from;
@@ -312,6 +316,14 @@ mod tests {
             t.trim(mark);
         }
         assert!(t.end() - t.start() <= 300_000);
+        // Beyond KEEP_AFTER_INPUT bytes after the input, the line limit applies again.
+        let mut t = Transcript::new(3, 8 << 20);
+        let mark = t.end();
+        for _ in 0..300 {
+            d.feed(&mut t, format!("{}\n", "k".repeat(9_999)).as_bytes());
+            t.trim(mark);
+        }
+        assert_eq!(t.retained_lines(), (KEEP_AFTER_INPUT / 10_000) as usize + 1);
     }
 
     #[test]

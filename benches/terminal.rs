@@ -1,0 +1,354 @@
+//! Terminal session figures (SPEC §7, docs/PERFORMANCE.md): ingest against a raw PTY read of
+//! the same bytes in the same run, await detection lag, echo and `run_command` round trips,
+//! open-to-prompt time, memory of sessions with full history, parallel waits.
+//!
+//! `cargo bench --bench terminal` prints each figure. Set `FLOWDECK_BENCH_QUICK=1` for a short
+//! run (fewer trials).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use flowdeck::term::shell;
+use flowdeck::term::{
+    AwaitSpec, OpenOptions, Outcome, Program, Session, Since, TermConfig, Terminals,
+};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use regex::Regex;
+use std::io::Read;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn quick() -> bool {
+    std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
+}
+
+fn spec(pattern: &str, since: Since) -> AwaitSpec {
+    AwaitSpec {
+        pattern: Regex::new(&format!("(?mR){pattern}")).unwrap(),
+        stop_patterns: Vec::new(),
+        since,
+        timeout: WAIT,
+    }
+}
+
+fn bash_options() -> OpenOptions {
+    OpenOptions {
+        program: Program::Command(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+        env: vec![
+            ("PS1".into(), "$ ".into()),
+            ("HISTFILE".into(), "/dev/null".into()),
+        ],
+        ..OpenOptions::default()
+    }
+}
+
+async fn bash(t: &Terminals) -> Arc<Session> {
+    let s = t.open(bash_options()).unwrap();
+    assert!(s.wait_for_output(WAIT).await);
+    s
+}
+
+fn stats(name: &str, mut samples: Vec<f64>, unit: &str) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let pick = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let median = pick(0.5);
+    println!(
+        "{name:<44} median {median:>9.3} {unit}  p99 {:>9.3} {unit}  min {:>9.3}  max {:>9.3}  (n={})",
+        pick(0.99),
+        samples[0],
+        samples[samples.len() - 1],
+        samples.len()
+    );
+    median
+}
+
+/// Time for a bare PTY (no parsing at all) to drain a program's output to EOF.
+fn raw_drain(argv: &[&str]) -> Duration {
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 30,
+            cols: 120,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+    cmd.env("TERM", "xterm-256color");
+    let started = Instant::now();
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = reader.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+    let took = started.elapsed();
+    child.wait().unwrap();
+    took
+}
+
+/// Time for a flowdeck session to take the same output to its last line (history kept).
+async fn session_drain(t: &Terminals, argv: &[&str], last: &str) -> Duration {
+    let started = Instant::now();
+    let s = t
+        .open(OpenOptions {
+            program: Program::Command(argv.iter().map(|a| a.to_string()).collect()),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    let r = s.await_output(spec(last, Since::All)).await;
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    let took = started.elapsed();
+    t.close(s.id()).await.unwrap();
+    took
+}
+
+async fn ingest(t: &Terminals) {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.txt");
+    let sgr = dir.path().join("sgr.txt");
+    let mut text = String::new();
+    let mut colored = String::new();
+    for i in 0..200_000 {
+        text.push_str(&format!(
+            "{i:>8} the quick brown fox jumps over the lazy dog, line of plain text\n"
+        ));
+        colored.push_str(&format!(
+            "\x1b[1;3{}m{i:>8}\x1b[0m \x1b[38;5;{}mquick\x1b[0m \x1b[48;2;10;20;{}mbrown\x1b[0m \x1b[4mfox\x1b[24m jumps\n",
+            i % 8,
+            i % 256,
+            i % 256
+        ));
+    }
+    text.push_str("END_OF_PLAIN\n");
+    colored.push_str("END_OF_SGR\n");
+    std::fs::write(&plain, &text).unwrap();
+    std::fs::write(&sgr, &colored).unwrap();
+    let rounds = if quick() { 1 } else { 3 };
+    let cases: [(&str, Vec<String>, &str, usize); 3] = [
+        (
+            "seq 1 2000000",
+            vec!["seq".into(), "1".into(), "2000000".into()],
+            "^2000000$",
+            16_888_896,
+        ),
+        (
+            "cat plain text",
+            vec!["cat".into(), plain.display().to_string()],
+            "^END_OF_PLAIN$",
+            text.len(),
+        ),
+        (
+            "cat SGR-heavy text",
+            vec!["cat".into(), sgr.display().to_string()],
+            "^END_OF_SGR$",
+            colored.len(),
+        ),
+    ];
+    for (name, argv, last, bytes) in cases {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let mut raw = Vec::new();
+        let mut ours = Vec::new();
+        for _ in 0..rounds {
+            raw.push(raw_drain(&argv).as_secs_f64());
+            ours.push(session_drain(t, &argv, last).await.as_secs_f64());
+        }
+        let raw = stats(&format!("ingest {name}: raw PTY drain"), raw, "s");
+        let ours = stats(&format!("ingest {name}: flowdeck session"), ours, "s");
+        println!(
+            "{:<44} ratio {:.3}x  ({:.1} MB/s raw, {:.1} MB/s flowdeck)",
+            format!("ingest {name}"),
+            ours / raw,
+            bytes as f64 / raw / 1e6,
+            bytes as f64 / ours / 1e6
+        );
+    }
+}
+
+async fn echo_round_trip(t: &Terminals) {
+    let s = bash(t).await;
+    let n = if quick() { 100 } else { 1000 };
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let started = Instant::now();
+        s.send_text(&format!("echo R{i}\n")).unwrap();
+        let r = s
+            .await_output(spec(&format!("^R{i}$"), Since::LastInput))
+            .await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(r.outcome, Outcome::Matched);
+    }
+    stats("echo round trip (send_input + await_output)", samples, "ms");
+    let n = if quick() { 50 } else { 300 };
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        let r = shell::run_command(&s, "true", WAIT).await.unwrap();
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(r.exit_code, Some(0));
+    }
+    stats("run_command `true`", samples, "ms");
+    t.close(s.id()).await.unwrap();
+}
+
+async fn detection_lag(t: &Terminals) {
+    // The child stamps the wall clock just before it prints; the lag is from that stamp to
+    // the moment await_output returns.
+    let s = t
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                "python3".into(),
+                "-u".into(),
+                "-c".into(),
+                "import sys, time\nfor line in sys.stdin:\n    print('M%d' % time.time_ns(), flush=True)\n".into(),
+            ]),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    let n = if quick() { 100 } else { 1000 };
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        s.send_text("\n").unwrap();
+        let r = s.await_output(spec(r"^M(\d+)$", Since::LastInput)).await;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as f64;
+        let stamp: f64 = r.groups[0].as_deref().unwrap().parse().unwrap();
+        samples.push((now - stamp) / 1e6);
+    }
+    stats("await detection lag (print -> return)", samples, "ms");
+    t.close(s.id()).await.unwrap();
+}
+
+async fn open_to_prompt(t: &Terminals) {
+    let n = if quick() { 50 } else { 1000 };
+    let mut samples = Vec::with_capacity(n);
+    let mut failures = 0;
+    for _ in 0..n {
+        let started = Instant::now();
+        let s = t.open(bash_options()).unwrap();
+        if s.wait_for_output(Duration::from_secs(5)).await {
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        } else {
+            failures += 1;
+        }
+        t.close(s.id()).await.unwrap();
+    }
+    stats("open bash --norc to its first prompt", samples, "ms");
+    println!("{:<44} {failures} failures in {n} opens", "open failures");
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+async fn memory(t: &Terminals) {
+    let before = rss_kib();
+    let mut sessions = Vec::new();
+    for _ in 0..10 {
+        sessions.push(bash(t).await);
+    }
+    let opened = rss_kib();
+    for s in &sessions {
+        // 12,000 lines of 80 characters: the history is full (10,000 lines kept).
+        s.send_text("for i in $(seq 1 12000); do printf '%08d %070d\\n' $i 0; done; echo FILLED\n")
+            .unwrap();
+    }
+    for s in &sessions {
+        let r = s.await_output(spec("^FILLED$", Since::LastInput)).await;
+        assert_eq!(r.outcome, Outcome::Matched);
+        // A new input lets the history limit apply to that flood.
+        s.send_text("echo next\n").unwrap();
+        s.await_output(spec("^next$", Since::LastInput)).await;
+    }
+    let filled = rss_kib();
+    let lines: u64 = sessions.iter().map(|s| s.info().history_lines).sum();
+    println!(
+        "{:<44} {:.1} MiB for 10 sessions ({:.1} MiB to open them, {:.1} MiB of history; {lines} lines seen)",
+        "memory: 10 sessions with full history",
+        (filled - before) as f64 / 1024.0,
+        (opened - before) as f64 / 1024.0,
+        (filled - opened) as f64 / 1024.0,
+    );
+    for s in sessions {
+        t.close(s.id()).await.unwrap();
+    }
+}
+
+async fn parallel_waits(t: &Terminals) {
+    let mut sessions = Vec::new();
+    for _ in 0..10 {
+        sessions.push(bash(t).await);
+    }
+    let n = if quick() { 10 } else { 100 };
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let started = Instant::now();
+        for s in &sessions {
+            s.send_text(&format!("echo GO{i}\n")).unwrap();
+        }
+        // `last_input` makes sending first safe: the waits see all output after the input.
+        let results = futures::future::join_all(
+            sessions
+                .iter()
+                .map(|s| s.await_output(spec(&format!("^GO{i}$"), Since::LastInput))),
+        )
+        .await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        for (r, s) in results.iter().zip(&sessions) {
+            assert_eq!(r.outcome, Outcome::Matched, "{:?}", s.output_since(0));
+        }
+    }
+    stats("10 parallel awaits in 10 sessions (wall)", samples, "ms");
+    for s in sessions {
+        t.close(s.id()).await.unwrap();
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument picks sections.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wants = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let t = Terminals::new(TermConfig {
+            kill_grace: Duration::from_millis(500),
+            ..TermConfig::default()
+        });
+        if wants("ingest") {
+            ingest(&t).await;
+        }
+        if wants("echo") {
+            echo_round_trip(&t).await;
+        }
+        if wants("lag") {
+            detection_lag(&t).await;
+        }
+        if wants("open") {
+            open_to_prompt(&t).await;
+        }
+        if wants("memory") {
+            memory(&t).await;
+        }
+        if wants("parallel") {
+            parallel_waits(&t).await;
+        }
+        t.close_all().await;
+    });
+}
