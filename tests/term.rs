@@ -566,3 +566,43 @@ async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
         assert_eq!(r.outcome, Outcome::Matched);
     }
 }
+
+#[tokio::test]
+async fn children_get_the_pty_and_nothing_else_of_flowdeck() {
+    let t = terminals();
+    let s = t
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                "sh".into(),
+                "-c".into(),
+                "echo STARTED; exec sleep 100".into(),
+            ]),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    // Once it prints, the program has been exec'd with its own environment and descriptors.
+    wait(&s, "^STARTED").await;
+    let fds: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{}/fd", s.pid()))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                target.display().to_string(),
+            )
+        })
+        .collect();
+    let mut names: Vec<&str> = fds.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["0", "1", "2"], "{fds:?}");
+    assert!(
+        fds.iter()
+            .all(|(_, target)| target.starts_with("/dev/pts/")),
+        "{fds:?}"
+    );
+    let environ = std::fs::read(format!("/proc/{}/environ", s.pid())).unwrap();
+    let marker = format!("FLOWDECK_SESSION={}", s.marker());
+    assert!(environ.split(|&b| b == 0).any(|e| e == marker.as_bytes()));
+    t.close(s.id()).await.unwrap();
+}
