@@ -12,10 +12,13 @@ use flowdeck::term::{
     AwaitSpec, OpenOptions, Outcome, Program, Session, Since, TermConfig, Terminals,
 };
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use regex::Regex;
 use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::bash_options;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -24,29 +27,11 @@ fn quick() -> bool {
 }
 
 fn spec(pattern: &str, since: Since) -> AwaitSpec {
-    AwaitSpec {
-        pattern: Regex::new(&format!("(?mR){pattern}")).unwrap(),
-        stop_patterns: Vec::new(),
-        since,
-        timeout: WAIT,
-    }
-}
-
-fn bash_options() -> OpenOptions {
-    OpenOptions {
-        program: Program::Command(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-        env: vec![
-            ("PS1".into(), "$ ".into()),
-            ("HISTFILE".into(), "/dev/null".into()),
-        ],
-        ..OpenOptions::default()
-    }
+    common::spec(pattern, since, WAIT)
 }
 
 async fn bash(t: &Terminals) -> Arc<Session> {
-    let s = t.open(bash_options()).unwrap();
-    assert!(s.wait_for_output(WAIT).await);
-    s
+    common::bash(t, WAIT).await
 }
 
 fn stats(name: &str, mut samples: Vec<f64>, unit: &str) -> f64 {

@@ -12,6 +12,9 @@ use regex::Regex;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+use common::{bash_options, spec};
+
 const LONG: Duration = Duration::from_secs(20);
 
 fn terminals() -> Terminals {
@@ -21,30 +24,8 @@ fn terminals() -> Terminals {
     })
 }
 
-fn bash_options() -> OpenOptions {
-    OpenOptions {
-        program: Program::Command(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-        env: vec![
-            ("PS1".into(), "$ ".into()),
-            ("HISTFILE".into(), "/dev/null".into()),
-        ],
-        ..OpenOptions::default()
-    }
-}
-
 async fn bash(t: &Terminals) -> Arc<Session> {
-    let s = t.open(bash_options()).unwrap();
-    assert!(s.wait_for_output(LONG).await, "bash printed no prompt");
-    s
-}
-
-fn spec(pattern: &str, since: Since, timeout: Duration) -> AwaitSpec {
-    AwaitSpec {
-        pattern: Regex::new(&format!("(?mR){pattern}")).unwrap(),
-        stop_patterns: Vec::new(),
-        since,
-        timeout,
-    }
+    common::bash(t, LONG).await
 }
 
 async fn wait(s: &Session, pattern: &str) -> AwaitResult {
