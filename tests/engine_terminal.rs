@@ -10,15 +10,24 @@ use flowdeck::workflow::action::{
     SendInputParams, SetEnvParams,
 };
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
-fn engine() -> Engine {
-    Engine::new(EngineConfig {
-        terminals: TermConfig {
-            kill_grace: Duration::from_millis(300),
-            ..TermConfig::default()
+fn engine() -> (Arc<Engine>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(
+        dir.path(),
+        EngineConfig {
+            terminals: TermConfig {
+                kill_grace: Duration::from_millis(300),
+                ..TermConfig::default()
+            },
+            watch: false,
+            ..EngineConfig::default()
         },
-    })
+    )
+    .unwrap();
+    (engine, dir)
 }
 
 fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
@@ -27,7 +36,7 @@ fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
 
 #[tokio::test]
 async fn a_step_sequence_through_the_engine() {
-    let e = engine();
+    let (e, _dir) = engine();
     let info = e
         .open_terminal(&params::<OpenTerminalParams>(json!({
             "command": ["bash", "--norc", "--noprofile"],
@@ -148,7 +157,7 @@ async fn a_step_sequence_through_the_engine() {
 
 #[tokio::test]
 async fn shell_and_command_are_exclusive_and_errors_are_clear() {
-    let e = engine();
+    let (e, _dir) = engine();
     let both = e
         .open_terminal(&params::<OpenTerminalParams>(
             json!({"shell": "/bin/sh", "command": ["cat"]}),

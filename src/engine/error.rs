@@ -17,6 +17,16 @@ pub enum EngineError {
     },
     #[error("invalid parameters: {0}")]
     InvalidParams(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    RunStart(#[from] super::runs::StartError),
+    #[error("no run `{0}` (run_list shows the runs)")]
+    RunNotFound(String),
+    #[error("run {0} has already finished")]
+    RunFinished(String),
+    #[error("run {0} is not waiting for an answer")]
+    NoPrompt(String),
 }
 
 impl EngineError {
@@ -26,6 +36,12 @@ impl EngineError {
             EngineError::Term(e) => e.code(),
             EngineError::Pattern { source, .. } => source.rule(),
             EngineError::InvalidParams(_) => "invalid_params",
+            EngineError::Store(_) => "store",
+            EngineError::RunStart(super::runs::StartError::SessionBusy { .. }) => "conflict",
+            EngineError::RunStart(super::runs::StartError::TooManyRuns { .. }) => "run_limit",
+            EngineError::RunNotFound(_) => "run_not_found",
+            EngineError::RunFinished(_) => "run_finished",
+            EngineError::NoPrompt(_) => "no_prompt",
         }
     }
 }

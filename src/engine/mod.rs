@@ -1,37 +1,144 @@
 //! The engine: the one kernel both front ends drive. Every action a person takes in the TUI
-//! or an agent takes over MCP is a method here, and the engine holds no UI types.
+//! or an agent takes over MCP is a method here, every change is an [`EngineEvent`], and the
+//! engine holds no UI types.
 //!
-//! - [`terminal`]: terminal sessions, driven with the parameter types of the manifest's
-//!   tools, so a workflow step and a tool call are the same call.
+//! - [`terminal`]: terminal sessions, driven with the parameter types of the manifest's tools,
+//!   so a workflow step and a tool call are the same call;
+//! - [`runs_api`]: starting, following, cancelling and answering runs, and their history;
+//! - [`executor`]: one run's state machine; [`transition`] the pure choice of the next state;
+//!   [`contract`] the input and output contracts;
+//! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
+//! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream.
 
+pub mod contract;
 pub mod error;
+pub mod events;
+pub mod executor;
+pub mod journal;
+pub mod meta;
+pub mod result;
+pub mod runs;
+pub mod runs_api;
 pub mod terminal;
+pub mod transition;
 
 pub use error::EngineError;
+pub use events::EngineEvent;
+pub use result::{FinalState, RunResult};
+pub use runs::{Phase, RunStatus};
+pub use runs_api::{RunRequest, StartedRun, WorkflowSource};
 pub use terminal::{
     AwaitOutput, ClosedSession, CommandOutput, EnvValues, Resized, ScreenContent, SentInput,
     SessionList, SetEnvResult,
 };
 
+use crate::store::{Store, Watcher};
 use crate::term::{TermConfig, Terminals};
+use journal::Journal;
+use meta::Metadata;
+use runs::Runs;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::broadcast;
 
 /// Settings of one engine.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub terminals: TermConfig,
+    /// Runs in progress at once.
+    pub max_runs: usize,
+    /// The program a run's own session starts (default: the user's shell).
+    pub run_shell: Option<Vec<String>>,
+    /// Follow the folder for changes made by editors (off for one-shot commands).
+    pub watch: bool,
 }
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            terminals: TermConfig::default(),
+            max_runs: 8,
+            run_shell: None,
+            watch: true,
+        }
+    }
+}
+
+/// Events kept for observers that fall behind.
+const EVENT_BUFFER: usize = 4096;
 
 /// The engine handle shared by the front ends.
 #[derive(Debug)]
 pub struct Engine {
+    config: EngineConfig,
+    store: Arc<Store>,
+    _watcher: Option<Watcher>,
     terminals: Terminals,
+    runs: Runs,
+    journal: Journal,
+    metadata: Metadata,
+    events: broadcast::Sender<EngineEvent>,
 }
 
 impl Engine {
-    pub fn new(config: EngineConfig) -> Self {
-        Engine {
-            terminals: Terminals::new(config.terminals),
+    /// Opens the workflows folder and, if configured, starts following it.
+    pub fn open(workflows: &Path, config: EngineConfig) -> Result<Arc<Engine>, EngineError> {
+        let store = Store::open(workflows)?;
+        let watcher = if config.watch {
+            Some(Watcher::start(&store)?)
+        } else {
+            None
+        };
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let meta_dir = store.root().join(crate::store::files::META_DIR);
+        let engine = Arc::new(Engine {
+            terminals: Terminals::new(config.terminals.clone()),
+            runs: Runs::new(config.max_runs),
+            journal: Journal::new(meta_dir.join("runs")),
+            metadata: Metadata::new(&meta_dir),
+            config,
+            store,
+            _watcher: watcher,
+            events,
+        });
+        engine.forward_store_changes();
+        Ok(engine)
+    }
+
+    /// Publishes every change of the folder as an engine event.
+    fn forward_store_changes(&self) {
+        let changes = self.store.subscribe();
+        let events = self.events.clone();
+        let spawned = std::thread::Builder::new()
+            .name("engine-store-events".into())
+            .spawn(move || {
+                for change in changes {
+                    let kind = match change.kind {
+                        crate::store::ChangeKind::Added => "added",
+                        crate::store::ChangeKind::Changed => "changed",
+                        crate::store::ChangeKind::Removed => "removed",
+                    };
+                    // No receiver is fine: nobody is watching yet.
+                    let _ = events.send(EngineEvent::WorkflowChanged {
+                        name: change.name,
+                        file_name: change.file_name,
+                        kind: kind.into(),
+                        version: change.version,
+                    });
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("workflow change events are off: {e}");
         }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The workflows folder.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
     }
 
     /// The terminal sessions (for front ends that draw them).
@@ -39,8 +146,37 @@ impl Engine {
         &self.terminals
     }
 
-    /// Ends everything the engine started.
+    pub(crate) fn runs(&self) -> &Runs {
+        &self.runs
+    }
+
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// Follows every engine event from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn publish(&self, event: EngineEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Ends everything the engine started: runs are cancelled, sessions closed.
     pub async fn shutdown(&self) {
+        let active = self.runs.all_active();
+        self.runs.cancel_all();
+        // Give cancelled runs their turn to record how they ended.
+        for run in active {
+            let mut status = run.status.subscribe();
+            let ended = status.wait_for(|s| s.status == Phase::Finished);
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ended).await;
+        }
         self.terminals.close_all().await;
     }
 }

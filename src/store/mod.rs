@@ -8,7 +8,7 @@
 mod catalog;
 mod entry;
 mod error;
-mod files;
+pub mod files;
 mod rename;
 mod watch;
 

@@ -129,6 +129,28 @@ pub fn terminate(leader: i32, marker: &str, grace: Duration) -> Teardown {
     report
 }
 
+/// Ends one process group (a cancelled step's job): SIGINT, as Ctrl-C would, then SIGTERM,
+/// then SIGKILL if it is still there after `grace`. Blocking. Returns whether it had to kill.
+pub fn end_group(pgid: i32, grace: Duration) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    let group = Pid::from_raw(pgid);
+    let alive = || nix::sys::signal::killpg(group, None).is_ok();
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGCONT] {
+        let _ = nix::sys::signal::killpg(group, signal);
+    }
+    let deadline = Instant::now() + grace;
+    while alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if alive() {
+        let _ = nix::sys::signal::killpg(group, Signal::SIGKILL);
+        return true;
+    }
+    false
+}
+
 fn signal_all(processes: &[ProcInfo], signal: Signal) {
     for p in processes {
         // ESRCH (already gone) is the outcome we want.

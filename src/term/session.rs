@@ -618,6 +618,20 @@ impl Session {
         ))
     }
 
+    /// Interrupts what runs in the foreground (a cancelled step): its process group gets
+    /// SIGINT, SIGTERM, then SIGKILL after `grace`, and the shell stays. When the session's own
+    /// program is in the foreground (a REPL), it gets a Ctrl-C as if typed. Blocking.
+    pub fn interrupt_foreground(&self, grace: Duration) {
+        match self.foreground() {
+            Some((pgid, _)) if pgid != self.pid as i32 => {
+                processes::end_group(pgid, grace);
+            }
+            _ => {
+                let _ = self.send(vec![0x03], "");
+            }
+        }
+    }
+
     /// Fails unless a POSIX shell started this session and is itself in the foreground (at
     /// its prompt, not running a REPL or an editor).
     pub fn require_shell_prompt(&self) -> Result<(), TermError> {

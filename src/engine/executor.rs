@@ -1,0 +1,837 @@
+//! The state-machine executor: one run, from the input contract to the output contract.
+//!
+//! Each state's action runs once through the same engine methods a front end calls; what it
+//! did is logged (the seed's `execution_log`), journaled, and published; then the first
+//! transition that holds is taken ([`super::transition::next_state`], a pure function).
+
+use super::contract::{self, MASK};
+use super::events::EngineEvent;
+use super::journal::{EventBody, JournalWriter, now};
+use super::result::{FinalState, RunResult};
+use super::runs::{ActiveRun, PendingPrompt, Phase};
+use super::transition::{self, Status, StepOutcome};
+use super::{Engine, EngineError};
+use crate::term::{CommandOutcome, Outcome};
+use crate::workflow::action::{
+    Action, CaptureGroup, ListSessionsParams, OpenTerminalParams, SetEnvParams,
+};
+use crate::workflow::model::{Scalar, State, Workflow};
+use crate::workflow::rules;
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// Longest text kept for one string in the execution log.
+const LOG_TEXT: usize = 16 * 1024;
+/// Output kept in a journal step line.
+const JOURNAL_OUTPUT: usize = 500;
+/// How long a cancelled step's processes get between SIGINT and SIGKILL.
+const CANCEL_GRACE: Duration = Duration::from_millis(500);
+/// Timeout for the contract's own shell commands (reading and exporting variables).
+const CONTRACT_TIMEOUT: f64 = 30.0;
+
+/// Which session a run uses.
+#[derive(Debug, Clone)]
+pub enum SessionChoice {
+    /// An existing session (the seed's mode: an agent prepared it).
+    Given(String),
+    /// A new one, closed at the end unless `keep`.
+    Fresh { keep: bool },
+}
+
+/// Everything a run needs, decided before it starts.
+#[derive(Debug)]
+pub struct RunPlan {
+    pub run_id: String,
+    pub workflow: Arc<Workflow>,
+    pub version: Option<String>,
+    pub inputs: IndexMap<String, String>,
+    pub session: SessionChoice,
+    pub started_at: String,
+}
+
+/// How the states ended, when not by running out of transitions.
+struct Stop {
+    final_state: FinalState,
+    error: String,
+}
+
+impl Stop {
+    fn new(final_state: FinalState, error: impl Into<String>) -> Self {
+        Stop {
+            final_state,
+            error: error.into(),
+        }
+    }
+}
+
+/// What one action did.
+struct Acted {
+    outcome: StepOutcome,
+    result: Value,
+    error: Option<String>,
+}
+
+impl Acted {
+    fn ok(result: impl Serialize, observed: String) -> Self {
+        Acted {
+            outcome: StepOutcome {
+                status: Status::Success,
+                observed,
+                validation: None,
+            },
+            result: to_log_value(&result),
+            error: None,
+        }
+    }
+
+    fn failed(error: impl std::fmt::Display) -> Self {
+        let error = error.to_string();
+        Acted {
+            outcome: StepOutcome {
+                status: Status::Failure,
+                observed: error.clone(),
+                validation: None,
+            },
+            result: json!({ "error": error }),
+            error: Some(error),
+        }
+    }
+}
+
+struct Exec<'a> {
+    engine: &'a Engine,
+    run: &'a ActiveRun,
+    wf: &'a Workflow,
+    journal: JournalWriter,
+    log: Vec<Value>,
+    vars: IndexMap<String, String>,
+    session: Option<String>,
+    owned: Vec<String>,
+    steps: u32,
+    last_state: Option<String>,
+}
+
+/// Runs the plan to its end and returns the result; never panics on what the workflow or
+/// the session does.
+pub(super) async fn execute(
+    engine: Arc<Engine>,
+    run: Arc<ActiveRun>,
+    plan: RunPlan,
+    journal: JournalWriter,
+) -> RunResult {
+    let clock = Instant::now();
+    let wf = plan.workflow.clone();
+    let mut exec = Exec {
+        engine: &engine,
+        run: &run,
+        wf: &wf,
+        journal,
+        log: Vec::new(),
+        vars: IndexMap::new(),
+        session: None,
+        owned: Vec::new(),
+        steps: 0,
+        last_state: None,
+    };
+    let keep = matches!(plan.session, SessionChoice::Fresh { keep: true });
+    let ended = exec.run_all(&plan).await;
+    let (final_state, error, return_values) = match ended {
+        Ok(values) => (FinalState::Completed, None, values),
+        Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
+    };
+    if let Some(e) = &error {
+        exec.log
+            .push(json!({"phase": "error", "error": e, "timestamp": now()}));
+    }
+    if !keep {
+        for id in std::mem::take(&mut exec.owned) {
+            let _ = engine.exit_terminal(&id).await;
+        }
+    }
+    let success = final_state == FinalState::Completed;
+    let duration_ms = clock.elapsed().as_secs_f64() * 1000.0;
+    exec.journal.append(EventBody::RunFinished {
+        final_state: final_state.as_str().into(),
+        success,
+        states_executed: exec.steps,
+        error: error.clone(),
+        return_values: return_values.clone(),
+        duration_ms,
+    });
+    let finished_at = now();
+    engine.metadata().record(
+        &wf.name,
+        &plan.run_id,
+        final_state.as_str(),
+        success,
+        &finished_at,
+    );
+    RunResult {
+        success,
+        workflow_name: wf.name.clone(),
+        session_id: exec.session.clone(),
+        final_state,
+        states_executed: exec.steps,
+        workflow_signature: Some(wf.signature()),
+        execution_log: exec.log,
+        error,
+        run_id: plan.run_id,
+        workflow_version: plan.version,
+        return_values,
+        last_state: exec.last_state,
+        started_at: plan.started_at,
+        finished_at,
+        duration_ms,
+    }
+}
+
+impl Exec<'_> {
+    async fn run_all(&mut self, plan: &RunPlan) -> Result<IndexMap<String, String>, Stop> {
+        let cancel = self.run.cancel.clone();
+        let limit = self.wf.timeout_seconds.map(Duration::from_secs_f64);
+        let work = async {
+            self.open_session(&plan.session).await?;
+            self.check_inputs(&plan.inputs).await?;
+            self.states().await?;
+            self.check_returns().await
+        };
+        let bounded = async {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+                    Err(Stop::new(
+                        FinalState::Timeout,
+                        format!(
+                            "the run did not end within its timeout_seconds ({} s)",
+                            limit.as_secs_f64()
+                        ),
+                    ))
+                }),
+                None => work.await,
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(Stop::new(FinalState::Canceled, "the run was cancelled")),
+            result = bounded => result,
+        };
+        if matches!(&result, Err(stop) if matches!(stop.final_state, FinalState::Canceled | FinalState::Timeout))
+        {
+            self.interrupt().await;
+        }
+        result
+    }
+
+    /// Kills what the interrupted step left running (its session stays, unless the run owns
+    /// it, in which case closing it ends everything anyway).
+    async fn interrupt(&mut self) {
+        if let Some(id) = &self.session
+            && !self.owned.contains(id)
+            && let Ok(session) = self.engine.terminals().get(id)
+        {
+            let _ = tokio::task::spawn_blocking(move || session.interrupt_foreground(CANCEL_GRACE))
+                .await;
+        }
+    }
+
+    async fn open_session(&mut self, choice: &SessionChoice) -> Result<(), Stop> {
+        match choice {
+            SessionChoice::Given(id) => {
+                let session = self
+                    .engine
+                    .terminals()
+                    .get(id)
+                    .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
+                self.session = Some(session.id().to_string());
+            }
+            SessionChoice::Fresh { .. } => {
+                let params = OpenTerminalParams {
+                    command: self.engine.config().run_shell.clone(),
+                    ..OpenTerminalParams::default()
+                };
+                let info = self.engine.open_terminal(&params).await.map_err(|e| {
+                    Stop::new(
+                        FinalState::Error,
+                        format!("cannot open a terminal for the run: {e}"),
+                    )
+                })?;
+                self.owned.push(info.session_id.clone());
+                self.session = Some(info.session_id);
+            }
+        }
+        self.engine
+            .runs()
+            .set_session(self.run, self.session.clone());
+        Ok(())
+    }
+
+    fn session_id(&self, explicit: Option<&str>) -> Result<String, EngineError> {
+        explicit
+            .map(str::to_string)
+            .or_else(|| self.session.clone())
+            .ok_or_else(|| {
+                EngineError::InvalidParams(
+                    "the run has no terminal session (open one with open_terminal)".into(),
+                )
+            })
+    }
+
+    async fn check_inputs(&mut self, given: &IndexMap<String, String>) -> Result<(), Stop> {
+        if self.wf.arguments.is_empty() && given.is_empty() {
+            return Ok(());
+        }
+        let unknown_given: Vec<&str> = self
+            .wf
+            .arguments
+            .keys()
+            .filter(|k| !given.contains_key(*k))
+            .map(String::as_str)
+            .collect();
+        // Arguments not given are looked up in the session, when it is a shell at its prompt.
+        let session_values = match (&self.session, unknown_given.is_empty()) {
+            (Some(id), false) => match self
+                .engine
+                .read_env(id, &unknown_given, Some(CONTRACT_TIMEOUT))
+                .await
+            {
+                Ok(values) => values.values,
+                Err(e) => {
+                    tracing::debug!("arguments not read from the session: {e}");
+                    IndexMap::new()
+                }
+            },
+            _ => IndexMap::new(),
+        };
+        let resolved = contract::resolve_inputs(self.wf, given, &session_values);
+        let (valid, detail) = match &resolved {
+            Ok(inputs) => (
+                true,
+                json!({"valid": true, "sources": inputs.sources, "missing_vars": [], "validation_type": "arguments"}),
+            ),
+            Err(problems) => (
+                false,
+                json!({"valid": false, "missing_vars": problems.missing, "invalid": problems.invalid, "unknown": problems.unknown, "validation_type": "arguments"}),
+            ),
+        };
+        self.log.push(json!({"phase": "pre_execution_validation", "validation_result": detail, "timestamp": now()}));
+        self.journal.append(EventBody::ContractChecked {
+            phase: "arguments".into(),
+            valid,
+            detail,
+        });
+        let inputs = resolved.map_err(|problems| {
+            Stop::new(FinalState::ValidationFailed, problems.message(self.wf))
+        })?;
+        let exports = inputs.to_export();
+        if !exports.is_empty() {
+            let id = self
+                .session_id(None)
+                .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
+            let params = SetEnvParams {
+                session_id: None,
+                vars: exports
+                    .into_iter()
+                    .map(|(k, v)| (k, Scalar::String(v)))
+                    .collect(),
+            };
+            self.engine
+                .set_env(&id, &params, Some(CONTRACT_TIMEOUT))
+                .await
+                .map_err(|e| {
+                    Stop::new(
+                        FinalState::Error,
+                        format!("cannot export the inputs into session {id}: {e}"),
+                    )
+                })?;
+        }
+        self.vars.extend(inputs.values);
+        Ok(())
+    }
+
+    async fn check_returns(&mut self) -> Result<IndexMap<String, String>, Stop> {
+        if self.wf.return_values.is_empty() {
+            return Ok(IndexMap::new());
+        }
+        let names: Vec<&str> = self.wf.return_values.keys().map(String::as_str).collect();
+        let session_values = match &self.session {
+            Some(id) => match self
+                .engine
+                .read_env(id, &names, Some(CONTRACT_TIMEOUT))
+                .await
+            {
+                Ok(values) => values.values,
+                Err(e) => {
+                    tracing::debug!("return values not read from the session: {e}");
+                    IndexMap::new()
+                }
+            },
+            None => IndexMap::new(),
+        };
+        let checked = contract::check_returns(self.wf, &session_values, &self.vars);
+        let detail = match &checked {
+            Ok(values) => {
+                json!({"valid": true, "missing_vars": [], "values": values, "validation_type": "return_values"})
+            }
+            Err(missing) => {
+                json!({"valid": false, "missing_vars": missing, "validation_type": "return_values"})
+            }
+        };
+        self.log.push(json!({"phase": "post_execution_validation", "validation_result": detail, "timestamp": now()}));
+        self.journal.append(EventBody::ContractChecked {
+            phase: "return_values".into(),
+            valid: checked.is_ok(),
+            detail,
+        });
+        checked.map_err(|missing| {
+            let expected: Vec<&str> = self.wf.return_values.keys().map(String::as_str).collect();
+            Stop::new(
+                FinalState::ReturnValidationFailed,
+                format!(
+                    "Workflow failed to set required return values: {}. Expected variables: {}",
+                    missing.join(", "),
+                    expected.join(", ")
+                ),
+            )
+        })
+    }
+
+    async fn states(&mut self) -> Result<(), Stop> {
+        let mut current = self.wf.initial_state.clone();
+        loop {
+            if self.steps >= self.wf.max_steps() {
+                return Err(Stop::new(
+                    FinalState::Error,
+                    format!(
+                        "the run executed max_steps ({}) states without ending; the workflow loops (last state: {current})",
+                        self.wf.max_steps()
+                    ),
+                ));
+            }
+            let Some(state) = self.wf.states.get(&current) else {
+                return Err(Stop::new(
+                    FinalState::Error,
+                    format!("state `{current}` does not exist"),
+                ));
+            };
+            self.steps += 1;
+            let step = self.steps;
+            self.last_state = Some(current.clone());
+            let tool = state.action.tool().as_str();
+            let params = masked_params(self.wf, state.action.params());
+            self.run.update(|s| {
+                s.current_state = Some(current.clone());
+                s.states_executed = step;
+            });
+            let seq = self.journal.append(EventBody::StepStarted {
+                step,
+                state: current.clone(),
+                tool: tool.into(),
+                params: params.clone(),
+            });
+            self.run.update(|s| s.last_event = seq);
+            self.engine.publish(EngineEvent::RunStep {
+                run_id: self.run.run_id.clone(),
+                step,
+                state: current.clone(),
+                tool: tool.into(),
+            });
+            let clock = Instant::now();
+            let skip = match &state.when {
+                Some(guard) => !guard.evaluate(&self.vars).map_err(|e| {
+                    Stop::new(FinalState::Error, format!("state `{current}`: `when`: {e}"))
+                })?,
+                None => false,
+            };
+            let acted = if skip {
+                Acted::ok(
+                    json!({"skipped": true, "reason": "its `when` guard does not hold"}),
+                    String::new(),
+                )
+            } else {
+                self.act(&current, state).await
+            };
+            let elapsed_ms = clock.elapsed().as_secs_f64() * 1000.0;
+            let status = status_name(acted.outcome.status);
+            self.log.push(json!({
+                "phase": "execution",
+                "state": current,
+                "tool": tool,
+                "params": params,
+                "result": acted.result,
+                "tool_success": acted.outcome.status == Status::Success,
+                "status": status,
+                "elapsed_ms": elapsed_ms,
+                "timestamp": now(),
+            }));
+            let seq = self.journal.append(EventBody::StepFinished {
+                step,
+                state: current.clone(),
+                tool: tool.into(),
+                status: status.into(),
+                elapsed_ms,
+                output: shorten(&acted.outcome.observed, JOURNAL_OUTPUT),
+                error: acted.error.clone(),
+            });
+            self.run.update(|s| s.last_event = seq);
+            self.engine.publish(EngineEvent::RunStepFinished {
+                run_id: self.run.run_id.clone(),
+                step,
+                state: current.clone(),
+                status: status.into(),
+                elapsed_ms,
+            });
+            let taken = transition::next_state(state, &acted.outcome, &self.vars)
+                .map_err(|e| Stop::new(FinalState::Error, format!("state `{current}`: {e}")))?;
+            let to = taken.as_ref().map(|t| t.next_state.clone());
+            self.log.push(json!({
+                "phase": "transition",
+                "from_state": current,
+                "to_state": to,
+                "condition_met": taken.is_some(),
+                "condition": taken.as_ref().map(|t| t.condition.clone()),
+                "timestamp": now(),
+            }));
+            let seq = self.journal.append(EventBody::Transition {
+                from: current.clone(),
+                to: to.clone(),
+                condition: taken.as_ref().map(|t| t.condition.clone()),
+            });
+            self.run.update(|s| s.last_event = seq);
+            self.engine.publish(EngineEvent::RunTransition {
+                run_id: self.run.run_id.clone(),
+                from: current.clone(),
+                to: to.clone(),
+            });
+            match to {
+                Some(next) => current = next,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Runs one action, bounded by the state's `timeout_seconds`.
+    async fn act(&mut self, state_name: &str, state: &State) -> Acted {
+        let bound = state.timeout_seconds.map(Duration::from_secs_f64);
+        let timeout = state.timeout_seconds;
+        let action = self.action(state_name, &state.action, timeout);
+        match bound {
+            // A little slack so that a wait bounded by the same timeout reports its own outcome.
+            Some(limit) => {
+                match tokio::time::timeout(limit + Duration::from_millis(250), action).await {
+                    Ok(acted) => acted,
+                    Err(_) => Acted {
+                        outcome: StepOutcome {
+                            status: Status::Timeout,
+                            observed: String::new(),
+                            validation: None,
+                        },
+                        result: json!({"timeout": true, "timeout_seconds": limit.as_secs_f64()}),
+                        error: Some(format!(
+                            "the state did not finish within {} s",
+                            limit.as_secs_f64()
+                        )),
+                    },
+                }
+            }
+            None => action.await,
+        }
+    }
+
+    async fn action(&mut self, state_name: &str, action: &Action, timeout: Option<f64>) -> Acted {
+        let engine = self.engine;
+        let session = match action {
+            Action::OpenTerminal(_) | Action::ListTerminalSessions(_) | Action::Prompt(_) => None,
+            other => match self.session_id(other.session_id()) {
+                Ok(id) => Some(id),
+                Err(e) => return Acted::failed(e),
+            },
+        };
+        let sid = session.as_deref().unwrap_or_default();
+        match action {
+            Action::OpenTerminal(p) => match engine.open_terminal(p).await {
+                Ok(info) => {
+                    // The run continues in the new session and closes it at the end.
+                    self.owned.push(info.session_id.clone());
+                    self.session = Some(info.session_id.clone());
+                    engine.runs().set_session(self.run, self.session.clone());
+                    let observed = info.session_id.clone();
+                    Acted::ok(info, observed)
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::SendInput(p) => match engine.send_input(sid, p) {
+                Ok(sent) => {
+                    let screen = engine
+                        .terminals()
+                        .get(sid)
+                        .map(|s| s.content(crate::term::Content::Screen));
+                    Acted::ok(sent, screen.unwrap_or_default())
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::GetScreenContent(p) => match engine.get_screen_content(sid, p) {
+                Ok(content) => {
+                    let observed = content.content.clone();
+                    Acted::ok(content, observed)
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::AwaitOutput(p) => match engine.await_output(sid, p, timeout).await {
+                Ok(out) => {
+                    let status = match out.result.outcome {
+                        Outcome::Matched => Status::Success,
+                        Outcome::Timeout => Status::Timeout,
+                        Outcome::Stopped | Outcome::Exited => Status::Failure,
+                    };
+                    if out.result.outcome == Outcome::Matched && !p.captures.is_empty() {
+                        let captured = captures(&p.captures, &out.result);
+                        self.store_vars(sid, captured).await;
+                    }
+                    let observed = match &out.result.matched_line {
+                        Some(line) => format!("{}\n{line}", out.result.tail),
+                        None => out.result.tail.clone(),
+                    };
+                    let mut acted = Acted::ok(&out, observed);
+                    acted.outcome.status = status;
+                    if status != Status::Success {
+                        acted.error = Some(match out.result.outcome {
+                            Outcome::Stopped => format!(
+                                "stop pattern {} matched",
+                                out.result.stop_pattern.as_deref().unwrap_or("?")
+                            ),
+                            Outcome::Exited => "the session's program exited".into(),
+                            _ => format!("no match within {} s", out.timeout_seconds),
+                        });
+                    }
+                    acted
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::RunCommand(p) => match engine.run_command(sid, p, timeout).await {
+                Ok(out) => {
+                    let status = match (out.result.outcome, out.result.exit_code) {
+                        (CommandOutcome::Completed, Some(0)) => Status::Success,
+                        (CommandOutcome::Timeout, _) => Status::Timeout,
+                        _ => Status::Failure,
+                    };
+                    let observed = out.result.output.clone();
+                    let mut acted = Acted::ok(&out, observed);
+                    acted.outcome.status = status;
+                    if status != Status::Success {
+                        acted.error = Some(match out.result.outcome {
+                            CommandOutcome::Completed => {
+                                format!("exit status {}", out.result.exit_code.unwrap_or(-1))
+                            }
+                            CommandOutcome::Timeout => {
+                                format!("did not finish within {} s", out.timeout_seconds)
+                            }
+                            CommandOutcome::Exited => "the shell exited".into(),
+                        });
+                    }
+                    acted
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::SetEnv(p) => match engine.set_env(sid, p, timeout).await {
+                Ok(done) => {
+                    for (k, v) in &p.vars {
+                        self.vars.insert(k.clone(), v.to_string());
+                    }
+                    Acted::ok(done, String::new())
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::ListTerminalSessions(ListSessionsParams {}) => {
+                let list = engine.list_terminal_sessions();
+                let observed = list
+                    .sessions
+                    .iter()
+                    .map(|s| s.session_id.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Acted::ok(list, observed)
+            }
+            Action::ExitTerminal(_) => match engine.exit_terminal(sid).await {
+                Ok(closed) => {
+                    self.owned.retain(|o| *o != closed.session_id);
+                    if self.session.as_deref() == Some(closed.session_id.as_str()) {
+                        self.session = None;
+                        engine.runs().set_session(self.run, None);
+                    }
+                    Acted::ok(closed, String::new())
+                }
+                Err(e) => Acted::failed(e),
+            },
+            Action::Prompt(p) => self.prompt(state_name, p).await,
+        }
+    }
+
+    async fn prompt(
+        &mut self,
+        state_name: &str,
+        p: &crate::workflow::action::PromptParams,
+    ) -> Acted {
+        let (tx, rx) = oneshot::channel();
+        *self.run.pending_prompt() = Some(PendingPrompt {
+            state: state_name.to_string(),
+            prompt: p.prompt.clone(),
+            answer: tx,
+        });
+        let seq = self.journal.append(EventBody::WaitingForInput {
+            state: state_name.to_string(),
+            prompt: p.prompt.clone(),
+        });
+        self.run.update(|s| {
+            s.status = Phase::WaitingForInput;
+            s.prompt = Some(p.prompt.clone());
+            s.last_event = seq;
+        });
+        self.engine.publish(EngineEvent::RunWaiting {
+            run_id: self.run.run_id.clone(),
+            state: state_name.to_string(),
+            prompt: p.prompt.clone(),
+        });
+        let answer = rx.await;
+        self.run.pending_prompt().take();
+        self.run.update(|s| {
+            s.status = Phase::Running;
+            s.prompt = None;
+        });
+        let Ok(answer) = answer else {
+            return Acted::failed("the prompt was withdrawn before an answer came");
+        };
+        let mut outcome = match rules::validate_output(&p.validation, &answer, &self.vars) {
+            Ok(outcome) => outcome,
+            Err(e) => return Acted::failed(format!("the prompt's rules cannot be evaluated: {e}")),
+        };
+        if p.require_confirmation && !is_confirmation(&answer) {
+            outcome.valid = false;
+            outcome.issues.push(
+                "this step needs an explicit confirmation (yes, y, confirm or confirmed)".into(),
+            );
+        }
+        self.journal.append(EventBody::Answered {
+            state: state_name.to_string(),
+            valid: outcome.valid,
+            issues: outcome.issues.clone(),
+        });
+        if outcome.valid
+            && let Some(name) = &p.store_as
+        {
+            let sid = self.session.clone().unwrap_or_default();
+            self.store_vars(&sid, vec![(name.clone(), answer.clone())])
+                .await;
+        }
+        let valid = outcome.valid;
+        let mut acted = Acted::ok(json!({"answer": answer, "validation": outcome}), answer);
+        acted.outcome.validation = Some(valid);
+        acted
+    }
+
+    /// Stores values as run variables and exports them into the shell when it is at its
+    /// prompt (a program in the foreground, such as a server the run started, keeps them as
+    /// run variables only).
+    async fn store_vars(&mut self, session: &str, values: Vec<(String, String)>) {
+        if values.is_empty() {
+            return;
+        }
+        self.vars.extend(values.iter().cloned());
+        let at_prompt = self
+            .engine
+            .terminals()
+            .get(session)
+            .is_ok_and(|s| s.require_shell_prompt().is_ok());
+        if at_prompt {
+            let params = SetEnvParams {
+                session_id: None,
+                vars: values
+                    .into_iter()
+                    .map(|(k, v)| (k, Scalar::String(v)))
+                    .collect(),
+            };
+            if let Err(e) = self
+                .engine
+                .set_env(session, &params, Some(CONTRACT_TIMEOUT))
+                .await
+            {
+                tracing::debug!("captured values not exported: {e}");
+            }
+        }
+    }
+}
+
+fn captures(
+    wanted: &IndexMap<String, CaptureGroup>,
+    result: &crate::term::AwaitResult,
+) -> Vec<(String, String)> {
+    wanted
+        .iter()
+        .filter_map(|(var, group)| {
+            let value = match group {
+                CaptureGroup::Index(0) => result.matched_text.clone(),
+                CaptureGroup::Index(i) => result.groups.get(*i as usize - 1).cloned().flatten(),
+                CaptureGroup::Name(n) => result.named_groups.get(n).cloned(),
+            };
+            value.map(|v| (var.clone(), v))
+        })
+        .collect()
+}
+
+fn is_confirmation(answer: &str) -> bool {
+    matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "yes" | "y" | "confirm" | "confirmed"
+    )
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Success => "success",
+        Status::Failure => "failure",
+        Status::Timeout => "timeout",
+    }
+}
+
+/// A step's params for the log and journal: `set_env` values of secret variables masked.
+fn masked_params(wf: &Workflow, mut params: Value) -> Value {
+    if let Some(vars) = params.get_mut("vars").and_then(Value::as_object_mut) {
+        for (name, value) in vars.iter_mut() {
+            let secret = wf.arguments.get(name).is_some_and(|a| a.secret)
+                || wf.return_values.get(name).is_some_and(|r| r.secret);
+            if secret {
+                *value = Value::String(MASK.into());
+            }
+        }
+    }
+    params
+}
+
+/// A result for the log: long strings shortened so that one step cannot bloat it.
+fn to_log_value(result: &impl Serialize) -> Value {
+    fn bound(v: &mut Value) {
+        match v {
+            Value::String(s) if s.len() > LOG_TEXT => *s = shorten(s, LOG_TEXT),
+            Value::Array(items) => items.iter_mut().for_each(bound),
+            Value::Object(map) => map.values_mut().for_each(bound),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+    bound(&mut value);
+    value
+}
+
+/// The end of a text, at most `max` bytes, with a marker when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("[...{} bytes cut...]{}", start, &text[start..])
+}

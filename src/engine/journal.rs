@@ -1,0 +1,410 @@
+//! The run journal: every run appended as JSON lines to `DIR/.flowdeck/runs/<run_id>.jsonl` as
+//! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
+//! torn last line (a crash mid-write) is skipped when read.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEvent {
+    /// 1, 2, 3, ... within the run: the cursor for reading on.
+    pub seq: u64,
+    /// RFC 3339, UTC, milliseconds.
+    pub at: String,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventBody {
+    RunStarted {
+        run_id: String,
+        workflow: String,
+        version: Option<String>,
+        session_id: Option<String>,
+        /// Input names and values, secrets masked.
+        inputs: IndexMap<String, String>,
+    },
+    ContractChecked {
+        /// `arguments` or `return_values`.
+        phase: String,
+        valid: bool,
+        detail: Value,
+    },
+    StepStarted {
+        step: u32,
+        state: String,
+        tool: String,
+        params: Value,
+    },
+    StepFinished {
+        step: u32,
+        state: String,
+        tool: String,
+        status: String,
+        elapsed_ms: f64,
+        /// The output the step observed, shortened.
+        output: String,
+        error: Option<String>,
+    },
+    Transition {
+        from: String,
+        to: Option<String>,
+        condition: Option<String>,
+    },
+    WaitingForInput {
+        state: String,
+        prompt: String,
+    },
+    Answered {
+        state: String,
+        valid: bool,
+        issues: Vec<String>,
+    },
+    RunFinished {
+        final_state: String,
+        success: bool,
+        states_executed: u32,
+        error: Option<String>,
+        return_values: IndexMap<String, String>,
+        duration_ms: f64,
+    },
+    Feedback {
+        score: Option<f64>,
+        text: Option<String>,
+    },
+}
+
+/// The current time as journal timestamps write it.
+pub fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Appends one run's events.
+#[derive(Debug)]
+pub struct JournalWriter {
+    file: Option<File>,
+    path: PathBuf,
+    seq: u64,
+}
+
+impl JournalWriter {
+    /// Appends an event and returns its sequence number. A failed write is logged and the run
+    /// goes on: losing history is better than failing the work.
+    pub fn append(&mut self, body: EventBody) -> u64 {
+        self.seq += 1;
+        let event = JournalEvent {
+            seq: self.seq,
+            at: now(),
+            body,
+        };
+        if let Some(file) = &mut self.file {
+            match serde_json::to_string(&event) {
+                Ok(mut line) => {
+                    line.push('\n');
+                    // One write per line: a crash leaves at most the last line torn.
+                    if let Err(e) = file.write_all(line.as_bytes()) {
+                        tracing::warn!("journal {}: {e}", self.path.display());
+                    }
+                }
+                Err(e) => tracing::warn!("journal event: {e}"),
+            }
+        }
+        self.seq
+    }
+
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// A run as the history lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub workflow: String,
+    pub started_at: String,
+    pub session_id: Option<String>,
+    /// `None` while the run is going (or if it never finished: a crash).
+    pub final_state: Option<String>,
+    pub success: Option<bool>,
+    pub states_executed: Option<u32>,
+    pub duration_ms: Option<f64>,
+    pub feedback: Vec<Feedback>,
+}
+
+/// Feedback given on a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Feedback {
+    pub score: Option<f64>,
+    pub text: Option<String>,
+    pub at: String,
+}
+
+/// The folder of run journals.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    dir: PathBuf,
+}
+
+impl Journal {
+    pub fn new(dir: PathBuf) -> Self {
+        Journal { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, run_id: &str) -> PathBuf {
+        self.dir.join(format!("{run_id}.jsonl"))
+    }
+
+    /// Starts a run's journal. When the folder cannot be written, the run still runs and the
+    /// writer only counts.
+    pub fn create(&self, run_id: &str) -> JournalWriter {
+        let path = self.path(run_id);
+        let file = fs::create_dir_all(&self.dir)
+            .and_then(|()| OpenOptions::new().create(true).append(true).open(&path));
+        let file = match file {
+            Ok(file) => Some(file),
+            Err(e) => {
+                tracing::warn!("cannot write the run journal {}: {e}", path.display());
+                None
+            }
+        };
+        JournalWriter { file, path, seq: 0 }
+    }
+
+    /// Whether a run has a journal.
+    pub fn exists(&self, run_id: &str) -> bool {
+        is_run_id(run_id) && self.path(run_id).is_file()
+    }
+
+    /// A run's events with `seq` greater than `after`, at most `limit` of them. Unreadable
+    /// lines (a torn last line) are skipped.
+    pub fn read(
+        &self,
+        run_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> std::io::Result<Vec<JournalEvent>> {
+        if !is_run_id(run_id) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such run",
+            ));
+        }
+        let file = File::open(self.path(run_id))?;
+        let mut events = Vec::new();
+        for line in BufReader::new(file).lines() {
+            let Ok(line) = line else { break };
+            let Ok(event) = serde_json::from_str::<JournalEvent>(&line) else {
+                continue;
+            };
+            if event.seq > after {
+                events.push(event);
+                if events.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// The summary of one run.
+    pub fn summary(&self, run_id: &str) -> Option<RunSummary> {
+        let events = self.read(run_id, 0, usize::MAX).ok()?;
+        let mut summary = None;
+        for event in events {
+            match event.body {
+                EventBody::RunStarted {
+                    run_id,
+                    workflow,
+                    session_id,
+                    ..
+                } => {
+                    summary = Some(RunSummary {
+                        run_id,
+                        workflow,
+                        started_at: event.at,
+                        session_id,
+                        final_state: None,
+                        success: None,
+                        states_executed: None,
+                        duration_ms: None,
+                        feedback: Vec::new(),
+                    });
+                }
+                EventBody::RunFinished {
+                    final_state,
+                    success,
+                    states_executed,
+                    duration_ms,
+                    ..
+                } => {
+                    if let Some(s) = &mut summary {
+                        s.final_state = Some(final_state);
+                        s.success = Some(success);
+                        s.states_executed = Some(states_executed);
+                        s.duration_ms = Some(duration_ms);
+                    }
+                }
+                EventBody::Feedback { score, text } => {
+                    if let Some(s) = &mut summary {
+                        s.feedback.push(Feedback {
+                            score,
+                            text,
+                            at: event.at,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        summary
+    }
+
+    /// Runs, newest first, of one workflow or all, at most `limit`.
+    pub fn list(&self, workflow: Option<&str>, limit: usize) -> Vec<RunSummary> {
+        let mut ids: Vec<String> = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries
+                .filter_map(|e| {
+                    let name = e.ok()?.file_name().into_string().ok()?;
+                    let id = name.strip_suffix(".jsonl")?;
+                    is_run_id(id).then(|| id.to_string())
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        // Run ids start with the start time in milliseconds, fixed width: newest last.
+        ids.sort();
+        ids.into_iter()
+            .rev()
+            .filter_map(|id| self.summary(&id))
+            .filter(|s| workflow.is_none_or(|w| s.workflow == w))
+            .take(limit)
+            .collect()
+    }
+
+    /// Appends feedback to a finished or running run.
+    pub fn append_feedback(
+        &self,
+        run_id: &str,
+        score: Option<f64>,
+        text: Option<String>,
+    ) -> std::io::Result<u64> {
+        let last = self
+            .read(run_id, 0, usize::MAX)?
+            .last()
+            .map_or(0, |e| e.seq);
+        let mut file = OpenOptions::new().append(true).open(self.path(run_id))?;
+        let event = JournalEvent {
+            seq: last + 1,
+            at: now(),
+            body: EventBody::Feedback { score, text },
+        };
+        let mut line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
+        // After a torn line the new one must start on a line of its own.
+        line.insert(0, '\n');
+        line.push('\n');
+        file.write_all(line.as_bytes())?;
+        Ok(event.seq)
+    }
+
+    /// Deletes the journals of one workflow's runs, or all; `keep` names runs still going.
+    pub fn purge(&self, workflow: Option<&str>, keep: &[String]) -> usize {
+        let mut removed = 0;
+        for summary in self.list(workflow, usize::MAX) {
+            if keep.contains(&summary.run_id) {
+                continue;
+            }
+            if fs::remove_file(self.path(&summary.run_id)).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+}
+
+/// Run ids are `r<13 digits>-<4 hex>`: never a path.
+pub fn is_run_id(id: &str) -> bool {
+    let Some(rest) = id.strip_prefix('r') else {
+        return false;
+    };
+    let Some((ms, tag)) = rest.split_once('-') else {
+        return false;
+    };
+    ms.len() == 13
+        && ms.bytes().all(|b| b.is_ascii_digit())
+        && tag.len() == 4
+        && tag.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A new run id: the start time in milliseconds and a random tag.
+pub fn new_run_id(started: DateTime<Utc>) -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let tag = RandomState::new().hash_one((started, std::process::id())) & 0xffff;
+    format!("r{:013}-{tag:04x}", started.timestamp_millis().max(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_never_paths() {
+        let id = new_run_id(Utc::now());
+        assert!(is_run_id(&id), "{id}");
+        for bad in [
+            "../x",
+            "r123",
+            "r1234567890123-zzzz",
+            "r1234567890123-abcd/..",
+            "",
+        ] {
+            assert!(!is_run_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_feedback_still_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("runs"));
+        let id = new_run_id(Utc::now());
+        let mut w = journal.create(&id);
+        w.append(EventBody::RunStarted {
+            run_id: id.clone(),
+            workflow: "demo".into(),
+            version: None,
+            session_id: None,
+            inputs: IndexMap::new(),
+        });
+        drop(w);
+        let path = dir.path().join("runs").join(format!("{id}.jsonl"));
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"seq\":2,\"at\":\"x\",\"type\":\"run_fin")
+            .unwrap();
+        let events = journal.read(&id, 0, 100).unwrap();
+        assert_eq!(events.len(), 1);
+        let seq = journal
+            .append_feedback(&id, Some(1.0), Some("good".into()))
+            .unwrap();
+        assert_eq!(seq, 2);
+        let summary = journal.summary(&id).unwrap();
+        assert_eq!(summary.feedback.len(), 1);
+        assert_eq!(summary.final_state, None);
+        assert_eq!(journal.list(Some("demo"), 10).len(), 1);
+        assert_eq!(journal.list(Some("other"), 10).len(), 0);
+        assert_eq!(journal.purge(Some("demo"), &[]), 1);
+        assert!(journal.list(None, 10).is_empty());
+    }
+}

@@ -1,0 +1,85 @@
+//! Per-workflow run metadata in `DIR/.flowdeck/workflows.json`: run count, last run, last
+//! result. Never in the manifest.
+
+use crate::store::files::write_atomic;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+const FILE: &str = "workflows.json";
+
+/// What flowdeck remembers about one workflow's runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowMeta {
+    pub runs: u64,
+    pub last_run_id: Option<String>,
+    pub last_final_state: Option<String>,
+    pub last_success: Option<bool>,
+    pub last_finished_at: Option<String>,
+}
+
+/// The metadata file, updated under a lock with atomic writes.
+#[derive(Debug)]
+pub struct Metadata {
+    dir: PathBuf,
+    path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl Metadata {
+    pub fn new(meta_dir: &Path) -> Self {
+        Metadata {
+            dir: meta_dir.to_path_buf(),
+            path: meta_dir.join(FILE),
+            lock: Mutex::new(()),
+        }
+    }
+
+    /// Everything recorded (an unreadable file reads as empty and is rewritten on the next run).
+    pub fn all(&self) -> BTreeMap<String, WorkflowMeta> {
+        std::fs::read(&self.path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn get(&self, workflow: &str) -> WorkflowMeta {
+        self.all().remove(workflow).unwrap_or_default()
+    }
+
+    /// Records a finished run.
+    pub fn record(&self, workflow: &str, run_id: &str, final_state: &str, success: bool, at: &str) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all = self.all();
+        let meta = all.entry(workflow.to_string()).or_default();
+        meta.runs += 1;
+        meta.last_run_id = Some(run_id.to_string());
+        meta.last_final_state = Some(final_state.to_string());
+        meta.last_success = Some(success);
+        meta.last_finished_at = Some(at.to_string());
+        match serde_json::to_vec_pretty(&all) {
+            Ok(bytes) => {
+                if let Err(e) = write_atomic(&self.dir, FILE, &bytes) {
+                    tracing::warn!("cannot write {}: {e}", self.path.display());
+                }
+            }
+            Err(e) => tracing::warn!("run metadata: {e}"),
+        }
+    }
+
+    /// Forgets one workflow's record, or all.
+    pub fn forget(&self, workflow: Option<&str>) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut all = self.all();
+        match workflow {
+            Some(w) => {
+                all.remove(w);
+            }
+            None => all.clear(),
+        }
+        if let Ok(bytes) = serde_json::to_vec_pretty(&all) {
+            let _ = write_atomic(&self.dir, FILE, &bytes);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! A run's result, in the shape of the terminal-control seed plus `run_id`, `return_values` and
+//! timings.
+
+use crate::workflow::model::Signature;
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalState {
+    /// Every state that ran ended without a transition left to take, and the output contract
+    /// holds.
+    Completed,
+    /// An input was missing or did not fit its argument; nothing ran.
+    ValidationFailed,
+    /// A required return value was not set when the run ended.
+    ReturnValidationFailed,
+    /// The run's `timeout_seconds` ran out.
+    Timeout,
+    /// Cancelled (by a person, an agent, or shutdown).
+    Canceled,
+    /// Something the workflow cannot branch on: no session, a guard that cannot be evaluated,
+    /// `max_steps` reached.
+    Error,
+    WorkflowNotFound,
+    /// The manifest has errors and was never valid.
+    DefinitionInvalid,
+}
+
+impl FinalState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinalState::Completed => "completed",
+            FinalState::ValidationFailed => "validation_failed",
+            FinalState::ReturnValidationFailed => "return_validation_failed",
+            FinalState::Timeout => "timeout",
+            FinalState::Canceled => "canceled",
+            FinalState::Error => "error",
+            FinalState::WorkflowNotFound => "workflow_not_found",
+            FinalState::DefinitionInvalid => "definition_invalid",
+        }
+    }
+}
+
+impl std::fmt::Display for FinalState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub success: bool,
+    pub workflow_name: String,
+    pub session_id: Option<String>,
+    pub final_state: FinalState,
+    pub states_executed: u32,
+    pub workflow_signature: Option<Signature>,
+    /// The seed's log: `phase` (`pre_execution_validation`, `execution`, `transition`,
+    /// `post_execution_validation`, `error`), and for executions `state`, `tool`, `params`,
+    /// `result`, `tool_success`, `timestamp`.
+    pub execution_log: Vec<Value>,
+    pub error: Option<String>,
+    pub run_id: String,
+    /// The SHA-256 of the manifest version that ran.
+    pub workflow_version: Option<String>,
+    /// Return values read back at the end (secrets masked).
+    pub return_values: IndexMap<String, String>,
+    /// The state the run was in when it ended.
+    pub last_state: Option<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_ms: f64,
+}

@@ -1,0 +1,489 @@
+//! The engine's run methods: start (by name or inline manifest), follow, cancel, answer a
+//! paused prompt, and the history (list, events from a cursor, feedback, purge).
+
+use super::executor::{self, RunPlan, SessionChoice};
+use super::journal::{self, EventBody, JournalEvent, RunSummary};
+use super::result::{FinalState, RunResult};
+use super::runs::{Phase, RunStatus};
+use super::{Engine, EngineError, EngineEvent};
+use crate::store::StoreError;
+use crate::workflow::model::Workflow;
+use crate::workflow::source::Format;
+use crate::workflow::validate::check_bytes;
+use crate::workflow::violation::Severity;
+use chrono::Utc;
+use indexmap::IndexMap;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Which workflow to run.
+#[derive(Debug, Clone)]
+pub enum WorkflowSource {
+    /// A workflow of the folder, by name (its last good version if the file is broken now).
+    Name(String),
+    /// A manifest given whole (YAML or JSON), run without being saved.
+    Inline(String),
+}
+
+/// A request to run a workflow.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub workflow: WorkflowSource,
+    /// Run in this session (the agent prepared it); else a new one.
+    pub session_id: Option<String>,
+    /// Values for the workflow's arguments.
+    pub inputs: IndexMap<String, String>,
+    /// Keep the run's own session open at the end.
+    pub keep_session: bool,
+}
+
+/// A run that has started (or ended before its first state).
+#[derive(Debug)]
+pub struct StartedRun {
+    pub run_id: String,
+    status: watch::Receiver<RunStatus>,
+}
+
+impl StartedRun {
+    pub fn status(&self) -> RunStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Waits for the run's result.
+    pub async fn finished(mut self) -> RunResult {
+        let ended = match self.status.wait_for(|s| s.result.is_some()).await {
+            Ok(status) => status.result.clone(),
+            Err(_) => None,
+        };
+        ended
+            .or_else(|| self.status.borrow().result.clone())
+            .unwrap_or_else(|| orphan_result(&self.run_id))
+    }
+}
+
+/// A result for a run whose executor vanished (it cannot, short of a bug): an honest error.
+fn orphan_result(run_id: &str) -> RunResult {
+    let at = journal::now();
+    RunResult {
+        success: false,
+        workflow_name: String::new(),
+        session_id: None,
+        final_state: FinalState::Error,
+        states_executed: 0,
+        workflow_signature: None,
+        execution_log: Vec::new(),
+        error: Some("the run's executor stopped without a result".into()),
+        run_id: run_id.to_string(),
+        workflow_version: None,
+        return_values: IndexMap::new(),
+        last_state: None,
+        started_at: at.clone(),
+        finished_at: at,
+        duration_ms: 0.0,
+    }
+}
+
+/// A page of a run's journal.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunEvents {
+    pub run_id: String,
+    pub events: Vec<JournalEvent>,
+    /// Pass this as `after` to read on.
+    pub next_cursor: u64,
+    /// The run has ended: no more events will come (feedback aside).
+    pub finished: bool,
+}
+
+/// The run history.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunList {
+    /// Runs in progress.
+    pub active: Vec<RunStatus>,
+    /// Journaled runs, newest first.
+    pub runs: Vec<RunSummary>,
+}
+
+/// The answer to `run_feedback`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeedbackRecorded {
+    pub run_id: String,
+    pub seq: u64,
+}
+
+/// The answer to `workflow_purge_history`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Purged {
+    pub removed: usize,
+    /// Runs in progress are never purged.
+    pub kept_active: usize,
+}
+
+impl Engine {
+    /// Starts a run. A workflow that does not exist or was never valid ends at once with
+    /// `workflow_not_found` / `definition_invalid`; a busy session or the run limit is an
+    /// error.
+    pub fn start_run(self: &Arc<Self>, request: RunRequest) -> Result<StartedRun, EngineError> {
+        let started = Utc::now();
+        let run_id = journal::new_run_id(started);
+        let started_at = journal::now();
+        let requested_name = match &request.workflow {
+            WorkflowSource::Name(n) => n.clone(),
+            WorkflowSource::Inline(_) => String::new(),
+        };
+        let resolved = self.resolve(&request.workflow);
+        let (workflow, version) = match resolved {
+            Ok(found) => found,
+            Err((final_state, error)) => {
+                return Ok(self.ended_before_start(
+                    &run_id,
+                    &requested_name,
+                    &request,
+                    final_state,
+                    error,
+                    started_at,
+                ));
+            }
+        };
+        if let Some(session) = &request.session_id {
+            // An unknown session is the caller's mistake, reported before anything runs.
+            self.terminals().get(session)?;
+        }
+        let status = RunStatus {
+            run_id: run_id.clone(),
+            workflow_name: workflow.name.clone(),
+            status: Phase::Running,
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at: started_at.clone(),
+            prompt: None,
+            last_event: 0,
+            result: None,
+        };
+        let run = self.runs().start(status)?;
+        let _ = self.store.meta_dir();
+        let mut writer = self.journal().create(&run_id);
+        let seq = writer.append(EventBody::RunStarted {
+            run_id: run_id.clone(),
+            workflow: workflow.name.clone(),
+            version: version.clone(),
+            session_id: request.session_id.clone(),
+            inputs: super::contract::masked(&workflow, &request.inputs),
+        });
+        run.update(|s| s.last_event = seq);
+        self.publish(EngineEvent::RunStarted {
+            run_id: run_id.clone(),
+            workflow: workflow.name.clone(),
+            session_id: request.session_id.clone(),
+        });
+        let plan = RunPlan {
+            run_id: run_id.clone(),
+            workflow,
+            version,
+            inputs: request.inputs,
+            session: match request.session_id {
+                Some(id) => SessionChoice::Given(id),
+                None => SessionChoice::Fresh {
+                    keep: request.keep_session,
+                },
+            },
+            started_at,
+        };
+        let receiver = run.status.subscribe();
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let result = executor::execute(engine.clone(), run.clone(), plan, writer).await;
+            engine.publish(EngineEvent::RunFinished {
+                run_id: result.run_id.clone(),
+                workflow: result.workflow_name.clone(),
+                final_state: result.final_state.as_str().into(),
+                success: result.success,
+            });
+            engine.runs().finish(&run, result);
+        });
+        Ok(StartedRun {
+            run_id,
+            status: receiver,
+        })
+    }
+
+    /// Starts a run and waits for its result.
+    pub async fn run(self: &Arc<Self>, request: RunRequest) -> Result<RunResult, EngineError> {
+        Ok(self.start_run(request)?.finished().await)
+    }
+
+    fn resolve(
+        &self,
+        source: &WorkflowSource,
+    ) -> Result<(Arc<Workflow>, Option<String>), (FinalState, String)> {
+        match source {
+            WorkflowSource::Name(name) => self
+                .store
+                .runnable(name)
+                .map(|(w, v)| (w, Some(v)))
+                .map_err(|e| match e {
+                    StoreError::NotFound(_) => (
+                        FinalState::WorkflowNotFound,
+                        format!(
+                            "workflow `{}` not found (workflow_list shows the workflows)",
+                            crate::workflow::names::display_safe(name)
+                        ),
+                    ),
+                    other => (FinalState::DefinitionInvalid, other.to_string()),
+                }),
+            WorkflowSource::Inline(content) => {
+                let checked = check_bytes(content.as_bytes(), Format::sniff(content));
+                let errors: Vec<String> = checked
+                    .violations
+                    .iter()
+                    .filter(|v| v.severity == Severity::Error)
+                    .map(|v| v.to_line("manifest"))
+                    .collect();
+                match (checked.workflow, errors.is_empty()) {
+                    (Some(w), true) => Ok((
+                        Arc::new(w),
+                        Some(crate::store::files::content_version(content.as_bytes())),
+                    )),
+                    _ => Err((
+                        FinalState::DefinitionInvalid,
+                        format!("the manifest is invalid:\n{}", errors.join("\n")),
+                    )),
+                }
+            }
+        }
+    }
+
+    fn ended_before_start(
+        &self,
+        run_id: &str,
+        name: &str,
+        request: &RunRequest,
+        final_state: FinalState,
+        error: String,
+        started_at: String,
+    ) -> StartedRun {
+        let _ = self.store.meta_dir();
+        let mut writer = self.journal().create(run_id);
+        writer.append(EventBody::RunStarted {
+            run_id: run_id.to_string(),
+            workflow: name.to_string(),
+            version: None,
+            session_id: request.session_id.clone(),
+            inputs: IndexMap::new(),
+        });
+        let seq = writer.append(EventBody::RunFinished {
+            final_state: final_state.as_str().into(),
+            success: false,
+            states_executed: 0,
+            error: Some(error.clone()),
+            return_values: IndexMap::new(),
+            duration_ms: 0.0,
+        });
+        let result = RunResult {
+            success: false,
+            workflow_name: name.to_string(),
+            session_id: request.session_id.clone(),
+            final_state,
+            states_executed: 0,
+            workflow_signature: None,
+            execution_log: vec![
+                serde_json::json!({"phase": "error", "error": error, "timestamp": journal::now()}),
+            ],
+            error: Some(error),
+            run_id: run_id.to_string(),
+            workflow_version: None,
+            return_values: IndexMap::new(),
+            last_state: None,
+            started_at: started_at.clone(),
+            finished_at: journal::now(),
+            duration_ms: 0.0,
+        };
+        let status = RunStatus {
+            run_id: run_id.to_string(),
+            workflow_name: name.to_string(),
+            status: Phase::Finished,
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at,
+            prompt: None,
+            last_event: seq,
+            result: Some(result),
+        };
+        self.runs().record_finished(status.clone());
+        let (_, receiver) = watch::channel(status);
+        StartedRun {
+            run_id: run_id.to_string(),
+            status: receiver,
+        }
+    }
+
+    /// A run's status (live, or as it ended).
+    pub fn run_status(&self, run_id: &str) -> Result<RunStatus, EngineError> {
+        if let Some(status) = self.runs().status(run_id) {
+            return Ok(status);
+        }
+        // A run of an earlier flowdeck process: from its journal.
+        let summary = self.journal().summary(run_id).ok_or_else(|| {
+            EngineError::RunNotFound(crate::workflow::names::display_safe(run_id))
+        })?;
+        let last_event = self
+            .journal()
+            .read(run_id, 0, usize::MAX)
+            .ok()
+            .and_then(|e| e.last().map(|e| e.seq));
+        Ok(RunStatus {
+            run_id: summary.run_id,
+            workflow_name: summary.workflow,
+            status: Phase::Finished,
+            session_id: summary.session_id,
+            current_state: None,
+            states_executed: summary.states_executed.unwrap_or(0),
+            started_at: summary.started_at,
+            prompt: None,
+            last_event: last_event.unwrap_or(0),
+            result: None,
+        })
+    }
+
+    /// A run's journal events after `after`, waiting up to `wait` for new ones when there are
+    /// none yet and the run is still going.
+    pub async fn run_events(
+        &self,
+        run_id: &str,
+        after: u64,
+        limit: usize,
+        wait: Duration,
+    ) -> Result<RunEvents, EngineError> {
+        let not_found = || EngineError::RunNotFound(crate::workflow::names::display_safe(run_id));
+        if !self.journal().exists(run_id) {
+            return Err(not_found());
+        }
+        let live = self.runs().get(run_id);
+        let mut events = self
+            .journal()
+            .read(run_id, after, limit.max(1))
+            .map_err(|_| not_found())?;
+        if events.is_empty()
+            && let Some(run) = &live
+        {
+            let mut status = run.status.subscribe();
+            let _ = tokio::time::timeout(
+                wait,
+                status.wait_for(|s| s.last_event > after || s.status == Phase::Finished),
+            )
+            .await;
+            events = self
+                .journal()
+                .read(run_id, after, limit.max(1))
+                .map_err(|_| not_found())?;
+        }
+        let finished = self.runs().get(run_id).is_none();
+        let next_cursor = events.last().map_or(after, |e| e.seq);
+        Ok(RunEvents {
+            run_id: run_id.to_string(),
+            events,
+            next_cursor,
+            finished,
+        })
+    }
+
+    /// Runs in progress and the history, newest first.
+    pub fn run_list(&self, workflow: Option<&str>, limit: usize) -> RunList {
+        RunList {
+            active: self
+                .runs()
+                .list_active()
+                .into_iter()
+                .filter(|r| workflow.is_none_or(|w| r.workflow_name == w))
+                .collect(),
+            runs: self.journal().list(workflow, limit),
+        }
+    }
+
+    /// Cancels a run in progress: the step in progress is interrupted and its processes
+    /// killed. Returns its status once it has ended.
+    pub async fn cancel_run(&self, run_id: &str) -> Result<RunStatus, EngineError> {
+        let run = self
+            .runs()
+            .get(run_id)
+            .ok_or_else(|| match self.runs().status(run_id) {
+                Some(_) => EngineError::RunFinished(run_id.to_string()),
+                None => EngineError::RunNotFound(crate::workflow::names::display_safe(run_id)),
+            })?;
+        let mut status = run.status.subscribe();
+        run.cancel.cancel();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            status.wait_for(|s| s.status == Phase::Finished),
+        )
+        .await;
+        Ok(run.snapshot())
+    }
+
+    /// Answers a run's paused `prompt` step.
+    pub fn answer_prompt(&self, run_id: &str, answer: String) -> Result<(), EngineError> {
+        let run = self.runs().get(run_id).ok_or_else(|| {
+            EngineError::RunNotFound(crate::workflow::names::display_safe(run_id))
+        })?;
+        let pending = run.pending_prompt().take();
+        match pending {
+            Some(p) => p
+                .answer
+                .send(answer)
+                .map_err(|_| EngineError::NoPrompt(run_id.to_string())),
+            None => Err(EngineError::NoPrompt(run_id.to_string())),
+        }
+    }
+
+    /// Records feedback on a run: a score, a text, or both (not neither).
+    pub fn run_feedback(
+        &self,
+        run_id: &str,
+        score: Option<f64>,
+        text: Option<String>,
+    ) -> Result<FeedbackRecorded, EngineError> {
+        let text = text.filter(|t| !t.trim().is_empty());
+        if score.is_none() && text.is_none() {
+            return Err(EngineError::InvalidParams(
+                "feedback needs a score, a text, or both".into(),
+            ));
+        }
+        if score.is_some_and(|s| !s.is_finite()) {
+            return Err(EngineError::InvalidParams(
+                "the score must be a finite number".into(),
+            ));
+        }
+        if text.as_ref().is_some_and(|t| t.len() > 10_000) {
+            return Err(EngineError::InvalidParams(
+                "the feedback text is over 10,000 bytes".into(),
+            ));
+        }
+        if !self.journal().exists(run_id) {
+            return Err(EngineError::RunNotFound(
+                crate::workflow::names::display_safe(run_id),
+            ));
+        }
+        let seq = self
+            .journal()
+            .append_feedback(run_id, score, text)
+            .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))?;
+        Ok(FeedbackRecorded {
+            run_id: run_id.to_string(),
+            seq,
+        })
+    }
+
+    /// Deletes the history of one workflow's runs, or of all; runs in progress are kept.
+    pub fn purge_history(&self, workflow: Option<&str>) -> Purged {
+        let active = self.runs().active_ids();
+        let removed = self.journal().purge(workflow, &active);
+        self.metadata().forget(workflow);
+        Purged {
+            removed,
+            kept_active: active.len(),
+        }
+    }
+}
