@@ -295,15 +295,15 @@ mod tests {
             "{message}"
         );
         assert!(
-            message.contains("TARGET: deploy is not one of build, test"),
+            message.contains("TARGET: 'deploy' is not one of build, test"),
             "{message}"
         );
         assert!(
-            message.contains("JOBS: many is not a valid integer"),
+            message.contains("JOBS: 'many' is not a valid integer"),
             "{message}"
         );
         assert!(
-            message.contains("Unknown inputs: EXTRA, bad-name"),
+            message.contains("Unknown inputs: 'EXTRA', 'bad-name'"),
             "{message}"
         );
         // The pattern is anchored.

@@ -356,6 +356,15 @@ impl Exec<'_> {
             return Ok(IndexMap::new());
         }
         let names: Vec<&str> = self.wf.return_values.keys().map(String::as_str).collect();
+        if let Some(id) = &self.session
+            && let Ok(session) = self.engine.terminals().get(id)
+        {
+            // The last step may have typed a command that is still running (the seed's
+            // build_project does): the values exist once the shell is back at its prompt.
+            session
+                .wait_for_prompt(Duration::from_secs_f64(CONTRACT_TIMEOUT))
+                .await;
+        }
         let session_values = match &self.session {
             Some(id) => match self
                 .engine

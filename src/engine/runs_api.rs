@@ -429,13 +429,18 @@ impl Engine {
             EngineError::RunNotFound(crate::workflow::names::display_safe(run_id))
         })?;
         let pending = run.pending_prompt().take();
-        match pending {
-            Some(p) => p
-                .answer
-                .send(answer)
-                .map_err(|_| EngineError::NoPrompt(run_id.to_string())),
-            None => Err(EngineError::NoPrompt(run_id.to_string())),
-        }
+        let Some(pending) = pending else {
+            return Err(EngineError::NoPrompt(run_id.to_string()));
+        };
+        // The run is no longer waiting from this moment, not from when the executor wakes.
+        run.update(|s| {
+            s.status = Phase::Running;
+            s.prompt = None;
+        });
+        pending
+            .answer
+            .send(answer)
+            .map_err(|_| EngineError::NoPrompt(run_id.to_string()))
     }
 
     /// Records feedback on a run: a score, a text, or both (not neither).

@@ -481,6 +481,27 @@ impl Session {
         matches!(waited, Ok(Ok(a)) if a.bytes > 0)
     }
 
+    /// Waits until the shell is back at its prompt (the program it ran has ended), re-checking
+    /// whenever output arrives; a shell prints its prompt when it gets the terminal back.
+    /// Returns whether it is at its prompt.
+    pub async fn wait_for_prompt(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut activity = self.activity();
+        loop {
+            activity.borrow_and_update();
+            if self.exit().is_some() {
+                return false;
+            }
+            if self.require_shell_prompt().is_ok() {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, activity.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return self.require_shell_prompt().is_ok(),
+            }
+        }
+    }
+
     /// The marker in the environment of every process this session started.
     pub fn marker(&self) -> &str {
         &self.marker

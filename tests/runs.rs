@@ -1,0 +1,466 @@
+//! Runs end to end: real manifests on disk, real bash sessions, the journal on disk.
+
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
+use flowdeck::engine::{
+    Engine, EngineConfig, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
+};
+use flowdeck::term::TermConfig;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn engine_in(dir: &Path, max_runs: usize) -> Arc<Engine> {
+    Engine::open(
+        dir,
+        EngineConfig {
+            terminals: TermConfig {
+                kill_grace: Duration::from_millis(300),
+                ..TermConfig::default()
+            },
+            max_runs,
+            run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+            watch: true,
+        },
+    )
+    .unwrap()
+}
+
+fn write(dir: &Path, file: &str, text: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
+    RunRequest {
+        workflow: WorkflowSource::Name(name.into()),
+        session_id: None,
+        inputs: inputs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        keep_session: false,
+    }
+}
+
+fn assert_final(result: &RunResult, expected: FinalState) {
+    assert_eq!(
+        result.final_state,
+        expected,
+        "error: {:?}\nlog: {}",
+        result.error,
+        serde_json::to_string_pretty(&result.execution_log).unwrap()
+    );
+}
+
+/// Waits for a run to reach a state where it waits for an answer, following its events.
+async fn wait_for_prompt(engine: &Arc<Engine>, run_id: &str) {
+    let mut cursor = 0;
+    for _ in 0..200 {
+        let page = engine
+            .run_events(run_id, cursor, 100, Duration::from_secs(5))
+            .await
+            .unwrap();
+        cursor = page.next_cursor;
+        if engine.run_status(run_id).unwrap().status == Phase::WaitingForInput {
+            return;
+        }
+        assert!(!page.finished, "the run ended before its prompt");
+    }
+    panic!("no prompt");
+}
+
+#[tokio::test]
+async fn the_seed_build_project_runs_a_real_makefile() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        project.path(),
+        "Makefile",
+        "release:\n\tmkdir -p out && echo built > out/app\n\ndebug:\n\techo debug\n",
+    );
+    std::fs::copy(
+        "workflows/build_project.json",
+        dir.path().join("build_project.json"),
+    )
+    .unwrap();
+    let engine = engine_in(dir.path(), 8);
+    let root = project.path().display().to_string();
+    let result = engine
+        .run(request(
+            "build_project",
+            &[("PROJECT_ROOT", &root), ("BUILD_TYPE", "release")],
+        ))
+        .await
+        .unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert!(result.success);
+    assert_eq!(result.states_executed, 2);
+    assert_eq!(result.return_values["BUILD_STATUS"], "SUCCESS");
+    assert_eq!(result.return_values["BUILD_TIME"], "45");
+    assert!(project.path().join("out/app").exists(), "make did not run");
+    // The seed's log shape: each action once, with the seed's fields.
+    let executions: Vec<_> = result
+        .execution_log
+        .iter()
+        .filter(|e| e["phase"] == "execution")
+        .collect();
+    assert_eq!(executions.len(), 2);
+    for e in executions {
+        for field in [
+            "state",
+            "tool",
+            "params",
+            "result",
+            "tool_success",
+            "timestamp",
+        ] {
+            assert!(e.get(field).is_some(), "missing {field} in {e}");
+        }
+    }
+    assert_eq!(
+        result.workflow_signature.as_ref().unwrap().arguments.len(),
+        2
+    );
+    // Its own session is closed at the end.
+    assert!(engine.terminals().is_empty());
+    // Journaled, listed, with metadata.
+    let list = engine.run_list(Some("build_project"), 10);
+    assert_eq!(list.runs.len(), 1);
+    assert_eq!(list.runs[0].final_state.as_deref(), Some("completed"));
+    let meta = engine.metadata().get("build_project");
+    assert_eq!((meta.runs, meta.last_success), (1, Some(true)));
+}
+
+const CONTRACT: &str = r#"
+name: contract
+description: Copies its input to a return value.
+arguments:
+  MESSAGE: { description: any text }
+  MODE: { description: a mode, enum: [fast, slow], default: fast }
+return_values:
+  ECHOED: { description: the message exported back }
+  MODE_USED: { description: the mode }
+  SECRET_OUT: { description: a secret, secret: true, required: false }
+initial_state: copy
+states:
+  copy:
+    action:
+      tool: run_command
+      params: { command: 'export ECHOED="$MESSAGE" MODE_USED="$MODE" SECRET_OUT=hidden' }
+"#;
+
+#[tokio::test]
+async fn inputs_are_exported_literally_and_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "contract.yaml", CONTRACT);
+    let engine = engine_in(dir.path(), 8);
+    let pwned = std::env::temp_dir().join(format!("flowdeck-pwned-run-{}", std::process::id()));
+    let message = format!(
+        "it's \"quoted\"\nline two $(touch {p}) `touch {p}` ${{HOME}} ✓",
+        p = pwned.display()
+    );
+    let result = engine
+        .run(request("contract", &[("MESSAGE", &message)]))
+        .await
+        .unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert_eq!(result.return_values["ECHOED"], message);
+    assert_eq!(result.return_values["MODE_USED"], "fast");
+    assert_eq!(result.return_values["SECRET_OUT"], "********");
+    assert!(!pwned.exists(), "an input was executed");
+}
+
+#[tokio::test]
+async fn missing_invalid_and_unknown_inputs_fail_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "contract.yaml", CONTRACT);
+    let engine = engine_in(dir.path(), 8);
+    let result = engine
+        .run(request("contract", &[("MODE", "warp"), ("EXTRA", "x")]))
+        .await
+        .unwrap();
+    assert_final(&result, FinalState::ValidationFailed);
+    assert_eq!(result.states_executed, 0);
+    let error = result.error.unwrap();
+    assert!(
+        error.contains(
+            "Missing required environment variables: MESSAGE. Set them with: export MESSAGE=value"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains("MODE: 'warp' is not one of fast, slow"),
+        "{error}"
+    );
+    assert!(error.contains("Unknown inputs: 'EXTRA'"), "{error}");
+}
+
+#[tokio::test]
+async fn arguments_come_from_the_prepared_session_and_returns_must_be_set() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "contract.yaml", CONTRACT);
+    write(
+        dir.path(),
+        "forgetful.yaml",
+        "name: forgetful\ndescription: Never sets its return value.\nreturn_values:\n  RESULT: { description: never set }\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'true' } } }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    // The seed's mode: an agent prepared the session with exports.
+    let session = engine
+        .open_terminal(
+            &serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap(),
+        )
+        .await
+        .unwrap();
+    engine
+        .run_command(
+            &session.session_id,
+            &serde_json::from_value(
+                serde_json::json!({"command": "export MESSAGE='from the session'"}),
+            )
+            .unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
+    let mut req = request("contract", &[]);
+    req.session_id = Some(session.session_id.clone());
+    let result = engine.run(req).await.unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert_eq!(result.return_values["ECHOED"], "from the session");
+    // A given session stays open.
+    assert!(engine.terminals().get(&session.session_id).is_ok());
+
+    let result = engine.run(request("forgetful", &[])).await.unwrap();
+    assert_final(&result, FinalState::ReturnValidationFailed);
+    assert!(result.error.unwrap().contains("RESULT"));
+}
+
+#[tokio::test]
+async fn loops_stop_at_max_steps_and_runs_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "loop.yaml",
+        "name: loop\ndescription: Loops forever.\nmax_steps: 7\ninitial_state: a\nstates:\n  a:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ next_state: b }]\n  b:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ next_state: a }]\n",
+    );
+    write(
+        dir.path(),
+        "slow.yaml",
+        "name: slow\ndescription: Waits longer than it may.\ntimeout_seconds: 0.5\ninitial_state: a\nstates:\n  a:\n    action: { tool: run_command, params: { command: 'sleep 30', timeout: 60 } }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    let result = engine.run(request("loop", &[])).await.unwrap();
+    assert_final(&result, FinalState::Error);
+    assert_eq!(result.states_executed, 7);
+    assert!(result.error.unwrap().contains("max_steps (7)"));
+    let result = engine.run(request("slow", &[])).await.unwrap();
+    assert_final(&result, FinalState::Timeout);
+    assert!(result.duration_ms < 20_000.0);
+}
+
+#[tokio::test]
+async fn not_found_and_never_valid_end_before_any_state() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "broken.yaml",
+        "name: broken\ndescription: x\ninitial_state: nowhere\nstates: {}\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    let result = engine.run(request("no_such_flow", &[])).await.unwrap();
+    assert_final(&result, FinalState::WorkflowNotFound);
+    let result = engine.run(request("broken", &[])).await.unwrap();
+    assert_final(&result, FinalState::DefinitionInvalid);
+    let inline = RunRequest {
+        workflow: WorkflowSource::Inline("name: inline\ndescription: x\ninitial_state: a\nstates:\n  a: { action: { tool: nope } }\n".into()),
+        ..request("", &[])
+    };
+    let result = engine.run(inline).await.unwrap();
+    assert_final(&result, FinalState::DefinitionInvalid);
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("the manifest is invalid") && error.contains("/states/a/action/tool"),
+        "{error}"
+    );
+    // Both are in the history too.
+    assert_eq!(engine.run_list(None, 10).runs.len(), 3);
+}
+
+const WAITER: &str = r#"
+name: waiter
+description: Asks, then waits on a line that never comes.
+initial_state: ask
+states:
+  ask:
+    action:
+      tool: prompt
+      params:
+        prompt: Which environment?
+        validation: [{ type: regex, pattern: '^(staging|production)$' }]
+        store_as: TARGET_ENV
+    transitions:
+      - { condition: validation_failed, next_state: ask }
+      - { condition: validation_passed, next_state: work }
+  work:
+    action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } }
+"#;
+
+#[tokio::test]
+async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "waiter.yaml", WAITER);
+    let engine = engine_in(dir.path(), 8);
+    let started = engine.start_run(request("waiter", &[])).unwrap();
+    let run_id = started.run_id.clone();
+    wait_for_prompt(&engine, &run_id).await;
+    assert_eq!(
+        engine.run_status(&run_id).unwrap().prompt.as_deref(),
+        Some("Which environment?")
+    );
+    engine.answer_prompt(&run_id, "moon".into()).unwrap();
+    // validation_failed loops back to the same prompt.
+    wait_for_prompt(&engine, &run_id).await;
+    engine.answer_prompt(&run_id, "staging".into()).unwrap();
+    // Now in `sleep 60`: cancel it.
+    let mut cursor = 0;
+    loop {
+        let page = engine
+            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
+            .await
+            .unwrap();
+        cursor = page.next_cursor;
+        if page.events.iter().any(|e| {
+            serde_json::to_string(e)
+                .unwrap()
+                .contains("\"state\":\"work\"")
+        }) {
+            break;
+        }
+    }
+    let session = engine.run_status(&run_id).unwrap().session_id.unwrap();
+    let session_pid = engine.terminals().get(&session).unwrap().pid();
+    let status = engine.cancel_run(&run_id).await.unwrap();
+    assert_eq!(status.status, Phase::Finished);
+    let result = started.finished().await;
+    assert_final(&result, FinalState::Canceled);
+    assert_eq!(result.states_executed, 3);
+    // The run's own session and its `sleep` are gone.
+    assert!(engine.terminals().is_empty());
+    assert!(flowdeck::term::processes::proc_info(session_pid as i32).is_none());
+    assert!(matches!(
+        engine.answer_prompt(&run_id, "x".into()),
+        Err(EngineError::RunNotFound(_))
+    ));
+    // The journal tells the story, and takes feedback.
+    let events = engine
+        .run_events(&run_id, 0, 1000, Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(events.finished);
+    let kinds: Vec<String> = events
+        .events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("run_started"));
+    assert_eq!(kinds.last().map(String::as_str), Some("run_finished"));
+    assert_eq!(kinds.iter().filter(|k| *k == "answered").count(), 2);
+    assert!(matches!(
+        engine.run_feedback(&run_id, None, Some("  ".into())),
+        Err(EngineError::InvalidParams(_))
+    ));
+    engine
+        .run_feedback(&run_id, Some(0.5), Some("cancelled on purpose".into()))
+        .unwrap();
+    let listed = engine.run_list(Some("waiter"), 10);
+    assert_eq!(listed.runs[0].feedback.len(), 1);
+    assert_eq!(engine.purge_history(Some("waiter")).removed, 1);
+    assert!(engine.run_list(Some("waiter"), 10).runs.is_empty());
+}
+
+#[tokio::test]
+async fn one_run_per_session_and_a_global_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "waiter.yaml", WAITER);
+    let engine = engine_in(dir.path(), 8);
+    let session = engine
+        .open_terminal(
+            &serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut req = request("waiter", &[]);
+    req.session_id = Some(session.session_id.clone());
+    let first = engine.start_run(req.clone()).unwrap();
+    match engine.start_run(req) {
+        Err(EngineError::RunStart(e)) => {
+            let message = e.to_string();
+            assert!(message.contains(&first.run_id), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    engine.cancel_run(&first.run_id).await.unwrap();
+
+    // Ten at once against a limit of eight: two are refused, not queued.
+    let mut started = Vec::new();
+    let mut refused = 0;
+    for _ in 0..10 {
+        match engine.start_run(request("waiter", &[])) {
+            Ok(run) => started.push(run),
+            Err(EngineError::RunStart(_)) => refused += 1,
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((started.len(), refused), (8, 2));
+    for run in &started {
+        engine.cancel_run(&run.run_id).await.unwrap();
+    }
+    for run in started {
+        assert_final(&run.finished().await, FinalState::Canceled);
+    }
+    engine.shutdown().await;
+    assert!(engine.terminals().is_empty());
+}
+
+#[tokio::test]
+async fn a_run_keeps_the_version_it_started_with() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "waiter.yaml", WAITER);
+    let engine = engine_in(dir.path(), 8);
+    let mut changes = engine.subscribe();
+    let started = engine.start_run(request("waiter", &[])).unwrap();
+    let run_id = started.run_id.clone();
+    wait_for_prompt(&engine, &run_id).await;
+    // Edit the manifest on disk mid-run: the prompt's rule now accepts anything, and the
+    // next state is gone.
+    write(
+        dir.path(),
+        "waiter.yaml",
+        &WAITER
+            .replace("'^(staging|production)$'", "'.*'")
+            .replace("sleep 60", "true"),
+    );
+    loop {
+        if let Ok(flowdeck::engine::EngineEvent::WorkflowChanged { name, .. }) =
+            changes.recv().await
+            && name == "waiter"
+        {
+            break;
+        }
+    }
+    engine.answer_prompt(&run_id, "moon".into()).unwrap();
+    // The old rule still applies: "moon" fails and the prompt comes back.
+    wait_for_prompt(&engine, &run_id).await;
+    engine.cancel_run(&run_id).await.unwrap();
+    let result = started.finished().await;
+    assert_final(&result, FinalState::Canceled);
+    let old = flowdeck::store::files::content_version(WAITER.as_bytes());
+    assert_eq!(result.workflow_version.as_deref(), Some(old.as_str()));
+}
