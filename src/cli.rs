@@ -1,6 +1,8 @@
-//! The command line: `flowdeck validate`, `list`, `plan`, `schema`. A thin front end: it reads
-//! the folder through [`crate::store`] and the model through [`crate::workflow`], and only
-//! formats what they return.
+//! The command line: `flowdeck validate`, `list`, `plan`, `schema`, `run`. A thin front end:
+//! it reads the folder through [`crate::store`] and the model through [`crate::workflow`],
+//! runs workflows through [`crate::engine`] (`cli/run.rs`), and only formats what they return.
+
+mod run;
 
 use crate::store::{Entry, Status, Store};
 use crate::workflow::names::sanitize;
@@ -59,6 +61,26 @@ pub enum Command {
     },
     /// Print the manifest JSON Schema (draft 2020-12).
     Schema,
+    /// Run a workflow headless: progress on stderr, the result on stdout.
+    ///
+    /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
+    /// fill the workflow's arguments; arguments not given fall back to their defaults.
+    /// `prompt` steps are asked on stderr and answered with a line of stdin. Ctrl-C cancels
+    /// the run. Exits 0 when the run completed, 1 when it ended any other way, 2 when it
+    /// could not start.
+    Run {
+        /// The workflow's name
+        name: String,
+        /// A value for an argument (repeatable): -i PROJECT_ROOT=/src/app
+        #[arg(short = 'i', long = "input", value_name = "KEY=VALUE")]
+        inputs: Vec<String>,
+        /// Keep the run's terminal open at the end and print its final screen
+        #[arg(long)]
+        session_keep: bool,
+        /// Print the full result as JSON (the seed's shape plus run_id and return_values)
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the command line and turns failures into an exit status: 0 success, 1 when what was
@@ -109,6 +131,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             validate(&paths, json, &mut out)
         }
         Some(Command::Plan { name, json }) => show_plan(&folder, &name, json, &mut out),
+        Some(Command::Run {
+            name,
+            inputs,
+            session_keep,
+            json,
+        }) => run::run(
+            &folder,
+            run::RunArgs {
+                name,
+                inputs,
+                keep_session: session_keep,
+                json,
+            },
+            &mut out,
+        ),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
             Ok(ExitCode::SUCCESS)

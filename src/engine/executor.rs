@@ -678,30 +678,27 @@ impl Exec<'_> {
         }
     }
 
-    async fn prompt(
-        &mut self,
-        state_name: &str,
-        p: &crate::workflow::action::PromptParams,
-    ) -> Acted {
+    /// Pauses the run until an answer arrives through [`Engine::answer_prompt`].
+    async fn ask(&mut self, state_name: &str, question: &str) -> Option<String> {
         let (tx, rx) = oneshot::channel();
         *self.run.pending_prompt() = Some(PendingPrompt {
             state: state_name.to_string(),
-            prompt: p.prompt.clone(),
+            prompt: question.to_string(),
             answer: tx,
         });
         let seq = self.journal.append(EventBody::WaitingForInput {
             state: state_name.to_string(),
-            prompt: p.prompt.clone(),
+            prompt: question.to_string(),
         });
         self.run.update(|s| {
             s.status = Phase::WaitingForInput;
-            s.prompt = Some(p.prompt.clone());
+            s.prompt = Some(question.to_string());
             s.last_event = seq;
         });
         self.engine.publish(EngineEvent::RunWaiting {
             run_id: self.run.run_id.clone(),
             state: state_name.to_string(),
-            prompt: p.prompt.clone(),
+            prompt: question.to_string(),
         });
         let answer = rx.await;
         self.run.pending_prompt().take();
@@ -709,18 +706,35 @@ impl Exec<'_> {
             s.status = Phase::Running;
             s.prompt = None;
         });
-        let Ok(answer) = answer else {
+        answer.ok()
+    }
+
+    async fn prompt(
+        &mut self,
+        state_name: &str,
+        p: &crate::workflow::action::PromptParams,
+    ) -> Acted {
+        let Some(answer) = self.ask(state_name, &p.prompt).await else {
             return Acted::failed("the prompt was withdrawn before an answer came");
         };
         let mut outcome = match rules::validate_output(&p.validation, &answer, &self.vars) {
             Ok(outcome) => outcome,
             Err(e) => return Acted::failed(format!("the prompt's rules cannot be evaluated: {e}")),
         };
-        if p.require_confirmation && !is_confirmation(&answer) {
-            outcome.valid = false;
-            outcome.issues.push(
-                "this step needs an explicit confirmation (yes, y, confirm or confirmed)".into(),
-            );
+        // A confirmation is a second question, asked only about an answer that passed.
+        let mut confirmed = None;
+        if outcome.valid && p.require_confirmation {
+            let question = format!("Confirm this answer (yes or no): {}", shorten(&answer, 500));
+            let reply = self.ask(state_name, &question).await.unwrap_or_default();
+            let yes = is_confirmation(&reply);
+            confirmed = Some(yes);
+            if !yes {
+                outcome.valid = false;
+                outcome.issues.push("the answer was not confirmed".into());
+                outcome
+                    .suggestions
+                    .push("Answer again, then confirm with yes.".into());
+            }
         }
         self.journal.append(EventBody::Answered {
             state: state_name.to_string(),
@@ -735,7 +749,10 @@ impl Exec<'_> {
                 .await;
         }
         let valid = outcome.valid;
-        let mut acted = Acted::ok(json!({"answer": answer, "validation": outcome}), answer);
+        let mut acted = Acted::ok(
+            json!({"answer": answer, "validation": outcome, "confirmed": confirmed}),
+            answer,
+        );
         acted.outcome.validation = Some(valid);
         acted
     }

@@ -21,6 +21,23 @@ use std::time::{Duration, SystemTime};
 /// shells without line editing (whose kernel line buffer holds 4095 bytes) take them whole.
 const MAX_TYPED_LINE: usize = 1000;
 
+/// How long a shell operation waits for a program that is finishing to give the terminal
+/// back (a script that printed its last line is still exiting) before it reports
+/// `not_a_shell`.
+const PROMPT_GRACE: Duration = Duration::from_secs(2);
+
+/// Fails unless the session is a shell at its prompt, giving a program that is just ending a
+/// moment to give the terminal back.
+async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), TermError> {
+    match session.require_shell_prompt() {
+        Err(TermError::NotAShell { .. }) if session.is_shell() && session.exit().is_none() => {
+            session.wait_for_prompt(timeout.min(PROMPT_GRACE)).await;
+            session.require_shell_prompt()
+        }
+        other => other,
+    }
+}
+
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -48,7 +65,7 @@ pub async fn run_command(
     command: &str,
     timeout: Duration,
 ) -> Result<CommandResult, TermError> {
-    session.require_shell_prompt()?;
+    ready_shell(session, timeout).await?;
     run_framed(session, &format!("eval {}", quote_long(command)), timeout).await
 }
 
@@ -61,7 +78,7 @@ pub async fn read_env(
     for name in names {
         check_name(name)?;
     }
-    session.require_shell_prompt()?;
+    ready_shell(session, timeout).await?;
     let script: String = names
         .iter()
         .map(|n| {
@@ -112,7 +129,7 @@ pub async fn export_env(
     for (name, _) in vars {
         check_name(name)?;
     }
-    session.require_shell_prompt()?;
+    ready_shell(session, timeout).await?;
     let script: String = vars
         .iter()
         .map(|(name, value)| {

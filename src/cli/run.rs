@@ -1,0 +1,274 @@
+//! `flowdeck run NAME`: a workflow run headless, with progress on stderr and the result on
+//! stdout. A thin front end over [`crate::engine`]: it starts the run, follows the engine's
+//! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
+
+use crate::engine::{Engine, EngineConfig, EngineEvent, RunRequest, RunResult, WorkflowSource};
+use crate::term::Content;
+use crate::workflow::names::sanitize;
+use anyhow::{Context, Result, bail};
+use indexmap::IndexMap;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// What `flowdeck run` was asked.
+#[derive(Debug)]
+pub struct RunArgs {
+    pub name: String,
+    pub inputs: Vec<String>,
+    pub keep_session: bool,
+    pub json: bool,
+}
+
+/// Parses `KEY=VALUE` inputs (the value may itself hold `=`).
+fn parse_inputs(inputs: &[String]) -> Result<IndexMap<String, String>> {
+    let mut parsed = IndexMap::new();
+    for input in inputs {
+        let Some((key, value)) = input.split_once('=') else {
+            bail!("input {} is not KEY=VALUE", sanitize(input));
+        };
+        if parsed.insert(key.to_string(), value.to_string()).is_some() {
+            bail!("input {} is given twice", sanitize(key));
+        }
+    }
+    Ok(parsed)
+}
+
+pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let inputs = parse_inputs(&args.inputs)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime.block_on(async {
+        let engine = Engine::open(
+            folder,
+            EngineConfig {
+                watch: false,
+                ..EngineConfig::default()
+            },
+        )
+        .context("cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)")?;
+        let result = follow(&engine, &args, inputs).await;
+        let code = match &result {
+            Ok(result) => {
+                print_result(result, &engine, &args, out)?;
+                if result.success {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            }
+            Err(_) => ExitCode::from(2),
+        };
+        engine.shutdown().await;
+        result.map(|_| code)
+    });
+    // A question left unanswered leaves a thread blocked on stdin; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    outcome
+}
+
+/// Starts the run and shows its progress until it ends.
+async fn follow(
+    engine: &std::sync::Arc<Engine>,
+    args: &RunArgs,
+    inputs: IndexMap<String, String>,
+) -> Result<RunResult> {
+    let mut events = engine.subscribe();
+    let started = engine.start_run(RunRequest {
+        workflow: WorkflowSource::Name(args.name.clone()),
+        session_id: None,
+        inputs,
+        keep_session: args.keep_session,
+    })?;
+    let run_id = started.run_id.clone();
+    let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
+    let finished = started.finished();
+    tokio::pin!(finished);
+    loop {
+        tokio::select! {
+            result = &mut finished => {
+                progress.done();
+                return Ok(result);
+            }
+            _ = tokio::signal::ctrl_c() => {
+                progress.line("interrupted: cancelling the run");
+                let _ = engine.cancel_run(&run_id).await;
+            }
+            event = events.recv() => match event {
+                Ok(event) if event.run_id() == Some(run_id.as_str()) => {
+                    if let EngineEvent::RunWaiting { prompt, .. } = &event {
+                        progress.pause();
+                        ask(engine, &run_id, prompt).await;
+                        progress.resume();
+                    } else {
+                        progress.show(&event);
+                    }
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => {}
+            },
+        }
+    }
+}
+
+/// Asks a `prompt` step's question on stderr and answers it with a line of stdin; no line
+/// (end of input) or Ctrl-C cancels the run.
+async fn ask(engine: &Engine, run_id: &str, prompt: &str) {
+    eprint!("? {} ", sanitize(prompt));
+    let _ = std::io::stderr().flush();
+    let read = tokio::task::spawn_blocking(|| {
+        let mut answer = String::new();
+        match std::io::stdin().lock().read_line(&mut answer) {
+            Ok(n) if n > 0 => Some(answer.trim_end_matches(['\n', '\r']).to_string()),
+            _ => None,
+        }
+    });
+    let answer = tokio::select! {
+        answer = read => answer.ok().flatten(),
+        _ = tokio::signal::ctrl_c() => None,
+    };
+    match answer {
+        Some(answer) => {
+            if let Err(e) = engine.answer_prompt(run_id, answer) {
+                eprintln!("flowdeck: {}", sanitize(&e.to_string()));
+            }
+        }
+        None => {
+            eprintln!("\nflowdeck: no answer; cancelling the run");
+            let _ = engine.cancel_run(run_id).await;
+        }
+    }
+}
+
+/// Progress on stderr: a spinner on a terminal, plain lines otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new(tty: bool, name: &str) -> Self {
+        let bar = tty.then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {prefix} {wide_msg} {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.set_prefix(sanitize(name));
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        Progress { bar }
+    }
+
+    fn line(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn show(&self, event: &EngineEvent) {
+        match event {
+            EngineEvent::RunStep {
+                step, state, tool, ..
+            } => {
+                let text = format!("[{step}] {} ({tool})", sanitize(state));
+                match &self.bar {
+                    Some(bar) => bar.set_message(text),
+                    None => eprintln!("{text}"),
+                }
+            }
+            EngineEvent::RunStepFinished {
+                step,
+                state,
+                status,
+                elapsed_ms,
+                ..
+            } => {
+                self.line(&format!(
+                    "[{step}] {} {status} in {elapsed_ms:.0} ms",
+                    sanitize(state)
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    /// Hides the spinner while a question waits for its answer.
+    fn pause(&self) {
+        if let Some(bar) = &self.bar {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+    }
+
+    fn resume(&self) {
+        if let Some(bar) = &self.bar {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn print_result(
+    result: &RunResult,
+    engine: &Engine,
+    args: &RunArgs,
+    out: &mut impl Write,
+) -> Result<()> {
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, result)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}: {} after {} state{} in {:.1} s (run {})",
+        sanitize(&result.workflow_name),
+        result.final_state,
+        result.states_executed,
+        if result.states_executed == 1 { "" } else { "s" },
+        result.duration_ms / 1000.0,
+        result.run_id
+    )?;
+    if let Some(error) = &result.error {
+        writeln!(out, "error: {}", sanitize(error))?;
+    }
+    for (name, value) in &result.return_values {
+        writeln!(out, "  {name}={}", sanitize(value))?;
+    }
+    if args.keep_session
+        && let Some(id) = &result.session_id
+        && let Ok(session) = engine.terminals().get(id)
+    {
+        writeln!(
+            out,
+            "--- session {id}, final screen (it ends when flowdeck exits) ---"
+        )?;
+        writeln!(out, "{}", sanitize(&session.content(Content::Screen)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_key_value_pairs() {
+        let parsed = parse_inputs(&["A=1".into(), "B=x=y".into(), "C=".into()]).unwrap();
+        assert_eq!(parsed["B"], "x=y");
+        assert_eq!(parsed["C"], "");
+        assert!(parse_inputs(&["novalue".into()]).is_err());
+        assert!(parse_inputs(&["A=1".into(), "A=2".into()]).is_err());
+    }
+}
