@@ -175,16 +175,18 @@ impl Runs {
             .find(|s| s.session_id.as_deref() == Some(session_id))
     }
 
-    /// Marks a run finished and forgets it as active.
+    /// Marks a run finished and forgets it as active, in that order under the lock, so that
+    /// whoever sees the result can start the next run in the same session at once.
     pub fn finish(&self, run: &ActiveRun, result: RunResult) {
+        let mut active = self.active();
+        active.remove(&run.run_id);
         run.update(|s| {
             s.status = Phase::Finished;
             s.prompt = None;
             s.result = Some(result);
         });
-        let status = run.snapshot();
-        self.active().remove(&run.run_id);
-        self.record_finished(status);
+        drop(active);
+        self.record_finished(run.snapshot());
     }
 
     /// Keeps the status of a run that ended before it started (no workflow, invalid manifest).
