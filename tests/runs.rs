@@ -53,6 +53,13 @@ fn assert_final(result: &RunResult, expected: FinalState) {
     );
 }
 
+/// A session opened directly, as an agent would before running a workflow in it.
+async fn bash_session(engine: &Engine) -> flowdeck::term::SessionInfo {
+    let params =
+        serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap();
+    engine.open_terminal(&params).await.unwrap()
+}
+
 /// Waits for a run to reach a state where it waits for an answer, following its events.
 async fn wait_for_prompt(engine: &Arc<Engine>, run_id: &str) {
     let mut cursor = 0;
@@ -207,12 +214,7 @@ async fn arguments_come_from_the_prepared_session_and_returns_must_be_set() {
     );
     let engine = engine_in(dir.path(), 8);
     // The seed's mode: an agent prepared the session with exports.
-    let session = engine
-        .open_terminal(
-            &serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let session = bash_session(&engine).await;
     engine
         .run_command(
             &session.session_id,
@@ -390,12 +392,7 @@ async fn one_run_per_session_and_a_global_limit() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "waiter.yaml", WAITER);
     let engine = engine_in(dir.path(), 8);
-    let session = engine
-        .open_terminal(
-            &serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let session = bash_session(&engine).await;
     let mut req = request("waiter", &[]);
     req.session_id = Some(session.session_id.clone());
     let first = engine.start_run(req.clone()).unwrap();

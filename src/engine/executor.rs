@@ -290,20 +290,11 @@ impl Exec<'_> {
             .filter(|k| !given.contains_key(*k))
             .map(String::as_str)
             .collect();
-        // Arguments not given are looked up in the session, when it is a shell at its prompt.
-        let session_values = match (&self.session, unknown_given.is_empty()) {
-            (Some(id), false) => match self
-                .engine
-                .read_env(id, &unknown_given, Some(CONTRACT_TIMEOUT))
-                .await
-            {
-                Ok(values) => values.values,
-                Err(e) => {
-                    tracing::debug!("arguments not read from the session: {e}");
-                    IndexMap::new()
-                }
-            },
-            _ => IndexMap::new(),
+        // Arguments not given are looked up in the session.
+        let session_values = if unknown_given.is_empty() {
+            IndexMap::new()
+        } else {
+            self.session_env(&unknown_given, "arguments").await
         };
         let resolved = contract::resolve_inputs(self.wf, given, &session_values);
         let (valid, detail) = match &resolved {
@@ -351,6 +342,25 @@ impl Exec<'_> {
         Ok(())
     }
 
+    /// Variables read from the run's session; none when it has none or is not a shell at its
+    /// prompt (then the contract falls back to defaults and run variables).
+    async fn session_env(&self, names: &[&str], what: &str) -> IndexMap<String, Option<String>> {
+        let Some(id) = &self.session else {
+            return IndexMap::new();
+        };
+        match self
+            .engine
+            .read_env(id, names, Some(CONTRACT_TIMEOUT))
+            .await
+        {
+            Ok(values) => values.values,
+            Err(e) => {
+                tracing::debug!("{what} not read from session {id}: {e}");
+                IndexMap::new()
+            }
+        }
+    }
+
     async fn check_returns(&mut self) -> Result<IndexMap<String, String>, Stop> {
         if self.wf.return_values.is_empty() {
             return Ok(IndexMap::new());
@@ -365,20 +375,7 @@ impl Exec<'_> {
                 .wait_for_prompt(Duration::from_secs_f64(CONTRACT_TIMEOUT))
                 .await;
         }
-        let session_values = match &self.session {
-            Some(id) => match self
-                .engine
-                .read_env(id, &names, Some(CONTRACT_TIMEOUT))
-                .await
-            {
-                Ok(values) => values.values,
-                Err(e) => {
-                    tracing::debug!("return values not read from the session: {e}");
-                    IndexMap::new()
-                }
-            },
-            None => IndexMap::new(),
-        };
+        let session_values = self.session_env(&names, "return values").await;
         let checked = contract::check_returns(self.wf, &session_values, &self.vars);
         let detail = match &checked {
             Ok(values) => {
