@@ -27,6 +27,16 @@ pub enum EngineError {
     RunFinished(String),
     #[error("run {0} is not waiting for an answer")]
     NoPrompt(String),
+    #[error("workflow `{workflow}` has no step `{step}`")]
+    StepNotFound { workflow: String, step: String },
+    #[error(
+        "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"
+    )]
+    WorkflowRunning {
+        workflow: String,
+        run_id: String,
+        what: &'static str,
+    },
 }
 
 impl EngineError {
@@ -42,6 +52,8 @@ impl EngineError {
             EngineError::RunNotFound(_) => "run_not_found",
             EngineError::RunFinished(_) => "run_finished",
             EngineError::NoPrompt(_) => "no_prompt",
+            EngineError::StepNotFound { .. } => "step_not_found",
+            EngineError::WorkflowRunning { .. } => "workflow_running",
         }
     }
 }

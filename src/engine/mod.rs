@@ -10,6 +10,7 @@
 //! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
 //! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream.
 
+pub mod authoring;
 pub mod contract;
 pub mod error;
 pub mod events;

@@ -41,6 +41,23 @@ pub enum Rule {
     Check(Box<Check>),
 }
 
+impl Rule {
+    /// The messages written on this rule and the rules inside it: the criteria a person or an
+    /// agent is told about.
+    pub fn messages(&self) -> Vec<&str> {
+        match self {
+            Rule::And { and: rules } | Rule::Or { or: rules } => {
+                rules.iter().flat_map(Rule::messages).collect()
+            }
+            Rule::Not { not, message } => match message {
+                Some(m) => vec![m.as_str()],
+                None => not.messages(),
+            },
+            Rule::Check(check) => check.message().into_iter().collect(),
+        }
+    }
+}
+
 /// A leaf check, selected by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -332,7 +349,7 @@ impl Check {
         }
     }
 
-    fn message(&self) -> Option<&str> {
+    pub fn message(&self) -> Option<&str> {
         match self {
             Check::Contains { message, .. }
             | Check::Regex { message, .. }
