@@ -61,6 +61,25 @@ pub enum Command {
     },
     /// Print the manifest JSON Schema (draft 2020-12).
     Schema,
+    /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
+    ///
+    /// Logs go to stderr; stdout carries only the protocol. The server ends when the client
+    /// closes stdin, or on SIGTERM; runs and terminal sessions it started end with it.
+    Mcp {
+        /// Toolsets to offer, comma-separated: terminal, authoring, runs, guided, dynamic
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "terminal,authoring,runs,guided,dynamic"
+        )]
+        toolsets: Vec<String>,
+        /// Offer only tools that change nothing (reads, lists, validation, waits)
+        #[arg(long)]
+        read_only: bool,
+        /// Offer `wf_<name>` tools only for workflows matching this glob (repeatable)
+        #[arg(long = "dynamic-filter", value_name = "GLOB")]
+        dynamic_filters: Vec<String>,
+    },
     /// Run a workflow headless: progress on stderr, the result on stdout.
     ///
     /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
@@ -146,11 +165,56 @@ fn run(cli: Cli) -> Result<ExitCode> {
             },
             &mut out,
         ),
+        Some(Command::Mcp {
+            toolsets,
+            read_only,
+            dynamic_filters,
+        }) => mcp(&folder, &toolsets, read_only, dynamic_filters),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn mcp(
+    folder: &Path,
+    toolsets: &[String],
+    read_only: bool,
+    dynamic_filters: Vec<String>,
+) -> Result<ExitCode> {
+    let mut sets = std::collections::HashSet::new();
+    for name in toolsets {
+        let set = crate::mcp::Toolset::parse(name.trim()).with_context(|| {
+            format!(
+                "unknown toolset {} (choose from terminal, authoring, runs, guided, dynamic)",
+                sanitize(name)
+            )
+        })?;
+        sets.insert(set);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let engine = crate::engine::Engine::open(folder, crate::engine::EngineConfig::default())
+            .context(
+                "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
+            )?;
+        crate::mcp::serve_stdio(
+            engine,
+            crate::mcp::McpOptions {
+                toolsets: sets,
+                read_only,
+                dynamic_filters,
+            },
+        )
+        .await
+    })?;
+    // Blocking readers of a closed stdin must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(ExitCode::SUCCESS)
 }
 
 fn open_store(folder: &Path) -> Result<std::sync::Arc<Store>> {

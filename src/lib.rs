@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod mcp;
 pub mod store;
 pub mod term;
 pub mod workflow;

@@ -1,0 +1,154 @@
+//! Dynamic tools: one `wf_<name>` tool per runnable workflow, whose input schema is the
+//! workflow's arguments. The set follows the folder; the server announces changes with
+//! `notifications/tools/list_changed`.
+
+use crate::engine::Engine;
+use crate::workflow::model::{VarType, Workflow};
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+/// Tool names are at most 64 characters (a common client limit).
+const MAX_TOOL_NAME: usize = 64;
+pub const PREFIX: &str = "wf_";
+
+/// A workflow offered as a tool.
+#[derive(Debug, Clone)]
+pub struct DynamicTool {
+    pub tool_name: String,
+    pub workflow: String,
+    pub description: String,
+    pub schema: JsonObject,
+}
+
+/// Name filters (`--dynamic-filter`): `*` matches any run of characters.
+pub fn matches_filter(filters: &[String], name: &str) -> bool {
+    filters.is_empty() || filters.iter().any(|f| glob(f, name))
+}
+
+fn glob(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(after) = text.strip_prefix(head) else {
+                return false;
+            };
+            (0..=after.len())
+                .filter(|&i| after.is_char_boundary(i))
+                .any(|i| glob(rest, &after[i..]))
+        }
+    }
+}
+
+/// The dynamic tools for the folder's runnable workflows, sorted by name.
+pub fn tools(engine: &Engine, filters: &[String]) -> Vec<DynamicTool> {
+    let names: Vec<String> = engine
+        .workflow_list()
+        .workflows
+        .into_iter()
+        .map(|w| w.name)
+        .collect();
+    let mut tools: Vec<DynamicTool> = names
+        .into_iter()
+        .filter(|name| matches_filter(filters, name))
+        .filter_map(|name| {
+            let tool_name = format!("{PREFIX}{name}");
+            if tool_name.len() > MAX_TOOL_NAME {
+                tracing::info!("workflow {name}: no dynamic tool, the name is over {MAX_TOOL_NAME} characters with its prefix");
+                return None;
+            }
+            // Only workflows that can run (valid now, or with a last good version).
+            let (workflow, _) = engine.store().runnable(&name).ok()?;
+            Some(DynamicTool {
+                tool_name,
+                description: describe(&workflow),
+                schema: schema(&workflow),
+                workflow: name,
+            })
+        })
+        .collect();
+    tools.sort_by(|a, b| a.tool_name.cmp(&b.tool_name));
+    tools.dedup_by(|a, b| a.tool_name == b.tool_name);
+    tools
+}
+
+fn describe(w: &Workflow) -> String {
+    let mut text = format!("Run the workflow `{}`: {}", w.name, w.description.trim());
+    if !w.return_values.is_empty() {
+        let names: Vec<&str> = w.return_values.keys().map(String::as_str).collect();
+        text.push_str(&format!(" Returns: {}.", names.join(", ")));
+    }
+    text.push_str(" The result has final_state, return_values and the execution log.");
+    text
+}
+
+/// The input schema: one property per argument (typed, with enum, anchored pattern, default),
+/// the required ones required, plus where to run.
+fn schema(w: &Workflow) -> JsonObject {
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for (name, var) in &w.arguments {
+        let mut p = serde_json::Map::new();
+        let kind = match var.kind() {
+            VarType::Integer => "integer",
+            VarType::Number => "number",
+            VarType::Boolean => "boolean",
+            VarType::String | VarType::Path => "string",
+        };
+        p.insert("type".into(), json!(kind));
+        let mut description = var.description.clone();
+        if var.secret {
+            description.push_str(" (secret: masked in results and logs)");
+        }
+        p.insert("description".into(), json!(description));
+        if let Some(choices) = &var.choices {
+            p.insert(
+                "enum".into(),
+                serde_json::to_value(choices).unwrap_or(Value::Null),
+            );
+        }
+        if let Some(pattern) = &var.pattern {
+            p.insert("pattern".into(), json!(format!("^(?:{pattern})$")));
+        }
+        if let Some(default) = &var.default {
+            p.insert(
+                "default".into(),
+                serde_json::to_value(default).unwrap_or(Value::Null),
+            );
+        }
+        if var.required && var.default.is_none() {
+            required.push(name.clone());
+        }
+        properties.insert(name.clone(), Value::Object(p));
+    }
+    properties.insert(
+        "session_id".into(),
+        json!({"type": "string", "description": "Run in this session (default: a new one, closed at the end)."}),
+    );
+    properties.insert(
+        "wait".into(),
+        json!({"type": "boolean", "description": "false: return the run_id at once (default true: the full result)."}),
+    );
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    schema.insert("required".into(), json!(required));
+    schema.insert("additionalProperties".into(), json!(false));
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_globs() {
+        assert!(matches_filter(&[], "anything"));
+        let f = vec!["build_*".to_string(), "git_health".to_string()];
+        assert!(matches_filter(&f, "build_project"));
+        assert!(matches_filter(&f, "git_health"));
+        assert!(!matches_filter(&f, "git_health_2"));
+        assert!(!matches_filter(&f, "make_build"));
+        assert!(glob("*_build", "make_build"));
+        assert!(glob("a*b*c", "axxbyyc"));
+    }
+}

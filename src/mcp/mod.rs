@@ -1,0 +1,92 @@
+//! The MCP server: every tool, resource and prompt a thin adapter over an engine method,
+//! served over stdio (`flowdeck mcp`).
+//!
+//! - [`server`]: the rmcp handler (tools, resources, prompts, notifications, panics caught);
+//! - [`tools`], [`args`]: the static tools, their schemas, annotations and dispatch;
+//! - [`dynamic`]: one `wf_<name>` tool per runnable workflow, following the folder;
+//! - [`resources`], [`prompts`]: `flowdeck://` resources and the authoring prompts;
+//! - [`errors`]: tool failures as structured, actionable payloads; [`audit`]: the audit log.
+
+pub mod args;
+pub mod audit;
+pub mod dynamic;
+pub mod errors;
+pub mod prompts;
+pub mod resources;
+pub mod server;
+pub mod tools;
+
+pub use server::FlowdeckServer;
+pub use tools::Toolset;
+
+use crate::engine::Engine;
+use rmcp::ServiceExt;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// What the server offers.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    pub toolsets: HashSet<Toolset>,
+    /// Only tools that change nothing.
+    pub read_only: bool,
+    /// Only workflows whose names match one of these globs get a `wf_` tool (empty: all).
+    pub dynamic_filters: Vec<String>,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        McpOptions {
+            toolsets: Toolset::ALL.into_iter().collect(),
+            read_only: false,
+            dynamic_filters: Vec::new(),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin or the process gets SIGTERM or
+/// Ctrl-C. Runs and sessions started over this connection end with it (documented in
+/// docs/MCP.md).
+pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Result<()> {
+    let server = FlowdeckServer::new(engine.clone(), options);
+    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+        Ok(running) => running,
+        Err(e) => {
+            // A client that leaves before the handshake is not an error worth a failure exit.
+            tracing::info!("MCP connection ended before it began: {e}");
+            engine.shutdown().await;
+            return Ok(());
+        }
+    };
+    let stop = running.cancellation_token();
+    tokio::spawn(async move {
+        wait_for_termination().await;
+        stop.cancel();
+    });
+    let reason = running.waiting().await;
+    tracing::info!("MCP connection ended: {reason:?}");
+    engine.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_termination() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,481 @@
+//! The MCP handler: tools (static and dynamic), resources, prompts and change notifications,
+//! each a thin adapter over an engine method. Every call runs in its own task, so a panic
+//! becomes an error result, never a dead server; every call is audited.
+
+// A tool error is built at most once per failed call and returned straight to the client;
+// boxing it would buy nothing but indirection.
+#![allow(clippy::result_large_err)]
+
+use super::audit::Audit;
+use super::dynamic::{self, PREFIX};
+use super::errors::ToolError;
+use super::tools::{self, CallContext, ToolDef, Toolset};
+
+use super::{McpOptions, prompts, resources};
+use crate::engine::runs_api::WorkflowSource;
+use crate::engine::{Engine, EngineEvent, RunRequest};
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio::sync::broadcast::error::RecvError;
+
+const INSTRUCTIONS: &str = "flowdeck runs terminal workflows: YAML/JSON state machines that drive real terminals.\n\
+- To run one: workflow_list, then workflow_preview_inputs and run_workflow (or the wf_<name> tool) with inputs; the result has final_state and return_values.\n\
+- To write one: get_workflow_schema (or the resource flowdeck://spec), workflow_validate until it has no errors, then workflow_save; fix what workflow_validate reports at its line and column.\n\
+- To drive a terminal yourself: open_terminal, then run_command (shell commands, exit status) or send_input + await_output (interactive programs); get_screen_content reads the screen; exit_terminal when done.\n\
+- Long runs: run_workflow with wait=false, then run_events with the cursor. Errors come back as results with error_code and suggested_action.";
+
+/// The server.
+#[derive(Clone)]
+pub struct FlowdeckServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Arc<Engine>,
+    options: McpOptions,
+    audit: Audit,
+    statics: Vec<ToolDef>,
+    subscriptions: Mutex<HashSet<String>>,
+    forwarding: AtomicBool,
+    calls: AtomicU64,
+}
+
+impl std::fmt::Debug for FlowdeckServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowdeckServer").finish_non_exhaustive()
+    }
+}
+
+/// A tool the client can call.
+enum Callable {
+    Static,
+    Dynamic(String),
+}
+
+impl FlowdeckServer {
+    pub fn new(engine: Arc<Engine>, options: McpOptions) -> Self {
+        let statics = tools::catalog()
+            .into_iter()
+            .filter(|t| options.toolsets.contains(&t.toolset))
+            .filter(|t| !options.read_only || t.hints.read_only)
+            .collect();
+        FlowdeckServer {
+            inner: Arc::new(Inner {
+                audit: Audit::new(&engine),
+                engine,
+                options,
+                statics,
+                subscriptions: Mutex::new(HashSet::new()),
+                forwarding: AtomicBool::new(false),
+                calls: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    fn dynamic_enabled(&self) -> bool {
+        // A dynamic tool runs a workflow: never in read-only mode.
+        self.inner.options.toolsets.contains(&Toolset::Dynamic) && !self.inner.options.read_only
+    }
+
+    fn all_tools(&self) -> Vec<Tool> {
+        let mut list: Vec<Tool> = self
+            .inner
+            .statics
+            .iter()
+            .map(|t| {
+                Tool::new(t.name, t.description, Arc::new((t.schema)()))
+                    .with_title(t.title)
+                    .annotate(
+                        ToolAnnotations::with_title(t.title)
+                            .read_only(t.hints.read_only)
+                            .destructive(t.hints.destructive)
+                            .idempotent(t.hints.idempotent)
+                            .open_world(t.hints.open_world),
+                    )
+            })
+            .collect();
+        if self.dynamic_enabled() {
+            for d in dynamic::tools(&self.inner.engine, &self.inner.options.dynamic_filters) {
+                list.push(
+                    Tool::new(d.tool_name.clone(), d.description, Arc::new(d.schema))
+                        .with_title(format!("Run {}", d.workflow))
+                        .annotate(
+                            ToolAnnotations::with_title(format!("Run {}", d.workflow))
+                                .read_only(false)
+                                .destructive(true)
+                                .idempotent(false)
+                                .open_world(true),
+                        ),
+                );
+            }
+        }
+        list
+    }
+
+    fn find(&self, name: &str) -> Option<Callable> {
+        if self.inner.statics.iter().any(|t| t.name == name) {
+            return Some(Callable::Static);
+        }
+        let workflow = name.strip_prefix(PREFIX)?;
+        (self.dynamic_enabled()
+            && dynamic::matches_filter(&self.inner.options.dynamic_filters, workflow))
+        .then(|| Callable::Dynamic(workflow.to_string()))
+    }
+
+    /// Forwards engine changes to a legacy (2025-era) client, once per connection.
+    fn start_forwarding(&self, peer: Peer<RoleServer>) {
+        if self.inner.forwarding.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let server = self.clone();
+        let mut events = self.inner.engine.subscribe();
+        tokio::spawn(async move {
+            loop {
+                match events.recv().await {
+                    Ok(EngineEvent::WorkflowChanged { name, .. }) => {
+                        let _ = peer.notify_tool_list_changed().await;
+                        let _ = peer.notify_resource_list_changed().await;
+                        for uri in server.updated_uris(&name) {
+                            let _ = peer
+                                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                                .await;
+                        }
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => break,
+                }
+                if peer.is_transport_closed() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// The subscribed resources a change to workflow `name` touches.
+    fn updated_uris(&self, name: &str) -> Vec<String> {
+        let subscribed = self
+            .inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        [
+            format!("{}{name}", resources::WORKFLOW_PREFIX),
+            resources::WORKFLOWS.to_string(),
+        ]
+        .into_iter()
+        .filter(|u| subscribed.contains(u))
+        .collect()
+    }
+
+    async fn run_tool(
+        &self,
+        callable: Callable,
+        name: String,
+        args: Value,
+        cx: CallContext,
+    ) -> Result<Value, ToolError> {
+        let engine = &self.inner.engine;
+        match callable {
+            Callable::Static => tools::call(engine, &name, args, &cx).await,
+            Callable::Dynamic(workflow) => {
+                let Value::Object(mut map) = args else {
+                    return Err(ToolError::invalid_arguments(
+                        &name,
+                        "arguments must be an object",
+                    ));
+                };
+                let session_id = match map.remove("session_id") {
+                    Some(Value::String(s)) => Some(s),
+                    None | Some(Value::Null) => None,
+                    Some(_) => {
+                        return Err(ToolError::invalid_arguments(
+                            &name,
+                            "session_id must be a string",
+                        ));
+                    }
+                };
+                let wait = match map.remove("wait") {
+                    Some(Value::Bool(b)) => b,
+                    None | Some(Value::Null) => true,
+                    Some(_) => {
+                        return Err(ToolError::invalid_arguments(
+                            &name,
+                            "wait must be a boolean",
+                        ));
+                    }
+                };
+                let inputs = map
+                    .iter()
+                    .map(|(k, v)| super::args::input_text(v).map(|t| (k.clone(), t)))
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| ToolError::invalid_arguments(&name, m))?;
+                let request = RunRequest {
+                    workflow: WorkflowSource::Name(workflow),
+                    session_id,
+                    inputs,
+                    keep_session: false,
+                };
+                tools::run(engine, request, wait, &cx).await
+            }
+        }
+    }
+}
+
+fn to_result(outcome: Result<Value, ToolError>) -> CallToolResult {
+    match outcome {
+        // Structured output is always an object: a bare value is wrapped.
+        Ok(Value::Object(map)) => CallToolResult::structured(Value::Object(map)),
+        Ok(other) => CallToolResult::structured(json!({ "result": other })),
+        Err(error) => CallToolResult::structured_error(
+            serde_json::to_value(&error).unwrap_or_else(|_| json!({"message": error.message})),
+        ),
+    }
+}
+
+impl ServerHandler for FlowdeckServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new("flowdeck", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.start_forwarding(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.start_forwarding(context.peer);
+        Ok(ListToolsResult {
+            tools: self.all_tools(),
+            ..Default::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let Some(callable) = self.find(&name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool `{}` (tools/list shows the tools this server offers)",
+                    crate::workflow::names::display_safe(&name)
+                ),
+                None,
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let correlation_id = format!(
+            "c{}-{}",
+            std::process::id(),
+            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let started = Instant::now();
+        let audited_args = Audit::redact(&self.inner.engine, &name, &args);
+        let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
+            context.meta.get_progress_token().map(|token| {
+                let peer = context.peer.clone();
+                Box::new(move |done: f64, message: String| {
+                    let peer = peer.clone();
+                    let param =
+                        ProgressNotificationParam::new(token.clone(), done).with_message(message);
+                    tokio::spawn(async move {
+                        let _ = peer.notify_progress(param).await;
+                    });
+                }) as Box<dyn Fn(f64, String) + Send + Sync>
+            });
+        let cx = CallContext {
+            cancel: context.ct.clone(),
+            progress,
+        };
+        let server = self.clone();
+        let task_name = name.clone();
+        // Its own task: a panic in a handler is caught here as a JoinError.
+        let joined = tokio::spawn(async move {
+            let cancel = cx.cancel.clone();
+            tokio::select! {
+                outcome = server.run_tool(callable, task_name.clone(), args, cx) => outcome,
+                () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
+            }
+        })
+        .await;
+        let mut outcome = match joined {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                tracing::error!("tool {name} panicked: {e}");
+                Err(ToolError::internal(format!(
+                    "tool {name} failed inside flowdeck"
+                )))
+            }
+        };
+        if let Err(e) = &mut outcome {
+            e.correlation_id = correlation_id.clone();
+        }
+        self.inner.audit.record(json!({
+            "at": crate::engine::journal::now(),
+            "tool": name,
+            "arguments": audited_args,
+            "outcome": match &outcome { Ok(_) => "ok".to_string(), Err(e) => e.error_code.to_string() },
+            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "correlation_id": correlation_id,
+        }));
+        Ok(to_result(outcome).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult {
+            resources: resources::list(&self.inner.engine),
+            ..Default::default()
+        })
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult {
+            resource_templates: resources::templates(),
+            ..Default::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match resources::read(&self.inner.engine, &request.uri).await {
+            Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {}",
+                    crate::workflow::names::display_safe(&request.uri)
+                ),
+                Some(json!({"uri": request.uri})),
+            )),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.start_forwarding(context.peer);
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Prompts never change; everything else can be followed.
+        let mut accepted = requested.clone();
+        accepted.prompts_list_changed = None;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut events = self.inner.engine.subscribe();
+        let subscribed: Vec<String> = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                event = events.recv() => match event {
+                    Ok(EngineEvent::WorkflowChanged { name, .. }) => {
+                        let sink = context.sink();
+                        if context.accepted().tools_list_changed == Some(true) {
+                            let _ = sink.notify_tool_list_changed().await;
+                        }
+                        if context.accepted().resources_list_changed == Some(true) {
+                            let _ = sink.notify_resource_list_changed().await;
+                        }
+                        for uri in [format!("{}{name}", resources::WORKFLOW_PREFIX), resources::WORKFLOWS.to_string()] {
+                            if subscribed.contains(&uri) {
+                                let _ = sink.notify_resource_updated(uri).await;
+                            }
+                        }
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult {
+            prompts: prompts::list(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args: Map<String, Value> = request.arguments.unwrap_or_default();
+        match prompts::get_prompt(&self.inner.engine, &request.name, &args) {
+            Ok(result) => Ok(result.into()),
+            Err(message) => Err(ErrorData::invalid_params(
+                message,
+                Some(json!({"prompt": request.name})),
+            )),
+        }
+    }
+}

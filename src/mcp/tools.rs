@@ -1,0 +1,634 @@
+//! The static tools: their names, toolsets, descriptions, honest annotations and schemas, and
+//! the dispatch of each to one engine method.
+
+// A tool error is built at most once per failed call and returned straight to the client;
+// boxing it would buy nothing but indirection.
+#![allow(clippy::result_large_err)]
+
+use super::args::*;
+use super::errors::ToolError;
+use crate::engine::runs_api::WorkflowSource;
+use crate::engine::{Engine, EngineEvent, RunRequest};
+use crate::workflow::action::ToolName;
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Groups of tools a user switches on and off (`--toolsets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Toolset {
+    Terminal,
+    Authoring,
+    Runs,
+    Guided,
+    Dynamic,
+}
+
+impl Toolset {
+    pub const ALL: [Toolset; 5] = [
+        Toolset::Terminal,
+        Toolset::Authoring,
+        Toolset::Runs,
+        Toolset::Guided,
+        Toolset::Dynamic,
+    ];
+
+    pub fn parse(name: &str) -> Option<Toolset> {
+        Toolset::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Terminal => "terminal",
+            Toolset::Authoring => "authoring",
+            Toolset::Runs => "runs",
+            Toolset::Guided => "guided",
+            Toolset::Dynamic => "dynamic",
+        }
+    }
+}
+
+/// How a tool behaves, for clients deciding what to allow.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+const READ: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+const WAIT: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+const WRITE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+const REPLACE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+const REMOVE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: false,
+};
+const EXECUTE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: true,
+};
+
+/// A static tool.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub toolset: Toolset,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub hints: Hints,
+    pub schema: fn() -> JsonObject,
+}
+
+/// The JSON Schema of an argument type, as an object schema.
+pub fn schema_of<T: JsonSchema>() -> JsonObject {
+    let schema = schemars::schema_for!(T);
+    let mut value = serde_json::to_value(&schema).unwrap_or_else(|_| json!({"type": "object"}));
+    if let Some(object) = value.as_object_mut() {
+        object.remove("$schema");
+        object.entry("type").or_insert_with(|| json!("object"));
+        if !object.contains_key("properties") {
+            object.insert("properties".into(), json!({}));
+        }
+    }
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+macro_rules! tool {
+    ($name:literal, $set:ident, $title:literal, $hints:expr, $args:ty, $desc:literal) => {
+        ToolDef {
+            name: $name,
+            toolset: Toolset::$set,
+            title: $title,
+            description: $desc,
+            hints: $hints,
+            schema: schema_of::<$args>,
+        }
+    };
+}
+
+/// Every static tool.
+pub fn catalog() -> Vec<ToolDef> {
+    vec![
+        tool!(
+            "open_terminal",
+            Terminal,
+            "Open a terminal",
+            EXECUTE,
+            OpenTerminalArgs,
+            "Open a terminal session on a real PTY: your shell by default, or `command` (e.g. [\"python3\",\"-q\"], [\"ssh\",\"-tt\",\"host\"]). Returns its session_id. For a shell, returns once its prompt is up. Close it with exit_terminal when done."
+        ),
+        tool!(
+            "send_input",
+            Terminal,
+            "Type into a terminal",
+            EXECUTE,
+            SendInputArgs,
+            "Type text (input_text, \"\\n\" is Enter) or press keys into a session. Returns at once; use await_output to wait for what the program prints."
+        ),
+        tool!(
+            "get_screen_content",
+            Terminal,
+            "Read a terminal",
+            READ,
+            ScreenArgs,
+            "Read a session as plain text: the visible screen (default), its history, the last N lines, or the output since the last input."
+        ),
+        tool!(
+            "await_output",
+            Terminal,
+            "Wait for output",
+            WAIT,
+            AwaitArgs,
+            "Wait until a session's output matches a regex (or a stop pattern matches, or time runs out, or the program exits). By default only output after your last input counts, never its echo, and nothing that scrolled away is missed. Returns outcome matched|stopped|timeout|exited, the matched text and line, regex groups and the last lines."
+        ),
+        tool!(
+            "list_terminal_sessions",
+            Terminal,
+            "List terminals",
+            READ,
+            NoArgs,
+            "List the open terminal sessions: id, name, command, size, whether it is running or its exit status."
+        ),
+        tool!(
+            "exit_terminal",
+            Terminal,
+            "Close a terminal",
+            REMOVE,
+            SessionArgs,
+            "Close a session and end every process it started (SIGHUP/SIGTERM, then SIGKILL)."
+        ),
+        tool!(
+            "run_command",
+            Terminal,
+            "Run a shell command",
+            EXECUTE,
+            RunCommandArgs,
+            "Run a command line in a session's shell and wait for it to finish: returns exit_code and output. The session must be a POSIX shell at its prompt; `cd` and `export` persist."
+        ),
+        tool!(
+            "resize_terminal",
+            Terminal,
+            "Resize a terminal",
+            Hints {
+                idempotent: true,
+                ..WRITE
+            },
+            ResizeArgs,
+            "Resize a session (the program gets SIGWINCH). Sizes out of range are clamped."
+        ),
+        tool!(
+            "get_workflow_schema",
+            Authoring,
+            "Workflow schema",
+            READ,
+            NoArgs,
+            "The manifest JSON Schema and the list of step tools with their parameters: read this before writing a workflow."
+        ),
+        tool!(
+            "create_workflow",
+            Authoring,
+            "Create a workflow",
+            REPLACE,
+            CreateArgs,
+            "Validate a workflow definition (a JSON object) and store it as <name>.json. Invalid definitions are not stored: fix the validation_errors (each with its path) and call again."
+        ),
+        tool!(
+            "workflow_list",
+            Authoring,
+            "List workflows",
+            READ,
+            NoArgs,
+            "The workflows of the folder: name, file, valid/warnings/invalid, description, states, version, runs and last result."
+        ),
+        tool!(
+            "workflow_get",
+            Authoring,
+            "Get a workflow",
+            READ,
+            NameArgs,
+            "A workflow's file: content, parsed JSON, format, path, version (SHA-256; pass it to workflow_save as expected_version) and violations."
+        ),
+        tool!(
+            "workflow_validate",
+            Authoring,
+            "Validate",
+            READ,
+            ValidateArgs,
+            "Validate a manifest's text (content) without saving it: every violation with rule, path, line and column. Or, with workflowId, stepId and output, check a step's output against that step's rules: {valid, issues, suggestions}."
+        ),
+        tool!(
+            "workflow_save",
+            Authoring,
+            "Save a workflow",
+            REPLACE,
+            SaveArgs,
+            "Save a manifest's text (YAML or JSON) under the name it declares, atomically. Give expected_version (from workflow_get) to fail with a version conflict if someone changed it meanwhile."
+        ),
+        tool!(
+            "workflow_rename",
+            Authoring,
+            "Rename a workflow",
+            REMOVE,
+            RenameArgs,
+            "Rename a workflow: its `name` and its file. Comments and layout are kept. Refused while it runs."
+        ),
+        tool!(
+            "workflow_delete",
+            Authoring,
+            "Delete a workflow",
+            REMOVE,
+            DeleteArgs,
+            "Delete a workflow's file. Refused while it runs; give expected_version to be sure you delete what you read."
+        ),
+        tool!(
+            "workflow_preview_inputs",
+            Authoring,
+            "Workflow inputs",
+            READ,
+            NameArgs,
+            "The inputs a workflow takes (type, required, default, choices, pattern, secret) and the values it returns."
+        ),
+        tool!(
+            "workflow_resolve_inputs",
+            Authoring,
+            "Check inputs",
+            READ,
+            InputsArgs,
+            "Check inputs for a run without running it: ready, required_missing, invalid, and the values a run would use (reading the session's environment when session_id is given)."
+        ),
+        tool!(
+            "workflow_preview_rendered",
+            Authoring,
+            "Preview a run",
+            READ,
+            InputsArgs,
+            "What each step would type or run, with $VARIABLES replaced by the inputs and defaults. Nothing is executed."
+        ),
+        tool!(
+            "workflow_step_plan",
+            Authoring,
+            "Step plan",
+            READ,
+            NameArgs,
+            "A workflow's states in run order with their actions and transitions, and which are reachable."
+        ),
+        tool!(
+            "run_workflow",
+            Runs,
+            "Run a workflow",
+            EXECUTE,
+            RunArgs,
+            "Run a workflow (by workflow_name, or a manifest's content) with inputs, in a new session (closed at the end) or in session_id. wait=true (default) returns the full result (final_state, return_values, execution_log) and sends progress per state; wait=false returns the run_id at once."
+        ),
+        tool!(
+            "run_status",
+            Runs,
+            "Run status",
+            READ,
+            RunIdArgs,
+            "A run's status: running, waiting_for_input (with the question), or finished (with the result)."
+        ),
+        tool!(
+            "run_events",
+            Runs,
+            "Run events",
+            WAIT,
+            RunEventsArgs,
+            "A run's journal from a cursor, waiting up to wait_seconds for new events: the way to follow a long run. Pass next_cursor as `after` next time."
+        ),
+        tool!(
+            "run_list",
+            Runs,
+            "Run history",
+            READ,
+            RunListArgs,
+            "Runs in progress and the history, newest first, of one workflow or all."
+        ),
+        tool!(
+            "workflow_cancel",
+            Runs,
+            "Cancel a run",
+            REMOVE,
+            RunIdArgs,
+            "Cancel a run: the step in progress is interrupted and its processes killed. Returns its final status."
+        ),
+        tool!(
+            "run_feedback",
+            Runs,
+            "Rate a run",
+            WRITE,
+            FeedbackArgs,
+            "Attach feedback to a run: a score, a text, or both."
+        ),
+        tool!(
+            "workflow_purge_history",
+            Runs,
+            "Purge run history",
+            REMOVE,
+            PurgeArgs,
+            "Delete the run history of one workflow or all. Runs in progress are kept."
+        ),
+        tool!(
+            "workflow_next",
+            Guided,
+            "Next step",
+            WRITE,
+            NextArgs,
+            "Guided workflows: the next step given the completed steps and a context, with its prompt and validation criteria. With run_id and answer, answers that run's paused prompt step (check with run_status first)."
+        ),
+    ]
+}
+
+/// What a tool call may use besides its arguments.
+pub struct CallContext {
+    pub cancel: CancellationToken,
+    /// Reports progress (done, message) when the client asked for it.
+    pub progress: Option<Box<dyn Fn(f64, String) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        ToolError::invalid_arguments(tool, e.into_inner()).with("path", path)
+    })
+}
+
+fn ok<T: Serialize>(value: T) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|e| ToolError::internal(e.to_string()))
+}
+
+/// Runs a static tool.
+pub async fn call(
+    engine: &Arc<Engine>,
+    name: &str,
+    args: Value,
+    cx: &CallContext,
+) -> Result<Value, ToolError> {
+    let e = engine;
+    match name {
+        "open_terminal" => {
+            let a: OpenTerminalArgs = parse(name, args)?;
+            ok(e.open_terminal(&a.into()).await?)
+        }
+        "send_input" => {
+            let (id, p) = parse::<SendInputArgs>(name, args)?.split();
+            ok(e.send_input(&id, &p)?)
+        }
+        "get_screen_content" => {
+            let (id, p) = parse::<ScreenArgs>(name, args)?.split();
+            ok(e.get_screen_content(&id, &p)?)
+        }
+        "await_output" => {
+            let (id, p) = parse::<AwaitArgs>(name, args)?.split();
+            ok(e.await_output(&id, &p, None).await?)
+        }
+        "list_terminal_sessions" => ok(e.list_terminal_sessions()),
+        "exit_terminal" => {
+            let a: SessionArgs = parse(name, args)?;
+            ok(e.exit_terminal(&a.session_id).await?)
+        }
+        "run_command" => {
+            let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
+            ok(e.run_command(&id, &p, None).await?)
+        }
+        "resize_terminal" => {
+            let a: ResizeArgs = parse(name, args)?;
+            ok(e.resize_terminal(&a.session_id, a.cols, a.rows)?)
+        }
+        "get_workflow_schema" => ok(json!({
+            "schema": crate::workflow::schema::workflow_schema().clone(),
+            "tools": step_tools(),
+            "reference": "flowdeck://spec (the manifest reference, with examples)",
+        })),
+        "create_workflow" => {
+            let a: CreateArgs = parse(name, args)?;
+            ok(e.create_workflow(Value::Object(a.workflow_definition), a.overwrite_existing)?)
+        }
+        "workflow_list" => ok(e.workflow_list()),
+        "workflow_get" => ok(e.workflow_get(&parse::<NameArgs>(name, args)?.name)?),
+        "workflow_validate" => {
+            let a: ValidateArgs = parse(name, args)?;
+            match (a.content, a.workflow_id, a.step_id, a.output) {
+                (Some(content), None, None, None) => ok(e.validate_manifest(&content)),
+                (None, Some(w), Some(step), Some(output)) => {
+                    ok(e.validate_step_output(&w, &step, &output, &a.context)?)
+                }
+                _ => Err(ToolError::invalid_arguments(
+                    name,
+                    "give `content`, or `workflowId`, `stepId` and `output`",
+                )),
+            }
+        }
+        "workflow_save" => {
+            let a: SaveArgs = parse(name, args)?;
+            ok(e.workflow_save(&a.content, a.expected_version.as_deref(), a.overwrite)?)
+        }
+        "workflow_rename" => {
+            let a: RenameArgs = parse(name, args)?;
+            ok(e.workflow_rename(&a.name, &a.new_name, a.expected_version.as_deref())?)
+        }
+        "workflow_delete" => {
+            let a: DeleteArgs = parse(name, args)?;
+            ok(e.workflow_delete(&a.name, a.expected_version.as_deref())?)
+        }
+        "workflow_preview_inputs" => {
+            ok(e.workflow_preview_inputs(&parse::<NameArgs>(name, args)?.name)?)
+        }
+        "workflow_resolve_inputs" => {
+            let a: InputsArgs = parse(name, args)?;
+            let inputs =
+                inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
+            ok(
+                e.workflow_resolve_inputs(&a.name, &inputs, a.session_id.as_deref())
+                    .await?,
+            )
+        }
+        "workflow_preview_rendered" => {
+            let a: InputsArgs = parse(name, args)?;
+            let inputs =
+                inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
+            ok(e.workflow_preview_rendered(&a.name, &inputs)?)
+        }
+        "workflow_step_plan" => ok(e.workflow_step_plan(&parse::<NameArgs>(name, args)?.name)?),
+        "run_workflow" => {
+            let a: RunArgs = parse(name, args)?;
+            let source = match (a.workflow_name, a.content) {
+                (Some(n), None) => WorkflowSource::Name(n),
+                (None, Some(c)) => WorkflowSource::Inline(c),
+                _ => {
+                    return Err(ToolError::invalid_arguments(
+                        name,
+                        "give `workflow_name` or `content`",
+                    ));
+                }
+            };
+            let inputs =
+                inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
+            let request = RunRequest {
+                workflow: source,
+                session_id: a.session_id,
+                inputs,
+                keep_session: a.keep_session,
+            };
+            run(e, request, a.wait.unwrap_or(true), cx).await
+        }
+        "run_status" => ok(e.run_status(&parse::<RunIdArgs>(name, args)?.run_id)?),
+        "run_events" => {
+            let a: RunEventsArgs = parse(name, args)?;
+            let wait = Duration::from_secs_f64(a.wait_seconds.unwrap_or(10.0).clamp(0.0, 60.0));
+            ok(e.run_events(
+                &a.run_id,
+                a.after,
+                a.limit.unwrap_or(100).clamp(1, 1000),
+                wait,
+            )
+            .await?)
+        }
+        "run_list" => {
+            let a: RunListArgs = parse(name, args)?;
+            ok(e.run_list(
+                a.workflow_name.as_deref(),
+                a.limit.unwrap_or(50).clamp(1, 1000),
+            ))
+        }
+        "workflow_cancel" => ok(e
+            .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id)
+            .await?),
+        "run_feedback" => {
+            let a: FeedbackArgs = parse(name, args)?;
+            ok(e.run_feedback(&a.run_id, a.score, a.text)?)
+        }
+        "workflow_purge_history" => {
+            ok(e.purge_history(parse::<PurgeArgs>(name, args)?.workflow_name.as_deref()))
+        }
+        "workflow_next" => {
+            let a: NextArgs = parse(name, args)?;
+            let answer = match (a.run_id.as_deref(), a.answer) {
+                (Some(run), Some(answer)) => Some((run, answer)),
+                (None, None) => None,
+                _ => {
+                    return Err(ToolError::invalid_arguments(
+                        name,
+                        "give `run_id` and `answer` together",
+                    ));
+                }
+            };
+            ok(e.workflow_next(&a.workflow_id, &a.completed_steps, &a.context, answer)?)
+        }
+        _ => Err(ToolError::new(
+            "UNKNOWN_TOOL",
+            -32005,
+            "not_found",
+            format!("no tool `{name}`"),
+        )),
+    }
+}
+
+/// The step tools a manifest can use, with their parameter schemas.
+fn step_tools() -> Vec<Value> {
+    let schema = crate::workflow::schema::workflow_schema();
+    ToolName::ALL
+        .iter()
+        .map(|t| {
+            json!({
+                "tool": t.as_str(),
+                "summary": t.summary(),
+                "params_schema": params_schema(schema, *t),
+            })
+        })
+        .collect()
+}
+
+/// The parameter schema of one step tool, taken from the published manifest schema.
+pub fn params_schema(schema: &Value, tool: ToolName) -> Value {
+    schema
+        .pointer("/$defs/Action/allOf")
+        .and_then(Value::as_array)
+        .and_then(|branches| {
+            branches
+                .iter()
+                .find(|b| b.pointer("/if/properties/tool/const") == Some(&json!(tool.as_str())))
+        })
+        .and_then(|b| b.pointer("/then/properties/params"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
+/// cancelled call cancels the run it started.
+pub async fn run(
+    engine: &Arc<Engine>,
+    request: RunRequest,
+    wait: bool,
+    cx: &CallContext,
+) -> Result<Value, ToolError> {
+    let mut events = engine.subscribe();
+    let started = engine.start_run(request)?;
+    let run_id = started.run_id.clone();
+    if !wait {
+        return ok(json!({"run_id": run_id, "status": started.status()}));
+    }
+    let finished = started.finished();
+    tokio::pin!(finished);
+    let mut step = 0.0;
+    loop {
+        tokio::select! {
+            result = &mut finished => return ok(result),
+            () = cx.cancel.cancelled() => {
+                let _ = engine.cancel_run(&run_id).await;
+                return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
+            }
+            event = events.recv() => {
+                if let (Ok(EngineEvent::RunStep { run_id: id, state, tool, .. }), Some(progress)) = (&event, &cx.progress)
+                    && *id == run_id
+                {
+                    step += 1.0;
+                    progress(step, format!("{state} ({tool})"));
+                }
+            }
+        }
+    }
+}
