@@ -252,14 +252,16 @@ impl Exec<'_> {
                     command: self.engine.config().run_shell.clone(),
                     ..OpenTerminalParams::default()
                 };
-                let info = self.engine.open_terminal(&params).await.map_err(|e| {
+                let session = self.engine.open_session(&params).map_err(|e| {
                     Stop::new(
                         FinalState::Error,
                         format!("cannot open a terminal for the run: {e}"),
                     )
                 })?;
-                self.owned.push(info.session_id.clone());
-                self.session = Some(info.session_id);
+                // Owned from this instant, so a cancel during the wait below still closes it.
+                self.owned.push(session.id().to_string());
+                self.session = Some(session.id().to_string());
+                Engine::wait_until_ready(&session).await;
             }
         }
         self.engine
@@ -557,12 +559,14 @@ impl Exec<'_> {
         };
         let sid = session.as_deref().unwrap_or_default();
         match action {
-            Action::OpenTerminal(p) => match engine.open_terminal(p).await {
-                Ok(info) => {
+            Action::OpenTerminal(p) => match engine.open_session(p) {
+                Ok(session) => {
                     // The run continues in the new session and closes it at the end.
-                    self.owned.push(info.session_id.clone());
-                    self.session = Some(info.session_id.clone());
+                    self.owned.push(session.id().to_string());
+                    self.session = Some(session.id().to_string());
                     engine.runs().set_session(self.run, self.session.clone());
+                    Engine::wait_until_ready(&session).await;
+                    let info = session.info();
                     let observed = info.session_id.clone();
                     Acted::ok(info, observed)
                 }

@@ -170,6 +170,17 @@ impl Engine {
     /// Opens a session and, for a shell, waits (briefly) for its first prompt, so that input
     /// sent next is not typed before the line editor is ready.
     pub async fn open_terminal(&self, p: &OpenTerminalParams) -> Result<SessionInfo, EngineError> {
+        let session = self.open_session(p)?;
+        Self::wait_until_ready(&session).await;
+        Ok(session.info())
+    }
+
+    /// Opens a session without waiting for it (callers that must record the session before
+    /// anything can cancel them wait with [`Engine::wait_until_ready`] afterwards).
+    pub fn open_session(
+        &self,
+        p: &OpenTerminalParams,
+    ) -> Result<std::sync::Arc<crate::term::Session>, EngineError> {
         let program = match (&p.shell, &p.command) {
             (Some(_), Some(_)) => {
                 return Err(EngineError::InvalidParams(
@@ -189,11 +200,14 @@ impl Engine {
             },
             name: p.name.clone(),
         };
-        let session = self.terminals.open(options)?;
+        Ok(self.terminals.open(options)?)
+    }
+
+    /// Waits (at most 2 s) for a shell's first prompt.
+    pub async fn wait_until_ready(session: &crate::term::Session) {
         if session.is_shell() {
             session.wait_for_output(READY_WAIT).await;
         }
-        Ok(session.info())
     }
 
     pub fn send_input(&self, session: &str, p: &SendInputParams) -> Result<SentInput, EngineError> {

@@ -597,6 +597,24 @@ pub fn params_schema(schema: &Value, tool: ToolName) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// Cancels a run when the tool call following it goes away (the client cancelled the call,
+/// or the call's future was dropped for any other reason), unless it finished first.
+struct CancelOnDrop {
+    engine: Arc<Engine>,
+    run_id: Option<String>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(run_id) = self.run_id.take() {
+            let engine = self.engine.clone();
+            tokio::spawn(async move {
+                let _ = engine.cancel_run(&run_id).await;
+            });
+        }
+    }
+}
+
 /// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
 /// cancelled call cancels the run it started.
 pub async fn run(
@@ -611,13 +629,21 @@ pub async fn run(
     if !wait {
         return ok(json!({"run_id": run_id, "status": started.status()}));
     }
+    let mut guard = CancelOnDrop {
+        engine: engine.clone(),
+        run_id: Some(run_id.clone()),
+    };
     let finished = started.finished();
     tokio::pin!(finished);
     let mut step = 0.0;
     loop {
         tokio::select! {
-            result = &mut finished => return ok(result),
+            result = &mut finished => {
+                guard.run_id = None;
+                return ok(result);
+            }
             () = cx.cancel.cancelled() => {
+                guard.run_id = None;
                 let _ = engine.cancel_run(&run_id).await;
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
             }

@@ -1,0 +1,700 @@
+//! `flowdeck mcp` spoken to by rmcp's own client, spawning the real binary.
+
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// A client that reports the notifications it receives.
+#[derive(Clone)]
+struct Observer {
+    tx: mpsc::UnboundedSender<String>,
+    version: ProtocolVersion,
+}
+
+impl ClientHandler for Observer {
+    async fn on_tool_list_changed(&self, _c: NotificationContext<RoleClient>) {
+        let _ = self.tx.send("tools/list_changed".into());
+    }
+    async fn on_resource_updated(
+        &self,
+        p: ResourceUpdatedNotificationParam,
+        _c: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.tx.send(format!("updated {}", p.uri));
+    }
+    async fn on_progress(&self, p: ProgressNotificationParam, _c: NotificationContext<RoleClient>) {
+        let _ = self
+            .tx
+            .send(format!("progress {}", p.message.unwrap_or_default()));
+    }
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::default().with_protocol_version(self.version.clone())
+    }
+}
+
+type Client = RunningService<RoleClient, Observer>;
+
+fn command(workflows: &Path, extra: &[&str]) -> tokio::process::Command {
+    let workflows = workflows.to_path_buf();
+    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_flowdeck")).configure(move |c| {
+        c.arg("--workflows")
+            .arg(&workflows)
+            .arg("mcp")
+            .args(&extra)
+            .env("SHELL", "/bin/bash");
+    })
+}
+
+async fn connect(workflows: &Path, extra: &[&str]) -> (Client, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let observer = Observer {
+        tx,
+        version: ProtocolVersion::V_2025_11_25,
+    };
+    let transport = TokioChildProcess::new(command(workflows, extra)).unwrap();
+    (observer.serve(transport).await.unwrap(), rx)
+}
+
+fn folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir("workflows").unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    dir
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap();
+    (
+        result.is_error == Some(true),
+        result.structured_content.unwrap_or(Value::Null),
+    )
+}
+
+async fn ok(client: &Client, tool: &str, args: Value) -> Value {
+    let (error, value) = call(client, tool, args).await;
+    assert!(!error, "{tool} failed: {value:#}");
+    value
+}
+
+async fn next_notification(rx: &mut mpsc::UnboundedReceiver<String>, what: &str) -> String {
+    loop {
+        let n = tokio::time::timeout(LONG, rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if n.starts_with(what) {
+            return n;
+        }
+    }
+}
+
+const STATIC_TOOLS: [&str; 28] = [
+    "open_terminal",
+    "send_input",
+    "get_screen_content",
+    "await_output",
+    "list_terminal_sessions",
+    "exit_terminal",
+    "run_command",
+    "resize_terminal",
+    "get_workflow_schema",
+    "create_workflow",
+    "workflow_list",
+    "workflow_get",
+    "workflow_validate",
+    "workflow_save",
+    "workflow_rename",
+    "workflow_delete",
+    "workflow_preview_inputs",
+    "workflow_resolve_inputs",
+    "workflow_preview_rendered",
+    "workflow_step_plan",
+    "run_workflow",
+    "run_status",
+    "run_events",
+    "run_list",
+    "workflow_cancel",
+    "run_feedback",
+    "workflow_purge_history",
+    "workflow_next",
+];
+
+#[tokio::test]
+async fn every_tool_is_listed_with_an_object_schema_and_annotations() {
+    let dir = folder();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "flowdeck");
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap_or("")
+            .contains("run_workflow")
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in STATIC_TOOLS {
+        assert!(names.contains(&name), "missing {name}");
+    }
+    let dynamic: Vec<&&str> = names.iter().filter(|n| n.starts_with("wf_")).collect();
+    assert_eq!(dynamic.len(), 8, "{dynamic:?}");
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("type"),
+            Some(&json!("object")),
+            "{}",
+            tool.name
+        );
+        assert!(
+            tool.description.as_deref().is_some_and(|d| d.len() > 20),
+            "{}",
+            tool.name
+        );
+        let a = tool.annotations.as_ref().unwrap();
+        assert!(
+            a.read_only_hint.is_some() && a.destructive_hint.is_some(),
+            "{}",
+            tool.name
+        );
+    }
+    let annotation = |n: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == n)
+            .unwrap()
+            .annotations
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(annotation("get_screen_content").read_only_hint, Some(true));
+    assert_eq!(annotation("exit_terminal").destructive_hint, Some(true));
+    assert_eq!(annotation("run_command").open_world_hint, Some(true));
+    // The dynamic tool's schema is the workflow's arguments.
+    let make = tools.iter().find(|t| t.name == "wf_make_build").unwrap();
+    let props = make.input_schema.get("properties").unwrap();
+    assert_eq!(props["JOBS"]["type"], "integer");
+    assert_eq!(
+        make.input_schema.get("required"),
+        Some(&json!(["PROJECT_ROOT"]))
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn terminal_tools_drive_a_real_shell() {
+    let dir = folder();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let opened = ok(
+        &client,
+        "open_terminal",
+        json!({"command": ["bash", "--norc"], "name": "agent"}),
+    )
+    .await;
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    ok(
+        &client,
+        "send_input",
+        json!({"session_id": id, "input_text": "echo MARK_$((6*7))\n"}),
+    )
+    .await;
+    let waited = ok(
+        &client,
+        "await_output",
+        json!({"session_id": id, "pattern": "^MARK_42$", "timeout": 20}),
+    )
+    .await;
+    assert_eq!(waited["outcome"], "matched");
+    let ran = ok(
+        &client,
+        "run_command",
+        json!({"session_id": "agent", "command": "printf 'a\\nb'; exit_code=5; (exit $exit_code)"}),
+    )
+    .await;
+    assert_eq!(
+        (ran["exit_code"].clone(), ran["output"].clone()),
+        (json!(5), json!("a\nb"))
+    );
+    let screen = ok(&client, "get_screen_content", json!({"session_id": id})).await;
+    assert!(screen["content"].as_str().unwrap().contains("MARK_42"));
+    let resized = ok(
+        &client,
+        "resize_terminal",
+        json!({"session_id": id, "cols": 0, "rows": 0}),
+    )
+    .await;
+    assert_eq!(resized["clamped"], true);
+    // An agent-fixable mistake is a result with a payload, not a protocol error.
+    let (error, payload) = call(
+        &client,
+        "await_output",
+        json!({"session_id": id, "pattern": "(unclosed"}),
+    )
+    .await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "INVALID_PATTERN");
+    assert!(payload["correlation_id"].as_str().unwrap().starts_with('c'));
+    let (error, payload) = call(
+        &client,
+        "send_input",
+        json!({"session_id": "nope", "input_text": "x"}),
+    )
+    .await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "SESSION_NOT_FOUND");
+    assert!(
+        payload["suggested_action"]
+            .as_str()
+            .unwrap()
+            .contains("list_terminal_sessions")
+    );
+    let (error, payload) = call(&client, "send_input", json!({"session_id": id, "typo": 1})).await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "INVALID_ARGUMENTS");
+    let listed = ok(&client, "list_terminal_sessions", json!({})).await;
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 1);
+    let closed = ok(&client, "exit_terminal", json!({"session_id": id})).await;
+    assert_eq!(closed["teardown"]["survivors"], 0);
+    // An unknown tool is a protocol error.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await;
+    assert!(unknown.is_err());
+    client.cancel().await.unwrap();
+}
+
+const HELLO: &str = r#"{
+  "name": "hello", "description": "Greets someone.", "initial_state": "greet",
+  "arguments": {"WHO": {"description": "who to greet"}},
+  "return_values": {"GREETING": {"description": "the greeting"}},
+  "states": {
+    "greet": {"action": {"tool": "run_command", "params": {"command": "export GREETING=\"hello $WHO\""}},
+              "transitions": [{"condition": "success", "next_state": "done"}]},
+    "done": {"action": {"tool": "get_screen_content"}}
+  }
+}"#;
+
+#[tokio::test]
+async fn an_agent_authors_fixes_runs_and_reads_a_workflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, mut rx) = connect(dir.path(), &[]).await;
+    let schema = ok(&client, "get_workflow_schema", json!({})).await;
+    assert!(schema["schema"]["properties"]["states"].is_object());
+    assert_eq!(schema["tools"].as_array().unwrap().len(), 9);
+    // A broken definition is refused with its violations.
+    let mut definition: Value = serde_json::from_str(HELLO).unwrap();
+    definition["states"]["greet"]["transitions"][0]["next_state"] = json!("dnoe");
+    let created = ok(
+        &client,
+        "create_workflow",
+        json!({"workflow_definition": definition}),
+    )
+    .await;
+    assert_eq!(created["success"], false);
+    let errors = created["validation_errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("did you mean 'done'")),
+        "{errors:?}"
+    );
+    // Fixed, it is stored, and the tool list follows the folder.
+    let created = ok(
+        &client,
+        "create_workflow",
+        json!({"workflow_definition": serde_json::from_str::<Value>(HELLO).unwrap()}),
+    )
+    .await;
+    assert_eq!(
+        (created["success"].clone(), created["stored_file"].clone()),
+        (json!(true), json!("hello.json"))
+    );
+    next_notification(&mut rx, "tools/list_changed").await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "wf_hello"));
+
+    let doc = ok(&client, "workflow_get", json!({"name": "hello"})).await;
+    let version = doc["version"].as_str().unwrap().to_string();
+    assert_eq!(doc["format"], "json");
+    // A save with a stale version is a conflict that says what to do.
+    let (error, payload) = call(
+        &client,
+        "workflow_save",
+        json!({"content": doc["content"], "expected_version": "0".repeat(64)}),
+    )
+    .await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "WORKFLOW_VERSION_CONFLICT");
+    assert_eq!(payload["code"], -32006);
+    assert_eq!(payload["retryable"], true);
+    let saved = ok(
+        &client,
+        "workflow_save",
+        json!({"content": doc["content"], "expected_version": version}),
+    )
+    .await;
+    assert_eq!(saved["name"], "hello");
+    let checked = ok(&client, "workflow_validate", json!({"content": "name: x\ndescription: d\ninitial_state: a\nstates: {a: {action: {tool: sned_input}}}\n"})).await;
+    assert_eq!(checked["valid"], false);
+    assert!(checked["violations"][0]["line"].is_number());
+
+    let inputs = ok(
+        &client,
+        "workflow_resolve_inputs",
+        json!({"name": "hello", "inputs": {}}),
+    )
+    .await;
+    assert_eq!(
+        (inputs["ready"].clone(), inputs["required_missing"].clone()),
+        (json!(false), json!(["WHO"]))
+    );
+    let rendered = ok(
+        &client,
+        "workflow_preview_rendered",
+        json!({"name": "hello", "inputs": {"WHO": "world"}}),
+    )
+    .await;
+    assert_eq!(
+        rendered["steps"][0]["renders"],
+        "export GREETING=\"hello world\""
+    );
+    let plan = ok(&client, "workflow_step_plan", json!({"name": "hello"})).await;
+    assert_eq!(plan["steps"].as_array().unwrap().len(), 2);
+
+    // Run it, waiting, with progress per state.
+    let result = ok(
+        &client,
+        "run_workflow",
+        json!({"workflow_name": "hello", "inputs": {"WHO": "agent"}}),
+    )
+    .await;
+    assert_eq!(result["final_state"], "completed", "{result:#}");
+    assert_eq!(result["return_values"]["GREETING"], "hello agent");
+    assert!(
+        next_notification(&mut rx, "progress")
+            .await
+            .contains("greet")
+    );
+    // The dynamic tool does the same.
+    let result = ok(&client, "wf_hello", json!({"WHO": "tool"})).await;
+    assert_eq!(result["return_values"]["GREETING"], "hello tool");
+    // Without waiting: a run id, then its status, events, history and feedback.
+    let started = ok(
+        &client,
+        "run_workflow",
+        json!({"workflow_name": "hello", "inputs": {"WHO": "later"}, "wait": false}),
+    )
+    .await;
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    let mut cursor = 0;
+    let mut finished = false;
+    while !finished {
+        let page = ok(
+            &client,
+            "run_events",
+            json!({"run_id": run_id, "after": cursor, "wait_seconds": 10}),
+        )
+        .await;
+        cursor = page["next_cursor"].as_u64().unwrap();
+        finished = page["finished"].as_bool().unwrap();
+    }
+    let status = ok(&client, "run_status", json!({"run_id": run_id})).await;
+    assert_eq!(status["status"], "finished");
+    ok(
+        &client,
+        "run_feedback",
+        json!({"run_id": run_id, "score": 1, "text": "worked"}),
+    )
+    .await;
+    let (error, payload) = call(&client, "run_feedback", json!({"run_id": run_id})).await;
+    assert!(error, "{payload}");
+    let history = ok(&client, "run_list", json!({"workflow_name": "hello"})).await;
+    assert_eq!(history["runs"].as_array().unwrap().len(), 3);
+
+    // Resources.
+    let resources = client.list_all_resources().await.unwrap();
+    for uri in [
+        "flowdeck://spec",
+        "flowdeck://schema",
+        "flowdeck://workflows",
+        "flowdeck://tools",
+        "flowdeck://workflows/hello",
+    ] {
+        assert!(resources.iter().any(|r| r.uri == uri), "missing {uri}");
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap();
+        assert!(!read.contents.is_empty());
+    }
+    let run = client
+        .read_resource(ReadResourceRequestParams::new(format!(
+            "flowdeck://runs/{run_id}"
+        )))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &run.contents[0] else {
+        panic!()
+    };
+    assert!(text.contains("run_finished"));
+    assert!(
+        client
+            .read_resource(ReadResourceRequestParams::new("flowdeck://nothing"))
+            .await
+            .is_err()
+    );
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates.len(), 3);
+
+    // Prompts embed what they need.
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert_eq!(prompts.len(), 6);
+    for (name, args) in [
+        ("workflow_author", json!({"goal": "deploy the app"})),
+        (
+            "workflow_extend",
+            json!({"name": "hello", "change": "add a timeout"}),
+        ),
+        ("workflow_fix_validation", json!({"name": "hello"})),
+        ("workflow_run_with_inputs", json!({"name": "hello"})),
+        ("format_command", json!({"request": "greet bob"})),
+        ("clarify_params", json!({"name": "hello"})),
+    ] {
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let got = client
+            .get_prompt(GetPromptRequestParams::new(name).with_arguments(args))
+            .await
+            .unwrap();
+        let text = serde_json::to_string(&got.messages).unwrap();
+        assert!(text.len() > 200, "{name}: {text}");
+    }
+    assert!(
+        client
+            .get_prompt(GetPromptRequestParams::new("workflow_extend"))
+            .await
+            .is_err()
+    );
+
+    // Renamed and deleted, and the audit log saw everything, secrets aside.
+    ok(
+        &client,
+        "workflow_rename",
+        json!({"name": "hello", "new_name": "greeter"}),
+    )
+    .await;
+    ok(&client, "workflow_delete", json!({"name": "greeter"})).await;
+    let purged = ok(&client, "workflow_purge_history", json!({})).await;
+    assert!(purged["removed"].as_u64().unwrap() >= 3);
+    let audit = std::fs::read_to_string(dir.path().join(".flowdeck/audit.jsonl")).unwrap();
+    assert!(audit.lines().count() > 20);
+    assert!(audit.contains("\"tool\":\"workflow_delete\""));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_only_and_toolsets_limit_what_is_offered() {
+    let dir = folder();
+    let (client, _rx) = connect(dir.path(), &["--read-only"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.annotations.as_ref().unwrap().read_only_hint == Some(true))
+    );
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.name == "run_workflow" || t.name.starts_with("wf_"))
+    );
+    let refused = client
+        .call_tool(CallToolRequestParams::new("workflow_delete"))
+        .await;
+    assert!(refused.is_err());
+    client.cancel().await.unwrap();
+
+    let (client, _rx) = connect(
+        dir.path(),
+        &["--toolsets", "terminal", "--dynamic-filter", "git_*"],
+    )
+    .await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    client.cancel().await.unwrap();
+    let (client, _rx) = connect(
+        dir.path(),
+        &["--toolsets", "dynamic", "--dynamic-filter", "git_*"],
+    )
+    .await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["wf_git_health"]);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn cancelling_a_wait_and_a_run_stops_what_they_started() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("sleeper.yaml"),
+        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+    )
+    .unwrap();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let opened = ok(
+        &client,
+        "open_terminal",
+        json!({"command": ["bash", "--norc"]}),
+    )
+    .await;
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    // A long await_output, cancelled by the client.
+    let Value::Object(args) = json!({"session_id": id, "pattern": "never", "timeout": 300}) else {
+        unreachable!()
+    };
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("await_output").with_arguments(args),
+            )),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    handle.cancel(Some("test".into())).await.unwrap();
+    // The server is still there and the session still answers.
+    ok(
+        &client,
+        "run_command",
+        json!({"session_id": id, "command": "true"}),
+    )
+    .await;
+
+    // A run waited on, cancelled: its session and its `sleep` are gone.
+    let Value::Object(args) = json!({"workflow_name": "sleeper"}) else {
+        unreachable!()
+    };
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("run_workflow").with_arguments(args),
+            )),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    // Wait until the run's session exists.
+    let pid = loop {
+        let listed = ok(&client, "list_terminal_sessions", json!({})).await;
+        if let Some(s) = listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_id"] != json!(id))
+        {
+            break s["pid"].as_u64().unwrap();
+        }
+        tokio::task::yield_now().await;
+    };
+    handle.cancel(Some("test".into())).await.unwrap();
+    let history = loop {
+        let history = ok(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
+        if history["active"].as_array().unwrap().is_empty() {
+            break history;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(history["runs"][0]["final_state"], "canceled");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(status.is_empty(), "the run's shell survived: {status}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_2026_protocol_discovers_and_listens() {
+    let dir = folder();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let observer = Observer {
+        tx,
+        version: ProtocolVersion::V_2026_07_28,
+    };
+    let transport = TokioChildProcess::new(command(dir.path(), &[])).unwrap();
+    let client = observer
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "run_workflow"));
+    let listed = ok(&client, "workflow_list", json!({})).await;
+    assert_eq!(listed["workflows"].as_array().unwrap().len(), 8);
+    let _subscription = client
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
+    std::fs::write(dir.path().join("added.yaml"), "name: added\ndescription: d\ninitial_state: a\nstates:\n  a: { action: { tool: list_terminal_sessions } }\n").unwrap();
+    next_notification(&mut rx, "tools/list_changed").await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "wf_added"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_hundred_concurrent_calls_with_large_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "x".repeat(64 * 1024);
+    std::fs::write(
+        dir.path().join("big.yaml"),
+        format!("name: big\ndescription: {big}\ninitial_state: a\nstates:\n  a: {{ action: {{ tool: list_terminal_sessions }} }}\n"),
+    )
+    .unwrap();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let calls = (0..200).map(|_| {
+        let client = &client;
+        async move { ok(client, "workflow_get", json!({"name": "big"})).await }
+    });
+    let results = futures::future::join_all(calls).await;
+    assert_eq!(results.len(), 200);
+    assert!(
+        results
+            .iter()
+            .all(|r| r["content"].as_str().unwrap().len() > 64 * 1024)
+    );
+    client.cancel().await.unwrap();
+}
