@@ -698,3 +698,36 @@ async fn two_hundred_concurrent_calls_with_large_answers() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn subscribed_resources_are_updated_when_their_file_changes() {
+    let dir = folder();
+    let (client, mut rx) = connect(dir.path(), &[]).await;
+    #[allow(deprecated)]
+    client
+        .subscribe(SubscribeRequestParams::new(
+            "flowdeck://workflows/git_health",
+        ))
+        .await
+        .unwrap();
+    let path = dir.path().join("git_health.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("version: \"1.0.0\"", "version: \"1.0.1\""),
+    )
+    .unwrap();
+    let update = next_notification(&mut rx, "updated").await;
+    assert_eq!(update, "updated flowdeck://workflows/git_health");
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(
+            "flowdeck://workflows/git_health",
+        ))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!()
+    };
+    assert!(text.contains("1.0.1"));
+    client.cancel().await.unwrap();
+}

@@ -48,8 +48,17 @@ impl Default for McpOptions {
 /// Ctrl-C. Runs and sessions started over this connection end with it (documented in
 /// docs/MCP.md).
 pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Result<()> {
+    // Installed before anything else, so a SIGTERM at any moment ends the server cleanly.
+    let mut termination = termination()?;
     let server = FlowdeckServer::new(engine.clone(), options);
-    let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+    let served = tokio::select! {
+        served = server.serve(rmcp::transport::stdio_pipes()) => served,
+        () = termination.wait() => {
+            engine.shutdown().await;
+            return Ok(());
+        }
+    };
+    let running = match served {
         Ok(running) => running,
         Err(e) => {
             // A client that leaves before the handshake is not an error worth a failure exit.
@@ -60,7 +69,8 @@ pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Re
     };
     let stop = running.cancellation_token();
     tokio::spawn(async move {
-        wait_for_termination().await;
+        let mut termination = termination;
+        termination.wait().await;
         stop.cancel();
     });
     let reason = running.waiting().await;
@@ -69,24 +79,30 @@ pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Re
     Ok(())
 }
 
-async fn wait_for_termination() {
+/// SIGTERM or Ctrl-C, registered at once.
+struct Termination {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+    term: tokio::signal::unix::Signal,
+}
+
+fn termination() -> anyhow::Result<Termination> {
+    Ok(Termination {
+        #[cfg(unix)]
+        term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?,
+    })
+}
+
+impl Termination {
+    #[cfg(unix)]
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
         }
     }
+
     #[cfg(not(unix))]
-    {
+    async fn wait(&mut self) {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
