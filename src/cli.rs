@@ -197,21 +197,26 @@ fn mcp(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let engine = crate::engine::Engine::open(folder, crate::engine::EngineConfig::default())
-            .context(
-                "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
-            )?;
-        crate::mcp::serve_stdio(
-            engine,
-            crate::mcp::McpOptions {
-                toolsets: sets,
-                read_only,
-                dynamic_filters,
-            },
-        )
-        .await
-    })?;
+    // Checked up front for a clear error; the folder itself loads alongside the handshake.
+    if !folder.is_dir() {
+        bail!(
+            "workflows folder {} does not exist or is not a folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
+            sanitize(&folder.display().to_string())
+        );
+    }
+    let folder_owned = folder.to_path_buf();
+    let opener: crate::mcp::server::Opener = std::sync::Arc::new(move || {
+        crate::engine::Engine::open(&folder_owned, crate::engine::EngineConfig::default())
+            .map_err(|e| e.to_string())
+    });
+    runtime.block_on(crate::mcp::serve_stdio(
+        opener,
+        crate::mcp::McpOptions {
+            toolsets: sets,
+            read_only,
+            dynamic_filters,
+        },
+    ))?;
     // Blocking readers of a closed stdin must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)

@@ -19,10 +19,8 @@ pub mod tools;
 pub use server::FlowdeckServer;
 pub use tools::Toolset;
 
-use crate::engine::Engine;
 use rmcp::ServiceExt;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// What the server offers.
 #[derive(Debug, Clone)]
@@ -45,16 +43,18 @@ impl Default for McpOptions {
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin or the process gets SIGTERM or
-/// Ctrl-C. Runs and sessions started over this connection end with it (documented in
-/// docs/MCP.md).
-pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Result<()> {
+/// Ctrl-C. The engine is opened by `opener` alongside the handshake, so a client is answered
+/// before the folder has loaded. Runs and sessions started over this connection end with it
+/// (documented in docs/MCP.md).
+pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow::Result<()> {
     // Installed before anything else, so a SIGTERM at any moment ends the server cleanly.
     let mut termination = termination()?;
-    let server = FlowdeckServer::new(engine.clone(), options);
+    let server = FlowdeckServer::new(opener, options);
+    server.start_loading();
     let served = tokio::select! {
-        served = server.serve(rmcp::transport::stdio_pipes()) => served,
+        served = server.clone().serve(rmcp::transport::stdio_pipes()) => served,
         () = termination.wait() => {
-            engine.shutdown().await;
+            shutdown(&server).await;
             return Ok(());
         }
     };
@@ -63,7 +63,7 @@ pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Re
         Err(e) => {
             // A client that leaves before the handshake is not an error worth a failure exit.
             tracing::info!("MCP connection ended before it began: {e}");
-            engine.shutdown().await;
+            shutdown(&server).await;
             return Ok(());
         }
     };
@@ -75,8 +75,14 @@ pub async fn serve_stdio(engine: Arc<Engine>, options: McpOptions) -> anyhow::Re
     });
     let reason = running.waiting().await;
     tracing::info!("MCP connection ended: {reason:?}");
-    engine.shutdown().await;
+    shutdown(&server).await;
     Ok(())
+}
+
+async fn shutdown(server: &FlowdeckServer) {
+    if let Some(engine) = server.engine_if_loaded() {
+        engine.shutdown().await;
+    }
 }
 
 /// SIGTERM or Ctrl-C, registered at once.

@@ -36,10 +36,20 @@ pub struct FlowdeckServer {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+/// The engine, opened in the background so that the handshake does not wait for the folder
+/// to load, and the audit log that needs it.
+struct Loaded {
     engine: Arc<Engine>,
-    options: McpOptions,
     audit: Audit,
+}
+
+/// Opens the engine (blocking: it reads and validates the folder).
+pub type Opener = Arc<dyn Fn() -> Result<Arc<Engine>, String> + Send + Sync>;
+
+struct Inner {
+    loaded: tokio::sync::OnceCell<Loaded>,
+    opener: Opener,
+    options: McpOptions,
     statics: Vec<ToolDef>,
     subscriptions: Mutex<HashSet<String>>,
     forwarding: AtomicBool,
@@ -59,7 +69,15 @@ enum Callable {
 }
 
 impl FlowdeckServer {
-    pub fn new(engine: Arc<Engine>, options: McpOptions) -> Self {
+    /// A server over an engine that is already open.
+    pub fn with_engine(engine: Arc<Engine>, options: McpOptions) -> Self {
+        let opener: Opener = Arc::new(move || Ok(engine.clone()));
+        Self::new(opener, options)
+    }
+
+    /// A server whose engine `opener` opens on first need (or when [`Self::start_loading`]
+    /// is called).
+    pub fn new(opener: Opener, options: McpOptions) -> Self {
         let statics = tools::catalog()
             .into_iter()
             .filter(|t| options.toolsets.contains(&t.toolset))
@@ -67,8 +85,8 @@ impl FlowdeckServer {
             .collect();
         FlowdeckServer {
             inner: Arc::new(Inner {
-                audit: Audit::new(&engine),
-                engine,
+                loaded: tokio::sync::OnceCell::new(),
+                opener,
                 options,
                 statics,
                 subscriptions: Mutex::new(HashSet::new()),
@@ -78,12 +96,52 @@ impl FlowdeckServer {
         }
     }
 
+    async fn loaded(&self) -> Result<&Loaded, ErrorData> {
+        self.inner
+            .loaded
+            .get_or_try_init(|| async {
+                let opener = self.inner.opener.clone();
+                let engine = tokio::task::spawn_blocking(move || opener())
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r)
+                    .map_err(|e| {
+                        ErrorData::internal_error(
+                            format!("cannot open the workflows folder: {e}"),
+                            None,
+                        )
+                    })?;
+                let audit = Audit::new(&engine);
+                Ok(Loaded { engine, audit })
+            })
+            .await
+    }
+
+    async fn engine(&self) -> Result<Arc<Engine>, ErrorData> {
+        Ok(self.loaded().await?.engine.clone())
+    }
+
+    /// Starts opening the engine now, alongside the handshake.
+    pub fn start_loading(&self) {
+        let server = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = server.loaded().await {
+                tracing::error!("{}", e.message);
+            }
+        });
+    }
+
+    /// The engine, if it has been opened.
+    pub fn engine_if_loaded(&self) -> Option<Arc<Engine>> {
+        self.inner.loaded.get().map(|l| l.engine.clone())
+    }
+
     fn dynamic_enabled(&self) -> bool {
         // A dynamic tool runs a workflow: never in read-only mode.
         self.inner.options.toolsets.contains(&Toolset::Dynamic) && !self.inner.options.read_only
     }
 
-    fn all_tools(&self) -> Vec<Tool> {
+    fn all_tools(&self, engine: &Engine) -> Vec<Tool> {
         let mut list: Vec<Tool> = self
             .inner
             .statics
@@ -101,7 +159,7 @@ impl FlowdeckServer {
             })
             .collect();
         if self.dynamic_enabled() {
-            for d in dynamic::tools(&self.inner.engine, &self.inner.options.dynamic_filters) {
+            for d in dynamic::tools(engine, &self.inner.options.dynamic_filters) {
                 list.push(
                     Tool::new(d.tool_name.clone(), d.description, Arc::new(d.schema))
                         .with_title(format!("Run {}", d.workflow))
@@ -129,12 +187,12 @@ impl FlowdeckServer {
     }
 
     /// Forwards engine changes to a legacy (2025-era) client, once per connection.
-    fn start_forwarding(&self, peer: Peer<RoleServer>) {
+    fn start_forwarding(&self, engine: &Engine, peer: Peer<RoleServer>) {
         if self.inner.forwarding.swap(true, Ordering::SeqCst) {
             return;
         }
         let server = self.clone();
-        let mut events = self.inner.engine.subscribe();
+        let mut events = engine.subscribe();
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
@@ -175,12 +233,13 @@ impl FlowdeckServer {
 
     async fn run_tool(
         &self,
+        engine: Arc<Engine>,
         callable: Callable,
         name: String,
         args: Value,
         cx: CallContext,
     ) -> Result<Value, ToolError> {
-        let engine = &self.inner.engine;
+        let engine = &engine;
         match callable {
             Callable::Static => tools::call(engine, &name, args, &cx).await,
             Callable::Dynamic(workflow) => {
@@ -255,7 +314,9 @@ impl ServerHandler for FlowdeckServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.start_forwarding(context.peer);
+        if let Ok(engine) = self.engine().await {
+            self.start_forwarding(&engine, context.peer);
+        }
     }
 
     async fn list_tools(
@@ -263,9 +324,10 @@ impl ServerHandler for FlowdeckServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.start_forwarding(context.peer);
+        let engine = self.engine().await?;
+        self.start_forwarding(&engine, context.peer);
         Ok(ListToolsResult {
-            tools: self.all_tools(),
+            tools: self.all_tools(&engine),
             ..Default::default()
         })
     }
@@ -292,7 +354,9 @@ impl ServerHandler for FlowdeckServer {
             self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
         );
         let started = Instant::now();
-        let audited_args = Audit::redact(&self.inner.engine, &name, &args);
+        let loaded = self.loaded().await?;
+        let engine = loaded.engine.clone();
+        let audited_args = Audit::redact(&engine, &name, &args);
         let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
             context.meta.get_progress_token().map(|token| {
                 let peer = context.peer.clone();
@@ -315,7 +379,7 @@ impl ServerHandler for FlowdeckServer {
         let joined = tokio::spawn(async move {
             let cancel = cx.cancel.clone();
             tokio::select! {
-                outcome = server.run_tool(callable, task_name.clone(), args, cx) => outcome,
+                outcome = server.run_tool(engine, callable, task_name.clone(), args, cx) => outcome,
                 () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
             }
         })
@@ -332,7 +396,7 @@ impl ServerHandler for FlowdeckServer {
         if let Err(e) = &mut outcome {
             e.correlation_id = correlation_id.clone();
         }
-        self.inner.audit.record(json!({
+        loaded.audit.record(json!({
             "at": crate::engine::journal::now(),
             "tool": name,
             "arguments": audited_args,
@@ -349,7 +413,7 @@ impl ServerHandler for FlowdeckServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         Ok(ListResourcesResult {
-            resources: resources::list(&self.inner.engine),
+            resources: resources::list(&*self.engine().await?),
             ..Default::default()
         })
     }
@@ -370,7 +434,7 @@ impl ServerHandler for FlowdeckServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        match resources::read(&self.inner.engine, &request.uri).await {
+        match resources::read(&*self.engine().await?, &request.uri).await {
             Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             None => Err(ErrorData::resource_not_found(
                 format!(
@@ -388,7 +452,8 @@ impl ServerHandler for FlowdeckServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.start_forwarding(context.peer);
+        let engine = self.engine().await?;
+        self.start_forwarding(&engine, context.peer);
         self.inner
             .subscriptions
             .lock()
@@ -422,7 +487,7 @@ impl ServerHandler for FlowdeckServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut events = self.inner.engine.subscribe();
+        let mut events = self.engine().await?.subscribe();
         let subscribed: Vec<String> = context
             .accepted()
             .resource_subscriptions
@@ -470,7 +535,7 @@ impl ServerHandler for FlowdeckServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let args: Map<String, Value> = request.arguments.unwrap_or_default();
-        match prompts::get_prompt(&self.inner.engine, &request.name, &args) {
+        match prompts::get_prompt(&*self.engine().await?, &request.name, &args) {
             Ok(result) => Ok(result.into()),
             Err(message) => Err(ErrorData::invalid_params(
                 message,
