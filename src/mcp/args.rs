@@ -251,7 +251,7 @@ pub struct DeleteArgs {
     pub expected_version: Option<String>,
 }
 
-/// `workflow_resolve_inputs` and `workflow_preview_rendered`.
+/// `workflow_resolve_inputs`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputsArgs {
@@ -261,6 +261,16 @@ pub struct InputsArgs {
     pub inputs: IndexMap<String, Value>,
     /// A session whose environment may already hold some arguments.
     pub session_id: Option<String>,
+}
+
+/// `workflow_preview_rendered`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenderArgs {
+    pub name: String,
+    /// Values for the workflow's arguments (defaults fill the rest).
+    #[serde(default)]
+    pub inputs: IndexMap<String, Value>,
 }
 
 /// `run_workflow`.

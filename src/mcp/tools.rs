@@ -487,7 +487,7 @@ pub async fn call(
             )
         }
         "workflow_preview_rendered" => {
-            let a: InputsArgs = parse(name, args)?;
+            let a: RenderArgs = parse(name, args)?;
             let inputs =
                 inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
             ok(e.workflow_preview_rendered(&a.name, &inputs)?)
@@ -656,5 +656,32 @@ pub async fn run(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_is_documented_and_has_an_object_schema() {
+        let doc = include_str!("../../docs/MCP.md");
+        for tool in catalog() {
+            assert!(
+                doc.contains(&format!("| `{}` |", tool.name)),
+                "{} is not in docs/MCP.md",
+                tool.name
+            );
+            let schema = (tool.schema)();
+            assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn toolsets_parse() {
+        for set in Toolset::ALL {
+            assert_eq!(Toolset::parse(set.as_str()), Some(set));
+        }
+        assert_eq!(Toolset::parse("everything"), None);
     }
 }
