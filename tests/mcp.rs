@@ -731,3 +731,103 @@ async fn subscribed_resources_are_updated_when_their_file_changes() {
     assert!(text.contains("1.0.1"));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn runs_become_tasks_for_clients_that_declare_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.json"), HELLO).unwrap();
+    std::fs::write(
+        dir.path().join("sleeper.yaml"),
+        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+    )
+    .unwrap();
+    let config = ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new("tasks", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let client = config
+        .serve(TokioChildProcess::new(command(dir.path(), &[])).unwrap())
+        .await
+        .unwrap();
+    let Value::Object(args) = json!({"workflow_name": "hello", "inputs": {"WHO": "task"}}) else {
+        unreachable!()
+    };
+    let response = client
+        .call_tool_once(CallToolRequestParams::new("run_workflow").with_arguments(args))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("expected a task, got {response:?}")
+    };
+    let task_id = created.task.task_id.clone();
+    let done = loop {
+        let info = client
+            .peer()
+            .get_task(GetTaskParams::new(task_id.clone()))
+            .await
+            .unwrap();
+        if info.task.status().is_terminal() {
+            break info.task;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let TaskPayload::Completed { result } = done.payload else {
+        panic!("{:?}", done.payload)
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+    let structured = result.structured_content.unwrap();
+    assert_eq!(structured["final_state"], "completed");
+    assert_eq!(structured["return_values"]["GREETING"], "hello task");
+
+    // Cancelling the task cancels the run.
+    let response = client
+        .call_tool_once(CallToolRequestParams::new("wf_sleeper"))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("expected a task")
+    };
+    let run = loop {
+        let (_, listed) = call_any(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
+        if let Some(run) = listed["active"].as_array().unwrap().first()
+            && run["states_executed"] == json!(1)
+        {
+            break run["run_id"].as_str().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    client
+        .peer()
+        .cancel_task(CancelTaskParams::new(created.task.task_id.clone()))
+        .await
+        .unwrap();
+    loop {
+        let (_, status) = call_any(&client, "run_status", json!({"run_id": run})).await;
+        if status["status"] == "finished" {
+            assert_eq!(status["result"]["final_state"], "canceled");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.cancel().await.unwrap();
+}
+
+/// `call` for a client with another handler type.
+async fn call_any<S: rmcp::Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    tool: &str,
+    args: Value,
+) -> (bool, Value) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap();
+    (
+        result.is_error == Some(true),
+        result.structured_content.unwrap_or(Value::Null),
+    )
+}

@@ -54,6 +54,8 @@ struct Inner {
     subscriptions: Mutex<HashSet<String>>,
     forwarding: AtomicBool,
     calls: AtomicU64,
+    /// SEP-2663 tasks: runs started as tasks by clients that declared the extension.
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 impl std::fmt::Debug for FlowdeckServer {
@@ -92,6 +94,7 @@ impl FlowdeckServer {
                 subscriptions: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
                 calls: AtomicU64::new(0),
+                tasks: rmcp::task_manager::TaskManager::new(),
             }),
         }
     }
@@ -307,6 +310,7 @@ impl ServerHandler for FlowdeckServer {
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
                 .enable_prompts()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("flowdeck", env!("CARGO_PKG_VERSION")))
@@ -357,6 +361,41 @@ impl ServerHandler for FlowdeckServer {
         let loaded = self.loaded().await?;
         let engine = loaded.engine.clone();
         let audited_args = Audit::redact(&engine, &name, &args);
+        let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
+        if runs_a_workflow
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+        {
+            // SEP-2663: the run becomes a task the client polls; cancelling the task cancels
+            // the run (dropping the work drops its CancelOnDrop guard).
+            let server = self.clone();
+            let task_name = name.clone();
+            let task = self.inner.tasks.spawn(
+                rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(250),
+                move |ctx| {
+                    Box::pin(async move {
+                        let cx = CallContext {
+                            cancel: tokio_util::sync::CancellationToken::new(),
+                            progress: None,
+                        };
+                        tokio::select! {
+                            outcome = server.run_tool(engine, callable, task_name, args, cx) => Ok(to_result(outcome)),
+                            () = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
+                        }
+                    })
+                },
+            );
+            loaded.audit.record(json!({
+                "at": crate::engine::journal::now(),
+                "tool": name,
+                "arguments": audited_args,
+                "outcome": "task",
+                "task_id": task.task_id,
+                "correlation_id": correlation_id,
+            }));
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
         let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
             context.meta.get_progress_token().map(|token| {
                 let peer = context.peer.clone();
@@ -516,6 +555,34 @@ impl ServerHandler for FlowdeckServer {
                 },
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(
+            self.inner.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_prompts(
