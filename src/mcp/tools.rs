@@ -432,7 +432,14 @@ pub async fn call(
         }
         "run_command" => {
             let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
-            ok(e.run_command(&id, &p, None).await?)
+            // A cancelled call interrupts the command it typed, rather than leave it running.
+            let mut guard = InterruptOnDrop {
+                engine: e.clone(),
+                session: Some(id.clone()),
+            };
+            let result = e.run_command(&id, &p, None).await;
+            guard.session = None;
+            ok(result?)
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;
@@ -595,6 +602,24 @@ pub fn params_schema(schema: &Value, tool: ToolName) -> Value {
         .and_then(|b| b.pointer("/then/properties/params"))
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// Interrupts a session's foreground job when the tool call that started it goes away.
+struct InterruptOnDrop {
+    engine: Arc<Engine>,
+    session: Option<String>,
+}
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.session.take()
+            && let Ok(session) = self.engine.terminals().get(&id)
+        {
+            tokio::task::spawn_blocking(move || {
+                session.interrupt_foreground(Duration::from_millis(500))
+            });
+        }
+    }
 }
 
 /// Cancels a run when the tool call following it goes away (the client cancelled the call,
