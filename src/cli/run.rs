@@ -2,8 +2,8 @@
 //! stdout. A thin front end over [`crate::engine`]: it starts the run, follows the engine's
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
 
+use crate::engine::Content;
 use crate::engine::{Engine, EngineConfig, EngineEvent, RunRequest, RunResult, WorkflowSource};
-use crate::term::Content;
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
 use indexmap::IndexMap;

@@ -8,8 +8,7 @@
 
 use crate::engine::EngineError;
 use crate::engine::runs::StartError;
-use crate::store::StoreError;
-use crate::term::TermError;
+use crate::engine::{StoreError, TermError};
 use crate::workflow::Violation;
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -2,8 +2,8 @@
 //! step action catalog, as `flowdeck://` URIs.
 
 use super::tools::params_schema;
+use crate::engine::Content;
 use crate::engine::Engine;
-use crate::term::Content;
 use crate::workflow::action::ToolName;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
