@@ -7,16 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+
 fn bundled_copy() -> tempfile::TempDir {
     // A copy, so that the runs' journal goes to a temporary folder, not the source tree.
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir("workflows").unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    dir
+    common::bundled_workflows_copy()
 }
 
 fn flowdeck(workflows: &Path, args: &[&str], stdin: &str) -> Output {

@@ -12,6 +12,8 @@ use std::path::Path;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+mod common;
+
 const LONG: Duration = Duration::from_secs(30);
 
 /// A client that reports the notifications it receives.
@@ -67,17 +69,14 @@ async fn connect(workflows: &Path, extra: &[&str]) -> (Client, mpsc::UnboundedRe
 }
 
 fn folder() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir("workflows").unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    dir
+    common::bundled_workflows_copy()
 }
 
-async fn call(client: &Client, tool: &str, args: Value) -> (bool, Value) {
+async fn call<S: rmcp::Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    tool: &str,
+    args: Value,
+) -> (bool, Value) {
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
     };
@@ -534,34 +533,32 @@ async fn read_only_and_toolsets_limit_what_is_offered() {
     assert!(refused.is_err());
     client.cancel().await.unwrap();
 
-    let (client, _rx) = connect(
+    let names = tool_names(
         dir.path(),
         &["--toolsets", "terminal", "--dynamic-filter", "git_*"],
     )
     .await;
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
     assert_eq!(names.len(), 8, "{names:?}");
-    client.cancel().await.unwrap();
-    let (client, _rx) = connect(
+    let names = tool_names(
         dir.path(),
         &["--toolsets", "dynamic", "--dynamic-filter", "git_*"],
     )
     .await;
-    let names: Vec<String> = client
+    assert_eq!(names, ["wf_git_health"]);
+}
+
+/// The tools a server started with `extra` offers.
+async fn tool_names(workflows: &Path, extra: &[&str]) -> Vec<String> {
+    let (client, _rx) = connect(workflows, extra).await;
+    let names = client
         .list_all_tools()
         .await
         .unwrap()
         .into_iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["wf_git_health"]);
     client.cancel().await.unwrap();
+    names
 }
 
 #[tokio::test]
@@ -789,7 +786,7 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
         panic!("expected a task")
     };
     let run = loop {
-        let (_, listed) = call_any(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
+        let (_, listed) = call(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
         if let Some(run) = listed["active"].as_array().unwrap().first()
             && run["states_executed"] == json!(1)
         {
@@ -803,7 +800,7 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
         .await
         .unwrap();
     loop {
-        let (_, status) = call_any(&client, "run_status", json!({"run_id": run})).await;
+        let (_, status) = call(&client, "run_status", json!({"run_id": run})).await;
         if status["status"] == "finished" {
             assert_eq!(status["result"]["final_state"], "canceled");
             break;
@@ -811,23 +808,4 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     client.cancel().await.unwrap();
-}
-
-/// `call` for a client with another handler type.
-async fn call_any<S: rmcp::Service<RoleClient>>(
-    client: &RunningService<RoleClient, S>,
-    tool: &str,
-    args: Value,
-) -> (bool, Value) {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-        .await
-        .unwrap();
-    (
-        result.is_error == Some(true),
-        result.structured_content.unwrap_or(Value::Null),
-    )
 }

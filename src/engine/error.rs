@@ -21,13 +21,13 @@ pub enum EngineError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     RunStart(#[from] super::runs::StartError),
-    #[error("no run `{0}` (run_list shows the runs)")]
+    #[error("no run {0} (run_list shows the runs)")]
     RunNotFound(String),
     #[error("run {0} has already finished")]
     RunFinished(String),
     #[error("run {0} is not waiting for an answer")]
     NoPrompt(String),
-    #[error("workflow `{workflow}` has no step `{step}`")]
+    #[error("workflow `{workflow}` has no step {step}")]
     StepNotFound { workflow: String, step: String },
     #[error(
         "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"

@@ -227,7 +227,7 @@ impl Engine {
                     StoreError::NotFound(_) => (
                         FinalState::WorkflowNotFound,
                         format!(
-                            "workflow `{}` not found (workflow_list shows the workflows)",
+                            "workflow {} not found (workflow_list shows the workflows)",
                             crate::workflow::names::display_safe(name)
                         ),
                     ),

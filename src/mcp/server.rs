@@ -345,7 +345,7 @@ impl ServerHandler for FlowdeckServer {
         let Some(callable) = self.find(&name) else {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "no tool `{}` (tools/list shows the tools this server offers)",
+                    "no tool {} (tools/list shows the tools this server offers)",
                     crate::workflow::names::display_safe(&name)
                 ),
                 None,

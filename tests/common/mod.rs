@@ -1,5 +1,5 @@
-//! Helpers shared by the terminal tests and the terminal benchmark: a quiet, predictable bash
-//! and wait specs.
+//! Helpers shared by the tests and benchmarks: a quiet, predictable bash, wait specs, and a
+//! copy of the bundled workflows.
 
 #![allow(clippy::unwrap_used, dead_code)]
 
@@ -35,4 +35,17 @@ pub fn spec(pattern: &str, since: Since, timeout: Duration) -> AwaitSpec {
         since,
         timeout,
     }
+}
+
+/// A temporary copy of the bundled `workflows/`, so that runs journal into it rather than the
+/// source tree.
+pub fn bundled_workflows_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir("workflows").unwrap() {
+        let path = entry.unwrap().path();
+        if let Some(name) = path.file_name().filter(|_| path.is_file()) {
+            std::fs::copy(&path, dir.path().join(name)).unwrap();
+        }
+    }
+    dir
 }
