@@ -809,3 +809,88 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn guided_steps_are_answered_through_workflow_next_and_runs_cancel() {
+    let dir = folder();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let inputs = ok(
+        &client,
+        "workflow_preview_inputs",
+        json!({"name": "guided_review"}),
+    )
+    .await;
+    assert_eq!(inputs["inputs"][0]["name"], "REPO_DIR");
+    // workrail's view: the next step of the plan for what is done so far.
+    let next = ok(
+        &client,
+        "workflow_next",
+        json!({"workflowId": "guided_review", "completedSteps": ["show_changes"]}),
+    )
+    .await;
+    assert_eq!(next["isComplete"], false);
+    let step = next["step"]["id"].as_str().unwrap().to_string();
+    assert_eq!(step, "ask_summary");
+    assert!(
+        !next["guidance"]["validationCriteria"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // workrail's step output validation, with the step's own rules.
+    let checked = ok(
+        &client,
+        "workflow_validate",
+        json!({"workflowId": "guided_review", "stepId": step, "output": "TODO"}),
+    )
+    .await;
+    assert_eq!(checked["valid"], false);
+    assert!(!checked["issues"].as_array().unwrap().is_empty());
+    let (error, payload) = call(
+        &client,
+        "workflow_validate",
+        json!({"workflowId": "guided_review", "stepId": "nope", "output": "x"}),
+    )
+    .await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "STEP_NOT_FOUND");
+
+    // A live run pauses at its first question; workflow_next answers it.
+    let started = ok(
+        &client,
+        "run_workflow",
+        json!({"workflow_name": "guided_review", "wait": false}),
+    )
+    .await;
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    let wait_for_question = || async {
+        loop {
+            let status = ok(&client, "run_status", json!({"run_id": run_id})).await;
+            if status["status"] == "waiting_for_input" {
+                return status["prompt"].as_str().unwrap().to_string();
+            }
+            assert_ne!(status["status"], "finished", "{status}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    assert!(
+        wait_for_question()
+            .await
+            .starts_with("Summarize the change")
+    );
+    let answered = ok(
+        &client,
+        "workflow_next",
+        json!({"workflowId": "guided_review", "run_id": run_id, "answer": "Adds retries to the uploader because uploads failed on bad networks."}),
+    )
+    .await;
+    assert_eq!(answered["answered"], true);
+    assert!(wait_for_question().await.starts_with("Rate the risk"));
+    let cancelled = ok(&client, "workflow_cancel", json!({"run_id": run_id})).await;
+    assert_eq!(cancelled["result"]["final_state"], "canceled");
+    assert_eq!(cancelled["result"]["states_executed"], 3);
+    let (error, payload) = call(&client, "workflow_cancel", json!({"run_id": run_id})).await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "RUN_FINISHED");
+    client.cancel().await.unwrap();
+}
