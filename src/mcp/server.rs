@@ -289,6 +289,23 @@ impl FlowdeckServer {
     }
 }
 
+/// Runs a tool's work in its own task, so that a panic in it becomes an error result for that
+/// call and never takes the server down.
+async fn caught<F>(tool: &str, work: F) -> Result<Value, ToolError>
+where
+    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    match tokio::spawn(work).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            tracing::error!("tool {tool} panicked: {e}");
+            Err(ToolError::internal(format!(
+                "tool {tool} failed inside flowdeck"
+            )))
+        }
+    }
+}
+
 fn to_result(outcome: Result<Value, ToolError>) -> CallToolResult {
     match outcome {
         // Structured output is always an object: a bare value is wrapped.
@@ -414,24 +431,14 @@ impl ServerHandler for FlowdeckServer {
         };
         let server = self.clone();
         let task_name = name.clone();
-        // Its own task: a panic in a handler is caught here as a JoinError.
-        let joined = tokio::spawn(async move {
+        let work = async move {
             let cancel = cx.cancel.clone();
             tokio::select! {
                 outcome = server.run_tool(engine, callable, task_name.clone(), args, cx) => outcome,
                 () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
             }
-        })
-        .await;
-        let mut outcome = match joined {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                tracing::error!("tool {name} panicked: {e}");
-                Err(ToolError::internal(format!(
-                    "tool {name} failed inside flowdeck"
-                )))
-            }
         };
+        let mut outcome = caught(&name, work).await;
         if let Err(e) = &mut outcome {
             e.correlation_id = correlation_id.clone();
         }
@@ -609,5 +616,31 @@ impl ServerHandler for FlowdeckServer {
                 Some(json!({"prompt": request.name})),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_an_error_result() {
+        let outcome = caught("boom", async {
+            if std::env::var_os("FLOWDECK_NEVER_SET").is_none() {
+                panic!("a bug in a handler");
+            }
+            Ok(Value::Null)
+        })
+        .await;
+        let error = outcome.unwrap_err();
+        assert_eq!(error.error_code, "INTERNAL_ERROR");
+        assert!(error.retryable);
+        // And the next call works.
+        assert_eq!(
+            caught("fine", async { Ok(json!({"ok": true})) })
+                .await
+                .unwrap()["ok"],
+            true
+        );
     }
 }
