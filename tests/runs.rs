@@ -55,8 +55,10 @@ fn assert_final(result: &RunResult, expected: FinalState) {
 
 /// A session opened directly, as an agent would before running a workflow in it.
 async fn bash_session(engine: &Engine) -> flowdeck::term::SessionInfo {
-    let params =
-        serde_json::from_value(serde_json::json!({"command": ["bash", "--norc"]})).unwrap();
+    let params = serde_json::from_value(
+        serde_json::json!({"command": ["bash", "--norc"], "name": "prepared"}),
+    )
+    .unwrap();
     engine.open_terminal(&params).await.unwrap()
 }
 
@@ -396,6 +398,13 @@ async fn one_run_per_session_and_a_global_limit() {
     let mut req = request("waiter", &[]);
     req.session_id = Some(session.session_id.clone());
     let first = engine.start_run(req.clone()).unwrap();
+    // Feedback waits for the end of the run.
+    assert!(matches!(
+        engine.run_feedback(&first.run_id, Some(1.0), None),
+        Err(EngineError::InvalidParams(_))
+    ));
+    // By name or by id, it is the same session.
+    req.session_id = Some(session.name.clone().unwrap_or_default());
     match engine.start_run(req) {
         Err(EngineError::RunStart(e)) => {
             let message = e.to_string();
@@ -460,4 +469,41 @@ async fn a_run_keeps_the_version_it_started_with() {
     assert_final(&result, FinalState::Canceled);
     let old = flowdeck::store::files::content_version(WAITER.as_bytes());
     assert_eq!(result.workflow_version.as_deref(), Some(old.as_str()));
+}
+
+#[tokio::test]
+async fn a_prompt_that_times_out_stops_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "impatient.yaml",
+        "name: impatient\ndescription: Asks briefly.\ninitial_state: ask\nstates:\n  ask:\n    timeout_seconds: 0.2\n    action: { tool: prompt, params: { prompt: Quick? } }\n    transitions: [{ condition: timeout, next_state: work }]\n  work:\n    action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    let started = engine.start_run(request("impatient", &[])).unwrap();
+    let run_id = started.run_id.clone();
+    let mut cursor = 0;
+    loop {
+        let page = engine
+            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
+            .await
+            .unwrap();
+        cursor = page.next_cursor;
+        if page.events.iter().any(|e| {
+            serde_json::to_string(e)
+                .unwrap()
+                .contains("\"state\":\"work\"")
+        }) {
+            break;
+        }
+    }
+    let status = engine.run_status(&run_id).unwrap();
+    assert_eq!(status.status, Phase::Running);
+    assert_eq!(status.prompt, None);
+    assert!(matches!(
+        engine.answer_prompt(&run_id, "late".into()),
+        Err(EngineError::NoPrompt(_))
+    ));
+    engine.cancel_run(&run_id).await.unwrap();
+    assert_final(&started.finished().await, FinalState::Canceled);
 }

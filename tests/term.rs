@@ -326,6 +326,19 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
     let long = format!("echo {} | wc -c", "y".repeat(5000));
     let r = shell::run_command(&s, &long, LONG).await.unwrap();
     assert_eq!(r.output.trim(), "5001");
+    // Output longer than the history keeps its end, marked as cut.
+    let r = shell::run_command(&s, "seq 1 300000", LONG).await.unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert!(
+        r.output.starts_with("[...output cut"),
+        "{}",
+        &r.output[..80]
+    );
+    assert!(
+        r.output.ends_with("\n300000"),
+        "{}",
+        &r.output[r.output.len() - 40..]
+    );
     // Timeouts are results.
     let r = shell::run_command(&s, "sleep 5", Duration::from_millis(200))
         .await
@@ -436,7 +449,7 @@ async fn closing_ends_every_process_and_leaves_no_zombie() {
     )
     .unwrap();
     wait(&s, "^y$").await;
-    let procs: Vec<i32> = processes::session_processes(s.pid() as i32, s.marker())
+    let procs: Vec<i32> = processes::session_processes(Some(s.pid() as i32), s.marker())
         .iter()
         .map(|p| p.pid)
         .collect();
@@ -452,7 +465,7 @@ async fn closing_ends_every_process_and_leaves_no_zombie() {
     );
     // Gone means gone: not running, and not a zombie (reaped).
     assert_eq!(alive(&procs), Vec::<i32>::new());
-    assert!(processes::session_processes(s.pid() as i32, s.marker()).is_empty());
+    assert!(processes::session_processes(Some(s.pid() as i32), s.marker()).is_empty());
 }
 
 #[tokio::test]
@@ -464,7 +477,7 @@ async fn dropping_the_registry_ends_its_sessions() {
     let (pid, marker) = (s.pid() as i32, s.marker().to_string());
     drop(s);
     drop(t);
-    assert!(processes::session_processes(pid, &marker).is_empty());
+    assert!(processes::session_processes(Some(pid), &marker).is_empty());
 }
 
 #[tokio::test]

@@ -111,6 +111,8 @@ struct Exec<'a> {
     vars: IndexMap<String, String>,
     session: Option<String>,
     owned: Vec<String>,
+    /// Sessions the run opened stay open at the end (`keep_session`).
+    keep: bool,
     steps: u32,
     last_state: Option<String>,
 }
@@ -134,10 +136,11 @@ pub(super) async fn execute(
         vars: IndexMap::new(),
         session: None,
         owned: Vec::new(),
+        keep: matches!(plan.session, SessionChoice::Fresh { keep: true }),
         steps: 0,
         last_state: None,
     };
-    let keep = matches!(plan.session, SessionChoice::Fresh { keep: true });
+    let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),
@@ -225,11 +228,12 @@ impl Exec<'_> {
         result
     }
 
-    /// Kills what the interrupted step left running (its session stays, unless the run owns
-    /// it, in which case closing it ends everything anyway).
+    /// Kills what the interrupted step left running. A session the run opened and will close
+    /// needs nothing more: closing it ends everything; any other session stays, so only its
+    /// foreground job is ended.
     async fn interrupt(&mut self) {
         if let Some(id) = &self.session
-            && !self.owned.contains(id)
+            && (self.keep || !self.owned.contains(id))
             && let Ok(session) = self.engine.terminals().get(id)
         {
             let _ = tokio::task::spawn_blocking(move || session.interrupt_foreground(CANCEL_GRACE))
@@ -373,9 +377,11 @@ impl Exec<'_> {
         {
             // The last step may have typed a command that is still running (the seed's
             // build_project does): the values exist once the shell is back at its prompt.
-            session
-                .wait_for_prompt(Duration::from_secs_f64(CONTRACT_TIMEOUT))
-                .await;
+            if session.is_shell() && session.exit().is_none() {
+                session
+                    .wait_for_prompt(Duration::from_secs_f64(CONTRACT_TIMEOUT))
+                    .await;
+            }
         }
         let session_values = self.session_env(&names, "return values").await;
         let checked = contract::check_returns(self.wf, &session_values, &self.vars);
@@ -701,13 +707,10 @@ impl Exec<'_> {
             state: state_name.to_string(),
             prompt: question.to_string(),
         });
-        let answer = rx.await;
-        self.run.pending_prompt().take();
-        self.run.update(|s| {
-            s.status = Phase::Running;
-            s.prompt = None;
-        });
-        answer.ok()
+        // Whether the answer comes or the wait is dropped (the state's timeout, a cancel), the
+        // run stops waiting: the guard withdraws the question either way.
+        let _withdraw = Withdraw(self.run);
+        rx.await.ok()
     }
 
     async fn prompt(
@@ -787,6 +790,21 @@ impl Exec<'_> {
                 tracing::debug!("captured values not exported: {e}");
             }
         }
+    }
+}
+
+/// Withdraws a run's pending question when dropped.
+struct Withdraw<'a>(&'a ActiveRun);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0.pending_prompt().take();
+        self.0.update(|s| {
+            if s.status == Phase::WaitingForInput {
+                s.status = Phase::Running;
+            }
+            s.prompt = None;
+        });
     }
 }
 

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One journal line.
@@ -203,11 +203,12 @@ impl Journal {
                 "no such run",
             ));
         }
-        let file = File::open(self.path(run_id))?;
+        let bytes = std::fs::read(self.path(run_id))?;
         let mut events = Vec::new();
-        for line in BufReader::new(file).lines() {
-            let Ok(line) = line else { break };
-            let Ok(event) = serde_json::from_str::<JournalEvent>(&line) else {
+        // Lines are parsed as bytes: a line torn in the middle of a character is skipped
+        // like any other torn line, and the lines after it still count.
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(event) = serde_json::from_slice::<JournalEvent>(line) else {
                 continue;
             };
             if event.seq > after {
@@ -395,6 +396,9 @@ mod tests {
             .unwrap();
         let events = journal.read(&id, 0, 100).unwrap();
         assert_eq!(events.len(), 1);
+        // A line torn inside a character does not hide the lines after it.
+        f.write_all(b"\n{\"seq\":3,\"text\":\"caf\xc3").unwrap();
+        assert_eq!(journal.read(&id, 0, 100).unwrap().len(), 1);
         let seq = journal
             .append_feedback(&id, Some(1.0), Some("good".into()))
             .unwrap();

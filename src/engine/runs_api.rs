@@ -146,9 +146,11 @@ impl Engine {
                 ));
             }
         };
+        // An unknown session is the caller's mistake, reported before anything runs; a name
+        // becomes the session's id, so that one run per session holds whichever was given.
+        let mut request = request;
         if let Some(session) = &request.session_id {
-            // An unknown session is the caller's mistake, reported before anything runs.
-            self.terminals().get(session)?;
+            request.session_id = Some(self.terminals().get(session)?.id().to_string());
         }
         let status = RunStatus {
             run_id: run_id.clone(),
@@ -361,7 +363,10 @@ impl Engine {
         if !self.journal().exists(run_id) {
             return Err(not_found());
         }
+        // Whether the run has ended is decided before each read, so that `finished: true`
+        // always comes with every event up to the end (within `limit`).
         let live = self.runs().get(run_id);
+        let mut finished = live.is_none();
         let mut events = self
             .journal()
             .read(run_id, after, limit.max(1))
@@ -375,12 +380,16 @@ impl Engine {
                 status.wait_for(|s| s.last_event > after || s.status == Phase::Finished),
             )
             .await;
+            finished = self.runs().get(run_id).is_none();
             events = self
                 .journal()
                 .read(run_id, after, limit.max(1))
                 .map_err(|_| not_found())?;
         }
-        let finished = self.runs().get(run_id).is_none();
+        // A page cut by `limit` is not the end.
+        if events.len() >= limit.max(1) {
+            finished = false;
+        }
         let next_cursor = events.last().map_or(after, |e| e.seq);
         Ok(RunEvents {
             run_id: run_id.to_string(),
@@ -469,6 +478,12 @@ impl Engine {
         if !self.journal().exists(run_id) {
             return Err(EngineError::RunNotFound(
                 crate::workflow::names::display_safe(run_id),
+            ));
+        }
+        if self.runs().get(run_id).is_some() {
+            // The run's own writer numbers its events; feedback waits for it to finish.
+            return Err(EngineError::InvalidParams(
+                "the run is still going; give feedback once it has finished".into(),
             ));
         }
         let seq = self

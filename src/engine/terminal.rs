@@ -304,6 +304,14 @@ impl Engine {
         })
     }
 
+    /// Waits (at most 2 s) for the session's shell to be at its prompt; `not_a_shell` when a
+    /// REPL or another program keeps the terminal.
+    pub async fn shell_ready(&self, session: &str) -> Result<(), EngineError> {
+        let s = self.terminals.get(session)?;
+        term::shell::ready_shell(&s, Duration::from_secs(2)).await?;
+        Ok(())
+    }
+
     /// Exports variables into the session's shell, stored literally.
     pub async fn set_env(
         &self,

@@ -432,7 +432,9 @@ pub async fn call(
         }
         "run_command" => {
             let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
-            // A cancelled call interrupts the command it typed, rather than leave it running.
+            // A cancelled call interrupts the command it typed, rather than leave it running;
+            // armed only once the shell is ready, so it never hits a program it did not start.
+            e.shell_ready(&id).await?;
             let mut guard = InterruptOnDrop {
                 engine: e.clone(),
                 session: Some(id.clone()),

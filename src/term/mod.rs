@@ -67,6 +67,8 @@ pub const MAX_NAME_LEN: usize = 64;
 pub struct Terminals {
     config: TermConfig,
     sessions: Mutex<IndexMap<String, Arc<Session>>>,
+    /// Leaders of sessions being closed: their waiter threads reap them, not `reap`.
+    closing: Mutex<HashSet<i32>>,
 }
 
 /// Session ids are unique in the process (not per registry), so the process marker built
@@ -79,6 +81,7 @@ impl Terminals {
         Terminals {
             config,
             sessions: Mutex::new(IndexMap::new()),
+            closing: Mutex::new(HashSet::new()),
         }
     }
 
@@ -153,11 +156,14 @@ impl Terminals {
     /// Closes a session: every process it started is ended and reaped.
     pub async fn close(&self, id_or_name: &str) -> Result<Teardown, TermError> {
         let session = self.get(id_or_name)?;
+        let leader = session.pid() as i32;
+        self.closing_set().insert(leader);
         self.sessions().shift_remove(session.id());
         let grace = self.config.kill_grace;
         let report = tokio::task::spawn_blocking(move || session.shutdown(grace))
             .await
             .unwrap_or_default();
+        self.closing_set().remove(&leader);
         self.reap();
         Ok(report)
     }
@@ -165,6 +171,8 @@ impl Terminals {
     /// Closes every session at once (on shutdown).
     pub async fn close_all(&self) {
         let sessions: Vec<Arc<Session>> = self.sessions().drain(..).map(|(_, s)| s).collect();
+        self.closing_set()
+            .extend(sessions.iter().map(|s| s.pid() as i32));
         let grace = self.config.kill_grace;
         let closing: Vec<_> = sessions
             .into_iter()
@@ -173,12 +181,18 @@ impl Terminals {
         for handle in closing {
             let _ = handle.await;
         }
+        self.closing_set().clear();
         self.reap();
     }
 
-    /// Reaps orphans adopted from sessions.
+    fn closing_set(&self) -> MutexGuard<'_, HashSet<i32>> {
+        self.closing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reaps orphans adopted from sessions (never a leader: its own waiter thread reaps it).
     fn reap(&self) {
-        let leaders: HashSet<i32> = self.sessions().values().map(|s| s.pid() as i32).collect();
+        let mut leaders: HashSet<i32> = self.sessions().values().map(|s| s.pid() as i32).collect();
+        leaders.extend(self.closing_set().iter().copied());
         processes::reap_adopted(&leaders);
     }
 }

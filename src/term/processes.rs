@@ -68,8 +68,10 @@ fn has_marker(pid: i32, marker: &[u8]) -> bool {
     }
 }
 
-/// Live (not zombie) processes that belong to the session led by `leader`.
-pub fn session_processes(leader: i32, marker: &str) -> Vec<ProcInfo> {
+/// Live (not zombie) processes that belong to a session: in the kernel session of `leader`
+/// (while it lives; once it has been reaped its pid, and so its session id, may belong to
+/// someone else) or carrying the session's marker.
+pub fn session_processes(leader: Option<i32>, marker: &str) -> Vec<ProcInfo> {
     let marker = format!("{MARKER_VAR}={marker}");
     let own = std::process::id() as i32;
     all_pids()
@@ -77,7 +79,7 @@ pub fn session_processes(leader: i32, marker: &str) -> Vec<ProcInfo> {
         .filter(|&pid| pid != own)
         .filter_map(proc_info)
         .filter(|p| !p.zombie)
-        .filter(|p| p.session == leader || has_marker(p.pid, marker.as_bytes()))
+        .filter(|p| Some(p.session) == leader || has_marker(p.pid, marker.as_bytes()))
         .collect()
 }
 
@@ -94,7 +96,7 @@ pub struct Teardown {
 
 /// Ends every process of a session: SIGHUP and SIGTERM, then SIGKILL for whatever is left
 /// after `grace`. Blocking; run it off the async runtime.
-pub fn terminate(leader: i32, marker: &str, grace: Duration) -> Teardown {
+pub fn terminate(leader: Option<i32>, marker: &str, grace: Duration) -> Teardown {
     let mut report = Teardown::default();
     let first = session_processes(leader, marker);
     report.processes = first.len();

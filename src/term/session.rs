@@ -502,6 +502,11 @@ impl Session {
         }
     }
 
+    /// The leader's pid while it has not been reaped (after that the pid may be reused).
+    pub fn live_leader(&self) -> Option<i32> {
+        self.exit().is_none().then_some(self.pid as i32)
+    }
+
     /// The marker in the environment of every process this session started.
     pub fn marker(&self) -> &str {
         &self.marker
@@ -727,7 +732,7 @@ impl Session {
     /// Stops the session: kills every process it started (see processes.rs), waits for the
     /// program's exit status, and stops the threads. Blocking.
     pub(super) fn shutdown(&self, grace: Duration) -> Teardown {
-        let report = processes::terminate(self.pid as i32, &self.marker, grace);
+        let report = processes::terminate(self.live_leader(), &self.marker, grace);
         // Closing the queue ends the writer once it is not blocked in a write.
         self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
         {
@@ -764,9 +769,9 @@ impl Drop for Session {
         // Last resort when a session is dropped without being closed (flowdeck exiting):
         // nothing the session started may outlive it.
         if self.exit().is_none()
-            || !processes::session_processes(self.pid as i32, &self.marker).is_empty()
+            || !processes::session_processes(self.live_leader(), &self.marker).is_empty()
         {
-            processes::terminate(self.pid as i32, &self.marker, Duration::from_millis(200));
+            processes::terminate(self.live_leader(), &self.marker, Duration::from_millis(200));
         }
     }
 }

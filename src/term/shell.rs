@@ -28,7 +28,7 @@ const PROMPT_GRACE: Duration = Duration::from_secs(2);
 
 /// Fails unless the session is a shell at its prompt, giving a program that is just ending a
 /// moment to give the terminal back.
-async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), TermError> {
+pub async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), TermError> {
     match session.require_shell_prompt() {
         Err(TermError::NotAShell { .. }) if session.is_shell() && session.exit().is_none() => {
             session.wait_for_prompt(timeout.min(PROMPT_GRACE)).await;
@@ -219,18 +219,28 @@ async fn run_framed(
         Outcome::Exited => CommandOutcome::Exited,
         Outcome::Timeout | Outcome::Stopped => CommandOutcome::Timeout,
     };
+    let marker = format!("\n__FD{nonce}:E:");
     let body = match body_start {
         Some(start) => {
             let rest = &text[start..];
-            let marker = format!("\n__FD{nonce}:E:");
             match rest.find(&marker) {
                 // The end marker's own leading newline is not output.
-                Some(end) => &rest[..end],
-                None => rest,
+                Some(end) => rest[..end].to_string(),
+                None => rest.to_string(),
             }
         }
-        None => "",
+        // A flood pushed the begin marker out of the history: what is left is the output's
+        // end, marked as cut.
+        None if outcome == CommandOutcome::Completed => {
+            let end = text.find(&marker).unwrap_or(text.len());
+            format!(
+                "[...output cut: only its end was kept...]\n{}",
+                &text[..end]
+            )
+        }
+        None => String::new(),
     };
+    let body = body.as_str();
     Ok(CommandResult {
         outcome,
         exit_code: match outcome {
