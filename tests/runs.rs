@@ -507,3 +507,40 @@ async fn a_prompt_that_times_out_stops_waiting() {
     engine.cancel_run(&run_id).await.unwrap();
     assert_final(&started.finished().await, FinalState::Canceled);
 }
+
+#[tokio::test]
+async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "sleeper.yaml",
+        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    let mut req = request("sleeper", &[]);
+    req.keep_session = true;
+    let started = engine.start_run(req).unwrap();
+    let run_id = started.run_id.clone();
+    let mut cursor = 0;
+    while cursor < 2 {
+        cursor = engine
+            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
+            .await
+            .unwrap()
+            .next_cursor;
+    }
+    let session_id = engine.run_status(&run_id).unwrap().session_id.unwrap();
+    let session = engine.terminals().get(&session_id).unwrap();
+    // Wait until `sleep` holds the terminal.
+    while session.require_shell_prompt().is_ok() {
+        tokio::task::yield_now().await;
+    }
+    engine.cancel_run(&run_id).await.unwrap();
+    assert_final(&started.finished().await, FinalState::Canceled);
+    // The session stays (keep_session), and its shell is back at its prompt: sleep is gone.
+    assert!(
+        session.wait_for_prompt(Duration::from_secs(10)).await,
+        "the step's command still runs"
+    );
+    engine.shutdown().await;
+}
