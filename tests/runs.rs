@@ -62,6 +62,27 @@ async fn bash_session(engine: &Engine) -> flowdeck::term::SessionInfo {
     engine.open_terminal(&params).await.unwrap()
 }
 
+/// Follows a run's journal until it enters `state`.
+async fn wait_for_state(engine: &Arc<Engine>, run_id: &str, state: &str) {
+    let needle = format!("\"state\":\"{state}\"");
+    let mut cursor = 0;
+    loop {
+        let page = engine
+            .run_events(run_id, cursor, 100, Duration::from_secs(5))
+            .await
+            .unwrap();
+        cursor = page.next_cursor;
+        if page
+            .events
+            .iter()
+            .any(|e| serde_json::to_string(e).unwrap().contains(&needle))
+        {
+            return;
+        }
+        assert!(!page.finished, "the run ended before reaching {state}");
+    }
+}
+
 /// Waits for a run to reach a state where it waits for an answer, following its events.
 async fn wait_for_prompt(engine: &Arc<Engine>, run_id: &str) {
     let mut cursor = 0;
@@ -328,21 +349,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     wait_for_prompt(&engine, &run_id).await;
     engine.answer_prompt(&run_id, "staging".into()).unwrap();
     // Now in `sleep 60`: cancel it.
-    let mut cursor = 0;
-    loop {
-        let page = engine
-            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
-            .await
-            .unwrap();
-        cursor = page.next_cursor;
-        if page.events.iter().any(|e| {
-            serde_json::to_string(e)
-                .unwrap()
-                .contains("\"state\":\"work\"")
-        }) {
-            break;
-        }
-    }
+    wait_for_state(&engine, &run_id, "work").await;
     let session = engine.run_status(&run_id).unwrap().session_id.unwrap();
     let session_pid = engine.terminals().get(&session).unwrap().pid();
     let status = engine.cancel_run(&run_id).await.unwrap();
@@ -482,21 +489,7 @@ async fn a_prompt_that_times_out_stops_waiting() {
     let engine = engine_in(dir.path(), 8);
     let started = engine.start_run(request("impatient", &[])).unwrap();
     let run_id = started.run_id.clone();
-    let mut cursor = 0;
-    loop {
-        let page = engine
-            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
-            .await
-            .unwrap();
-        cursor = page.next_cursor;
-        if page.events.iter().any(|e| {
-            serde_json::to_string(e)
-                .unwrap()
-                .contains("\"state\":\"work\"")
-        }) {
-            break;
-        }
-    }
+    wait_for_state(&engine, &run_id, "work").await;
     let status = engine.run_status(&run_id).unwrap();
     assert_eq!(status.status, Phase::Running);
     assert_eq!(status.prompt, None);
