@@ -569,12 +569,13 @@ async fn children_get_the_pty_and_nothing_else_of_flowdeck() {
             program: Program::Command(vec![
                 "sh".into(),
                 "-c".into(),
-                "echo STARTED; exec sleep 100".into(),
+                "echo STARTED; sleep 100".into(),
             ]),
             ..OpenOptions::default()
         })
         .unwrap();
-    // Once it prints, the program has been exec'd with its own environment and descriptors.
+    // Once it prints, the shell runs with its own environment and descriptors (no exec follows
+    // that could leave /proc mid-change while we read it).
     wait(&s, "^STARTED").await;
     let fds: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{}/fd", s.pid()))
         .unwrap()
