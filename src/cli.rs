@@ -137,7 +137,9 @@ fn init_logging() {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
-    let mut out = std::io::stdout().lock();
+    // Not locked for the whole command: `flowdeck mcp` writes the protocol from its own thread,
+    // and a lock held here would block it forever.
+    let mut out = std::io::stdout();
     match cli.command {
         None | Some(Command::List { json: false }) => list(&folder, false, &mut out),
         Some(Command::List { json }) => list(&folder, json, &mut out),

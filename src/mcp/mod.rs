@@ -5,7 +5,9 @@
 //! - [`tools`], [`args`]: the static tools, their schemas, annotations and dispatch;
 //! - [`dynamic`]: one `wf_<name>` tool per runnable workflow, following the folder;
 //! - [`resources`], [`prompts`]: `flowdeck://` resources and the authoring prompts;
-//! - [`errors`]: tool failures as structured, actionable payloads; [`audit`]: the audit log.
+//! - [`errors`]: tool failures as structured, actionable payloads; [`audit`]: the audit log;
+//! - [`stdio`], [`wire`]: the standard streams, whatever they are, and JSON-RPC lines over
+//!   them, with every malformed or oversized message answered.
 
 pub mod args;
 pub mod audit;
@@ -14,7 +16,9 @@ pub mod errors;
 pub mod prompts;
 pub mod resources;
 pub mod server;
+pub mod stdio;
 pub mod tools;
+pub mod wire;
 
 pub use server::FlowdeckServer;
 pub use tools::Toolset;
@@ -51,8 +55,10 @@ pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow:
     let mut termination = termination()?;
     let server = FlowdeckServer::new(opener, options);
     server.start_loading();
+    let (input, output) = stdio::stdio_streams()?;
+    let transport = wire::WireTransport::new(input, output);
     let served = tokio::select! {
-        served = server.clone().serve(rmcp::transport::stdio_pipes()) => served,
+        served = server.clone().serve(transport) => served,
         () = termination.wait() => {
             shutdown(&server).await;
             return Ok(());

@@ -1,0 +1,603 @@
+//! JSON-RPC over a byte stream, one message per line, where every message that cannot be
+//! served gets an answer instead of silence:
+//!
+//! - a line over the size limit is skipped without being buffered, and answered with the
+//!   limit and, when its top-level `id` could be read on the way past, that id;
+//! - a line that is not JSON is a parse error (`id: null`), one that is JSON but not a valid
+//!   request is an invalid request carrying the request's id when it has one;
+//! - `tools/call` whose `arguments` is not an object is invalid params;
+//! - a request before the handshake is told to send `initialize` first (rmcp would otherwise
+//!   end the connection on it).
+//!
+//! Notifications are never answered (JSON-RPC forbids it); unknown ones are ignored.
+
+use rmcp::RoleServer;
+// The 2025-era subscribe requests are still served, so their types are still checked.
+#[allow(deprecated)]
+use rmcp::model::{
+    CallToolRequest, CancelTaskRequest, ClientRequest, CompleteRequest, DiscoverRequest, ErrorCode,
+    ErrorData, GetPromptRequest, GetTaskRequest, InitializeRequest, JsonRpcMessage, JsonRpcRequest,
+    ListToolsRequest, ReadResourceRequest, SubscribeRequest, UnsubscribeRequest,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Map, Value, json};
+use std::io::ErrorKind;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// The largest message accepted: 16 MiB, as rmcp's own line transports.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// The key of a 2026-era request's inline protocol version, which stands in for `initialize`.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// A line to write, and who waits for it to be written.
+struct Outgoing {
+    bytes: Vec<u8>,
+    written: Option<oneshot::Sender<std::io::Result<()>>>,
+}
+
+/// The server side of a line-delimited JSON-RPC connection.
+#[derive(Debug)]
+pub struct WireTransport<R> {
+    read: BufReader<R>,
+    /// The line read so far. It lives here, not in `receive`, because rmcp polls `receive`
+    /// inside a `select!`: a cancelled read resumes where it stopped.
+    line: Vec<u8>,
+    /// The line being skipped because it is over the limit.
+    skipping: Option<Skipped>,
+    limit: usize,
+    /// Whether a lifecycle has begun (an `initialize`, or a request with inline metadata).
+    started: bool,
+    out: mpsc::UnboundedSender<Outgoing>,
+}
+
+#[derive(Debug, Default)]
+struct Skipped {
+    size: usize,
+    id: IdScanner,
+}
+
+impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
+    /// Serves over `read` and `write`; a task owns the writer so that every line goes out
+    /// whole and in order. Must be called inside a tokio runtime.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(read: R, write: W) -> Self {
+        let (out, queue) = mpsc::unbounded_channel();
+        tokio::spawn(write_lines(write, queue));
+        WireTransport {
+            read: BufReader::with_capacity(64 * 1024, read),
+            line: Vec::new(),
+            skipping: None,
+            limit: MAX_MESSAGE,
+            started: false,
+            out,
+        }
+    }
+
+    /// Overrides the message size limit (tests).
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Queues an error response; a failure to write shows up in the next send.
+    fn answer(&self, id: Value, error: ErrorData) {
+        let message = json!({"jsonrpc": "2.0", "id": id, "error": error});
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(b'\n');
+        let _ = self.out.send(Outgoing {
+            bytes,
+            written: None,
+        });
+    }
+
+    /// The next whole line (without its newline), or `None` at the end of the stream. A line
+    /// over the limit is answered here and skipped.
+    async fn next_line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let (consumed, ended) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(available) => available,
+                    Err(e) => {
+                        tracing::warn!("reading the MCP stream failed: {e}");
+                        return None;
+                    }
+                };
+                if available.is_empty() {
+                    return None;
+                }
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                let chunk = &available[..take];
+                if let Some(skipped) = self.skipping.as_mut() {
+                    skipped.size += chunk.len();
+                    skipped.id.feed(chunk);
+                } else if self.line.len() + chunk.len() > self.limit {
+                    let mut skipped = Skipped::default();
+                    skipped.size = self.line.len() + chunk.len();
+                    skipped.id.feed(&self.line);
+                    skipped.id.feed(chunk);
+                    self.line = Vec::new();
+                    self.skipping = Some(skipped);
+                } else {
+                    self.line.extend_from_slice(chunk);
+                }
+                (take, newline.is_some())
+            };
+            self.read.consume(consumed);
+            if !ended {
+                continue;
+            }
+            if let Some(skipped) = self.skipping.take() {
+                let size = skipped.size.saturating_sub(1);
+                tracing::warn!("refused a {size}-byte message (limit {})", self.limit);
+                if !skipped.id.is_notification() {
+                    self.answer(
+                        skipped.id.id().unwrap_or(Value::Null),
+                        ErrorData::invalid_request(
+                            format!(
+                                "message too large: {size} bytes, over the limit of {} bytes ({} MiB); send smaller content",
+                                self.limit,
+                                self.limit / (1024 * 1024)
+                            ),
+                            None,
+                        ),
+                    );
+                }
+                continue;
+            }
+            let mut line = std::mem::take(&mut self.line);
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Some(line);
+        }
+    }
+
+    /// What to do with one line: a message for the server, or nothing (answered or ignored).
+    fn classify(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(e) => {
+                self.answer(
+                    Value::Null,
+                    ErrorData::new(
+                        ErrorCode::PARSE_ERROR,
+                        format!("parse error: not JSON ({e}); send one JSON-RPC message per line"),
+                        None,
+                    ),
+                );
+                return None;
+            }
+        };
+        let Value::Object(object) = value else {
+            self.answer(
+                Value::Null,
+                ErrorData::invalid_request(
+                    "invalid request: a message is a JSON object (batches are not supported)",
+                    None,
+                ),
+            );
+            return None;
+        };
+        let id = object
+            .get("id")
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned();
+        let method = object
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let is_request = method.is_some() && object.contains_key("id");
+
+        if let Some(error) = self.refusal(&object, method.as_deref(), is_request) {
+            if is_request {
+                self.answer(id.unwrap_or(Value::Null), error);
+            } else {
+                tracing::debug!("ignored a message: {}", error.message);
+            }
+            return None;
+        }
+
+        let params = object.get("params").cloned();
+        let value = Value::Object(object);
+        match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
+            Ok(JsonRpcMessage::Request(request))
+                if matches!(request.request, ClientRequest::CustomRequest(_))
+                    && let Some(method) = method.as_deref()
+                    && let Some(problem) = params_problem(method, params) =>
+            {
+                // rmcp reads a standard method whose params do not fit as a custom request,
+                // and would answer "method not found".
+                self.answer(
+                    id.unwrap_or(Value::Null),
+                    ErrorData::invalid_params(
+                        format!("invalid params for {method}: {problem}"),
+                        None,
+                    ),
+                );
+                None
+            }
+            Ok(message) => Some(message),
+            Err(e) if !is_request && method.is_some() => {
+                // A notification cannot be answered; unknown ones are ignored, as the other
+                // MCP SDKs do.
+                tracing::debug!("ignored a notification that is not MCP: {e}");
+                None
+            }
+            Err(e) => {
+                // Read the request alone for an error that names what is wrong.
+                let detail = if method.is_none() {
+                    "no method".to_string()
+                } else {
+                    serde_json::from_value::<JsonRpcRequest<ClientRequest>>(value)
+                        .err()
+                        .map_or_else(|| e.to_string(), |e| e.to_string())
+                };
+                self.answer(
+                    id.unwrap_or(Value::Null),
+                    ErrorData::invalid_request(
+                        format!(
+                            "invalid request: {detail} (a request needs \"jsonrpc\": \"2.0\", an id that is a string or number, and a method)"
+                        ),
+                        None,
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Why a well-formed message is refused before rmcp sees it, if it is.
+    fn refusal(
+        &mut self,
+        object: &Map<String, Value>,
+        method: Option<&str>,
+        is_request: bool,
+    ) -> Option<ErrorData> {
+        let params = object.get("params");
+        if method == Some("tools/call")
+            && let Some(arguments) = params.and_then(|p| p.get("arguments"))
+            && !(arguments.is_object() || arguments.is_null())
+        {
+            return Some(ErrorData::invalid_params(
+                format!(
+                    "tools/call arguments must be a JSON object of named arguments, not {}",
+                    json_type(arguments)
+                ),
+                None,
+            ));
+        }
+        if self.started {
+            return None;
+        }
+        match method {
+            Some("initialize") if is_request => {
+                self.started = true;
+                None
+            }
+            Some("ping" | "server/discover") if is_request => None,
+            Some(_)
+                if is_request
+                    && params
+                        .and_then(|p| p.get("_meta"))
+                        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+                        .is_some() =>
+            {
+                // A 2026-era request that carries its own protocol metadata needs no handshake.
+                self.started = true;
+                None
+            }
+            Some(method) if is_request => Some(ErrorData::invalid_request(
+                format!(
+                    "the connection is not initialized: send `initialize` first (or, in protocol 2026-07-28, give _meta with the protocol version and client capabilities), then {method}"
+                ),
+                None,
+            )),
+            // Notifications and responses before the handshake mean nothing yet; rmcp would
+            // end the connection on them.
+            _ => Some(ErrorData::invalid_request(
+                "a message before `initialize` was ignored",
+                None,
+            )),
+        }
+    }
+}
+
+/// Why the params of a standard MCP request do not fit its method, if they do not.
+#[allow(deprecated)]
+fn params_problem(method: &str, params: Option<Value>) -> Option<String> {
+    let request = json!({"method": method, "params": params});
+    macro_rules! check {
+        ($($name:literal => $type:ty),* $(,)?) => {
+            match method {
+                $($name => serde_json::from_value::<$type>(request).err().map(|e| e.to_string()),)*
+                _ => None,
+            }
+        };
+    }
+    check!(
+        "initialize" => InitializeRequest,
+        "server/discover" => DiscoverRequest,
+        "tools/call" => CallToolRequest,
+        "tools/list" => ListToolsRequest,
+        "resources/read" => ReadResourceRequest,
+        "resources/subscribe" => SubscribeRequest,
+        "resources/unsubscribe" => UnsubscribeRequest,
+        "prompts/get" => GetPromptRequest,
+        "completion/complete" => CompleteRequest,
+        "tasks/get" => GetTaskRequest,
+        "tasks/cancel" => CancelTaskRequest,
+    )
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Writes queued lines in order; after a failure, every later line fails the same way.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    let mut failed: Option<ErrorKind> = None;
+    while let Some(outgoing) = queue.recv().await {
+        let result = match failed {
+            Some(kind) => Err(kind.into()),
+            None => {
+                let mut result = write.write_all(&outgoing.bytes).await;
+                if result.is_ok() {
+                    result = write.flush().await;
+                }
+                if let Err(e) = &result {
+                    failed = Some(e.kind());
+                }
+                result
+            }
+        };
+        if let Some(written) = outgoing.written {
+            let _ = written.send(result);
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let queued = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                let (written, done) = oneshot::channel();
+                self.out
+                    .send(Outgoing {
+                        bytes,
+                        written: Some(written),
+                    })
+                    .map_err(|_| std::io::Error::from(ErrorKind::BrokenPipe))?;
+                Ok(done)
+            });
+        async move {
+            queued?
+                .await
+                .map_err(|_| std::io::Error::from(ErrorKind::BrokenPipe))?
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = self.next_line().await?;
+            if let Some(message) = self.classify(&line) {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // The writer task flushes what is queued and shuts the stream down once every sender
+        // is gone; ours goes with the transport.
+        Ok(())
+    }
+}
+
+/// Finds the top-level `"id"` of a JSON object fed in pieces, without keeping the object: how
+/// an oversized request still gets an answer with its id.
+#[derive(Debug, Default)]
+struct IdScanner {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// At depth 1: after a `:` (a value), else a key.
+    in_value: bool,
+    key: Vec<u8>,
+    capturing_key: bool,
+    /// The raw text of the current value when its key is `id`.
+    id_text: Option<Vec<u8>>,
+    id: Option<Value>,
+    saw_method: bool,
+    saw_id_key: bool,
+    not_an_object: bool,
+}
+
+impl IdScanner {
+    const MAX_ID: usize = 256;
+
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if self.not_an_object {
+            return;
+        }
+        if self.in_string {
+            if self.capturing_key && self.key.len() < 16 {
+                self.key.push(b);
+            }
+            if self.depth == 1
+                && let Some(text) = self.id_text.as_mut()
+                && text.len() < Self::MAX_ID
+            {
+                text.push(b);
+            }
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if self.capturing_key {
+                    self.capturing_key = false;
+                    self.key.pop();
+                }
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_string = true;
+                if self.depth == 1 && !self.in_value {
+                    self.capturing_key = true;
+                    self.key.clear();
+                } else if self.depth == 1
+                    && let Some(text) = self.id_text.as_mut()
+                {
+                    text.push(b);
+                }
+            }
+            b'{' | b'[' => {
+                if self.depth == 0 && b == b'[' {
+                    self.not_an_object = true;
+                }
+                if self.depth == 1 && self.id_text.is_some() {
+                    // An object or array is no id.
+                    self.id_text = None;
+                }
+                self.depth += 1;
+            }
+            b'}' | b']' => {
+                if self.depth == 1 {
+                    self.end_value();
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b':' if self.depth == 1 => {
+                self.in_value = true;
+                match self.key.as_slice() {
+                    b"id" => {
+                        self.saw_id_key = true;
+                        self.id_text = Some(Vec::new());
+                    }
+                    b"method" => self.saw_method = true,
+                    _ => {}
+                }
+            }
+            b',' if self.depth == 1 => {
+                self.end_value();
+                self.in_value = false;
+            }
+            _ if self.depth == 0 && !b.is_ascii_whitespace() => self.not_an_object = true,
+            _ if self.depth == 1 && !b.is_ascii_whitespace() => {
+                if let Some(text) = self.id_text.as_mut()
+                    && text.len() < Self::MAX_ID
+                {
+                    text.push(b);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn end_value(&mut self) {
+        if let Some(text) = self.id_text.take() {
+            self.id = serde_json::from_slice::<Value>(&text)
+                .ok()
+                .filter(|v| v.is_string() || v.is_number());
+        }
+    }
+
+    fn id(&self) -> Option<Value> {
+        self.id.clone()
+    }
+
+    /// A message with a method and no id: a notification, which gets no answer.
+    fn is_notification(&self) -> bool {
+        self.saw_method && !self.saw_id_key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str, piece: usize) -> IdScanner {
+        let mut scanner = IdScanner::default();
+        for chunk in text.as_bytes().chunks(piece) {
+            scanner.feed(chunk);
+        }
+        scanner
+    }
+
+    #[test]
+    fn the_id_is_found_wherever_it_is_and_however_the_text_is_cut() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"id":9}}"#,
+                Some(json!(7)),
+            ),
+            (
+                r#"{"params":{"id":9,"a":[1,{"id":3}]},"id":"a\"b","method":"x"}"#,
+                Some(json!("a\"b")),
+            ),
+            (
+                r#"{ "method" : "x" , "params" : "}\"id\":5" , "id" : 12 }"#,
+                Some(json!(12)),
+            ),
+            (r#"{"id":{"x":1},"method":"x"}"#, None),
+            (r#"{"id":null,"method":"x"}"#, None),
+            (r#"[{"id":1}]"#, None),
+            (r#"{"method":"x","params":{"id":4}"#, None),
+        ];
+        for (text, expected) in cases {
+            for piece in [1, 2, 3, 7, 1000] {
+                assert_eq!(
+                    scan(text, piece).id(),
+                    expected,
+                    "{text} in pieces of {piece}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn notifications_are_told_apart_from_requests() {
+        assert!(
+            scan(
+                r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"id":1}}"#,
+                5
+            )
+            .is_notification()
+        );
+        assert!(!scan(r#"{"jsonrpc":"2.0","method":"x","id":1}"#, 5).is_notification());
+    }
+}
