@@ -84,10 +84,25 @@ async fn call<S: rmcp::Service<RoleClient>>(
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
         .await
         .unwrap();
-    (
-        result.is_error == Some(true),
-        result.structured_content.unwrap_or(Value::Null),
-    )
+    if result.is_error == Some(true) {
+        return (true, error_payload(tool, &result));
+    }
+    (false, result.structured_content.unwrap_or(Value::Null))
+}
+
+/// An error result's payload: the JSON text of its one content item. It carries no
+/// structuredContent, which clients would check against the tool's output schema.
+fn error_payload(tool: &str, result: &CallToolResult) -> Value {
+    assert!(
+        result.structured_content.is_none(),
+        "{tool}: an error result with structuredContent: {result:?}"
+    );
+    let [content] = result.content.as_slice() else {
+        panic!("{tool}: an error result without exactly one content item: {result:?}")
+    };
+    let text = &content.as_text().unwrap().text;
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("{tool}: error text is not JSON ({e}): {text}"))
 }
 
 async fn ok(client: &Client, tool: &str, args: Value) -> Value {

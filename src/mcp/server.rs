@@ -315,13 +315,18 @@ where
 }
 
 /// A call's answer. A success is `structuredContent` (with the same JSON as text), which
-/// matches the tool's output schema.
+/// matches the tool's output schema. An error carries its payload only as JSON text: clients
+/// check `structuredContent` against the output schema even when `isError` is set (the
+/// TypeScript SDK does), and the error payload is not the tool's output.
 fn to_result(outcome: Result<JsonObject, ToolError>) -> CallToolResult {
     match outcome {
         Ok(object) => CallToolResult::structured(Value::Object(object)),
-        Err(error) => CallToolResult::structured_error(
-            serde_json::to_value(&error).unwrap_or_else(|_| json!({"message": error.message})),
-        ),
+        Err(error) => {
+            let text = serde_json::to_string(&error).unwrap_or_else(|_| {
+                json!({"error_code": error.error_code, "message": error.message}).to_string()
+            });
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        }
     }
 }
 
