@@ -63,7 +63,8 @@ fn main() {
                     .call_tool(CallToolRequestParams::new(name).with_arguments(args(a)))
                     .await
                     .unwrap();
-                assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.structured_content);
+                // An error's payload is the JSON text of its content.
+                assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
                 r.structured_content.unwrap_or(Value::Null)
             }
         };

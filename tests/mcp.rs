@@ -84,10 +84,25 @@ async fn call<S: rmcp::Service<RoleClient>>(
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
         .await
         .unwrap();
-    (
-        result.is_error == Some(true),
-        result.structured_content.unwrap_or(Value::Null),
-    )
+    if result.is_error == Some(true) {
+        return (true, error_payload(tool, &result));
+    }
+    (false, result.structured_content.unwrap_or(Value::Null))
+}
+
+/// An error result's payload: the JSON text of its one content item. It carries no
+/// structuredContent, which clients would check against the tool's output schema.
+fn error_payload(tool: &str, result: &CallToolResult) -> Value {
+    assert!(
+        result.structured_content.is_none(),
+        "{tool}: an error result with structuredContent: {result:?}"
+    );
+    let [content] = result.content.as_slice() else {
+        panic!("{tool}: an error result without exactly one content item: {result:?}")
+    };
+    let text = &content.as_text().unwrap().text;
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("{tool}: error text is not JSON ({e}): {text}"))
 }
 
 async fn ok(client: &Client, tool: &str, args: Value) -> Value {
@@ -892,5 +907,429 @@ async fn guided_steps_are_answered_through_workflow_next_and_runs_cancel() {
     let (error, payload) = call(&client, "workflow_cancel", json!({"run_id": run_id})).await;
     assert!(error);
     assert_eq!(payload["error_code"], "RUN_FINISHED");
+    client.cancel().await.unwrap();
+}
+
+/// The output schemas a server lists, compiled, and the tools whose results were checked.
+struct OutputSchemas {
+    validators: std::collections::HashMap<String, jsonschema::Validator>,
+    checked: std::collections::BTreeSet<String>,
+}
+
+impl OutputSchemas {
+    async fn listed(client: &Client) -> Self {
+        let mut validators = std::collections::HashMap::new();
+        for tool in client.list_all_tools().await.unwrap() {
+            let schema = tool
+                .output_schema
+                .unwrap_or_else(|| panic!("{} declares no outputSchema", tool.name));
+            assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
+            // Formats are checked too, as the TypeScript SDK does (Ajv with ajv-formats).
+            let validator = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .should_validate_formats(true)
+                .build(&Value::Object(schema.as_ref().clone()))
+                .unwrap_or_else(|e| {
+                    panic!("{}: the outputSchema does not compile: {e}", tool.name)
+                });
+            validators.insert(tool.name.to_string(), validator);
+        }
+        OutputSchemas {
+            validators,
+            checked: Default::default(),
+        }
+    }
+
+    /// Calls a tool that must succeed and checks its structuredContent against the tool's
+    /// outputSchema.
+    async fn call(&mut self, client: &Client, tool: &str, args: Value) -> Value {
+        let value = ok(client, tool, args).await;
+        let validator = &self.validators[tool];
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| format!("{e} (at `{}`)", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool}: structuredContent does not match the outputSchema:\n{}\n{value:#}",
+            errors.join("\n")
+        );
+        self.checked.insert(tool.to_string());
+        value
+    }
+
+    /// Follows a run with `run_status` until it waits for input: the statuses seen, in order.
+    async fn follow_until_waiting(&mut self, client: &Client, run_id: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let status = self
+                .call(client, "run_status", json!({"run_id": run_id}))
+                .await;
+            if seen.last() != Some(&status["status"]) {
+                seen.push(status["status"].clone());
+            }
+            if status["status"] == "waiting_for_input" {
+                return seen;
+            }
+            assert_ne!(status["status"], "finished", "{status:#}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Asks one question after a second's work, so that a run is seen running, then waiting.
+const ASKER: &str = r#"
+name: asker
+description: Asks for a sentence after a pause.
+initial_state: pause
+arguments:
+  WHO: { description: who answers, required: false, default: someone }
+return_values:
+  ANSWER: { description: the answer, required: false }
+states:
+  pause:
+    description: Work a little first
+    action: { tool: run_command, params: { command: "sleep 1" } }
+    transitions: [{ condition: success, next_state: ask }]
+  ask:
+    action:
+      tool: prompt
+      params:
+        prompt: Say something of at least five characters.
+        store_as: ANSWER
+        validation: [{ type: length, min: 5, message: At least five characters. }]
+    transitions:
+      - { condition: validation_passed, next_state: done }
+      - { condition: validation_failed, next_state: ask }
+  done:
+    action: { tool: set_env, params: { vars: { DONE: "yes" } } }
+"#;
+
+#[tokio::test]
+async fn every_result_matches_its_tools_output_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hello.json"), HELLO).unwrap();
+    std::fs::write(dir.path().join("asker.yaml"), ASKER).unwrap();
+    // Broken and never valid: listed with no description or states.
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "name: broken\ninitial_state: nowhere\n",
+    )
+    .unwrap();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let mut out = OutputSchemas::listed(&client).await;
+    assert!(out.validators.contains_key("wf_hello"));
+    // The schemas do constrain: a result of the wrong shape is refused.
+    assert!(!out.validators["resize_terminal"].is_valid(&json!({"cols": "wide"})));
+    assert!(!out.validators["run_workflow"].is_valid(&json!({"run_id": "r"})));
+
+    // Terminal tools, including a session whose program has exited.
+    let opened = out
+        .call(
+            &client,
+            "open_terminal",
+            json!({"command": ["bash", "--norc"], "name": "schema"}),
+        )
+        .await;
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    out.call(
+        &client,
+        "send_input",
+        json!({"session_id": id, "input_text": "echo OUT_$((2*3))\n"}),
+    )
+    .await;
+    out.call(
+        &client,
+        "await_output",
+        json!({"session_id": id, "pattern": "OUT_(?<n>\\d)", "timeout": 20}),
+    )
+    .await;
+    let waited = out
+        .call(
+            &client,
+            "await_output",
+            json!({"session_id": id, "pattern": "never", "timeout": 0.2}),
+        )
+        .await;
+    assert_eq!(waited["outcome"], "timeout");
+    for mode in ["screen", "history", "tail", "since_input"] {
+        out.call(
+            &client,
+            "get_screen_content",
+            json!({"session_id": id, "content_mode": mode, "lines": 5}),
+        )
+        .await;
+    }
+    out.call(
+        &client,
+        "run_command",
+        json!({"session_id": id, "command": "false"}),
+    )
+    .await;
+    out.call(
+        &client,
+        "resize_terminal",
+        json!({"session_id": id, "cols": 5000, "rows": 40}),
+    )
+    .await;
+    let ended = ok(
+        &client,
+        "open_terminal",
+        json!({"command": ["sh", "-c", "exit 3"]}),
+    )
+    .await["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let exited = out
+        .call(
+            &client,
+            "await_output",
+            json!({"session_id": ended, "pattern": "never", "timeout": 20}),
+        )
+        .await;
+    assert_eq!(exited["outcome"], "exited");
+    out.call(&client, "get_screen_content", json!({"session_id": ended}))
+        .await;
+    out.call(&client, "list_terminal_sessions", json!({})).await;
+    out.call(&client, "exit_terminal", json!({"session_id": ended}))
+        .await;
+
+    // Authoring, valid and broken workflows alike.
+    out.call(&client, "get_workflow_schema", json!({})).await;
+    let mut broken_definition: Value = serde_json::from_str(HELLO).unwrap();
+    broken_definition["name"] = json!("hello_two");
+    broken_definition["initial_state"] = json!("nowhere");
+    let refused = out
+        .call(
+            &client,
+            "create_workflow",
+            json!({"workflow_definition": broken_definition}),
+        )
+        .await;
+    assert_eq!(refused["success"], false);
+    let mut definition: Value = serde_json::from_str(HELLO).unwrap();
+    definition["name"] = json!("hello_two");
+    out.call(
+        &client,
+        "create_workflow",
+        json!({"workflow_definition": definition}),
+    )
+    .await;
+    let listed = out.call(&client, "workflow_list", json!({})).await;
+    assert!(
+        listed["workflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["status"] == "invalid")
+    );
+    out.call(&client, "workflow_get", json!({"name": "broken"}))
+        .await;
+    let doc = out
+        .call(&client, "workflow_get", json!({"name": "hello"}))
+        .await;
+    out.call(
+        &client,
+        "workflow_validate",
+        json!({"content": doc["content"]}),
+    )
+    .await;
+    out.call(
+        &client,
+        "workflow_validate",
+        json!({"content": "name: x\ninitial_state: a\nstates: {a: {action: {tool: nope}}}\n"}),
+    )
+    .await;
+    let step_check = out
+        .call(
+            &client,
+            "workflow_validate",
+            json!({"workflowId": "asker", "stepId": "ask", "output": "no"}),
+        )
+        .await;
+    assert_eq!(step_check["valid"], false);
+    let scratch = "name: scratch\ndescription: d\ninitial_state: a\nstates:\n  a: { action: { tool: list_terminal_sessions } }\n";
+    let saved = out
+        .call(&client, "workflow_save", json!({"content": scratch}))
+        .await;
+    out.call(
+        &client,
+        "workflow_save",
+        json!({"content": scratch.replace("description: d", "description: e"), "expected_version": saved["version"]}),
+    )
+    .await;
+    out.call(
+        &client,
+        "workflow_rename",
+        json!({"name": "scratch", "new_name": "scratched"}),
+    )
+    .await;
+    out.call(&client, "workflow_delete", json!({"name": "scratched"}))
+        .await;
+    out.call(&client, "workflow_preview_inputs", json!({"name": "hello"}))
+        .await;
+    out.call(
+        &client,
+        "workflow_resolve_inputs",
+        json!({"name": "hello", "session_id": id}),
+    )
+    .await;
+    let resolved = out
+        .call(
+            &client,
+            "workflow_resolve_inputs",
+            json!({"name": "asker", "inputs": {}}),
+        )
+        .await;
+    assert_eq!(resolved["ready"], true);
+    out.call(
+        &client,
+        "workflow_preview_rendered",
+        json!({"name": "hello", "inputs": {"WHO": "x"}}),
+    )
+    .await;
+    out.call(&client, "workflow_step_plan", json!({"name": "asker"}))
+        .await;
+
+    // Runs: both shapes of run_workflow, and the dynamic tool's.
+    let finished = out
+        .call(
+            &client,
+            "run_workflow",
+            json!({"workflow_name": "hello", "inputs": {"WHO": "schema"}}),
+        )
+        .await;
+    assert_eq!(finished["final_state"], "completed", "{finished:#}");
+    let not_found = out
+        .call(&client, "run_workflow", json!({"workflow_name": "absent"}))
+        .await;
+    assert_eq!(not_found["final_state"], "workflow_not_found");
+    out.call(&client, "wf_hello", json!({"WHO": "dynamic"}))
+        .await;
+    out.call(&client, "wf_hello", json!({"WHO": "later", "wait": false}))
+        .await;
+
+    // A run seen running, waiting for input, answered through workflow_next, and finished.
+    let started = out
+        .call(
+            &client,
+            "run_workflow",
+            json!({"workflow_name": "asker", "wait": false}),
+        )
+        .await;
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    let seen = out.follow_until_waiting(&client, &run_id).await;
+    assert_eq!(seen, [json!("running"), json!("waiting_for_input")]);
+    let history = out
+        .call(&client, "run_list", json!({"workflow_name": "asker"}))
+        .await;
+    assert_eq!(history["active"].as_array().unwrap().len(), 1);
+    out.call(
+        &client,
+        "workflow_next",
+        json!({"workflowId": "asker", "completedSteps": ["pause"]}),
+    )
+    .await;
+    let answered = out
+        .call(
+            &client,
+            "workflow_next",
+            json!({"workflowId": "asker", "run_id": run_id, "answer": "a full sentence"}),
+        )
+        .await;
+    assert_eq!(answered["answered"], true);
+    let complete = out
+        .call(
+            &client,
+            "workflow_next",
+            json!({"workflowId": "asker", "completedSteps": ["pause", "ask", "done"]}),
+        )
+        .await;
+    assert_eq!(complete["isComplete"], true);
+    loop {
+        let status = out
+            .call(&client, "run_status", json!({"run_id": run_id}))
+            .await;
+        if status["status"] == "finished" {
+            assert_eq!(status["result"]["final_state"], "completed", "{status:#}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    out.call(
+        &client,
+        "run_feedback",
+        json!({"run_id": run_id, "score": 0.5, "text": "fine"}),
+    )
+    .await;
+    // Every kind of journal event, a page at a time.
+    let mut cursor = 0;
+    let mut kinds = std::collections::BTreeSet::new();
+    loop {
+        let page = out
+            .call(
+                &client,
+                "run_events",
+                json!({"run_id": run_id, "after": cursor, "limit": 3, "wait_seconds": 0}),
+            )
+            .await;
+        let events = page["events"].as_array().unwrap();
+        kinds.extend(
+            events
+                .iter()
+                .map(|e| e["type"].as_str().unwrap().to_string()),
+        );
+        if events.is_empty() {
+            break;
+        }
+        cursor = page["next_cursor"].as_u64().unwrap();
+    }
+    for kind in [
+        "run_started",
+        "contract_checked",
+        "step_started",
+        "step_finished",
+        "transition",
+        "waiting_for_input",
+        "answered",
+        "run_finished",
+        "feedback",
+    ] {
+        assert!(kinds.contains(kind), "no {kind} event in {kinds:?}");
+    }
+
+    // A run cancelled while it waits.
+    let started = ok(
+        &client,
+        "run_workflow",
+        json!({"workflow_name": "asker", "wait": false}),
+    )
+    .await;
+    let cancelled_run = started["run_id"].as_str().unwrap().to_string();
+    out.follow_until_waiting(&client, &cancelled_run).await;
+    let cancelled = out
+        .call(&client, "workflow_cancel", json!({"run_id": cancelled_run}))
+        .await;
+    assert_eq!(cancelled["result"]["final_state"], "canceled");
+    out.call(&client, "run_list", json!({})).await;
+
+    // A run of an earlier server, read from the journal by another one.
+    let (other, _other_rx) = connect(dir.path(), &[]).await;
+    let mut other_out = OutputSchemas::listed(&other).await;
+    let old = other_out
+        .call(&other, "run_status", json!({"run_id": run_id}))
+        .await;
+    assert_eq!(old["result"], Value::Null);
+    other.cancel().await.unwrap();
+
+    out.call(&client, "exit_terminal", json!({"session_id": id}))
+        .await;
+    out.call(&client, "workflow_purge_history", json!({})).await;
+    let unchecked: Vec<&str> = STATIC_TOOLS
+        .into_iter()
+        .filter(|t| !out.checked.contains(*t))
+        .collect();
+    assert!(unchecked.is_empty(), "never checked: {unchecked:?}");
     client.cancel().await.unwrap();
 }

@@ -93,8 +93,15 @@ impl Server {
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     }
 
+    /// A call that must succeed: its structuredContent. An error result carries its payload
+    /// as JSON text in `content`, shown when the call fails.
     fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
         let r = self.request(id, "tools/call", json!({"name": tool, "arguments": args}));
+        assert_ne!(
+            r["result"]["isError"], true,
+            "{tool} failed: {}",
+            r["result"]["content"][0]["text"]
+        );
         r["result"]["structuredContent"].clone()
     }
 

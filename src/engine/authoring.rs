@@ -13,12 +13,13 @@ use crate::workflow::source::Format;
 use crate::workflow::validate::{check_bytes, check_value};
 use crate::workflow::violation::{Severity, Violation};
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// One workflow in a list.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct WorkflowSummary {
     pub name: String,
     pub file: String,
@@ -34,13 +35,13 @@ pub struct WorkflowSummary {
 }
 
 /// The answer to `workflow_list`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct WorkflowList {
     pub workflows: Vec<WorkflowSummary>,
 }
 
 /// The answer to `workflow_get`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct WorkflowDocument {
     pub name: String,
     pub file: String,
@@ -59,7 +60,7 @@ pub struct WorkflowDocument {
 }
 
 /// The answer to validating a manifest.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ManifestValidation {
     pub valid: bool,
     pub name: Option<String>,
@@ -70,7 +71,7 @@ pub struct ManifestValidation {
 }
 
 /// The answer to `create_workflow`, in the seed's shape.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Created {
     pub success: bool,
     pub workflow_name: String,
@@ -82,7 +83,7 @@ pub struct Created {
 }
 
 /// One argument as a caller must fill it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InputSpec {
     pub name: String,
     pub description: String,
@@ -97,7 +98,7 @@ pub struct InputSpec {
 }
 
 /// The answer to `workflow_preview_inputs`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InputPreview {
     pub workflow: String,
     pub inputs: Vec<InputSpec>,
@@ -105,7 +106,7 @@ pub struct InputPreview {
 }
 
 /// The answer to `workflow_resolve_inputs`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InputResolution {
     pub workflow: String,
     /// All required inputs have a valid value.
@@ -119,14 +120,14 @@ pub struct InputResolution {
 }
 
 /// An input whose value does not fit.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InvalidInput {
     pub name: String,
     pub reason: String,
 }
 
 /// One step of `workflow_preview_rendered`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RenderedStep {
     pub state: String,
     pub tool: String,
@@ -137,7 +138,7 @@ pub struct RenderedStep {
 }
 
 /// The answer to `workflow_preview_rendered`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RenderedPreview {
     pub workflow: String,
     pub steps: Vec<RenderedStep>,
@@ -146,7 +147,7 @@ pub struct RenderedPreview {
 }
 
 /// One step as `workflow_next` describes it (workrail's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NextStep {
     pub id: String,
@@ -157,7 +158,7 @@ pub struct NextStep {
 }
 
 /// Guidance for the next step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Guidance {
     pub prompt: String,
@@ -166,7 +167,7 @@ pub struct Guidance {
 }
 
 /// The answer to `workflow_next`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Next {
     pub step: Option<NextStep>,

@@ -5,13 +5,14 @@ use crate::workflow::model::{Variable, Workflow};
 use crate::workflow::names::{display_safe, is_valid_env_name};
 use crate::workflow::pattern;
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What a secret value shows as in results, logs and the journal.
 pub const MASK: &str = "********";
 
 /// Where an input's value came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// Given with the run.

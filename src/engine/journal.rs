@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
@@ -11,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One journal line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct JournalEvent {
     /// 1, 2, 3, ... within the run: the cursor for reading on.
     pub seq: u64,
@@ -22,7 +23,7 @@ pub struct JournalEvent {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventBody {
     RunStarted {
@@ -127,7 +128,7 @@ impl JournalWriter {
 }
 
 /// A run as the history lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunSummary {
     pub run_id: String,
     pub workflow: String,
@@ -142,7 +143,7 @@ pub struct RunSummary {
 }
 
 /// Feedback given on a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Feedback {
     pub score: Option<f64>,
     pub text: Option<String>,

@@ -26,7 +26,7 @@ pub mod transition;
 pub use error::EngineError;
 // Types of the lower layers that the engine's methods take, return or fail with: front ends
 // name them through the engine, never by reaching into `term` or `store`.
-pub use crate::store::{Status as WorkflowStatus, StoreError};
+pub use crate::store::{Saved, Status as WorkflowStatus, StoreError};
 pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
 pub use events::EngineEvent;
 pub use result::{FinalState, RunResult};

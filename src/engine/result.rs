@@ -3,11 +3,12 @@
 
 use crate::workflow::model::Signature;
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FinalState {
     /// Every state that ran ended without a transition left to take, and the output contract
@@ -51,7 +52,7 @@ impl std::fmt::Display for FinalState {
 }
 
 /// The result of a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunResult {
     pub success: bool,
     pub workflow_name: String,

@@ -2,6 +2,7 @@
 //! cancellation, and the answers to paused `prompt` steps.
 
 use super::result::RunResult;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -9,7 +10,7 @@ use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 /// Where a run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Running,
@@ -18,7 +19,7 @@ pub enum Phase {
 }
 
 /// A run's live status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunStatus {
     pub run_id: String,
     pub workflow_name: String,

@@ -13,6 +13,7 @@ use crate::workflow::validate::check_bytes;
 use crate::workflow::violation::Severity;
 use chrono::Utc;
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,7 +87,7 @@ fn orphan_result(run_id: &str) -> RunResult {
 }
 
 /// A page of a run's journal.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunEvents {
     pub run_id: String,
     pub events: Vec<JournalEvent>,
@@ -97,7 +98,7 @@ pub struct RunEvents {
 }
 
 /// The run history.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunList {
     /// Runs in progress.
     pub active: Vec<RunStatus>,
@@ -106,14 +107,14 @@ pub struct RunList {
 }
 
 /// The answer to `run_feedback`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FeedbackRecorded {
     pub run_id: String,
     pub seq: u64,
 }
 
 /// The answer to `workflow_purge_history`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Purged {
     pub removed: usize,
     /// Runs in progress are never purged.

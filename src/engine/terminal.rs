@@ -13,6 +13,7 @@ use crate::workflow::action::{
 };
 use crate::workflow::pattern;
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ const READY_WAIT: Duration = Duration::from_secs(2);
 const DEFAULT_TAIL_LINES: u32 = 50;
 
 /// The answer to `send_input`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SentInput {
     pub session_id: String,
     /// Bytes queued for the program.
@@ -30,7 +31,7 @@ pub struct SentInput {
 }
 
 /// The answer to `get_screen_content`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScreenContent {
     pub session_id: String,
     pub content_mode: ContentMode,
@@ -44,7 +45,7 @@ pub struct ScreenContent {
 }
 
 /// The answer to `await_output`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AwaitOutput {
     pub session_id: String,
     #[serde(flatten)]
@@ -55,7 +56,7 @@ pub struct AwaitOutput {
 }
 
 /// The answer to `run_command`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommandOutput {
     pub session_id: String,
     #[serde(flatten)]
@@ -79,20 +80,20 @@ pub struct EnvValues {
 }
 
 /// The answer to `list_terminal_sessions`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionInfo>,
 }
 
 /// The answer to `exit_terminal`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ClosedSession {
     pub session_id: String,
     pub teardown: Teardown,
 }
 
 /// The answer to `resize_terminal`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Resized {
     pub session_id: String,
     pub cols: u16,

@@ -1,6 +1,7 @@
-//! Tool failures as SPEC §4.3 shapes them: a result with `isError: true` and a structured
-//! payload an agent can act on (stable `error_code`, workrail `code`, category, context,
-//! `retryable`, `suggested_action`, `correlation_id`, violations).
+//! Tool failures as SPEC §4.3 shapes them: a result with `isError: true` and a payload an
+//! agent can act on (stable `error_code`, workrail `code`, category, context, `retryable`,
+//! `suggested_action`, `correlation_id`, violations), sent as the JSON text of the result's
+//! content (see `server::to_result` for why not as `structuredContent`).
 
 // A tool error is built at most once per failed call and returned straight to the client;
 // boxing it would buy nothing but indirection.

@@ -1,10 +1,9 @@
 //! Resources: the manifest reference and schema, the workflows, runs, session screens and the
 //! step action catalog, as `flowdeck://` URIs.
 
-use super::tools::params_schema;
+use super::tools::step_tools;
 use crate::engine::Content;
 use crate::engine::Engine;
-use crate::workflow::action::ToolName;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
 use std::time::Duration;
@@ -76,14 +75,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Option<ResourceContents> {
         SPEC => return text(REFERENCE.to_string()).map(|c| c.with_mime_type("text/markdown")),
         SCHEMA => return json(crate::workflow::schema::workflow_schema().clone()),
         WORKFLOWS => return json(serde_json::to_value(engine.workflow_list()).ok()?),
-        TOOLS => {
-            let schema = crate::workflow::schema::workflow_schema();
-            let tools: Vec<_> = ToolName::ALL
-                .iter()
-                .map(|t| json!({"tool": t.as_str(), "summary": t.summary(), "params_schema": params_schema(schema, *t)}))
-                .collect();
-            return json(json!({ "tools": tools }));
-        }
+        TOOLS => return json(json!({ "tools": step_tools() })),
         _ => {}
     }
     if let Some(name) = uri.strip_prefix(WORKFLOW_PREFIX) {

@@ -51,6 +51,9 @@ struct Inner {
     opener: Opener,
     options: McpOptions,
     statics: Vec<ToolDef>,
+    /// The static tools as listed, schemas generated on the first `tools/list` rather than
+    /// before the handshake.
+    listed_statics: std::sync::OnceLock<Vec<Tool>>,
     subscriptions: Mutex<HashSet<String>>,
     forwarding: AtomicBool,
     calls: AtomicU64,
@@ -91,6 +94,7 @@ impl FlowdeckServer {
                 opener,
                 options,
                 statics,
+                listed_statics: std::sync::OnceLock::new(),
                 subscriptions: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
                 calls: AtomicU64::new(0),
@@ -147,25 +151,15 @@ impl FlowdeckServer {
     fn all_tools(&self, engine: &Engine) -> Vec<Tool> {
         let mut list: Vec<Tool> = self
             .inner
-            .statics
-            .iter()
-            .map(|t| {
-                Tool::new(t.name, t.description, Arc::new((t.schema)()))
-                    .with_title(t.title)
-                    .annotate(
-                        ToolAnnotations::with_title(t.title)
-                            .read_only(t.hints.read_only)
-                            .destructive(t.hints.destructive)
-                            .idempotent(t.hints.idempotent)
-                            .open_world(t.hints.open_world),
-                    )
-            })
-            .collect();
+            .listed_statics
+            .get_or_init(|| self.inner.statics.iter().map(static_tool).collect())
+            .clone();
         if self.dynamic_enabled() {
             for d in dynamic::tools(engine, &self.inner.options.dynamic_filters) {
                 list.push(
                     Tool::new(d.tool_name.clone(), d.description, Arc::new(d.schema))
                         .with_title(format!("Run {}", d.workflow))
+                        .with_raw_output_schema(tools::run_output_schema())
                         .annotate(
                             ToolAnnotations::with_title(format!("Run {}", d.workflow))
                                 .read_only(false)
@@ -241,7 +235,7 @@ impl FlowdeckServer {
         name: String,
         args: Value,
         cx: CallContext,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<JsonObject, ToolError> {
         let engine = &engine;
         match callable {
             Callable::Static => tools::call(engine, &name, args, &cx).await,
@@ -289,11 +283,25 @@ impl FlowdeckServer {
     }
 }
 
+/// A static tool as `tools/list` shows it.
+fn static_tool(t: &ToolDef) -> Tool {
+    Tool::new(t.name, t.description, Arc::new((t.schema)()))
+        .with_title(t.title)
+        .with_raw_output_schema(Arc::new((t.output_schema)()))
+        .annotate(
+            ToolAnnotations::with_title(t.title)
+                .read_only(t.hints.read_only)
+                .destructive(t.hints.destructive)
+                .idempotent(t.hints.idempotent)
+                .open_world(t.hints.open_world),
+        )
+}
+
 /// Runs a tool's work in its own task, so that a panic in it becomes an error result for that
 /// call and never takes the server down.
-async fn caught<F>(tool: &str, work: F) -> Result<Value, ToolError>
+async fn caught<F>(tool: &str, work: F) -> Result<JsonObject, ToolError>
 where
-    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+    F: std::future::Future<Output = Result<JsonObject, ToolError>> + Send + 'static,
 {
     match tokio::spawn(work).await {
         Ok(outcome) => outcome,
@@ -306,14 +314,19 @@ where
     }
 }
 
-fn to_result(outcome: Result<Value, ToolError>) -> CallToolResult {
+/// A call's answer. A success is `structuredContent` (with the same JSON as text), which
+/// matches the tool's output schema. An error carries its payload only as JSON text: clients
+/// check `structuredContent` against the output schema even when `isError` is set (the
+/// TypeScript SDK does), and the error payload is not the tool's output.
+fn to_result(outcome: Result<JsonObject, ToolError>) -> CallToolResult {
     match outcome {
-        // Structured output is always an object: a bare value is wrapped.
-        Ok(Value::Object(map)) => CallToolResult::structured(Value::Object(map)),
-        Ok(other) => CallToolResult::structured(json!({ "result": other })),
-        Err(error) => CallToolResult::structured_error(
-            serde_json::to_value(&error).unwrap_or_else(|_| json!({"message": error.message})),
-        ),
+        Ok(object) => CallToolResult::structured(Value::Object(object)),
+        Err(error) => {
+            let text = serde_json::to_string(&error).unwrap_or_else(|_| {
+                json!({"error_code": error.error_code, "message": error.message}).to_string()
+            });
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        }
     }
 }
 
@@ -623,23 +636,54 @@ impl ServerHandler for FlowdeckServer {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_tool_list_serializes_with_an_output_schema_for_every_tool() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("hello.yaml"),
+            "name: hello\ndescription: Greets.\ninitial_state: a\nstates:\n  a: { action: { tool: list_terminal_sessions } }\n",
+        )
+        .unwrap();
+        let config = crate::engine::EngineConfig {
+            watch: false,
+            ..Default::default()
+        };
+        let engine = Engine::open(dir.path(), config).unwrap();
+        let server = FlowdeckServer::with_engine(engine.clone(), McpOptions::default());
+        let list = ListToolsResult {
+            tools: server.all_tools(&engine),
+            ..Default::default()
+        };
+        let value = serde_json::to_value(&list).unwrap();
+        let tools = value["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), tools::catalog().len() + 1);
+        assert!(tools.iter().any(|t| t["name"] == "wf_hello"));
+        for tool in tools {
+            assert_eq!(tool["outputSchema"]["type"], "object", "{}", tool["name"]);
+        }
+        // Listed again (the folder changed), the statics are the same.
+        assert_eq!(
+            serde_json::to_value(server.all_tools(&engine)).unwrap(),
+            value["tools"]
+        );
+    }
+
     #[tokio::test]
     async fn a_panicking_handler_becomes_an_error_result() {
         let outcome = caught("boom", async {
             if std::env::var_os("FLOWDECK_NEVER_SET").is_none() {
                 panic!("a bug in a handler");
             }
-            Ok(Value::Null)
+            Ok(JsonObject::new())
         })
         .await;
         let error = outcome.unwrap_err();
         assert_eq!(error.error_code, "INTERNAL_ERROR");
         assert!(error.retryable);
         // And the next call works.
+        let fine = json!({"ok": true}).as_object().cloned().unwrap();
         assert_eq!(
-            caught("fine", async { Ok(json!({"ok": true})) })
-                .await
-                .unwrap()["ok"],
+            caught("fine", async { Ok(fine) }).await.unwrap()["ok"],
             true
         );
     }

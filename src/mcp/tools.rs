@@ -1,5 +1,5 @@
-//! The static tools: their names, toolsets, descriptions, honest annotations and schemas, and
-//! the dispatch of each to one engine method.
+//! The static tools: their names, toolsets, descriptions, honest annotations, argument and
+//! output schemas, and the dispatch of each to one engine method.
 
 // A tool error is built at most once per failed call and returned straight to the client;
 // boxing it would buy nothing but indirection.
@@ -7,11 +7,21 @@
 
 use super::args::*;
 use super::errors::ToolError;
-use crate::engine::runs_api::WorkflowSource;
-use crate::engine::{Engine, EngineEvent, RunRequest};
+use crate::engine::authoring::{
+    Created, InputPreview, InputResolution, ManifestValidation, Next, RenderedPreview,
+    WorkflowDocument, WorkflowList,
+};
+use crate::engine::runs_api::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
+use crate::engine::{
+    AwaitOutput, ClosedSession, CommandOutput, Engine, EngineEvent, Resized, RunRequest, RunResult,
+    RunStatus, Saved, ScreenContent, SentInput, SessionInfo, SessionList,
+};
 use crate::workflow::action::ToolName;
+use crate::workflow::plan::Plan;
+use crate::workflow::rules::RuleOutcome;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -108,6 +118,8 @@ pub struct ToolDef {
     pub description: &'static str,
     pub hints: Hints,
     pub schema: fn() -> JsonObject,
+    /// What a successful call returns as `structuredContent`; clients validate it.
+    pub output_schema: fn() -> JsonObject,
 }
 
 /// The JSON Schema of an argument type, as an object schema.
@@ -127,8 +139,34 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
     }
 }
 
+/// The JSON Schema of a result type, for the serialize contract: it describes the JSON the
+/// type writes (an `Option` without `skip_serializing_if` is always there, as a value or
+/// null), which is what a client checks `structuredContent` against.
+pub fn output_schema_of<T: JsonSchema>() -> JsonObject {
+    let generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    match generator.into_root_schema_for::<T>().to_value() {
+        Value::Object(mut object) => {
+            object.remove("$schema");
+            object
+        }
+        // Only a type that accepts anything has a boolean schema; no result type does, and
+        // the catalog test would catch an empty schema.
+        _ => JsonObject::new(),
+    }
+}
+
+/// The output schema of `run_workflow` and of every `wf_<name>` tool, generated once: the
+/// dynamic tools are listed again whenever the folder changes.
+pub fn run_output_schema() -> Arc<JsonObject> {
+    static SCHEMA: std::sync::LazyLock<Arc<JsonObject>> =
+        std::sync::LazyLock::new(|| Arc::new(output_schema_of::<RunOutcome>()));
+    SCHEMA.clone()
+}
+
 macro_rules! tool {
-    ($name:literal, $set:ident, $title:literal, $hints:expr, $args:ty, $desc:literal) => {
+    ($name:literal, $set:ident, $title:literal, $hints:expr, $args:ty => $out:ty, $desc:literal) => {
         ToolDef {
             name: $name,
             toolset: Toolset::$set,
@@ -136,8 +174,59 @@ macro_rules! tool {
             description: $desc,
             hints: $hints,
             schema: schema_of::<$args>,
+            output_schema: output_schema_of::<$out>,
         }
     };
+}
+
+/// The answer to `get_workflow_schema`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorkflowSchema {
+    /// The manifest JSON Schema (draft 2020-12).
+    pub schema: Value,
+    /// The step tools a manifest's states can call.
+    pub tools: Vec<StepTool>,
+    /// Where the full manifest reference is.
+    pub reference: &'static str,
+}
+
+/// A step tool a manifest can use, with the schema of its `params`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StepTool {
+    pub tool: ToolName,
+    pub summary: &'static str,
+    pub params_schema: Value,
+}
+
+/// The answer to `workflow_validate`: a manifest's violations, or (with `workflowId`, `stepId`
+/// and `output`) workrail's verdict on a step's output.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+// MCP wants an object at the root of an output schema; both shapes are objects.
+#[schemars(extend("type" = "object"))]
+pub enum Validation {
+    Manifest(ManifestValidation),
+    StepOutput(RuleOutcome),
+}
+
+/// The answer to `run_workflow` and `wf_<name>`: the run's result when the call waited for it
+/// (`wait: true`, the default), else the run as it started.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+// MCP wants an object at the root of an output schema; both shapes are objects.
+#[schemars(extend("type" = "object"))]
+pub enum RunOutcome {
+    Finished(RunResult),
+    Started(RunStarted),
+}
+
+/// The answer to a call with `wait: false`: the run's id and status at once; follow it with
+/// `run_events` or `run_status`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunStarted {
+    pub run_id: String,
+    /// Its status when the call returned.
+    pub status: RunStatus,
 }
 
 /// Every static tool.
@@ -148,7 +237,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Open a terminal",
             EXECUTE,
-            OpenTerminalArgs,
+            OpenTerminalArgs => SessionInfo,
             "Open a terminal session on a real PTY: your shell by default, or `command` (e.g. [\"python3\",\"-q\"], [\"ssh\",\"-tt\",\"host\"]). Returns its session_id. For a shell, returns once its prompt is up. Close it with exit_terminal when done."
         ),
         tool!(
@@ -156,7 +245,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Type into a terminal",
             EXECUTE,
-            SendInputArgs,
+            SendInputArgs => SentInput,
             "Type text (input_text, \"\\n\" is Enter) or press keys into a session. Returns at once; use await_output to wait for what the program prints."
         ),
         tool!(
@@ -164,7 +253,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Read a terminal",
             READ,
-            ScreenArgs,
+            ScreenArgs => ScreenContent,
             "Read a session as plain text: the visible screen (default), its history, the last N lines, or the output since the last input."
         ),
         tool!(
@@ -172,7 +261,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Wait for output",
             WAIT,
-            AwaitArgs,
+            AwaitArgs => AwaitOutput,
             "Wait until a session's output matches a regex (or a stop pattern matches, or time runs out, or the program exits). By default only output after your last input counts, never its echo, and nothing that scrolled away is missed. Returns outcome matched|stopped|timeout|exited, the matched text and line, regex groups and the last lines."
         ),
         tool!(
@@ -180,7 +269,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "List terminals",
             READ,
-            NoArgs,
+            NoArgs => SessionList,
             "List the open terminal sessions: id, name, command, size, whether it is running or its exit status."
         ),
         tool!(
@@ -188,7 +277,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Close a terminal",
             REMOVE,
-            SessionArgs,
+            SessionArgs => ClosedSession,
             "Close a session and end every process it started (SIGHUP/SIGTERM, then SIGKILL)."
         ),
         tool!(
@@ -196,7 +285,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Terminal,
             "Run a shell command",
             EXECUTE,
-            RunCommandArgs,
+            RunCommandArgs => CommandOutput,
             "Run a command line in a session's shell and wait for it to finish: returns exit_code and output. The session must be a POSIX shell at its prompt; `cd` and `export` persist."
         ),
         tool!(
@@ -207,7 +296,7 @@ pub fn catalog() -> Vec<ToolDef> {
                 idempotent: true,
                 ..WRITE
             },
-            ResizeArgs,
+            ResizeArgs => Resized,
             "Resize a session (the program gets SIGWINCH). Sizes out of range are clamped."
         ),
         tool!(
@@ -215,7 +304,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Workflow schema",
             READ,
-            NoArgs,
+            NoArgs => WorkflowSchema,
             "The manifest JSON Schema and the list of step tools with their parameters: read this before writing a workflow."
         ),
         tool!(
@@ -223,7 +312,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Create a workflow",
             REPLACE,
-            CreateArgs,
+            CreateArgs => Created,
             "Validate a workflow definition (a JSON object) and store it as <name>.json. Invalid definitions are not stored: fix the validation_errors (each with its path) and call again."
         ),
         tool!(
@@ -231,7 +320,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "List workflows",
             READ,
-            NoArgs,
+            NoArgs => WorkflowList,
             "The workflows of the folder: name, file, valid/warnings/invalid, description, states, version, runs and last result."
         ),
         tool!(
@@ -239,7 +328,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Get a workflow",
             READ,
-            NameArgs,
+            NameArgs => WorkflowDocument,
             "A workflow's file: content, parsed JSON, format, path, version (SHA-256; pass it to workflow_save as expected_version) and violations."
         ),
         tool!(
@@ -247,7 +336,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Validate",
             READ,
-            ValidateArgs,
+            ValidateArgs => Validation,
             "Validate a manifest's text (content) without saving it: every violation with rule, path, line and column. Or, with workflowId, stepId and output, check a step's output against that step's rules: {valid, issues, suggestions}."
         ),
         tool!(
@@ -255,7 +344,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Save a workflow",
             REPLACE,
-            SaveArgs,
+            SaveArgs => Saved,
             "Save a manifest's text (YAML or JSON) under the name it declares, atomically. Give expected_version (from workflow_get) to fail with a version conflict if someone changed it meanwhile."
         ),
         tool!(
@@ -263,7 +352,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Rename a workflow",
             REMOVE,
-            RenameArgs,
+            RenameArgs => Saved,
             "Rename a workflow: its `name` and its file. Comments and layout are kept. Refused while it runs."
         ),
         tool!(
@@ -271,7 +360,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Delete a workflow",
             REMOVE,
-            DeleteArgs,
+            DeleteArgs => Saved,
             "Delete a workflow's file. Refused while it runs; give expected_version to be sure you delete what you read."
         ),
         tool!(
@@ -279,7 +368,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Workflow inputs",
             READ,
-            NameArgs,
+            NameArgs => InputPreview,
             "The inputs a workflow takes (type, required, default, choices, pattern, secret) and the values it returns."
         ),
         tool!(
@@ -287,7 +376,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Check inputs",
             READ,
-            InputsArgs,
+            InputsArgs => InputResolution,
             "Check inputs for a run without running it: ready, required_missing, invalid, and the values a run would use (reading the session's environment when session_id is given)."
         ),
         tool!(
@@ -295,7 +384,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Preview a run",
             READ,
-            InputsArgs,
+            InputsArgs => RenderedPreview,
             "What each step would type or run, with $VARIABLES replaced by the inputs and defaults. Nothing is executed."
         ),
         tool!(
@@ -303,7 +392,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Step plan",
             READ,
-            NameArgs,
+            NameArgs => Plan,
             "A workflow's states in run order with their actions and transitions, and which are reachable."
         ),
         tool!(
@@ -311,7 +400,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Run a workflow",
             EXECUTE,
-            RunArgs,
+            RunArgs => RunOutcome,
             "Run a workflow (by workflow_name, or a manifest's content) with inputs, in a new session (closed at the end) or in session_id. wait=true (default) returns the full result (final_state, return_values, execution_log) and sends progress per state; wait=false returns the run_id at once."
         ),
         tool!(
@@ -319,7 +408,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Run status",
             READ,
-            RunIdArgs,
+            RunIdArgs => RunStatus,
             "A run's status: running, waiting_for_input (with the question), or finished (with the result)."
         ),
         tool!(
@@ -327,7 +416,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Run events",
             WAIT,
-            RunEventsArgs,
+            RunEventsArgs => RunEvents,
             "A run's journal from a cursor, waiting up to wait_seconds for new events: the way to follow a long run. Pass next_cursor as `after` next time."
         ),
         tool!(
@@ -335,7 +424,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Run history",
             READ,
-            RunListArgs,
+            RunListArgs => RunList,
             "Runs in progress and the history, newest first, of one workflow or all."
         ),
         tool!(
@@ -343,7 +432,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Cancel a run",
             REMOVE,
-            RunIdArgs,
+            RunIdArgs => RunStatus,
             "Cancel a run: the step in progress is interrupted and its processes killed. Returns its final status."
         ),
         tool!(
@@ -351,7 +440,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Rate a run",
             WRITE,
-            FeedbackArgs,
+            FeedbackArgs => FeedbackRecorded,
             "Attach feedback to a run: a score, a text, or both."
         ),
         tool!(
@@ -359,7 +448,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Runs,
             "Purge run history",
             REMOVE,
-            PurgeArgs,
+            PurgeArgs => Purged,
             "Delete the run history of one workflow or all. Runs in progress are kept."
         ),
         tool!(
@@ -367,7 +456,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Guided,
             "Next step",
             WRITE,
-            NextArgs,
+            NextArgs => Next,
             "Guided workflows: the next step given the completed steps and a context, with its prompt and validation criteria. With run_id and answer, answers that run's paused prompt step (check with run_status first)."
         ),
     ]
@@ -396,8 +485,17 @@ fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
     })
 }
 
-fn ok<T: Serialize>(value: T) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|e| ToolError::internal(e.to_string()))
+/// A result as `structuredContent`, which MCP wants to be an object. Every result type is a
+/// struct; anything else is a flowdeck bug, reported as one rather than sent against the
+/// tool's output schema.
+fn ok<T: Serialize>(value: T) -> Result<JsonObject, ToolError> {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(other) => Err(ToolError::internal(format!(
+            "a tool result is not a JSON object: {other}"
+        ))),
+        Err(e) => Err(ToolError::internal(e.to_string())),
+    }
 }
 
 /// Runs a static tool.
@@ -406,7 +504,7 @@ pub async fn call(
     name: &str,
     args: Value,
     cx: &CallContext,
-) -> Result<Value, ToolError> {
+) -> Result<JsonObject, ToolError> {
     let e = engine;
     match name {
         "open_terminal" => {
@@ -447,11 +545,11 @@ pub async fn call(
             let a: ResizeArgs = parse(name, args)?;
             ok(e.resize_terminal(&a.session_id, a.cols, a.rows)?)
         }
-        "get_workflow_schema" => ok(json!({
-            "schema": crate::workflow::schema::workflow_schema().clone(),
-            "tools": step_tools(),
-            "reference": "flowdeck://spec (the manifest reference, with examples)",
-        })),
+        "get_workflow_schema" => ok(WorkflowSchema {
+            schema: crate::workflow::schema::workflow_schema().clone(),
+            tools: step_tools(),
+            reference: "flowdeck://spec (the manifest reference, with examples)",
+        }),
         "create_workflow" => {
             let a: CreateArgs = parse(name, args)?;
             ok(e.create_workflow(Value::Object(a.workflow_definition), a.overwrite_existing)?)
@@ -461,10 +559,12 @@ pub async fn call(
         "workflow_validate" => {
             let a: ValidateArgs = parse(name, args)?;
             match (a.content, a.workflow_id, a.step_id, a.output) {
-                (Some(content), None, None, None) => ok(e.validate_manifest(&content)),
-                (None, Some(w), Some(step), Some(output)) => {
-                    ok(e.validate_step_output(&w, &step, &output, &a.context)?)
+                (Some(content), None, None, None) => {
+                    ok(Validation::Manifest(e.validate_manifest(&content)))
                 }
+                (None, Some(w), Some(step), Some(output)) => ok(Validation::StepOutput(
+                    e.validate_step_output(&w, &step, &output, &a.context)?,
+                )),
                 _ => Err(ToolError::invalid_arguments(
                     name,
                     "give `content`, or `workflowId`, `stepId` and `output`",
@@ -577,22 +677,20 @@ pub async fn call(
 }
 
 /// The step tools a manifest can use, with their parameter schemas.
-fn step_tools() -> Vec<Value> {
+pub fn step_tools() -> Vec<StepTool> {
     let schema = crate::workflow::schema::workflow_schema();
     ToolName::ALL
         .iter()
-        .map(|t| {
-            json!({
-                "tool": t.as_str(),
-                "summary": t.summary(),
-                "params_schema": params_schema(schema, *t),
-            })
+        .map(|t| StepTool {
+            tool: *t,
+            summary: t.summary(),
+            params_schema: params_schema(schema, *t),
         })
         .collect()
 }
 
 /// The parameter schema of one step tool, taken from the published manifest schema.
-pub fn params_schema(schema: &Value, tool: ToolName) -> Value {
+fn params_schema(schema: &Value, tool: ToolName) -> Value {
     schema
         .pointer("/$defs/Action/allOf")
         .and_then(Value::as_array)
@@ -649,12 +747,15 @@ pub async fn run(
     request: RunRequest,
     wait: bool,
     cx: &CallContext,
-) -> Result<Value, ToolError> {
+) -> Result<JsonObject, ToolError> {
     let mut events = engine.subscribe();
     let started = engine.start_run(request)?;
     let run_id = started.run_id.clone();
     if !wait {
-        return ok(json!({"run_id": run_id, "status": started.status()}));
+        return ok(RunOutcome::Started(RunStarted {
+            status: started.status(),
+            run_id,
+        }));
     }
     let mut guard = CancelOnDrop {
         engine: engine.clone(),
@@ -667,7 +768,7 @@ pub async fn run(
         tokio::select! {
             result = &mut finished => {
                 guard.run_id = None;
-                return ok(result);
+                return ok(RunOutcome::Finished(result));
             }
             () = cx.cancel.cancelled() => {
                 guard.run_id = None;
@@ -702,6 +803,85 @@ mod tests {
             let schema = (tool.schema)();
             assert_eq!(schema.get("type"), Some(&json!("object")), "{}", tool.name);
         }
+    }
+
+    /// Keywords a draft-07 validator reads as draft 2020-12 does (`$defs` only holds what
+    /// `$ref` points at by JSON pointer): the TypeScript SDK checks results with Ajv's default
+    /// draft-07 dialect, so an output schema uses no others.
+    const PORTABLE_KEYWORDS: [&str; 21] = [
+        "$defs",
+        "$ref",
+        "additionalProperties",
+        "anyOf",
+        "const",
+        "description",
+        "enum",
+        "format",
+        "items",
+        "maxItems",
+        "maxLength",
+        "maximum",
+        "minItems",
+        "minLength",
+        "minimum",
+        "oneOf",
+        "pattern",
+        "properties",
+        "required",
+        "title",
+        "type",
+    ];
+
+    /// Every keyword used in a schema (not the names under `properties` or `$defs`).
+    fn keywords(schema: &Value, into: &mut Vec<String>) {
+        match schema {
+            Value::Object(object) => {
+                for (key, value) in object {
+                    into.push(key.clone());
+                    match (key.as_str(), value) {
+                        ("properties" | "$defs", Value::Object(named)) => {
+                            named.values().for_each(|v| keywords(v, into));
+                        }
+                        _ => keywords(value, into),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| keywords(v, into)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_tool_has_an_object_output_schema_that_compiles() {
+        let outputs = catalog()
+            .into_iter()
+            .map(|t| (t.name, (t.output_schema)()))
+            .chain([("wf_<name>", run_output_schema().as_ref().clone())]);
+        for (name, schema) in outputs {
+            assert_eq!(schema.get("type"), Some(&json!("object")), "{name}");
+            let schema = Value::Object(schema);
+            if let Err(e) = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&schema)
+            {
+                panic!("{name}: the output schema does not compile: {e}");
+            }
+            let mut used = Vec::new();
+            keywords(&schema, &mut used);
+            for keyword in used {
+                assert!(
+                    PORTABLE_KEYWORDS.contains(&keyword.as_str()),
+                    "{name}: `{keyword}` is read differently by draft-07 validators"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_that_is_not_an_object_is_an_internal_error() {
+        assert_eq!(ok(json!({"a": 1})).unwrap()["a"], 1);
+        let error = ok(json!([1, 2])).unwrap_err();
+        assert_eq!(error.error_code, "INTERNAL_ERROR");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One manifest file as the store knows it.
 
 use crate::workflow::{Checked, Format, Violation, Workflow};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ pub struct LastGood {
 }
 
 /// The state of a manifest in a list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Valid,

@@ -5,6 +5,7 @@ use super::echo::EchoSkip;
 use super::screen::Screen;
 use super::transcript::{Transcript, render_line};
 use regex::Regex;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -40,7 +41,7 @@ pub struct AwaitSpec {
 }
 
 /// How a wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Matched,

@@ -84,7 +84,7 @@ pub fn session_processes(leader: Option<i32>, marker: &str) -> Vec<ProcInfo> {
 }
 
 /// What a teardown did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Teardown {
     /// Processes that were running when the teardown began.
     pub processes: usize,

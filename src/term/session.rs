@@ -15,6 +15,7 @@ use super::processes::{self, MARKER_VAR, Teardown};
 use super::screen::{Screen, ScreenSnapshot, Size};
 use super::transcript::{Decoder, Transcript, render_line, render_text};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -70,7 +71,7 @@ impl Default for OpenOptions {
 }
 
 /// How a program ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ExitInfo {
     /// The exit code, when it exited by itself.
     pub code: Option<u32>,
@@ -96,7 +97,7 @@ pub struct Activity {
 }
 
 /// What a session is, for listings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SessionInfo {
     pub session_id: String,
     pub name: Option<String>,
@@ -125,7 +126,7 @@ pub enum Content {
 }
 
 /// The result of a wait.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AwaitResult {
     pub outcome: Outcome,
     /// The text the pattern (or stop pattern) matched.

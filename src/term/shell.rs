@@ -13,6 +13,7 @@ use super::matcher::{AwaitSpec, Outcome, Since};
 use super::session::Session;
 use indexmap::IndexMap;
 use regex::Regex;
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::hash::{BuildHasher, RandomState};
 use std::time::{Duration, SystemTime};
@@ -39,7 +40,7 @@ pub async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), Ter
 }
 
 /// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandOutcome {
     Completed,
@@ -48,7 +49,7 @@ pub enum CommandOutcome {
 }
 
 /// The result of `run_command`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommandResult {
     pub outcome: CommandOutcome,
     /// The command's exit status (`$?`), when it completed.

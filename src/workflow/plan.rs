@@ -5,12 +5,13 @@
 use super::action::{Action, ContentMode, Key, NamedKey};
 use super::guard::{Comparison, Guard};
 use super::model::{Condition, ConditionKind, Workflow};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::{HashSet, VecDeque};
 use std::fmt::Write;
 
 /// A workflow's states in run order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Plan {
     pub workflow: String,
     pub initial_state: String,
@@ -18,7 +19,7 @@ pub struct Plan {
 }
 
 /// One state in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PlanStep {
     /// 1-based position in the plan.
     pub number: usize,
@@ -39,7 +40,7 @@ pub struct PlanStep {
 }
 
 /// One transition in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PlanTransition {
     /// The condition in words (`success`, `pattern_match /OK/`, `judged: "..."`).
     pub condition: String,

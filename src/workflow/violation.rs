@@ -1,10 +1,13 @@
 //! One problem found in a manifest: where it is, which rule it breaks, and what was expected.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How bad a violation is. Errors make a manifest unusable; warnings are shown but do not block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Error,
@@ -28,7 +31,7 @@ pub struct Position {
 }
 
 /// One violation of the manifest format, with everything a person or an agent needs to fix it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Violation {
     /// JSON pointer to the offending value, e.g. `/states/wait/transitions/0/pattern`.
     pub path: String,

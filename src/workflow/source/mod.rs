@@ -17,11 +17,12 @@ mod yaml;
 pub use spans::{LineIndex, NodeSpan, SpanMap};
 
 use super::violation::{Position, Violation};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The two manifest formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Yaml,
