@@ -384,7 +384,7 @@ pub fn catalog() -> Vec<ToolDef> {
             Authoring,
             "Preview a run",
             READ,
-            InputsArgs => RenderedPreview,
+            RenderArgs => RenderedPreview,
             "What each step would type or run, with $VARIABLES replaced by the inputs and defaults. Nothing is executed."
         ),
         tool!(
