@@ -208,8 +208,7 @@ fn mcp(
     }
     let folder_owned = folder.to_path_buf();
     let opener: crate::mcp::server::Opener = std::sync::Arc::new(move || {
-        crate::engine::Engine::open(&folder_owned, crate::engine::EngineConfig::default())
-            .map_err(|e| e.to_string())
+        crate::engine::Engine::open(&folder_owned, engine_config(true)).map_err(|e| e.to_string())
     });
     runtime.block_on(crate::mcp::serve_stdio(
         opener,
@@ -222,6 +221,17 @@ fn mcp(
     // Blocking readers of a closed stdin must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The engine's settings for the commands that open sessions: the folder followed or not,
+/// and this binary as the session watchdog, so that a `kill -9` leaves no process behind.
+fn engine_config(watch: bool) -> crate::engine::EngineConfig {
+    let mut config = crate::engine::EngineConfig {
+        watch,
+        ..crate::engine::EngineConfig::default()
+    };
+    config.terminals.watchdog = Some(PathBuf::from("/proc/self/exe"));
+    config
 }
 
 fn open_store(folder: &Path) -> Result<std::sync::Arc<Store>> {

@@ -3,7 +3,8 @@
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
 
 use crate::engine::Content;
-use crate::engine::{Engine, EngineConfig, EngineEvent, RunRequest, RunResult, WorkflowSource};
+use crate::engine::{Engine, EngineEvent, RunRequest, RunResult, WorkflowSource};
+use crate::signals::Termination;
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
 use indexmap::IndexMap;
@@ -45,27 +46,26 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
         .build()
         .context("cannot start the async runtime")?;
     let outcome = runtime.block_on(async {
-        let engine = Engine::open(
-            folder,
-            EngineConfig {
-                watch: false,
-                ..EngineConfig::default()
-            },
-        )
-        .context("cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)")?;
-        let result = follow(&engine, &args, inputs).await;
-        let code = match &result {
-            Ok(result) => {
-                print_result(result, &engine, &args, out)?;
+        // Registered first: a hang-up or a kill request from here on cancels the run and
+        // still prints its result, rather than leave its processes running.
+        let mut termination = Termination::register().context("cannot handle signals")?;
+        let engine = Engine::open(folder, super::engine_config(false)).context(
+            "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
+        )?;
+        let result = follow(&engine, &args, inputs, &mut termination).await;
+        let printed = match &result {
+            Ok(result) => print_result(result, &engine, &args, out).map(|()| {
                 if result.success {
                     ExitCode::SUCCESS
                 } else {
                     ExitCode::from(1)
                 }
-            }
-            Err(_) => ExitCode::from(2),
+            }),
+            Err(_) => Ok(ExitCode::from(2)),
         };
+        // Sessions end even when the result could not be printed (a closed terminal).
         engine.shutdown().await;
+        let code = printed?;
         result.map(|_| code)
     });
     // A question left unanswered leaves a thread blocked on stdin; do not wait for it.
@@ -78,6 +78,7 @@ async fn follow(
     engine: &std::sync::Arc<Engine>,
     args: &RunArgs,
     inputs: IndexMap<String, String>,
+    termination: &mut Termination,
 ) -> Result<RunResult> {
     let mut events = engine.subscribe();
     let started = engine.start_run(RunRequest {
@@ -96,15 +97,15 @@ async fn follow(
                 progress.done();
                 return Ok(result);
             }
-            _ = tokio::signal::ctrl_c() => {
-                progress.line("interrupted: cancelling the run");
+            signal = termination.recv() => {
+                progress.line(&format!("{signal}: cancelling the run"));
                 let _ = engine.cancel_run(&run_id).await;
             }
             event = events.recv() => match event {
                 Ok(event) if event.run_id() == Some(run_id.as_str()) => {
                     if let EngineEvent::RunWaiting { prompt, .. } = &event {
                         progress.pause();
-                        ask(engine, &run_id, prompt).await;
+                        ask(engine, &run_id, prompt, termination).await;
                         progress.resume();
                     } else {
                         progress.show(&event);
@@ -118,7 +119,7 @@ async fn follow(
 
 /// Asks a `prompt` step's question on stderr and answers it with a line of stdin; no line
 /// (end of input) or Ctrl-C cancels the run.
-async fn ask(engine: &Engine, run_id: &str, prompt: &str) {
+async fn ask(engine: &Engine, run_id: &str, prompt: &str, termination: &mut Termination) {
     eprint!("? {} ", sanitize(prompt));
     let _ = std::io::stderr().flush();
     let read = tokio::task::spawn_blocking(|| {
@@ -130,7 +131,7 @@ async fn ask(engine: &Engine, run_id: &str, prompt: &str) {
     });
     let answer = tokio::select! {
         answer = read => answer.ok().flatten(),
-        _ = tokio::signal::ctrl_c() => None,
+        _ = termination.recv() => None,
     };
     match answer {
         Some(answer) => {

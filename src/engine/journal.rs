@@ -89,12 +89,20 @@ pub fn now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// Appends one run's events.
+/// Appends one run's events. While it lives it holds an exclusive lock on the journal file
+/// and an in-flight marker (`<run_id>.live`) beside it: the lock goes with the process however
+/// it ends, so a marker whose journal can be locked by someone else belongs to a run whose
+/// flowdeck died (see [`Journal::recover_interrupted`]).
 #[derive(Debug)]
 pub struct JournalWriter {
     file: Option<File>,
     path: PathBuf,
     seq: u64,
+}
+
+/// The in-flight marker of a journal.
+fn live_marker(journal: &Path) -> PathBuf {
+    journal.with_extension("live")
 }
 
 impl JournalWriter {
@@ -114,6 +122,9 @@ impl JournalWriter {
                     // One write per line: a crash leaves at most the last line torn.
                     if let Err(e) = file.write_all(line.as_bytes()) {
                         tracing::warn!("journal {}: {e}", self.path.display());
+                    }
+                    if matches!(event.body, EventBody::RunFinished { .. }) {
+                        let _ = fs::remove_file(live_marker(&self.path));
                     }
                 }
                 Err(e) => tracing::warn!("journal event: {e}"),
@@ -176,7 +187,23 @@ impl Journal {
         let file = fs::create_dir_all(&self.dir)
             .and_then(|()| OpenOptions::new().create(true).append(true).open(&path));
         let file = match file {
-            Ok(file) => Some(file),
+            Ok(file) => {
+                // Held until the writer is dropped, which is after the run's last event. The
+                // marker is made only under the lock: a marker whose journal is unlocked means
+                // a dead run.
+                match file.try_lock() {
+                    Ok(()) => {
+                        if let Err(e) = File::create(live_marker(&path)) {
+                            tracing::warn!("cannot mark run {run_id} as in flight: {e}");
+                        }
+                    }
+                    Err(e) => tracing::warn!(
+                        "cannot lock the run journal {}: {e}; if flowdeck is killed, the run will not be marked interrupted",
+                        path.display()
+                    ),
+                }
+                Some(file)
+            }
             Err(e) => {
                 tracing::warn!("cannot write the run journal {}: {e}", path.display());
                 None
@@ -322,6 +349,84 @@ impl Journal {
         Ok(event.seq)
     }
 
+    /// Ends the journals of runs whose flowdeck died while they were in flight (a `kill -9`,
+    /// a crash, a power cut): each gets a last `run_finished` event with the final state
+    /// `interrupted` and the steps it had started. A run still going in another flowdeck
+    /// process holds its journal's lock and is left alone. Returns the runs ended.
+    pub fn recover_interrupted(&self) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut recovered = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(run_id) = name.to_str().and_then(|n| n.strip_suffix(".live")) else {
+                continue;
+            };
+            if !is_run_id(run_id) {
+                continue;
+            }
+            let path = self.path(run_id);
+            let Ok(mut file) = OpenOptions::new().append(true).open(&path) else {
+                // No journal to end: a marker left by a purge or by hand.
+                let _ = fs::remove_file(entry.path());
+                continue;
+            };
+            if file.try_lock().is_err() {
+                continue;
+            }
+            let events = self.read(run_id, 0, usize::MAX).unwrap_or_default();
+            if events
+                .iter()
+                .any(|e| matches!(e.body, EventBody::RunFinished { .. }))
+            {
+                let _ = fs::remove_file(entry.path());
+                continue;
+            }
+            let steps = events
+                .iter()
+                .filter(|e| matches!(e.body, EventBody::StepStarted { .. }))
+                .count();
+            let duration_ms = match (events.first(), events.last()) {
+                (Some(first), Some(last)) => DateTime::parse_from_rfc3339(&last.at)
+                    .ok()
+                    .zip(DateTime::parse_from_rfc3339(&first.at).ok())
+                    .map_or(0.0, |(l, f)| (l - f).num_milliseconds() as f64),
+                _ => 0.0,
+            };
+            let event = JournalEvent {
+                seq: events.last().map_or(0, |e| e.seq) + 1,
+                at: now(),
+                body: EventBody::RunFinished {
+                    final_state: crate::engine::result::FinalState::Interrupted
+                        .as_str()
+                        .to_string(),
+                    success: false,
+                    states_executed: u32::try_from(steps).unwrap_or(u32::MAX),
+                    error: Some(
+                        "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog".to_string(),
+                    ),
+                    return_values: IndexMap::new(),
+                    duration_ms,
+                },
+            };
+            let Ok(mut line) = serde_json::to_string(&event) else {
+                continue;
+            };
+            // After a torn line the new one must start on a line of its own.
+            line.insert(0, '\n');
+            line.push('\n');
+            match file.write_all(line.as_bytes()) {
+                Ok(()) => {
+                    let _ = fs::remove_file(entry.path());
+                    recovered.push(run_id.to_string());
+                }
+                Err(e) => tracing::warn!("cannot end the journal of run {run_id}: {e}"),
+            }
+        }
+        recovered
+    }
+
     /// Deletes the journals of one workflow's runs, or all; `keep` names runs still going.
     pub fn purge(&self, workflow: Option<&str>, keep: &[String]) -> usize {
         let mut removed = 0;
@@ -330,6 +435,7 @@ impl Journal {
                 continue;
             }
             if fs::remove_file(self.path(&summary.run_id)).is_ok() {
+                let _ = fs::remove_file(live_marker(&self.path(&summary.run_id)));
                 removed += 1;
             }
         }

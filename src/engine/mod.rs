@@ -69,6 +69,9 @@ impl Default for EngineConfig {
     }
 }
 
+/// How long shutdown waits for cancelled runs to journal how they ended.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Events kept for observers that fall behind.
 const EVENT_BUFFER: usize = 4096;
 
@@ -106,6 +109,9 @@ impl Engine {
             _watcher: watcher,
             events,
         });
+        for run_id in engine.journal.recover_interrupted() {
+            tracing::info!("run {run_id} was in flight when its flowdeck died: now interrupted");
+        }
         engine.forward_store_changes();
         Ok(engine)
     }
@@ -176,12 +182,15 @@ impl Engine {
     pub async fn shutdown(&self) {
         let active = self.runs.all_active();
         self.runs.cancel_all();
-        // Give cancelled runs their turn to record how they ended.
-        for run in active {
-            let mut status = run.status.subscribe();
-            let ended = status.wait_for(|s| s.status == Phase::Finished);
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), ended).await;
-        }
+        // Give cancelled runs their turn to record how they ended: all at once, within one
+        // grace period, however many there are.
+        let ended = async {
+            for run in active {
+                let mut status = run.status.subscribe();
+                let _ = status.wait_for(|s| s.status == Phase::Finished).await;
+            }
+        };
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, ended).await;
         self.terminals.close_all().await;
     }
 }

@@ -28,6 +28,9 @@ pub enum FinalState {
     WorkflowNotFound,
     /// The manifest has errors and was never valid.
     DefinitionInvalid,
+    /// The flowdeck process running it died (killed, crashed) before it ended; recorded by
+    /// the next flowdeck that opened the folder.
+    Interrupted,
 }
 
 impl FinalState {
@@ -41,6 +44,7 @@ impl FinalState {
             FinalState::Error => "error",
             FinalState::WorkflowNotFound => "workflow_not_found",
             FinalState::DefinitionInvalid => "definition_invalid",
+            FinalState::Interrupted => "interrupted",
         }
     }
 }

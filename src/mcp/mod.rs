@@ -46,20 +46,21 @@ impl Default for McpOptions {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin or the process gets SIGTERM or
-/// Ctrl-C. The engine is opened by `opener` alongside the handshake, so a client is answered
+/// Serves MCP on stdin/stdout until the client closes stdin or the process gets a
+/// termination signal (SIGHUP, SIGTERM, SIGINT, SIGQUIT). The engine is opened by `opener` alongside the handshake, so a client is answered
 /// before the folder has loaded. Runs and sessions started over this connection end with it
 /// (documented in docs/MCP.md).
 pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow::Result<()> {
     // Installed before anything else, so a SIGTERM at any moment ends the server cleanly.
-    let mut termination = termination()?;
+    let mut termination = crate::signals::Termination::register()?;
     let server = FlowdeckServer::new(opener, options);
     server.start_loading();
     let (input, output) = stdio::stdio_streams()?;
     let transport = wire::WireTransport::new(input, output);
     let served = tokio::select! {
         served = server.clone().serve(transport) => served,
-        () = termination.wait() => {
+        signal = termination.recv() => {
+            tracing::info!("{signal} before the handshake: ending");
             shutdown(&server).await;
             return Ok(());
         }
@@ -76,7 +77,8 @@ pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow:
     let stop = running.cancellation_token();
     tokio::spawn(async move {
         let mut termination = termination;
-        termination.wait().await;
+        let signal = termination.recv().await;
+        tracing::info!("{signal}: ending the MCP connection");
         stop.cancel();
     });
     let reason = running.waiting().await;
@@ -88,33 +90,5 @@ pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow:
 async fn shutdown(server: &FlowdeckServer) {
     if let Some(engine) = server.engine_if_loaded() {
         engine.shutdown().await;
-    }
-}
-
-/// SIGTERM or Ctrl-C, registered at once.
-struct Termination {
-    #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
-}
-
-fn termination() -> anyhow::Result<Termination> {
-    Ok(Termination {
-        #[cfg(unix)]
-        term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?,
-    })
-}
-
-impl Termination {
-    #[cfg(unix)]
-    async fn wait(&mut self) {
-        tokio::select! {
-            _ = self.term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn wait(&mut self) {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -8,7 +8,8 @@
 //! - [`matcher`]: waits registered with the reader thread;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
 //! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
-//! - [`processes`]: every process of a session, found, ended and reaped.
+//! - [`processes`]: every process of a session, found, ended and reaped;
+//! - [`watchdog`]: the process that ends them when flowdeck itself is killed.
 
 pub mod echo;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod screen;
 pub mod session;
 pub mod shell;
 pub mod transcript;
+pub mod watchdog;
 
 pub use error::TermError;
 pub use keys::{KeyPress, Named};
@@ -46,6 +48,10 @@ pub struct TermConfig {
     pub history_bytes: usize,
     /// Time between SIGTERM and SIGKILL when a session closes.
     pub kill_grace: Duration,
+    /// The flowdeck binary to start as a [`watchdog`] with the first session, so that a
+    /// `kill -9` of this process leaves none of its sessions' processes behind. `None` in
+    /// processes that are not the flowdeck binary (the library's tests).
+    pub watchdog: Option<std::path::PathBuf>,
 }
 
 impl Default for TermConfig {
@@ -55,6 +61,7 @@ impl Default for TermConfig {
             history_lines: 10_000,
             history_bytes: 8 << 20,
             kill_grace: Duration::from_secs(2),
+            watchdog: None,
         }
     }
 }
@@ -69,6 +76,8 @@ pub struct Terminals {
     sessions: Mutex<IndexMap<String, Arc<Session>>>,
     /// Leaders of sessions being closed: their waiter threads reap them, not `reap`.
     closing: Mutex<HashSet<i32>>,
+    /// Started with the first session when configured; `None` inside when it could not start.
+    watchdog: std::sync::OnceLock<Option<watchdog::Watchdog>>,
 }
 
 /// Session ids are unique in the process (not per registry), so the process marker built
@@ -82,7 +91,26 @@ impl Terminals {
             config,
             sessions: Mutex::new(IndexMap::new()),
             closing: Mutex::new(HashSet::new()),
+            watchdog: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The watchdog, started on first need.
+    fn watchdog(&self) -> Option<&watchdog::Watchdog> {
+        self.watchdog
+            .get_or_init(|| {
+                let program = self.config.watchdog.as_deref()?;
+                match watchdog::Watchdog::spawn(program, self.config.kill_grace) {
+                    Ok(watchdog) => Some(watchdog),
+                    Err(e) => {
+                        tracing::warn!(
+                            "cannot start the session watchdog ({e}): if flowdeck is killed, its sessions' processes will outlive it"
+                        );
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 
     pub fn config(&self) -> &TermConfig {
@@ -125,7 +153,11 @@ impl Terminals {
             lines: self.config.history_lines,
             bytes: self.config.history_bytes,
         };
+        let watchdog = self.watchdog();
         let session = Arc::new(Session::spawn(id.clone(), marker, options, limits)?);
+        if let Some(watchdog) = watchdog {
+            watchdog.track(session.pid());
+        }
         sessions.insert(id, session.clone());
         Ok(session)
     }
@@ -164,6 +196,9 @@ impl Terminals {
             .await
             .unwrap_or_default();
         self.closing_set().remove(&leader);
+        if let Some(Some(watchdog)) = self.watchdog.get() {
+            watchdog.untrack(leader as u32);
+        }
         self.reap();
         Ok(report)
     }
@@ -180,6 +215,11 @@ impl Terminals {
             .collect();
         for handle in closing {
             let _ = handle.await;
+        }
+        if let Some(Some(watchdog)) = self.watchdog.get() {
+            for leader in self.closing_set().iter() {
+                watchdog.untrack(*leader as u32);
+            }
         }
         self.closing_set().clear();
         self.reap();

@@ -97,8 +97,14 @@ pub struct Teardown {
 /// Ends every process of a session: SIGHUP and SIGTERM, then SIGKILL for whatever is left
 /// after `grace`. Blocking; run it off the async runtime.
 pub fn terminate(leader: Option<i32>, marker: &str, grace: Duration) -> Teardown {
+    terminate_all(|| session_processes(leader, marker), grace)
+}
+
+/// Ends every process `find` finds (and keeps finding, for anything forked meanwhile):
+/// SIGHUP and SIGTERM, then SIGKILL for whatever is left after `grace`. Blocking.
+pub fn terminate_all(find: impl Fn() -> Vec<ProcInfo>, grace: Duration) -> Teardown {
     let mut report = Teardown::default();
-    let first = session_processes(leader, marker);
+    let first = find();
     report.processes = first.len();
     if first.is_empty() {
         return report;
@@ -113,7 +119,7 @@ pub fn terminate(leader: Option<i32>, marker: &str, grace: Duration) -> Teardown
     let mut left = first;
     while !left.is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
-        left = session_processes(leader, marker);
+        left = find();
         // Processes forked during the teardown get the same treatment.
         signal_all(&left, Signal::SIGTERM);
     }
@@ -125,10 +131,33 @@ pub fn terminate(leader: Option<i32>, marker: &str, grace: Duration) -> Teardown
         report.killed += left.len();
         signal_all(&left, Signal::SIGKILL);
         std::thread::sleep(Duration::from_millis(2));
-        left = session_processes(leader, marker);
+        left = find();
     }
     report.survivors = left.len();
     report
+}
+
+/// Live processes of every session a flowdeck process opened: those carrying a marker that
+/// starts with `prefix` (`<pid>-`), and those in the kernel session of one of `leaders` while
+/// that leader still carries such a marker (its pid, and so its session id, is then still
+/// ours). How the watchdog finds what a killed flowdeck left behind.
+pub fn processes_of(prefix: &str, leaders: &HashSet<i32>) -> Vec<ProcInfo> {
+    let marker = format!("{MARKER_VAR}={prefix}");
+    let marked = |pid: i32| match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(environ) => environ
+            .split(|&b| b == 0)
+            .any(|entry| entry.starts_with(marker.as_bytes())),
+        Err(_) => false,
+    };
+    let sessions: HashSet<i32> = leaders.iter().copied().filter(|&l| marked(l)).collect();
+    let own = std::process::id() as i32;
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != own)
+        .filter_map(proc_info)
+        .filter(|p| !p.zombie)
+        .filter(|p| sessions.contains(&p.session) || marked(p.pid))
+        .collect()
 }
 
 /// Ends one process group (a cancelled step's job): SIGINT, as Ctrl-C would, then SIGTERM,
