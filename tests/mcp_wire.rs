@@ -5,18 +5,29 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const LONG: Duration = Duration::from_secs(30);
+mod common;
+use common::line_client::LineServer;
 
+/// A folder with one workflow that sleeps, and a server on it; the folder lives as long as
+/// the server.
 struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    _dir: tempfile::TempDir,
+    server: LineServer,
+    dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Server {
+    type Target = LineServer;
+    fn deref(&self) -> &LineServer {
+        &self.server
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut LineServer {
+        &mut self.server
+    }
 }
 
 impl Server {
@@ -27,127 +38,86 @@ impl Server {
             "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
         )
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-            .arg("--workflows")
-            .arg(dir.path())
-            .arg("mcp")
-            .env("SHELL", "/bin/bash")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
         Server {
-            child,
-            stdin,
-            lines,
-            _dir: dir,
+            server: LineServer::start(dir.path()),
+            dir,
         }
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        );
-        self.response(id)
-    }
-
-    /// The response with this id; every line on stdout must be JSON-RPC.
-    fn response(&mut self, id: u64) -> Value {
-        loop {
-            let line = self.lines.recv_timeout(LONG).expect("no response");
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
-            assert_eq!(message["jsonrpc"], "2.0", "{line}");
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        let init = self.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire", "version": "0"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "flowdeck");
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    }
-
-    /// A call that must succeed: its structuredContent. An error result carries its payload
-    /// as JSON text in `content`, shown when the call fails.
-    fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
-        let r = self.request(id, "tools/call", json!({"name": tool, "arguments": args}));
-        assert_ne!(
-            r["result"]["isError"], true,
-            "{tool} failed: {}",
-            r["result"]["content"][0]["text"]
-        );
-        r["result"]["structuredContent"].clone()
-    }
-
-    /// Waits for the process to exit on its own.
-    fn exit_status(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + LONG;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("flowdeck mcp did not exit");
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The error a message got, with its id: the next message on stdout must be it.
+fn next_error(s: &mut Server) -> (Value, i64, String) {
+    let m = s.next_message();
+    assert!(
+        m["error"].is_object(),
+        "expected an error response, got {m}"
+    );
+    (
+        m["id"].clone(),
+        m["error"]["code"].as_i64().unwrap(),
+        m["error"]["message"].as_str().unwrap().to_string(),
+    )
 }
 
 #[test]
-fn garbage_and_giant_lines_do_not_break_the_server() {
+fn every_message_that_cannot_be_served_gets_an_answer() {
     let mut s = Server::start();
+    // Before the handshake: a request is told what to do; a notification gets nothing (and
+    // does not end the connection, as it would in rmcp).
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":"early","method":"tools/list"}"#);
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (json!("early"), -32600));
+    assert!(message.contains("send `initialize` first"), "{message}");
+    // Not JSON: a parse error with a null id.
     s.send("this is not json");
+    assert_eq!(next_error(&mut s).0, Value::Null);
     s.send("{\"unclosed\": ");
+    let (id, code, _) = next_error(&mut s);
+    assert_eq!((id, code), (Value::Null, -32700));
     s.initialize();
-    // Valid JSON that is not a message.
+    // Valid JSON that is not a message: invalid request, with the id when it has one.
     s.send(r#"{"jsonrpc":"2.0","id":7,"whatever":true}"#);
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (json!(7), -32600), "{message}");
     s.send(r#"[1, 2, 3]"#);
-    // A line over the 16 MiB limit is dropped.
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (Value::Null, -32600));
+    assert!(message.contains("batches"), "{message}");
+    // Arguments that are not an object, and params that do not fit the method.
+    s.send(r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"workflow_list","arguments":[1]}}"#);
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (json!(12), -32602));
+    assert!(message.contains("must be a JSON object"), "{message}");
+    s.send(r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":3}}"#);
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (json!(13), -32602), "{message}");
+    // A line over the 16 MiB limit is not kept, yet answered with its id and the limit, even
+    // with the id after the giant part.
     let giant = format!(
-        r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"workflow_validate","arguments":{{"content":"{}"}}}}}}"#,
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"workflow_validate","arguments":{{"content":"{}"}}}},"id":8}}"#,
         "a".repeat(17 << 20)
     );
     s.send(&giant);
+    let (id, code, message) = next_error(&mut s);
+    assert_eq!((id, code), (json!(8), -32600));
+    assert!(message.contains("16777216 bytes"), "{message}");
+    // A giant notification gets no answer: the next message is the next response.
+    let giant_notification = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/x","params":{{"p":"{}"}}}}"#,
+        "n".repeat(17 << 20)
+    );
+    s.send(&giant_notification);
     // A 4 MiB message is read and answered: the manifest in it is too large, and says so.
     let big = format!(
         "name: big\ndescription: {}\ninitial_state: a\nstates:\n  a: {{ action: {{ tool: list_terminal_sessions }} }}\n",
         "b".repeat(4 << 20)
     );
-    let checked = s.call(9, "workflow_validate", json!({"content": big}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "workflow_validate", "arguments": {"content": big}}}).to_string());
+    let checked = s.next_message();
+    assert_eq!(checked["id"], 9, "{checked}");
     assert_eq!(
-        checked["violations"][0]["rule"], "file_too_large",
+        checked["result"]["structuredContent"]["violations"][0]["rule"], "file_too_large",
         "{checked}"
     );
     // And the server still answers normally.
@@ -201,7 +171,7 @@ fn a_client_that_leaves_mid_run_cancels_it_and_nothing_survives() {
     );
     // The journal says what happened to the run.
     let journal = std::fs::read_to_string(
-        s._dir
+        s.dir
             .path()
             .join(".flowdeck/runs")
             .join(format!("{run_id}.jsonl")),

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod line_client;
+
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
 use regex::Regex;
 use std::sync::Arc;
@@ -48,4 +50,47 @@ pub fn bundled_workflows_copy() -> tempfile::TempDir {
         }
     }
     dir
+}
+
+/// Polls `check` until it returns `Some`, failing with `what` when `deadline` passes. For
+/// things with no event to wait on (another process's exit, a file appearing); never a fixed
+/// sleep.
+pub fn wait_until<T>(deadline: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let end = std::time::Instant::now() + deadline;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Live processes of the sessions a flowdeck process opened: those whose environment carries
+/// its `FLOWDECK_SESSION=<pid>-` marker.
+pub fn session_processes_of(flowdeck_pid: u32) -> Vec<i32> {
+    let marker = format!("FLOWDECK_SESSION={flowdeck_pid}-");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let state = s.get(s.rfind(')')? + 2..)?.chars().next()?;
+                    Some(state != 'Z' && state != 'X')
+                })
+                .unwrap_or(false);
+            alive
+                && std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                    env.split(|&b| b == 0)
+                        .any(|entry| entry.starts_with(marker.as_bytes()))
+                })
+        })
+        .collect()
 }

@@ -1,0 +1,143 @@
+//! `flowdeck mcp` spoken to as raw JSON-RPC lines over its standard streams: for tests of the
+//! wire itself and of how the process ends.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// A `flowdeck mcp` child with piped standard streams.
+pub struct LineServer {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl LineServer {
+    /// Starts `flowdeck --workflows DIR mcp` with bash as the shell.
+    pub fn start(workflows: &Path) -> LineServer {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+        command
+            .arg("--workflows")
+            .arg(workflows)
+            .arg("mcp")
+            .env("SHELL", "/bin/bash")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        Self::spawn(command)
+    }
+
+    /// Starts a prepared command; its stdin and stdout must be piped.
+    pub fn spawn(mut command: Command) -> LineServer {
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        LineServer {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        self.response(id)
+    }
+
+    /// The next message on stdout, which must be a JSON-RPC line.
+    pub fn next_message(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(LONG)
+            .expect("no message from the server");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        message
+    }
+
+    /// The response with this id (messages before it are skipped).
+    pub fn response(&mut self, id: u64) -> Value {
+        loop {
+            let message = self.next_message();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    pub fn initialize(&mut self) {
+        let init = self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "flowdeck", "{init}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// A call that must succeed: its structuredContent. An error result carries its payload
+    /// as JSON text in `content`, shown when the call fails.
+    pub fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
+        let r = self.request(id, "tools/call", json!({"name": tool, "arguments": args}));
+        assert_ne!(
+            r["result"]["isError"], true,
+            "{tool} failed: {}",
+            r["result"]["content"][0]["text"]
+        );
+        r["result"]["structuredContent"].clone()
+    }
+
+    /// Waits for the process to exit on its own, within `deadline`.
+    pub fn exit_within(&mut self, deadline: Duration) -> Option<i32> {
+        let end = Instant::now() + deadline;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                Instant::now() < end,
+                "flowdeck mcp did not exit within {deadline:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn exit_status(&mut self) -> Option<i32> {
+        self.exit_within(LONG)
+    }
+}
+
+impl Drop for LineServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
