@@ -183,31 +183,35 @@ fn run_client(mut command: Command, folder: &Path) -> Finished {
     let stdout = collect(child.stdout.take().unwrap());
     let stderr = collect(child.stderr.take().unwrap());
     let status = wait_until(&mut child, Instant::now() + CLIENT_DEADLINE);
-    let status = match status {
-        Some(status) => status.to_string(),
+    let (success, status) = match status {
+        Some(status) => (status.success(), status.to_string()),
         None => {
             let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
             let _ = nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
             kill_servers_of(folder);
-            format!("killed: the client did not finish within {CLIENT_DEADLINE:?}")
+            let status = format!("killed: the client did not finish within {CLIENT_DEADLINE:?}");
+            (false, status)
         }
     };
+    // Whatever the client did, no server of this folder may outlive it (checked before the
+    // output is read to its end: a leftover server could hold the client's stderr open).
+    let leftovers = servers_of(folder);
+    let outlived = !leftovers.is_empty() && !gone_by(folder, Instant::now() + EXIT);
+    if outlived {
+        kill_servers_of(folder);
+    }
     let finished = Finished {
-        success: status == "exit status: 0",
+        success,
         status,
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
     };
-    // Whatever the client did, no server of this folder may outlive it.
-    let leftovers = servers_of(folder);
-    if !leftovers.is_empty() && !gone_by(folder, Instant::now() + EXIT) {
-        kill_servers_of(folder);
-        panic!(
-            "flowdeck mcp (pids {leftovers:?}) outlived its client by {EXIT:?}\n{}",
-            finished.report()
-        );
-    }
+    assert!(
+        !outlived,
+        "flowdeck mcp (pids {leftovers:?}) outlived its client by {EXIT:?}\n{}",
+        finished.report()
+    );
     finished
 }
 
