@@ -11,7 +11,7 @@ use crate::workflow::{Checked, Format, Workflow, check_bytes};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -129,8 +129,11 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // Logs go to stderr, never stdout: stdout carries results (and, for `flowdeck mcp`, the
     // protocol).
+    // Colours only for a person at a terminal: agent hosts keep stderr in log files.
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .try_init();
 }

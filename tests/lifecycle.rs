@@ -53,7 +53,7 @@ fn wait_for_spawned(pid: u32) -> Vec<i32> {
             .iter()
             .filter(|p| {
                 std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.starts_with("sleep\0100"))
+                    .is_ok_and(|c| c.starts_with("sleep\u{0}100"))
             })
             .count();
         (sleeps == 5).then_some(processes)

@@ -126,6 +126,7 @@ pub struct ToolDef {
 pub fn schema_of<T: JsonSchema>() -> JsonObject {
     let schema = schemars::schema_for!(T);
     let mut value = serde_json::to_value(&schema).unwrap_or_else(|_| json!({"type": "object"}));
+    portable(&mut value);
     if let Some(object) = value.as_object_mut() {
         object.remove("$schema");
         object.entry("type").or_insert_with(|| json!("object"));
@@ -146,7 +147,9 @@ pub fn output_schema_of<T: JsonSchema>() -> JsonObject {
     let generator = SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
-    match generator.into_root_schema_for::<T>().to_value() {
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    portable(&mut value);
+    match value {
         Value::Object(mut object) => {
             object.remove("$schema");
             object
@@ -154,6 +157,69 @@ pub fn output_schema_of<T: JsonSchema>() -> JsonObject {
         // Only a type that accepts anything has a boolean schema; no result type does, and
         // the catalog test would catch an empty schema.
         _ => JsonObject::new(),
+    }
+}
+
+/// Makes a generated schema read the same by every client's validator: schemars' integer
+/// formats (`uint32`, ...) are no JSON Schema formats, and Ajv (the TypeScript SDK's
+/// validator) logs a warning for each on every call; a bare `true` subschema is refused by
+/// strict checkers such as the Inspector's `--strict`, where `{}` means the same.
+pub fn portable(schema: &mut Value) {
+    const SUBSCHEMA: [&str; 8] = [
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "unevaluatedProperties",
+    ];
+    const SUBSCHEMA_LISTS: [&str; 4] = ["anyOf", "oneOf", "allOf", "prefixItems"];
+    const SUBSCHEMA_MAPS: [&str; 4] = ["properties", "$defs", "definitions", "patternProperties"];
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| {
+            matches!(
+                f,
+                "uint"
+                    | "uint8"
+                    | "uint16"
+                    | "uint32"
+                    | "uint64"
+                    | "uint128"
+                    | "int8"
+                    | "int16"
+                    | "int128"
+            )
+        })
+    {
+        object.remove("format");
+    }
+    let mut fix = |sub: &mut Value| {
+        if *sub == Value::Bool(true) {
+            *sub = json!({});
+        }
+        portable(sub);
+    };
+    for key in SUBSCHEMA {
+        if let Some(sub) = object.get_mut(key) {
+            fix(sub);
+        }
+    }
+    for key in SUBSCHEMA_LISTS {
+        if let Some(Value::Array(list)) = object.get_mut(key) {
+            list.iter_mut().for_each(&mut fix);
+        }
+    }
+    for key in SUBSCHEMA_MAPS {
+        if let Some(Value::Object(map)) = object.get_mut(key) {
+            map.values_mut().for_each(&mut fix);
+        }
     }
 }
 
@@ -790,6 +856,64 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Walks every subschema position of a schema, as `portable` does, with its JSON pointer.
+    fn walk(schema: &Value, at: &str, seen: &mut dyn FnMut(&str, &Value)) {
+        seen(at, schema);
+        let Value::Object(object) = schema else {
+            return;
+        };
+        for (key, value) in object {
+            match (key.as_str(), value) {
+                (
+                    "properties" | "$defs" | "definitions" | "patternProperties",
+                    Value::Object(map),
+                ) => {
+                    for (name, sub) in map {
+                        walk(sub, &format!("{at}/{key}/{name}"), seen);
+                    }
+                }
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(list)) => {
+                    for (i, sub) in list.iter().enumerate() {
+                        walk(sub, &format!("{at}/{key}/{i}"), seen);
+                    }
+                }
+                (
+                    "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains",
+                    sub,
+                ) => {
+                    walk(sub, &format!("{at}/{key}"), seen);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_have_no_bare_true_subschema_and_no_integer_formats_clients_do_not_know() {
+        for tool in catalog() {
+            for (kind, schema) in [
+                ("input", (tool.schema)()),
+                ("output", (tool.output_schema)()),
+            ] {
+                walk(&Value::Object(schema), "", &mut |at, sub| {
+                    assert_ne!(
+                        sub,
+                        &Value::Bool(true),
+                        "{} {kind} schema at {at}",
+                        tool.name
+                    );
+                    if let Some(format) = sub.get("format").and_then(Value::as_str) {
+                        assert!(
+                            !format.starts_with("uint") && !matches!(format, "int8" | "int16"),
+                            "{} {kind} schema at {at}: format {format}",
+                            tool.name
+                        );
+                    }
+                });
+            }
+        }
+    }
 
     #[test]
     fn every_tool_is_documented_and_has_an_object_schema() {

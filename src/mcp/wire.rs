@@ -114,8 +114,10 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
                     skipped.size += chunk.len();
                     skipped.id.feed(chunk);
                 } else if self.line.len() + chunk.len() > self.limit {
-                    let mut skipped = Skipped::default();
-                    skipped.size = self.line.len() + chunk.len();
+                    let mut skipped = Skipped {
+                        size: self.line.len() + chunk.len(),
+                        id: IdScanner::default(),
+                    };
                     skipped.id.feed(&self.line);
                     skipped.id.feed(chunk);
                     self.line = Vec::new();
