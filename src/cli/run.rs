@@ -226,6 +226,9 @@ fn print_result(
     args: &RunArgs,
     out: &mut impl Write,
 ) -> Result<()> {
+    if let Some(problem) = &result.journal_error {
+        eprintln!("flowdeck: warning: {}", sanitize(problem));
+    }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, result)?;
         writeln!(out)?;

@@ -9,6 +9,7 @@ use super::events::EngineEvent;
 use super::journal::{EventBody, JournalWriter, now};
 use super::result::{FinalState, RunResult};
 use super::runs::{ActiveRun, PendingPrompt, Phase};
+use super::secrets::Secrets;
 use super::transition::{self, Status, StepOutcome};
 use super::{Engine, EngineError};
 use crate::term::{CommandOutcome, Outcome};
@@ -115,6 +116,8 @@ struct Exec<'a> {
     keep: bool,
     steps: u32,
     last_state: Option<String>,
+    /// The run's secret values: masked in the journal, the log, errors and events.
+    secrets: Secrets,
 }
 
 /// Runs the plan to its end and returns the result; never panics on what the workflow or
@@ -139,6 +142,7 @@ pub(super) async fn execute(
         keep: matches!(plan.session, SessionChoice::Fresh { keep: true }),
         steps: 0,
         last_state: None,
+        secrets: Secrets::default(),
     };
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
@@ -146,9 +150,13 @@ pub(super) async fn execute(
         Ok(values) => (FinalState::Completed, None, values),
         Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
     };
+    let error = exec.secrets.redact_opt(error);
     if let Some(e) = &error {
         exec.log
             .push(json!({"phase": "error", "error": e, "timestamp": now()}));
+    }
+    for entry in &mut exec.log {
+        exec.secrets.redact_value(entry);
     }
     if !keep {
         for id in std::mem::take(&mut exec.owned) {
@@ -189,6 +197,7 @@ pub(super) async fn execute(
         started_at: plan.started_at,
         finished_at,
         duration_ms,
+        journal_error: exec.journal.failure().map(str::to_string),
     }
 }
 
@@ -322,6 +331,8 @@ impl Exec<'_> {
         let inputs = resolved.map_err(|problems| {
             Stop::new(FinalState::ValidationFailed, problems.message(self.wf))
         })?;
+        // Before anything types them into the session or writes them down.
+        self.learn_secrets(&inputs.values);
         let exports = inputs.to_export();
         if !exports.is_empty() {
             let id = self
@@ -346,6 +357,27 @@ impl Exec<'_> {
         }
         self.vars.extend(inputs.values);
         Ok(())
+    }
+
+    /// Learns the secret values among `values` (by the workflow's `secret: true` variables):
+    /// from here on they are masked in everything the run writes or returns.
+    fn learn_secrets(&mut self, values: &IndexMap<String, String>) {
+        let secret = |name: &str| {
+            self.wf.arguments.get(name).is_some_and(|a| a.secret)
+                || self.wf.return_values.get(name).is_some_and(|r| r.secret)
+        };
+        let found = Secrets::new(
+            values
+                .iter()
+                .filter(|(name, _)| secret(name))
+                .map(|(_, value)| value.as_str()),
+        );
+        if found.is_empty() {
+            return;
+        }
+        self.secrets.extend(&found);
+        self.journal.set_secrets(self.secrets.clone());
+        self.run.set_secrets(self.secrets.clone());
     }
 
     /// Variables read from the run's session; none when it has none or is not a shell at its
@@ -384,6 +416,12 @@ impl Exec<'_> {
             }
         }
         let session_values = self.session_env(&names, "return values").await;
+        let read: IndexMap<String, String> = session_values
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .chain(self.vars.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .collect();
+        self.learn_secrets(&read);
         let checked = contract::check_returns(self.wf, &session_values, &self.vars);
         let detail = match &checked {
             Ok(values) => {

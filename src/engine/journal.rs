@@ -2,6 +2,7 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read.
 
+use super::secrets::Secrets;
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -9,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// One journal line.
@@ -98,6 +100,10 @@ pub struct JournalWriter {
     file: Option<File>,
     path: PathBuf,
     seq: u64,
+    /// Masked in every line from the moment they are known.
+    secrets: Secrets,
+    /// Why the journal is not (or no longer) being written, if it is not.
+    failure: Option<String>,
 }
 
 /// The in-flight marker of a journal.
@@ -116,12 +122,22 @@ impl JournalWriter {
             body,
         };
         if let Some(file) = &mut self.file {
-            match serde_json::to_string(&event) {
+            let line = serde_json::to_value(&event).and_then(|mut value| {
+                self.secrets.redact_value(&mut value);
+                serde_json::to_string(&value)
+            });
+            match line {
                 Ok(mut line) => {
                     line.push('\n');
                     // One write per line: a crash leaves at most the last line torn.
                     if let Err(e) = file.write_all(line.as_bytes()) {
                         tracing::warn!("journal {}: {e}", self.path.display());
+                        if self.failure.is_none() {
+                            self.failure = Some(format!(
+                                "the run journal {} could not be written: {e}",
+                                self.path.display()
+                            ));
+                        }
                     }
                     if matches!(event.body, EventBody::RunFinished { .. }) {
                         let _ = fs::remove_file(live_marker(&self.path));
@@ -135,6 +151,17 @@ impl JournalWriter {
 
     pub fn seq(&self) -> u64 {
         self.seq
+    }
+
+    /// The run's secrets, masked in every line appended from now on.
+    pub fn set_secrets(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
+    /// Why the journal was not (fully) written, if it was not: the run goes on, and its result
+    /// says so.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 }
 
@@ -184,8 +211,15 @@ impl Journal {
     /// writer only counts.
     pub fn create(&self, run_id: &str) -> JournalWriter {
         let path = self.path(run_id);
-        let file = fs::create_dir_all(&self.dir)
-            .and_then(|()| OpenOptions::new().create(true).append(true).open(&path));
+        let file = fs::create_dir_all(&self.dir).and_then(|()| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                // What ran, with what inputs and output: the owner's business only.
+                .mode(0o600)
+                .open(&path)
+        });
+        let mut failure = None;
         let file = match file {
             Ok(file) => {
                 // Held until the writer is dropped, which is after the run's last event. The
@@ -206,10 +240,20 @@ impl Journal {
             }
             Err(e) => {
                 tracing::warn!("cannot write the run journal {}: {e}", path.display());
+                failure = Some(format!(
+                    "the run journal {} could not be created: {e}",
+                    path.display()
+                ));
                 None
             }
         };
-        JournalWriter { file, path, seq: 0 }
+        JournalWriter {
+            file,
+            path,
+            seq: 0,
+            secrets: Secrets::default(),
+            failure,
+        }
     }
 
     /// Whether a run has a journal.

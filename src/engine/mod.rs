@@ -20,6 +20,7 @@ pub mod meta;
 pub mod result;
 pub mod runs;
 pub mod runs_api;
+pub mod secrets;
 pub mod terminal;
 pub mod transition;
 

@@ -79,4 +79,8 @@ pub struct RunResult {
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: f64,
+    /// Set when the run's journal could not be written (a full disk, a read-only folder): the
+    /// run went on, but its history is missing or incomplete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_error: Option<String>,
 }

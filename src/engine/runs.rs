@@ -2,6 +2,7 @@
 //! cancellation, and the answers to paused `prompt` steps.
 
 use super::result::RunResult;
+use super::secrets::Secrets;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -51,9 +52,23 @@ pub struct ActiveRun {
     pub cancel: CancellationToken,
     pub status: watch::Sender<RunStatus>,
     pub prompt: Mutex<Option<PendingPrompt>>,
+    /// The run's secret values, once its inputs are known: for whoever writes down what is
+    /// done to the run from outside (the audit log).
+    pub secrets: Mutex<Secrets>,
 }
 
 impl ActiveRun {
+    pub fn set_secrets(&self, secrets: Secrets) {
+        *self.secrets.lock().unwrap_or_else(|p| p.into_inner()) = secrets;
+    }
+
+    pub fn secrets(&self) -> Secrets {
+        self.secrets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     pub fn update(&self, f: impl FnOnce(&mut RunStatus)) {
         self.status.send_modify(f);
     }
@@ -135,6 +150,7 @@ impl Runs {
             cancel: CancellationToken::new(),
             status: status_tx,
             prompt: Mutex::new(None),
+            secrets: Mutex::new(Secrets::default()),
         });
         active.insert(status.run_id, run.clone());
         Ok(run)

@@ -83,6 +83,7 @@ fn orphan_result(run_id: &str) -> RunResult {
         started_at: at.clone(),
         finished_at: at,
         duration_ms: 0.0,
+        journal_error: None,
     }
 }
 
@@ -217,6 +218,34 @@ impl Engine {
         Ok(self.start_run(request)?.finished().await)
     }
 
+    /// The names of a workflow's secret inputs (and secret return values), for whoever writes
+    /// down requests about it; none when it cannot be found or read.
+    pub fn secret_names(&self, source: &WorkflowSource) -> Vec<String> {
+        let Ok((workflow, _)) = self.resolve(source) else {
+            return Vec::new();
+        };
+        workflow
+            .arguments
+            .iter()
+            .filter(|(_, a)| a.secret)
+            .map(|(k, _)| k.clone())
+            .chain(
+                workflow
+                    .return_values
+                    .iter()
+                    .filter(|(_, r)| r.secret)
+                    .map(|(k, _)| k.clone()),
+            )
+            .collect()
+    }
+
+    /// Masks the secret values of every run in progress wherever they appear in `value`.
+    pub fn redact_run_secrets(&self, value: &mut serde_json::Value) {
+        for run in self.runs().all_active() {
+            run.secrets().redact_value(value);
+        }
+    }
+
     fn resolve(
         &self,
         source: &WorkflowSource,
@@ -302,6 +331,7 @@ impl Engine {
             started_at: started_at.clone(),
             finished_at: journal::now(),
             duration_ms: 0.0,
+            journal_error: writer.failure().map(str::to_string),
         };
         let status = RunStatus {
             run_id: run_id.to_string(),

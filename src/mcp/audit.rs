@@ -2,10 +2,12 @@
 //! secrets redacted, outcome, duration, correlation id), one JSON line each.
 
 use crate::engine::Engine;
+use crate::engine::WorkflowSource;
 use crate::engine::contract::MASK;
 use serde_json::{Value, json};
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -14,6 +16,22 @@ use std::sync::Mutex;
 pub struct Audit {
     path: Option<PathBuf>,
     lock: Mutex<()>,
+}
+
+/// The size past which the audit log rotates (one older file is kept).
+pub const MAX_LOG: u64 = 8 << 20;
+
+/// Texts longer than this are written as a summary: an audit line says what was done, not
+/// the 1 MB manifest it was done with.
+const LONG_TEXT: usize = 1024;
+
+/// A long text as the audit keeps it: its start, its size and its SHA-256 (to tell two
+/// versions apart).
+fn summary(text: &str) -> String {
+    use sha2::Digest;
+    let start: String = text.chars().take(160).collect();
+    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    format!("{start}… ({} bytes, sha256 {digest})", text.len())
 }
 
 /// Argument names whose values are never written down.
@@ -51,26 +69,28 @@ impl Audit {
         }
     }
 
-    /// The arguments as logged: sensitive keys and the secret inputs of the workflow run masked.
+    /// The arguments as logged: values under sensitive keys and under the secret inputs of the
+    /// workflow the call names (however it names it: `workflow_name`, `name`, `workflowId`, a
+    /// `wf_` tool, or an inline manifest) masked; the secret values of every run in progress
+    /// masked wherever they appear; long texts summarized.
     pub fn redact(engine: &Engine, tool: &str, args: &Value) -> Value {
-        let workflow = args
-            .get("workflow_name")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| {
-                tool.strip_prefix(super::dynamic::PREFIX)
-                    .map(str::to_string)
-            });
-        let secrets: Vec<String> = workflow
-            .and_then(|w| engine.store().runnable(&w).ok())
-            .map(|(w, _)| {
-                w.arguments
-                    .iter()
-                    .filter(|(_, v)| v.secret)
-                    .map(|(k, _)| k.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut sources: Vec<WorkflowSource> = ["workflow_name", "name", "workflowId"]
+            .iter()
+            .filter_map(|key| args.get(*key).and_then(Value::as_str))
+            .map(|name| WorkflowSource::Name(name.to_string()))
+            .collect();
+        if let Some(name) = tool.strip_prefix(super::dynamic::PREFIX) {
+            sources.push(WorkflowSource::Name(name.to_string()));
+        }
+        if tool == "run_workflow"
+            && let Some(content) = args.get("content").and_then(Value::as_str)
+        {
+            sources.push(WorkflowSource::Inline(content.to_string()));
+        }
+        let secrets: Vec<String> = sources
+            .iter()
+            .flat_map(|source| engine.secret_names(source))
+            .collect();
         fn walk(v: &mut Value, secrets: &[String]) {
             match v {
                 Value::Object(map) => {
@@ -83,14 +103,18 @@ impl Audit {
                     }
                 }
                 Value::Array(items) => items.iter_mut().for_each(|i| walk(i, secrets)),
+                Value::String(text) if text.len() > LONG_TEXT => *text = summary(text),
                 _ => {}
             }
         }
         let mut redacted = args.clone();
+        engine.redact_run_secrets(&mut redacted);
         walk(&mut redacted, &secrets);
         redacted
     }
 
+    /// Appends one entry; past [`MAX_LOG`] bytes the log moves to `audit.1.jsonl` (replacing
+    /// the one before), so the audit keeps the latest calls in bounded space.
     pub fn record(&self, entry: Value) {
         let Some(path) = &self.path else { return };
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -98,9 +122,13 @@ impl Audit {
             Ok(line) => line + "\n",
             Err(_) => return,
         };
+        if std::fs::metadata(path).is_ok_and(|m| m.len() + line.len() as u64 > MAX_LOG) {
+            let _ = std::fs::rename(path, path.with_extension("1.jsonl"));
+        }
         let written = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)
             .and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = written {

@@ -1,0 +1,121 @@
+//! The values of a run's secrets, and their removal from everything flowdeck writes down or
+//! returns for that run: journal lines, results, errors, the audit log.
+//!
+//! Masking by name (a `secret: true` argument's own field) is not enough: the value also shows
+//! up in text, in the echo of the `export` line that put it into the shell, in a step's screen
+//! summary, in a command's output. So every text of a run is scanned for the value itself and
+//! for the forms in which flowdeck typed it (single-quoted, octal-escaped).
+
+use super::contract::MASK;
+use crate::term::shell::{octal_escape, single_quote};
+use serde_json::Value;
+
+/// The secret values of one run, with the forms they take on a terminal.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    /// Longest first, so that a secret containing another is masked whole.
+    needles: Vec<String>,
+}
+
+impl Secrets {
+    pub fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Secrets {
+        let mut needles = Vec::new();
+        for value in values.into_iter().filter(|v| !v.is_empty()) {
+            needles.push(value.to_string());
+            // `export NAME='it'\''s'`: the value as the typed line shows it.
+            let quoted = single_quote(value);
+            let inner = &quoted[1..quoted.len() - 1];
+            if inner != value {
+                needles.push(inner.to_string());
+            }
+            // Values with control characters are typed as printf octal escapes.
+            let escaped = octal_escape(value);
+            if escaped != value {
+                needles.push(escaped);
+            }
+        }
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        needles.dedup();
+        Secrets { needles }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// Adds the values of another set (secret return values read at the end of a run).
+    pub fn extend(&mut self, other: &Secrets) {
+        self.needles.extend(other.needles.iter().cloned());
+        self.needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        self.needles.dedup();
+    }
+
+    /// The text with every secret replaced by the mask.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for needle in &self.needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), MASK);
+            }
+        }
+        out
+    }
+
+    /// Redacts every string (keys included) of a JSON value in place.
+    pub fn redact_value(&self, value: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(text) => {
+                if self.needles.iter().any(|n| text.contains(n.as_str())) {
+                    *text = self.redact(text);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i)),
+            Value::Object(map) => {
+                let hit = map
+                    .keys()
+                    .any(|k| self.needles.iter().any(|n| k.contains(n.as_str())));
+                if hit {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(k, v)| (self.redact(&k), v))
+                        .collect();
+                }
+                map.values_mut().for_each(|v| self.redact_value(v));
+            }
+            _ => {}
+        }
+    }
+
+    /// Redacts an optional text.
+    pub fn redact_opt(&self, text: Option<String>) -> Option<String> {
+        text.map(|t| self.redact(&t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_and_their_typed_forms_are_masked_everywhere() {
+        let s = Secrets::new(["hunter2", "it's", "tab\there", ""]);
+        assert_eq!(s.redact("pw=hunter2!"), "pw=********!");
+        // The echo of `export A='it'\''s'`.
+        assert_eq!(s.redact("export A='it'\\''s'"), "export A='********'");
+        assert_eq!(s.redact("printf 'tab\\011here'"), "printf '********'");
+        let mut v = json!({"out": ["x hunter2 y"], "hunter2": 1, "n": 5});
+        s.redact_value(&mut v);
+        assert_eq!(v, json!({"out": ["x ******** y"], "********": 1, "n": 5}));
+        assert!(Secrets::new([""]).is_empty());
+    }
+
+    #[test]
+    fn a_secret_inside_another_is_masked_whole() {
+        let s = Secrets::new(["abc", "xxabcxx"]);
+        assert_eq!(s.redact("1 xxabcxx 2 abc"), "1 ******** 2 ********");
+    }
+}
