@@ -67,10 +67,8 @@ impl Secrets {
             return;
         }
         match value {
-            Value::String(text) => {
-                if self.needles.iter().any(|n| text.contains(n.as_str())) {
-                    *text = self.redact(text);
-                }
+            Value::String(text) if self.needles.iter().any(|n| text.contains(n.as_str())) => {
+                *text = self.redact(text);
             }
             Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i)),
             Value::Object(map) => {
