@@ -182,3 +182,86 @@ fn a_client_that_leaves_mid_run_cancels_it_and_nothing_survives() {
         "{journal}"
     );
 }
+
+#[test]
+fn sizes_out_of_range_are_clamped_whatever_they_are() {
+    let mut s = Server::start();
+    s.initialize();
+    let opened = s.call(2, "open_terminal", json!({"command": ["cat"]}));
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    for (n, (cols, rows, expected)) in [
+        (json!(70000), json!(-5), (1000, 2)),
+        (json!(1e30), json!(3.6), (1000, 4)),
+        (
+            json!(0),
+            json!(99999999999999999999u128.to_string().parse::<f64>().unwrap()),
+            (2, 500),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let resized = s.call(
+            10 + n as u64,
+            "resize_terminal",
+            json!({"session_id": id, "cols": cols, "rows": rows}),
+        );
+        assert_eq!(
+            (
+                resized["cols"].as_u64().unwrap(),
+                resized["rows"].as_u64().unwrap()
+            ),
+            expected,
+            "{resized}"
+        );
+        assert_eq!(resized["clamped"], true, "{resized}");
+    }
+}
+
+#[test]
+fn an_answer_for_one_workflow_never_answers_another_ones_run() {
+    let mut s = Server::start();
+    std::fs::write(
+        s.dir.path().join("asker.yaml"),
+        "name: asker\ndescription: Asks.\ninitial_state: ask\nstates:\n  ask: { action: { tool: prompt, params: { prompt: 'Go?' } } }\n",
+    )
+    .unwrap();
+    s.initialize();
+    let started = s.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "asker", "wait": false}),
+    );
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    let mut id = 100;
+    common::wait_until(Duration::from_secs(30), "the prompt", || {
+        id += 1;
+        let status = s.call(id, "run_status", json!({"run_id": run_id}));
+        (status["status"] == "waiting_for_input").then_some(())
+    });
+    let wrong = s.request(
+        3,
+        "tools/call",
+        json!({"name": "workflow_next", "arguments": {"workflowId": "sleeper", "run_id": run_id, "answer": "yes"}}),
+    );
+    assert_eq!(wrong["result"]["isError"], true, "{wrong}");
+    let payload: Value =
+        serde_json::from_str(wrong["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(payload["error_code"], "INVALID_ARGUMENTS", "{payload}");
+    assert!(
+        payload["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a run of 'asker'"),
+        "{payload}"
+    );
+    // Still waiting: the wrong call answered nothing.
+    let status = s.call(4, "run_status", json!({"run_id": run_id}));
+    assert_eq!(status["status"], "waiting_for_input", "{status}");
+    let right = s.call(
+        5,
+        "workflow_next",
+        json!({"workflowId": "asker", "run_id": run_id, "answer": "yes"}),
+    );
+    assert_eq!(right["answered"], true, "{right}");
+}

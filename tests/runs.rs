@@ -227,6 +227,55 @@ async fn missing_invalid_and_unknown_inputs_fail_fast() {
 }
 
 #[tokio::test]
+async fn values_no_shell_can_hold_are_refused_before_the_run_naming_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "contract.yaml", CONTRACT);
+    let engine = engine_in(dir.path(), 8);
+    let huge = "x".repeat(128 * 1024);
+    for (value, expected) in [
+        ("a\0b", "'MESSAGE' contains a NUL character"),
+        (huge.as_str(), "'MESSAGE' is 131072 bytes"),
+    ] {
+        match engine.start_run(request("contract", &[("MESSAGE", value)])) {
+            Err(EngineError::InvalidParams(message)) => {
+                assert!(message.contains(expected), "{message}")
+            }
+            Err(other) => panic!("{other}"),
+            Ok(started) => panic!("a run started: {}", started.run_id),
+        }
+    }
+    // Nothing ran, nothing was journaled.
+    assert!(engine.run_list(None, 10).runs.is_empty());
+    // Just under the limit is fine.
+    let fits = "y".repeat(128 * 1024 - 1 - "MESSAGE=".len());
+    let result = engine
+        .run(request("contract", &[("MESSAGE", &fits)]))
+        .await
+        .unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert_eq!(result.return_values["ECHOED"].len(), fits.len());
+}
+
+#[tokio::test]
+async fn a_run_whose_journal_cannot_be_written_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "contract.yaml", CONTRACT);
+    std::fs::create_dir_all(dir.path().join(".flowdeck")).unwrap();
+    // Where the journals go is a file: nothing can be created there.
+    std::fs::write(dir.path().join(".flowdeck/runs"), b"").unwrap();
+    let engine = engine_in(dir.path(), 8);
+    let result = engine
+        .run(request("contract", &[("MESSAGE", "hi")]))
+        .await
+        .unwrap();
+    assert_final(&result, FinalState::Completed);
+    let problem = result
+        .journal_error
+        .expect("the result says the journal is missing");
+    assert!(problem.contains("could not be created"), "{problem}");
+}
+
+#[tokio::test]
 async fn arguments_come_from_the_prepared_session_and_returns_must_be_set() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "contract.yaml", CONTRACT);

@@ -7,6 +7,7 @@ use super::{Engine, EngineError};
 use crate::store::{SaveRequest, Saved, Status};
 use crate::workflow::action::Action;
 use crate::workflow::model::{Signature, Variable, Workflow};
+use crate::workflow::names::display_safe;
 use crate::workflow::plan::{Plan, plan};
 use crate::workflow::rules::{self, RuleOutcome};
 use crate::workflow::source::Format;
@@ -511,12 +512,22 @@ impl Engine {
     ) -> Result<Next, EngineError> {
         let mut answered = false;
         let mut run_id = None;
+        let wf = self.runnable(workflow)?;
         if let Some((id, answer)) = run_answer {
+            // An answer meant for one workflow's question must not answer another's.
+            if let Some(status) = self.runs().status(id)
+                && status.workflow_name != workflow
+            {
+                return Err(EngineError::InvalidParams(format!(
+                    "run {id} is a run of {}, not of {}; give the workflow the run belongs to",
+                    display_safe(&status.workflow_name),
+                    display_safe(workflow)
+                )));
+            }
             self.answer_prompt(id, answer)?;
             answered = true;
             run_id = Some(id.to_string());
         }
-        let wf = self.runnable(workflow)?;
         let order = plan(&wf);
         let next = order.steps.iter().filter(|s| s.reachable).find(|step| {
             if completed.contains(&step.state) {

@@ -96,32 +96,53 @@ impl InputProblems {
 }
 
 /// Why `value` does not fit the variable's type, choices or pattern, if it does not.
+/// The largest `NAME=value` an environment variable can be: Linux refuses to start a program
+/// whose environment holds a longer string (`MAX_ARG_STRLEN`, 128 KiB with the final NUL), and
+/// a shell that exported one could run nothing any more.
+pub const MAX_ENV_ENTRY: usize = 128 * 1024 - 1;
+
+/// Why a value cannot be an environment variable at all, if it cannot: a NUL byte ends the
+/// string (the rest would be silently lost), and the kernel bounds each entry.
+pub fn env_value_problem(name: &str, value: &str) -> Option<String> {
+    if value.contains('\0') {
+        return Some(format!(
+            "input {} contains a NUL character, which no environment variable can hold",
+            display_safe(name)
+        ));
+    }
+    let entry = name.len() + 1 + value.len();
+    if entry > MAX_ENV_ENTRY {
+        return Some(format!(
+            "input {} is {} bytes; an environment variable holds at most {} bytes with its name (the kernel's limit); pass a file path instead",
+            display_safe(name),
+            value.len(),
+            MAX_ENV_ENTRY - name.len() - 1
+        ));
+    }
+    None
+}
+
 pub fn value_problem(var: &Variable, value: &str) -> Option<String> {
+    // A secret's value is never repeated back, not even to say it is wrong.
+    let shown = if var.secret {
+        "the value".to_string()
+    } else {
+        display_safe(value)
+    };
     let kind = var.kind();
     if !kind.accepts(value) {
-        return Some(format!(
-            "{} is not a valid {}",
-            display_safe(value),
-            kind.as_str()
-        ));
+        return Some(format!("{shown} is not a valid {}", kind.as_str()));
     }
     if let Some(choices) = &var.choices
         && !choices.iter().any(|c| c.to_string() == value)
     {
         let choices: Vec<String> = choices.iter().map(ToString::to_string).collect();
-        return Some(format!(
-            "{} is not one of {}",
-            display_safe(value),
-            choices.join(", ")
-        ));
+        return Some(format!("{shown} is not one of {}", choices.join(", ")));
     }
     if let Some(p) = &var.pattern {
         match pattern::compile(&format!("^(?:{p})$")) {
             Ok(regex) if !regex.is_match(value) => {
-                return Some(format!(
-                    "{} does not match the pattern {p}",
-                    display_safe(value)
-                ));
+                return Some(format!("{shown} does not match the pattern {p}"));
             }
             Ok(_) => {}
             Err(e) => return Some(format!("the pattern cannot be used: {e}")),
@@ -155,7 +176,9 @@ pub fn resolve_inputs(
         };
         match found {
             Some((value, source)) => {
-                if let Some(why) = value_problem(var, &value) {
+                if let Some(why) =
+                    env_value_problem(name, &value).or_else(|| value_problem(var, &value))
+                {
                     problems.invalid.push((name.clone(), why));
                 } else {
                     inputs.values.insert(name.clone(), value);

@@ -311,6 +311,17 @@ impl Exec<'_> {
         } else {
             self.session_env(&unknown_given, "arguments").await
         };
+        // Known before anything about them is written down, even when they turn out invalid.
+        let seen: IndexMap<String, String> = given
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .chain(
+                session_values
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.clone()?))),
+            )
+            .collect();
+        self.learn_secrets(&seen);
         let resolved = contract::resolve_inputs(self.wf, given, &session_values);
         let (valid, detail) = match &resolved {
             Ok(inputs) => (

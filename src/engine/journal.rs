@@ -2,6 +2,7 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read.
 
+use super::result::FinalState;
 use super::secrets::Secrets;
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
@@ -225,7 +226,8 @@ impl Journal {
                 // Held until the writer is dropped, which is after the run's last event. The
                 // marker is made only under the lock: a marker whose journal is unlocked means
                 // a dead run.
-                match file.try_lock() {
+                // Blocking: readers probe the lock for an instant (see `Journal::is_owned`).
+                match file.lock() {
                     Ok(()) => {
                         if let Err(e) = File::create(live_marker(&path)) {
                             tracing::warn!("cannot mark run {run_id} as in flight: {e}");
@@ -256,9 +258,29 @@ impl Journal {
         }
     }
 
-    /// Whether a run has a journal.
+    /// Whether a run has a journal with a readable start (one without is damaged: no tool
+    /// shows it, and purging removes it).
     pub fn exists(&self, run_id: &str) -> bool {
-        is_run_id(run_id) && self.path(run_id).is_file()
+        self.summary(run_id).is_some()
+    }
+
+    /// Whether a flowdeck process is writing the run's journal: it holds the lock from the
+    /// first line to the last. A journal with no end and no owner was cut off.
+    pub fn is_owned(&self, run_id: &str) -> bool {
+        if !is_run_id(run_id) {
+            return false;
+        }
+        match File::open(self.path(run_id)) {
+            Ok(file) => match file.try_lock_shared() {
+                Ok(()) => false,
+                Err(std::fs::TryLockError::WouldBlock) => true,
+                Err(std::fs::TryLockError::Error(e)) => {
+                    tracing::debug!("cannot probe the lock of run {run_id}: {e}");
+                    false
+                }
+            },
+            Err(_) => false,
+        }
     }
 
     /// A run's events with `seq` greater than `after`, at most `limit` of them. Unreadable
@@ -297,6 +319,7 @@ impl Journal {
     pub fn summary(&self, run_id: &str) -> Option<RunSummary> {
         let events = self.read(run_id, 0, usize::MAX).ok()?;
         let mut summary = None;
+        let mut steps = 0u32;
         for event in events {
             match event.body {
                 EventBody::RunStarted {
@@ -340,8 +363,19 @@ impl Journal {
                         });
                     }
                 }
+                EventBody::StepStarted { .. } => steps += 1,
                 _ => {}
             }
+        }
+        // A run with no end that nobody is writing was cut off (its flowdeck died before the
+        // next start could record it): it shows as interrupted, with the steps it started.
+        if let Some(s) = &mut summary
+            && s.final_state.is_none()
+            && !self.is_owned(run_id)
+        {
+            s.final_state = Some(FinalState::Interrupted.as_str().to_string());
+            s.success = Some(false);
+            s.states_executed = Some(steps);
         }
         summary
     }
@@ -442,7 +476,7 @@ impl Journal {
                 seq: events.last().map_or(0, |e| e.seq) + 1,
                 at: now(),
                 body: EventBody::RunFinished {
-                    final_state: crate::engine::result::FinalState::Interrupted
+                    final_state: FinalState::Interrupted
                         .as_str()
                         .to_string(),
                     success: false,
@@ -471,15 +505,29 @@ impl Journal {
         recovered
     }
 
-    /// Deletes the journals of one workflow's runs, or all; `keep` names runs still going.
+    /// Deletes the journals of one workflow's runs, or all; `keep` names runs still going here,
+    /// and runs another flowdeck is writing are kept too. Purging all also removes damaged
+    /// journals (no readable start) and stray in-flight markers.
     pub fn purge(&self, workflow: Option<&str>, keep: &[String]) -> usize {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
         let mut removed = 0;
-        for summary in self.list(workflow, usize::MAX) {
-            if keep.contains(&summary.run_id) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(run_id) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else {
+                continue;
+            };
+            if !is_run_id(run_id) || keep.iter().any(|k| k == run_id) || self.is_owned(run_id) {
                 continue;
             }
-            if fs::remove_file(self.path(&summary.run_id)).is_ok() {
-                let _ = fs::remove_file(live_marker(&self.path(&summary.run_id)));
+            let matches = match (workflow, self.summary(run_id)) {
+                (None, _) => true,
+                (Some(w), Some(summary)) => summary.workflow == w,
+                (Some(_), None) => false,
+            };
+            if matches && fs::remove_file(entry.path()).is_ok() {
+                let _ = fs::remove_file(live_marker(&entry.path()));
                 removed += 1;
             }
         }
@@ -556,10 +604,134 @@ mod tests {
         assert_eq!(seq, 2);
         let summary = journal.summary(&id).unwrap();
         assert_eq!(summary.feedback.len(), 1);
-        assert_eq!(summary.final_state, None);
+        // No end, and nobody writes it any more: cut off.
+        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
         assert_eq!(journal.list(Some("demo"), 10).len(), 1);
         assert_eq!(journal.list(Some("other"), 10).len(), 0);
         assert_eq!(journal.purge(Some("demo"), &[]), 1);
         assert!(journal.list(None, 10).is_empty());
+    }
+
+    fn started(journal: &Journal, workflow: &str) -> (String, JournalWriter) {
+        let id = new_run_id(Utc::now());
+        let mut w = journal.create(&id);
+        w.append(EventBody::RunStarted {
+            run_id: id.clone(),
+            workflow: workflow.into(),
+            version: None,
+            session_id: None,
+            inputs: IndexMap::new(),
+        });
+        for step in 1..=2 {
+            w.append(EventBody::StepStarted {
+                step,
+                state: format!("s{step}"),
+                tool: "send_input".into(),
+                params: Value::Null,
+            });
+        }
+        (id, w)
+    }
+
+    #[test]
+    fn every_reader_agrees_on_damaged_cut_off_and_running_journals() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("runs");
+        let journal = Journal::new(runs.clone());
+        // Running: its writer holds the lock.
+        let (running, writer) = started(&journal, "demo");
+        assert!(journal.is_owned(&running));
+        let summary = journal.summary(&running).unwrap();
+        assert_eq!(summary.final_state, None);
+        // Cut off: the same, once nobody writes it.
+        drop(writer);
+        assert!(!journal.is_owned(&running));
+        let summary = journal.summary(&running).unwrap();
+        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
+        assert_eq!(summary.states_executed, Some(2));
+        // Damaged: an empty file, garbage, and a stray marker.
+        let empty = "r0000000000001-0000".to_string();
+        let garbage = "r0000000000002-0000".to_string();
+        fs::write(runs.join(format!("{empty}.jsonl")), b"").unwrap();
+        fs::write(
+            runs.join(format!("{garbage}.jsonl")),
+            b"\x00\xffnot json\n{}\n",
+        )
+        .unwrap();
+        fs::write(runs.join(format!("{garbage}.live")), b"").unwrap();
+        for id in [&empty, &garbage] {
+            assert!(!journal.exists(id), "{id}");
+            assert!(journal.summary(id).is_none(), "{id}");
+        }
+        let listed: Vec<String> = journal
+            .list(None, 100)
+            .into_iter()
+            .map(|s| s.run_id)
+            .collect();
+        assert_eq!(listed, vec![running.clone()]);
+        // A live run is kept by a purge; everything else goes, damaged files and markers too.
+        let (live, _writer) = started(&journal, "demo");
+        assert_eq!(journal.purge(None, &[]), 3);
+        let left: Vec<String> = fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        let mut left = left;
+        left.sort();
+        assert_eq!(left, vec![format!("{live}.jsonl"), format!("{live}.live")]);
+    }
+
+    #[test]
+    fn recovery_ends_dead_runs_and_leaves_live_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("runs"));
+        let (dead, writer) = started(&journal, "demo");
+        drop(writer);
+        let (live, _writer) = started(&journal, "demo");
+        assert_eq!(journal.recover_interrupted(), vec![dead.clone()]);
+        let events = journal.read(&dead, 0, 100).unwrap();
+        match &events.last().unwrap().body {
+            EventBody::RunFinished {
+                final_state,
+                states_executed,
+                ..
+            } => {
+                assert_eq!(final_state, "interrupted");
+                assert_eq!(*states_executed, 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Sequence numbers go on from the last event: cursors never go backwards.
+        assert_eq!(events.last().unwrap().seq, 4);
+        assert!(journal.recover_interrupted().is_empty());
+        assert_eq!(journal.summary(&live).unwrap().final_state, None);
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_written_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        // `runs` is a file: the journal cannot even be created.
+        fs::write(dir.path().join("runs"), b"").unwrap();
+        let journal = Journal::new(dir.path().join("runs"));
+        let w = journal.create(&new_run_id(Utc::now()));
+        assert!(w.failure().unwrap().contains("could not be created"));
+        // A full disk mid-run.
+        let mut w = JournalWriter {
+            file: Some(OpenOptions::new().append(true).open("/dev/full").unwrap()),
+            path: PathBuf::from("/dev/full"),
+            seq: 0,
+            secrets: Secrets::default(),
+            failure: None,
+        };
+        assert!(w.failure().is_none());
+        w.append(EventBody::Feedback {
+            score: None,
+            text: None,
+        });
+        assert!(
+            w.failure().unwrap().contains("could not be written"),
+            "{:?}",
+            w.failure()
+        );
     }
 }

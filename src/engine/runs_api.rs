@@ -1,6 +1,7 @@
 //! The engine's run methods: start (by name or inline manifest), follow, cancel, answer a
 //! paused prompt, and the history (list, events from a cursor, feedback, purge).
 
+use super::contract;
 use super::executor::{self, RunPlan, SessionChoice};
 use super::journal::{self, EventBody, JournalEvent, RunSummary};
 use super::result::{FinalState, RunResult};
@@ -127,6 +128,12 @@ impl Engine {
     /// `workflow_not_found` / `definition_invalid`; a busy session or the run limit is an
     /// error.
     pub fn start_run(self: &Arc<Self>, request: RunRequest) -> Result<StartedRun, EngineError> {
+        // Values no shell can hold are refused before anything starts, naming the input.
+        for (name, value) in &request.inputs {
+            if let Some(problem) = contract::env_value_problem(name, value) {
+                return Err(EngineError::InvalidParams(problem));
+            }
+        }
         let started = Utc::now();
         let run_id = journal::new_run_id(started);
         let started_at = journal::now();
@@ -367,10 +374,16 @@ impl Engine {
             .read(run_id, 0, usize::MAX)
             .ok()
             .and_then(|e| e.last().map(|e| e.seq));
+        let status = if summary.final_state.is_none() {
+            // Another flowdeck process is running it.
+            Phase::Running
+        } else {
+            Phase::Finished
+        };
         Ok(RunStatus {
             run_id: summary.run_id,
             workflow_name: summary.workflow,
-            status: Phase::Finished,
+            status,
             session_id: summary.session_id,
             current_state: None,
             states_executed: summary.states_executed.unwrap_or(0),
@@ -397,7 +410,8 @@ impl Engine {
         // Whether the run has ended is decided before each read, so that `finished: true`
         // always comes with every event up to the end (within `limit`).
         let live = self.runs().get(run_id);
-        let mut finished = live.is_none();
+        // A run another flowdeck process is writing is not finished either.
+        let mut finished = live.is_none() && !self.journal().is_owned(run_id);
         let mut events = self
             .journal()
             .read(run_id, after, limit.max(1))
@@ -411,7 +425,7 @@ impl Engine {
                 status.wait_for(|s| s.last_event > after || s.status == Phase::Finished),
             )
             .await;
-            finished = self.runs().get(run_id).is_none();
+            finished = self.runs().get(run_id).is_none() && !self.journal().is_owned(run_id);
             events = self
                 .journal()
                 .read(run_id, after, limit.max(1))
@@ -511,8 +525,9 @@ impl Engine {
                 crate::workflow::names::display_safe(run_id),
             ));
         }
-        if self.runs().get(run_id).is_some() {
-            // The run's own writer numbers its events; feedback waits for it to finish.
+        if self.runs().get(run_id).is_some() || self.journal().is_owned(run_id) {
+            // The run's own writer numbers its events (here or in another flowdeck process);
+            // feedback waits for it to finish.
             return Err(EngineError::InvalidParams(
                 "the run is still going; give feedback once it has finished".into(),
             ));

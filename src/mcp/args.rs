@@ -178,8 +178,25 @@ impl RunCommandArgs {
 pub struct ResizeArgs {
     /// The session id or name.
     pub session_id: String,
+    /// Columns, clamped to 2..1000 (any integer is accepted).
+    #[serde(deserialize_with = "saturating_u16")]
+    #[schemars(with = "i64")]
     pub cols: u16,
+    /// Rows, clamped to 2..500 (any integer is accepted).
+    #[serde(deserialize_with = "saturating_u16")]
+    #[schemars(with = "i64")]
     pub rows: u16,
+}
+
+/// A size given as any JSON number, saturated into `u16` (the session clamps it further): an
+/// out-of-range size is clamped, as documented, never a parse error.
+fn saturating_u16<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+    let number = serde_json::Number::deserialize(d)?;
+    let value = number
+        .as_f64()
+        .filter(|v| !v.is_nan())
+        .ok_or_else(|| serde::de::Error::custom("a size is a number"))?;
+    Ok(value.round().clamp(0.0, f64::from(u16::MAX)) as u16)
 }
 
 /// Tools that name a workflow.
