@@ -61,11 +61,23 @@ fn all_pids() -> Vec<i32> {
         .collect()
 }
 
-fn has_marker(pid: i32, marker: &[u8]) -> bool {
+/// Whether a process's environment has an entry for which `matches` holds.
+fn has_env_entry(pid: i32, matches: impl Fn(&[u8]) -> bool) -> bool {
     match std::fs::read(format!("/proc/{pid}/environ")) {
-        Ok(environ) => environ.split(|&b| b == 0).any(|entry| entry == marker),
+        Ok(environ) => environ.split(|&b| b == 0).any(matches),
         Err(_) => false,
     }
+}
+
+/// Live (not zombie) processes other than this one for which `belongs` holds.
+fn live_processes(belongs: impl Fn(&ProcInfo) -> bool) -> Vec<ProcInfo> {
+    let own = std::process::id() as i32;
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != own)
+        .filter_map(proc_info)
+        .filter(|p| !p.zombie && belongs(p))
+        .collect()
 }
 
 /// Live (not zombie) processes that belong to a session: in the kernel session of `leader`
@@ -73,14 +85,9 @@ fn has_marker(pid: i32, marker: &[u8]) -> bool {
 /// someone else) or carrying the session's marker.
 pub fn session_processes(leader: Option<i32>, marker: &str) -> Vec<ProcInfo> {
     let marker = format!("{MARKER_VAR}={marker}");
-    let own = std::process::id() as i32;
-    all_pids()
-        .into_iter()
-        .filter(|&pid| pid != own)
-        .filter_map(proc_info)
-        .filter(|p| !p.zombie)
-        .filter(|p| Some(p.session) == leader || has_marker(p.pid, marker.as_bytes()))
-        .collect()
+    live_processes(|p| {
+        Some(p.session) == leader || has_env_entry(p.pid, |e| e == marker.as_bytes())
+    })
 }
 
 /// What a teardown did.
@@ -143,21 +150,9 @@ pub fn terminate_all(find: impl Fn() -> Vec<ProcInfo>, grace: Duration) -> Teard
 /// ours). How the watchdog finds what a killed flowdeck left behind.
 pub fn processes_of(prefix: &str, leaders: &HashSet<i32>) -> Vec<ProcInfo> {
     let marker = format!("{MARKER_VAR}={prefix}");
-    let marked = |pid: i32| match std::fs::read(format!("/proc/{pid}/environ")) {
-        Ok(environ) => environ
-            .split(|&b| b == 0)
-            .any(|entry| entry.starts_with(marker.as_bytes())),
-        Err(_) => false,
-    };
+    let marked = |pid: i32| has_env_entry(pid, |e| e.starts_with(marker.as_bytes()));
     let sessions: HashSet<i32> = leaders.iter().copied().filter(|&l| marked(l)).collect();
-    let own = std::process::id() as i32;
-    all_pids()
-        .into_iter()
-        .filter(|&pid| pid != own)
-        .filter_map(proc_info)
-        .filter(|p| !p.zombie)
-        .filter(|p| sessions.contains(&p.session) || marked(p.pid))
-        .collect()
+    live_processes(|p| sessions.contains(&p.session) || marked(p.pid))
 }
 
 /// Ends one process group (a cancelled step's job): SIGINT, as Ctrl-C would, then SIGTERM,
