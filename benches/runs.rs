@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use flowdeck::engine::{Engine, EngineConfig, FinalState, RunRequest, WorkflowSource};
+use flowdeck::engine::{Actor, Engine, EngineConfig, FinalState, RunRequest, WorkflowSource};
 use flowdeck::term::TermConfig;
 use flowdeck::workflow::action::{OpenTerminalParams, SetEnvParams};
 use std::fmt::Write;
@@ -77,10 +77,13 @@ fn main() {
         )
         .unwrap();
         let session = engine
-            .open_terminal(&OpenTerminalParams {
-                command: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-                ..OpenTerminalParams::default()
-            })
+            .open_terminal(
+                &OpenTerminalParams {
+                    command: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+                    ..OpenTerminalParams::default()
+                },
+                &Actor::Cli,
+            )
             .await
             .unwrap();
         let request = |name: &str| RunRequest {
@@ -88,6 +91,7 @@ fn main() {
             session_id: Some(session.session_id.clone()),
             inputs: Default::default(),
             keep_session: true,
+            actor: Actor::Cli,
         };
         let mut per_state_run = Vec::new();
         let mut per_state_direct = Vec::new();

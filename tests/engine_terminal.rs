@@ -3,7 +3,7 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use flowdeck::engine::{Engine, EngineConfig, EngineError};
+use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError};
 use flowdeck::term::{Outcome, TermConfig};
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
@@ -38,11 +38,14 @@ fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
 async fn a_step_sequence_through_the_engine() {
     let (e, _dir) = engine();
     let info = e
-        .open_terminal(&params::<OpenTerminalParams>(json!({
-            "command": ["bash", "--norc", "--noprofile"],
-            "env": {"PS1": "$ ", "HISTFILE": "/dev/null"},
-            "cols": 100, "rows": 20, "name": "steps"
-        })))
+        .open_terminal(
+            &params::<OpenTerminalParams>(json!({
+                "command": ["bash", "--norc", "--noprofile"],
+                "env": {"PS1": "$ ", "HISTFILE": "/dev/null"},
+                "cols": 100, "rows": 20, "name": "steps"
+            })),
+            &Actor::Cli,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -144,10 +147,10 @@ async fn a_step_sequence_through_the_engine() {
         .unwrap();
     assert_eq!(tail.content, "$ ");
 
-    let resized = e.resize_terminal(&id, 0, 0).unwrap();
+    let resized = e.resize_terminal(&id, 0, 0, &Actor::Cli).unwrap();
     assert!(resized.clamped);
     assert_eq!(e.list_terminal_sessions().sessions.len(), 1);
-    let closed = e.exit_terminal("steps").await.unwrap();
+    let closed = e.exit_terminal("steps", &Actor::Cli).await.unwrap();
     assert_eq!(closed.session_id, id);
     assert_eq!(closed.teardown.survivors, 0);
     assert!(e.list_terminal_sessions().sessions.is_empty());
@@ -159,15 +162,17 @@ async fn a_step_sequence_through_the_engine() {
 async fn shell_and_command_are_exclusive_and_errors_are_clear() {
     let (e, _dir) = engine();
     let both = e
-        .open_terminal(&params::<OpenTerminalParams>(
-            json!({"shell": "/bin/sh", "command": ["cat"]}),
-        ))
+        .open_terminal(
+            &params::<OpenTerminalParams>(json!({"shell": "/bin/sh", "command": ["cat"]})),
+            &Actor::Cli,
+        )
         .await;
     assert_eq!(both.unwrap_err().code(), "invalid_params");
     let missing = e
-        .open_terminal(&params::<OpenTerminalParams>(
-            json!({"command": ["/no/such/binary"]}),
-        ))
+        .open_terminal(
+            &params::<OpenTerminalParams>(json!({"command": ["/no/such/binary"]})),
+            &Actor::Cli,
+        )
         .await
         .unwrap_err();
     assert_eq!(missing.code(), "spawn_failed");

@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{
-    Engine, EngineConfig, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
+    Actor, Engine, EngineConfig, EngineError, FinalState, Phase, RunRequest, RunResult,
+    WorkflowSource,
 };
 use flowdeck::term::TermConfig;
 use std::path::Path;
@@ -40,6 +41,7 @@ fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         keep_session: false,
+        actor: Actor::Cli,
     }
 }
 
@@ -59,7 +61,7 @@ async fn bash_session(engine: &Engine) -> flowdeck::term::SessionInfo {
         serde_json::json!({"command": ["bash", "--norc"], "name": "prepared"}),
     )
     .unwrap();
-    engine.open_terminal(&params).await.unwrap()
+    engine.open_terminal(&params, &Actor::Cli).await.unwrap()
 }
 
 /// Follows a run's journal until it enters `state`.
@@ -510,9 +512,12 @@ async fn a_run_keeps_the_version_it_started_with() {
             .replace("sleep 60", "true"),
     );
     loop {
-        if let Ok(flowdeck::engine::EngineEvent::WorkflowChanged { name, .. }) =
-            changes.recv().await
-            && name == "waiter"
+        if let Ok(event) = changes.recv().await
+            && matches!(
+                event.change,
+                flowdeck::engine::Change::WorkflowChanged { .. }
+            )
+            && event.workflow() == Some("waiter")
         {
             break;
         }

@@ -3,7 +3,9 @@
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
 
 use crate::engine::Content;
-use crate::engine::{Engine, EngineEvent, RunRequest, RunResult, WorkflowSource};
+use crate::engine::{
+    Actor, Change, Engine, EngineEvent, RunEvent, RunRequest, RunResult, WorkflowSource,
+};
 use crate::signals::Termination;
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
@@ -81,11 +83,13 @@ async fn follow(
     termination: &mut Termination,
 ) -> Result<RunResult> {
     let mut events = engine.subscribe();
+    let mut input = StdinLines::new();
     let started = engine.start_run(RunRequest {
         workflow: WorkflowSource::Name(args.name.clone()),
         session_id: None,
         inputs,
         keep_session: args.keep_session,
+        actor: Actor::Cli,
     })?;
     let run_id = started.run_id.clone();
     let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
@@ -102,13 +106,13 @@ async fn follow(
                 let _ = engine.cancel_run(&run_id).await;
             }
             event = events.recv() => match event {
-                Ok(event) if event.run_id() == Some(run_id.as_str()) => {
-                    if let EngineEvent::RunWaiting { prompt, .. } = &event {
+                Ok(EngineEvent { change: Change::Run { run_id: id, line, .. }, .. }) if id == run_id => {
+                    if let RunEvent::WaitingForInput { prompt, .. } = &line {
                         progress.pause();
-                        ask(engine, &run_id, prompt, termination).await;
+                        ask(engine, &run_id, prompt, &mut input, &mut events, termination).await;
                         progress.resume();
                     } else {
-                        progress.show(&event);
+                        progress.show(&line);
                     }
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => {}
@@ -117,21 +121,85 @@ async fn follow(
     }
 }
 
+/// Lines of standard input, read by one thread for the whole command: a question withdrawn
+/// while its reader waits must not leave a reader behind to take the next question's answer.
+struct StdinLines {
+    lines: Option<tokio::sync::mpsc::Receiver<String>>,
+}
+
+impl StdinLines {
+    fn new() -> Self {
+        StdinLines { lines: None }
+    }
+
+    /// The next line, or `None` at the end of input.
+    async fn next(&mut self) -> Option<String> {
+        let lines = self.lines.get_or_insert_with(|| {
+            let (tx, rx) = tokio::sync::mpsc::channel(1);
+            let spawned = std::thread::Builder::new()
+                .name("stdin-lines".into())
+                .spawn(move || {
+                    for line in std::io::stdin().lock().lines() {
+                        let Ok(line) = line else { break };
+                        if tx
+                            .blocking_send(line.trim_end_matches('\r').to_string())
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot read standard input: {e}");
+            }
+            rx
+        });
+        lines.recv().await
+    }
+}
+
 /// Asks a `prompt` step's question on stderr and answers it with a line of stdin; no line
-/// (end of input) or Ctrl-C cancels the run.
-async fn ask(engine: &Engine, run_id: &str, prompt: &str, termination: &mut Termination) {
+/// (end of input) or a termination signal cancels the run. A question the run withdraws (its
+/// state timed out) stops being asked.
+async fn ask(
+    engine: &Engine,
+    run_id: &str,
+    prompt: &str,
+    input: &mut StdinLines,
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    termination: &mut Termination,
+) {
     eprint!("? {} ", sanitize(prompt));
     let _ = std::io::stderr().flush();
-    let read = tokio::task::spawn_blocking(|| {
-        let mut answer = String::new();
-        match std::io::stdin().lock().read_line(&mut answer) {
-            Ok(n) if n > 0 => Some(answer.trim_end_matches(['\n', '\r']).to_string()),
-            _ => None,
+    let withdrawn = async {
+        loop {
+            match events.recv().await {
+                Ok(EngineEvent {
+                    change:
+                        Change::Run {
+                            run_id: id,
+                            line:
+                                RunEvent::PromptWithdrawn { reason, .. }
+                                | RunEvent::RunFinished {
+                                    error: Some(reason),
+                                    ..
+                                },
+                            ..
+                        },
+                    ..
+                }) if id == run_id => return reason,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => std::future::pending::<()>().await,
+            }
         }
-    });
+    };
     let answer = tokio::select! {
-        answer = read => answer.ok().flatten(),
+        answer = input.next() => answer,
         _ = termination.recv() => None,
+        reason = withdrawn => {
+            eprintln!("\nflowdeck: the question was withdrawn: {}", sanitize(&reason));
+            return;
+        }
     };
     match answer {
         Some(answer) => {
@@ -173,9 +241,9 @@ impl Progress {
         }
     }
 
-    fn show(&self, event: &EngineEvent) {
-        match event {
-            EngineEvent::RunStep {
+    fn show(&self, line: &RunEvent) {
+        match line {
+            RunEvent::StepStarted {
                 step, state, tool, ..
             } => {
                 let text = format!("[{step}] {} ({tool})", sanitize(state));
@@ -184,7 +252,7 @@ impl Progress {
                     None => eprintln!("{text}"),
                 }
             }
-            EngineEvent::RunStepFinished {
+            RunEvent::StepFinished {
                 step,
                 state,
                 status,
@@ -195,6 +263,9 @@ impl Progress {
                     "[{step}] {} {status} in {elapsed_ms:.0} ms",
                     sanitize(state)
                 ));
+            }
+            RunEvent::PromptWithdrawn { reason, .. } => {
+                self.line(&format!("the question was withdrawn: {}", sanitize(reason)));
             }
             _ => {}
         }

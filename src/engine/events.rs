@@ -1,76 +1,207 @@
-//! The engine's event stream: one broadcast that any number of observers follow (the TUI,
-//! the MCP server's notifications, `flowdeck run`'s progress). A slow observer that falls
-//! behind is told how many events it missed (`Lagged`) and re-reads the state it needs.
+//! The engine's event stream: the front ends' contract. One typed event per change, each with
+//! a global sequence number, the time, and who caused it, published after the state it
+//! announces is visible through the engine's methods. A run's events are the very lines of its
+//! journal ([`RunEvent`]), so the journal and the stream tell one story in one vocabulary.
+//!
+//! Following the engine without a race: subscribe, then take [`super::Engine::snapshot`], then
+//! apply every event whose `seq` is above the snapshot's. Events carry the new state of what
+//! they announce, so one that the snapshot already reflects changes nothing when applied. An
+//! observer that falls behind gets `Lagged` and starts again from a new snapshot.
 
-use serde::Serialize;
+use crate::term::{ExitInfo, SessionInfo};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::broadcast;
 
-/// Something that changed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+pub use super::journal::RunEvent;
+
+/// Who asked for a change.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Actor {
+    /// A person in the studio.
+    Person,
+    /// An agent over MCP: its client's name (from `initialize`) and its connection.
+    Agent { client: String, connection: String },
+    /// The command line (`flowdeck run`).
+    Cli,
+    /// A run's own steps.
+    Run { run_id: String },
+    /// flowdeck itself: the folder watcher, shutdown, recovery after a crash.
+    System,
+}
+
+impl Actor {
+    /// A short name for people: `you`, `agent: claude-code`, `cli`, `run r17…`, `flowdeck`.
+    pub fn label(&self) -> String {
+        match self {
+            Actor::Person => "you".into(),
+            Actor::Agent { client, .. } => format!("agent: {client}"),
+            Actor::Cli => "cli".into(),
+            Actor::Run { run_id } => format!("run {run_id}"),
+            Actor::System => "flowdeck".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// One change, as every observer sees it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EngineEvent {
+    /// 1, 2, 3, ... across the whole engine, in the order the changes were published.
+    pub seq: u64,
+    /// RFC 3339, UTC, milliseconds.
+    pub at: String,
+    pub actor: Actor,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// What changed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum EngineEvent {
-    /// A manifest was added, changed or removed (on disk or through the engine).
+pub enum Change {
+    /// A manifest appeared in the folder (on disk or through the engine).
+    WorkflowAdded {
+        name: String,
+        file_name: String,
+        version: Option<String>,
+    },
+    /// A manifest's content changed.
     WorkflowChanged {
         name: String,
         file_name: String,
-        kind: String,
         version: Option<String>,
     },
-    SessionOpened {
-        session_id: String,
+    WorkflowRemoved {
+        name: String,
+        file_name: String,
     },
+    /// A terminal session was opened: what runs in it, its size, who opened it.
+    SessionOpened {
+        session: SessionInfo,
+    },
+    SessionResized {
+        session_id: String,
+        cols: u16,
+        rows: u16,
+    },
+    /// Output arrived (coalesced: at most one per session per frame): redraw it.
+    SessionActivity {
+        session_id: String,
+        bytes: u64,
+    },
+    /// Input was refused because someone else owns the session's input.
+    SessionInputRejected {
+        session_id: String,
+        /// Who owns it, and how to proceed.
+        reason: String,
+    },
+    /// The session's program ended; the session keeps its screen until it is closed.
+    SessionExited {
+        session_id: String,
+        exit: ExitInfo,
+    },
+    /// The session was closed and every process it started ended.
     SessionClosed {
         session_id: String,
     },
-    RunStarted {
+    /// A run's journal line, as written.
+    Run {
         run_id: String,
-        workflow: String,
-        session_id: Option<String>,
-    },
-    /// A state's action begins.
-    RunStep {
-        run_id: String,
-        step: u32,
-        state: String,
-        tool: String,
-    },
-    /// A state's action ended.
-    RunStepFinished {
-        run_id: String,
-        step: u32,
-        state: String,
-        status: String,
-        elapsed_ms: f64,
-    },
-    RunTransition {
-        run_id: String,
-        from: String,
-        to: Option<String>,
-    },
-    /// The run waits for an answer to a `prompt` step.
-    RunWaiting {
-        run_id: String,
-        state: String,
-        prompt: String,
-    },
-    RunFinished {
-        run_id: String,
-        workflow: String,
-        final_state: String,
-        success: bool,
+        /// The line's `seq` in the run's journal (the `run_events` cursor).
+        journal_seq: u64,
+        #[serde(flatten)]
+        line: RunEvent,
     },
 }
 
 impl EngineEvent {
     /// The run the event is about, if any.
     pub fn run_id(&self) -> Option<&str> {
-        match self {
-            EngineEvent::RunStarted { run_id, .. }
-            | EngineEvent::RunStep { run_id, .. }
-            | EngineEvent::RunStepFinished { run_id, .. }
-            | EngineEvent::RunTransition { run_id, .. }
-            | EngineEvent::RunWaiting { run_id, .. }
-            | EngineEvent::RunFinished { run_id, .. } => Some(run_id),
+        match &self.change {
+            Change::Run { run_id, .. } => Some(run_id),
             _ => None,
         }
+    }
+
+    /// The session the event is about, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.change {
+            Change::SessionOpened { session } => Some(&session.session_id),
+            Change::SessionResized { session_id, .. }
+            | Change::SessionActivity { session_id, .. }
+            | Change::SessionInputRejected { session_id, .. }
+            | Change::SessionExited { session_id, .. }
+            | Change::SessionClosed { session_id } => Some(session_id),
+            _ => None,
+        }
+    }
+
+    /// The workflow the event is about, if it is a change of the folder.
+    pub fn workflow(&self) -> Option<&str> {
+        match &self.change {
+            Change::WorkflowAdded { name, .. }
+            | Change::WorkflowChanged { name, .. }
+            | Change::WorkflowRemoved { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Events kept for observers that fall behind; past that they get `Lagged`.
+const EVENT_BUFFER: usize = 4096;
+
+/// Numbers and publishes events. Its lock is held while a number is given and the event sent,
+/// and while a snapshot reads the number it holds at, so that numbers follow publication order
+/// and a snapshot's number is exact.
+#[derive(Debug)]
+pub struct EventHub {
+    sender: broadcast::Sender<EngineEvent>,
+    last: Mutex<u64>,
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        EventHub {
+            sender: broadcast::channel(EVENT_BUFFER).0,
+            last: Mutex::new(0),
+        }
+    }
+}
+
+impl EventHub {
+    pub fn publish(&self, actor: Actor, change: Change) -> u64 {
+        let mut last = self.lock();
+        *last += 1;
+        // No receiver is fine: nobody is watching yet.
+        let _ = self.sender.send(EngineEvent {
+            seq: *last,
+            at: super::journal::now(),
+            actor,
+            change,
+        });
+        *last
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.sender.subscribe()
+    }
+
+    /// Holds publication while `read` runs, and gives it the number of the last event
+    /// published: what a snapshot holds at.
+    pub fn at_rest<R>(&self, read: impl FnOnce(u64) -> R) -> R {
+        let last = self.lock();
+        read(*last)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, u64> {
+        self.last.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

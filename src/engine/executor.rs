@@ -5,17 +5,15 @@
 //! transition that holds is taken ([`super::transition::next_state`], a pure function).
 
 use super::contract::{self, MASK};
-use super::events::EngineEvent;
-use super::journal::{EventBody, JournalWriter, now};
+use super::events::{Actor, Change};
+use super::journal::{JournalEvent, JournalWriter, RunEvent, now};
 use super::result::{FinalState, RunResult};
 use super::runs::{ActiveRun, PendingPrompt, Phase};
 use super::secrets::Secrets;
 use super::transition::{self, Status, StepOutcome};
 use super::{Engine, EngineError};
 use crate::term::{CommandOutcome, Outcome};
-use crate::workflow::action::{
-    Action, CaptureGroup, ListSessionsParams, OpenTerminalParams, SetEnvParams,
-};
+use crate::workflow::action::{Action, CaptureGroup, ListSessionsParams, SetEnvParams};
 use crate::workflow::model::{Scalar, State, Workflow};
 use crate::workflow::rules;
 use indexmap::IndexMap;
@@ -39,8 +37,8 @@ const CONTRACT_TIMEOUT: f64 = 30.0;
 pub enum SessionChoice {
     /// An existing session (the seed's mode: an agent prepared it).
     Given(String),
-    /// A new one, closed at the end unless `keep`.
-    Fresh { keep: bool },
+    /// One opened for the run when it started, closed at the end unless `keep`.
+    Opened { id: String, keep: bool },
 }
 
 /// Everything a run needs, decided before it starts.
@@ -118,6 +116,8 @@ struct Exec<'a> {
     last_state: Option<String>,
     /// The run's secret values: masked in the journal, the log, errors and events.
     secrets: Secrets,
+    /// The state whose question is waiting for an answer, if one is.
+    asking: Option<String>,
 }
 
 /// Runs the plan to its end and returns the result; never panics on what the workflow or
@@ -127,7 +127,7 @@ pub(super) async fn execute(
     run: Arc<ActiveRun>,
     plan: RunPlan,
     journal: JournalWriter,
-) -> RunResult {
+) -> (RunResult, Option<JournalEvent>) {
     let clock = Instant::now();
     let wf = plan.workflow.clone();
     let mut exec = Exec {
@@ -139,13 +139,15 @@ pub(super) async fn execute(
         vars: IndexMap::new(),
         session: None,
         owned: Vec::new(),
-        keep: matches!(plan.session, SessionChoice::Fresh { keep: true }),
+        keep: matches!(plan.session, SessionChoice::Opened { keep: true, .. }),
         steps: 0,
         last_state: None,
         secrets: Secrets::default(),
+        asking: None,
     };
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
+    exec.withdraw_question("the run ended");
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),
         Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
@@ -160,12 +162,13 @@ pub(super) async fn execute(
     }
     if !keep {
         for id in std::mem::take(&mut exec.owned) {
-            let _ = engine.exit_terminal(&id).await;
+            let _ = engine.exit_terminal(&id, &exec.actor()).await;
         }
     }
     let success = final_state == FinalState::Completed;
     let duration_ms = clock.elapsed().as_secs_f64() * 1000.0;
-    exec.journal.append(EventBody::RunFinished {
+    // Published by the caller once the run's status is final.
+    let last = exec.journal.append(RunEvent::RunFinished {
         final_state: final_state.as_str().into(),
         success,
         states_executed: exec.steps,
@@ -181,7 +184,7 @@ pub(super) async fn execute(
         success,
         &finished_at,
     );
-    RunResult {
+    let result = RunResult {
         success,
         workflow_name: wf.name.clone(),
         session_id: exec.session.clone(),
@@ -198,10 +201,18 @@ pub(super) async fn execute(
         finished_at,
         duration_ms,
         journal_error: exec.journal.failure().map(str::to_string),
-    }
+    };
+    (result, Some(last))
 }
 
 impl Exec<'_> {
+    /// The run itself, as the actor of what its steps do.
+    fn actor(&self) -> Actor {
+        Actor::Run {
+            run_id: self.run.run_id.clone(),
+        }
+    }
+
     async fn run_all(&mut self, plan: &RunPlan) -> Result<IndexMap<String, String>, Stop> {
         let cancel = self.run.cancel.clone();
         let limit = self.wf.timeout_seconds.map(Duration::from_secs_f64);
@@ -260,20 +271,15 @@ impl Exec<'_> {
                     .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
                 self.session = Some(session.id().to_string());
             }
-            SessionChoice::Fresh { .. } => {
-                let params = OpenTerminalParams {
-                    command: self.engine.config().run_shell.clone(),
-                    ..OpenTerminalParams::default()
-                };
-                let session = self.engine.open_session(&params).map_err(|e| {
-                    Stop::new(
-                        FinalState::Error,
-                        format!("cannot open a terminal for the run: {e}"),
-                    )
-                })?;
-                // Owned from this instant, so a cancel during the wait below still closes it.
-                self.owned.push(session.id().to_string());
-                self.session = Some(session.id().to_string());
+            SessionChoice::Opened { id, .. } => {
+                // Owned from the start, so a cancel during the wait below still closes it.
+                self.owned.push(id.clone());
+                self.session = Some(id.clone());
+                let session = self
+                    .engine
+                    .terminals()
+                    .get(id)
+                    .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
                 Engine::wait_until_ready(&session).await;
             }
         }
@@ -334,7 +340,7 @@ impl Exec<'_> {
             ),
         };
         self.log.push(json!({"phase": "pre_execution_validation", "validation_result": detail, "timestamp": now()}));
-        self.journal.append(EventBody::ContractChecked {
+        self.record(RunEvent::ContractChecked {
             phase: "arguments".into(),
             valid,
             detail,
@@ -443,7 +449,7 @@ impl Exec<'_> {
             }
         };
         self.log.push(json!({"phase": "post_execution_validation", "validation_result": detail, "timestamp": now()}));
-        self.journal.append(EventBody::ContractChecked {
+        self.record(RunEvent::ContractChecked {
             phase: "return_values".into(),
             valid: checked.is_ok(),
             detail,
@@ -488,18 +494,11 @@ impl Exec<'_> {
                 s.current_state = Some(current.clone());
                 s.states_executed = step;
             });
-            let seq = self.journal.append(EventBody::StepStarted {
+            self.record(RunEvent::StepStarted {
                 step,
                 state: current.clone(),
                 tool: tool.into(),
                 params: params.clone(),
-            });
-            self.run.update(|s| s.last_event = seq);
-            self.engine.publish(EngineEvent::RunStep {
-                run_id: self.run.run_id.clone(),
-                step,
-                state: current.clone(),
-                tool: tool.into(),
             });
             let clock = Instant::now();
             let skip = match &state.when {
@@ -529,7 +528,7 @@ impl Exec<'_> {
                 "elapsed_ms": elapsed_ms,
                 "timestamp": now(),
             }));
-            let seq = self.journal.append(EventBody::StepFinished {
+            self.record(RunEvent::StepFinished {
                 step,
                 state: current.clone(),
                 tool: tool.into(),
@@ -537,14 +536,6 @@ impl Exec<'_> {
                 elapsed_ms,
                 output: shorten(&acted.outcome.observed, JOURNAL_OUTPUT),
                 error: acted.error.clone(),
-            });
-            self.run.update(|s| s.last_event = seq);
-            self.engine.publish(EngineEvent::RunStepFinished {
-                run_id: self.run.run_id.clone(),
-                step,
-                state: current.clone(),
-                status: status.into(),
-                elapsed_ms,
             });
             let taken = transition::next_state(state, &acted.outcome, &self.vars)
                 .map_err(|e| Stop::new(FinalState::Error, format!("state `{current}`: {e}")))?;
@@ -557,16 +548,10 @@ impl Exec<'_> {
                 "condition": taken.as_ref().map(|t| t.condition.clone()),
                 "timestamp": now(),
             }));
-            let seq = self.journal.append(EventBody::Transition {
+            self.record(RunEvent::Transition {
                 from: current.clone(),
                 to: to.clone(),
                 condition: taken.as_ref().map(|t| t.condition.clone()),
-            });
-            self.run.update(|s| s.last_event = seq);
-            self.engine.publish(EngineEvent::RunTransition {
-                run_id: self.run.run_id.clone(),
-                from: current.clone(),
-                to: to.clone(),
             });
             match to {
                 Some(next) => current = next,
@@ -583,20 +568,25 @@ impl Exec<'_> {
         match bound {
             // A little slack so that a wait bounded by the same timeout reports its own outcome.
             Some(limit) => {
-                match tokio::time::timeout(limit + Duration::from_millis(250), action).await {
+                let bounded =
+                    tokio::time::timeout(limit + Duration::from_millis(250), action).await;
+                match bounded {
                     Ok(acted) => acted,
-                    Err(_) => Acted {
-                        outcome: StepOutcome {
-                            status: Status::Timeout,
-                            observed: String::new(),
-                            validation: None,
-                        },
-                        result: json!({"timeout": true, "timeout_seconds": limit.as_secs_f64()}),
-                        error: Some(format!(
-                            "the state did not finish within {} s",
-                            limit.as_secs_f64()
-                        )),
-                    },
+                    Err(_) => {
+                        self.withdraw_question("the state's timeout_seconds ran out");
+                        Acted {
+                            outcome: StepOutcome {
+                                status: Status::Timeout,
+                                observed: String::new(),
+                                validation: None,
+                            },
+                            result: json!({"timeout": true, "timeout_seconds": limit.as_secs_f64()}),
+                            error: Some(format!(
+                                "the state did not finish within {} s",
+                                limit.as_secs_f64()
+                            )),
+                        }
+                    }
                 }
             }
             None => action.await,
@@ -614,7 +604,7 @@ impl Exec<'_> {
         };
         let sid = session.as_deref().unwrap_or_default();
         match action {
-            Action::OpenTerminal(p) => match engine.open_session(p) {
+            Action::OpenTerminal(p) => match engine.open_session(p, &self.actor()) {
                 Ok(session) => {
                     // The run continues in the new session and closes it at the end.
                     self.owned.push(session.id().to_string());
@@ -719,7 +709,7 @@ impl Exec<'_> {
                     .join("\n");
                 Acted::ok(list, observed)
             }
-            Action::ExitTerminal(_) => match engine.exit_terminal(sid).await {
+            Action::ExitTerminal(_) => match engine.exit_terminal(sid, &self.actor()).await {
                 Ok(closed) => {
                     self.owned.retain(|o| *o != closed.session_id);
                     if self.session.as_deref() == Some(closed.session_id.as_str()) {
@@ -742,24 +732,53 @@ impl Exec<'_> {
             prompt: question.to_string(),
             answer: tx,
         });
-        let seq = self.journal.append(EventBody::WaitingForInput {
-            state: state_name.to_string(),
-            prompt: question.to_string(),
-        });
+        self.asking = Some(state_name.to_string());
+        // The status first: whoever hears of the question can answer it at once.
         self.run.update(|s| {
             s.status = Phase::WaitingForInput;
             s.prompt = Some(question.to_string());
-            s.last_event = seq;
         });
-        self.engine.publish(EngineEvent::RunWaiting {
-            run_id: self.run.run_id.clone(),
+        self.record(RunEvent::WaitingForInput {
             state: state_name.to_string(),
             prompt: question.to_string(),
         });
         // Whether the answer comes or the wait is dropped (the state's timeout, a cancel), the
         // run stops waiting: the guard withdraws the question either way.
         let _withdraw = Withdraw(self.run);
-        rx.await.ok()
+        let answer = rx.await.ok();
+        if answer.is_none() {
+            self.withdraw_question("the run stopped waiting");
+        } else {
+            self.asking = None;
+        }
+        answer
+    }
+
+    /// Records that a question which was waiting is not any more (its state timed out, the
+    /// run was cancelled), so that whoever shows it takes it down.
+    fn withdraw_question(&mut self, reason: &str) {
+        if let Some(state) = self.asking.take() {
+            self.record(RunEvent::PromptWithdrawn {
+                state,
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    /// Journals an event of the run and publishes the line as written (secrets masked), once
+    /// the run's status shows it.
+    fn record(&mut self, body: RunEvent) -> u64 {
+        let line = self.journal.append(body);
+        self.run.update(|s| s.last_event = line.seq);
+        self.engine.publish(
+            self.actor(),
+            Change::Run {
+                run_id: self.run.run_id.clone(),
+                journal_seq: line.seq,
+                line: line.body,
+            },
+        );
+        line.seq
     }
 
     async fn prompt(
@@ -789,7 +808,7 @@ impl Exec<'_> {
                     .push("Answer again, then confirm with yes.".into());
             }
         }
-        self.journal.append(EventBody::Answered {
+        self.record(RunEvent::Answered {
             state: state_name.to_string(),
             valid: outcome.valid,
             issues: outcome.issues.clone(),

@@ -2,6 +2,7 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read.
 
+use super::events::Actor;
 use super::result::FinalState;
 use super::secrets::Secrets;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -22,20 +23,24 @@ pub struct JournalEvent {
     /// RFC 3339, UTC, milliseconds.
     pub at: String,
     #[serde(flatten)]
-    pub body: EventBody,
+    pub body: RunEvent,
 }
 
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum EventBody {
+pub enum RunEvent {
     RunStarted {
         run_id: String,
         workflow: String,
         version: Option<String>,
+        /// The session the run works in: given, or the one it opened.
         session_id: Option<String>,
         /// Input names and values, secrets masked.
         inputs: IndexMap<String, String>,
+        /// Who started it (absent in journals of older flowdeck versions).
+        #[serde(default)]
+        actor: Option<Actor>,
     },
     ContractChecked {
         /// `arguments` or `return_values`.
@@ -67,6 +72,11 @@ pub enum EventBody {
     WaitingForInput {
         state: String,
         prompt: String,
+    },
+    /// A question that was waiting is not any more: it timed out, or the run ended.
+    PromptWithdrawn {
+        state: String,
+        reason: String,
     },
     Answered {
         state: String,
@@ -115,19 +125,26 @@ fn live_marker(journal: &Path) -> PathBuf {
 impl JournalWriter {
     /// Appends an event and returns its sequence number. A failed write is logged and the run
     /// goes on: losing history is better than failing the work.
-    pub fn append(&mut self, body: EventBody) -> u64 {
+    /// Appends an event, secrets masked, and returns it as written (for the event stream).
+    /// A failed write is logged and recorded, and the run goes on: losing history is better
+    /// than failing the work.
+    pub fn append(&mut self, body: RunEvent) -> JournalEvent {
         self.seq += 1;
-        let event = JournalEvent {
+        let mut event = JournalEvent {
             seq: self.seq,
             at: now(),
             body,
         };
+        if !self.secrets.is_empty()
+            && let Ok(mut value) = serde_json::to_value(&event)
+        {
+            self.secrets.redact_value(&mut value);
+            if let Ok(redacted) = serde_json::from_value(value) {
+                event = redacted;
+            }
+        }
         if let Some(file) = &mut self.file {
-            let line = serde_json::to_value(&event).and_then(|mut value| {
-                self.secrets.redact_value(&mut value);
-                serde_json::to_string(&value)
-            });
-            match line {
+            match serde_json::to_string(&event) {
                 Ok(mut line) => {
                     line.push('\n');
                     // One write per line: a crash leaves at most the last line torn.
@@ -140,14 +157,14 @@ impl JournalWriter {
                             ));
                         }
                     }
-                    if matches!(event.body, EventBody::RunFinished { .. }) {
+                    if matches!(event.body, RunEvent::RunFinished { .. }) {
                         let _ = fs::remove_file(live_marker(&self.path));
                     }
                 }
                 Err(e) => tracing::warn!("journal event: {e}"),
             }
         }
-        self.seq
+        event
     }
 
     pub fn seq(&self) -> u64 {
@@ -258,6 +275,45 @@ impl Journal {
         }
     }
 
+    /// Goes on writing a run's journal after its writer was lost (the executor panicked):
+    /// numbering goes on from its last line, and the lock is taken again.
+    pub fn reopen(&self, run_id: &str) -> JournalWriter {
+        let path = self.path(run_id);
+        let seq = self
+            .read(run_id, 0, usize::MAX)
+            .ok()
+            .and_then(|events| events.last().map(|e| e.seq))
+            .unwrap_or(0);
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|file| {
+                file.lock()?;
+                Ok(file)
+            });
+        let (file, failure) = match file {
+            // After a torn line the next one must start on a line of its own.
+            Ok(mut file) => {
+                let _ = file.write_all(b"\n");
+                (Some(file), None)
+            }
+            Err(e) => (
+                None,
+                Some(format!(
+                    "the run journal {} could not be reopened: {e}",
+                    path.display()
+                )),
+            ),
+        };
+        JournalWriter {
+            file,
+            path,
+            seq,
+            secrets: Secrets::default(),
+            failure,
+        }
+    }
+
     /// Whether a run has a journal with a readable start (one without is damaged: no tool
     /// shows it, and purging removes it).
     pub fn exists(&self, run_id: &str) -> bool {
@@ -322,7 +378,7 @@ impl Journal {
         let mut steps = 0u32;
         for event in events {
             match event.body {
-                EventBody::RunStarted {
+                RunEvent::RunStarted {
                     run_id,
                     workflow,
                     session_id,
@@ -340,7 +396,7 @@ impl Journal {
                         feedback: Vec::new(),
                     });
                 }
-                EventBody::RunFinished {
+                RunEvent::RunFinished {
                     final_state,
                     success,
                     states_executed,
@@ -354,7 +410,7 @@ impl Journal {
                         s.duration_ms = Some(duration_ms);
                     }
                 }
-                EventBody::Feedback { score, text } => {
+                RunEvent::Feedback { score, text } => {
                     if let Some(s) = &mut summary {
                         s.feedback.push(Feedback {
                             score,
@@ -363,7 +419,7 @@ impl Journal {
                         });
                     }
                 }
-                EventBody::StepStarted { .. } => steps += 1,
+                RunEvent::StepStarted { .. } => steps += 1,
                 _ => {}
             }
         }
@@ -417,7 +473,7 @@ impl Journal {
         let event = JournalEvent {
             seq: last + 1,
             at: now(),
-            body: EventBody::Feedback { score, text },
+            body: RunEvent::Feedback { score, text },
         };
         let mut line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
         // After a torn line the new one must start on a line of its own.
@@ -456,14 +512,14 @@ impl Journal {
             let events = self.read(run_id, 0, usize::MAX).unwrap_or_default();
             if events
                 .iter()
-                .any(|e| matches!(e.body, EventBody::RunFinished { .. }))
+                .any(|e| matches!(e.body, RunEvent::RunFinished { .. }))
             {
                 let _ = fs::remove_file(entry.path());
                 continue;
             }
             let steps = events
                 .iter()
-                .filter(|e| matches!(e.body, EventBody::StepStarted { .. }))
+                .filter(|e| matches!(e.body, RunEvent::StepStarted { .. }))
                 .count();
             let duration_ms = match (events.first(), events.last()) {
                 (Some(first), Some(last)) => DateTime::parse_from_rfc3339(&last.at)
@@ -475,7 +531,7 @@ impl Journal {
             let event = JournalEvent {
                 seq: events.last().map_or(0, |e| e.seq) + 1,
                 at: now(),
-                body: EventBody::RunFinished {
+                body: RunEvent::RunFinished {
                     final_state: FinalState::Interrupted
                         .as_str()
                         .to_string(),
@@ -581,12 +637,13 @@ mod tests {
         let journal = Journal::new(dir.path().join("runs"));
         let id = new_run_id(Utc::now());
         let mut w = journal.create(&id);
-        w.append(EventBody::RunStarted {
+        w.append(RunEvent::RunStarted {
             run_id: id.clone(),
             workflow: "demo".into(),
             version: None,
             session_id: None,
             inputs: IndexMap::new(),
+            actor: None,
         });
         drop(w);
         let path = dir.path().join("runs").join(format!("{id}.jsonl"));
@@ -615,15 +672,16 @@ mod tests {
     fn started(journal: &Journal, workflow: &str) -> (String, JournalWriter) {
         let id = new_run_id(Utc::now());
         let mut w = journal.create(&id);
-        w.append(EventBody::RunStarted {
+        w.append(RunEvent::RunStarted {
             run_id: id.clone(),
             workflow: workflow.into(),
             version: None,
             session_id: None,
             inputs: IndexMap::new(),
+            actor: None,
         });
         for step in 1..=2 {
-            w.append(EventBody::StepStarted {
+            w.append(RunEvent::StepStarted {
                 step,
                 state: format!("s{step}"),
                 tool: "send_input".into(),
@@ -691,7 +749,7 @@ mod tests {
         assert_eq!(journal.recover_interrupted(), vec![dead.clone()]);
         let events = journal.read(&dead, 0, 100).unwrap();
         match &events.last().unwrap().body {
-            EventBody::RunFinished {
+            RunEvent::RunFinished {
                 final_state,
                 states_executed,
                 ..
@@ -724,7 +782,7 @@ mod tests {
             failure: None,
         };
         assert!(w.failure().is_none());
-        w.append(EventBody::Feedback {
+        w.append(RunEvent::Feedback {
             score: None,
             text: None,
         });

@@ -29,7 +29,7 @@ pub use error::EngineError;
 // name them through the engine, never by reaching into `term` or `store`.
 pub use crate::store::{Saved, Status as WorkflowStatus, StoreError};
 pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
-pub use events::EngineEvent;
+pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};
 pub use runs::{Phase, RunStatus};
 pub use runs_api::{RunRequest, StartedRun, WorkflowSource};
@@ -70,11 +70,19 @@ impl Default for EngineConfig {
     }
 }
 
+/// The engine's state at one point of its event stream.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Snapshot {
+    /// The number of the last event this state reflects.
+    pub seq: u64,
+    pub workflows: Vec<authoring::WorkflowSummary>,
+    pub sessions: Vec<SessionInfo>,
+    /// Runs in progress.
+    pub runs: Vec<RunStatus>,
+}
+
 /// How long shutdown waits for cancelled runs to journal how they ended.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Events kept for observers that fall behind.
-const EVENT_BUFFER: usize = 4096;
 
 /// The engine handle shared by the front ends.
 #[derive(Debug)]
@@ -86,7 +94,7 @@ pub struct Engine {
     runs: Runs,
     journal: Journal,
     metadata: Metadata,
-    events: broadcast::Sender<EngineEvent>,
+    events: Arc<events::EventHub>,
 }
 
 impl Engine {
@@ -98,7 +106,7 @@ impl Engine {
         } else {
             None
         };
-        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let events = Arc::new(events::EventHub::default());
         let meta_dir = store.root().join(crate::store::files::META_DIR);
         let engine = Arc::new(Engine {
             terminals: Terminals::new(config.terminals.clone()),
@@ -125,18 +133,25 @@ impl Engine {
             .name("engine-store-events".into())
             .spawn(move || {
                 for change in changes {
-                    let kind = match change.kind {
-                        crate::store::ChangeKind::Added => "added",
-                        crate::store::ChangeKind::Changed => "changed",
-                        crate::store::ChangeKind::Removed => "removed",
+                    let (name, file_name, version) =
+                        (change.name, change.file_name, change.version);
+                    let change = match change.kind {
+                        crate::store::ChangeKind::Added => Change::WorkflowAdded {
+                            name,
+                            file_name,
+                            version,
+                        },
+                        crate::store::ChangeKind::Changed => Change::WorkflowChanged {
+                            name,
+                            file_name,
+                            version,
+                        },
+                        crate::store::ChangeKind::Removed => {
+                            Change::WorkflowRemoved { name, file_name }
+                        }
                     };
-                    // No receiver is fine: nobody is watching yet.
-                    let _ = events.send(EngineEvent::WorkflowChanged {
-                        name: change.name,
-                        file_name: change.file_name,
-                        kind: kind.into(),
-                        version: change.version,
-                    });
+                    // The store does not know who wrote a file: an editor, an agent's save.
+                    events.publish(Actor::System, change);
                 }
             });
         if let Err(e) = spawned {
@@ -175,8 +190,20 @@ impl Engine {
         self.events.subscribe()
     }
 
-    pub(crate) fn publish(&self, event: EngineEvent) {
-        let _ = self.events.send(event);
+    /// Publishes a change, once the state it announces is visible. Returns its number.
+    pub(crate) fn publish(&self, actor: Actor, change: Change) -> u64 {
+        self.events.publish(actor, change)
+    }
+
+    /// The engine's state and the number of the last event it reflects: subscribe first,
+    /// then take a snapshot, then apply the events numbered above it.
+    pub fn snapshot(&self) -> Snapshot {
+        self.events.at_rest(|seq| Snapshot {
+            seq,
+            workflows: self.workflow_list().workflows,
+            sessions: self.terminals.list(),
+            runs: self.runs.list_active(),
+        })
     }
 
     /// Ends everything the engine started: runs are cancelled, sessions closed.

@@ -162,6 +162,12 @@ impl Runs {
         run.update(|s| s.session_id = session_id);
     }
 
+    /// Forgets a run that never got going (its session could not be opened); it is recorded
+    /// as finished by whoever ends it.
+    pub fn discard(&self, run_id: &str) {
+        self.active().remove(run_id);
+    }
+
     pub fn get(&self, run_id: &str) -> Option<Arc<ActiveRun>> {
         self.active().get(run_id).cloned()
     }

@@ -2,12 +2,15 @@
 //! paused prompt, and the history (list, events from a cursor, feedback, purge).
 
 use super::contract;
+use super::events::{Actor, Change};
 use super::executor::{self, RunPlan, SessionChoice};
-use super::journal::{self, EventBody, JournalEvent, RunSummary};
+use super::journal::{self, JournalEvent, RunEvent, RunSummary};
 use super::result::{FinalState, RunResult};
+use super::runs::ActiveRun;
 use super::runs::{Phase, RunStatus};
-use super::{Engine, EngineError, EngineEvent};
+use super::{Engine, EngineError};
 use crate::store::StoreError;
+use crate::workflow::action::OpenTerminalParams;
 use crate::workflow::model::Workflow;
 use crate::workflow::source::Format;
 use crate::workflow::validate::check_bytes;
@@ -39,6 +42,8 @@ pub struct RunRequest {
     pub inputs: IndexMap<String, String>,
     /// Keep the run's own session open at the end.
     pub keep_session: bool,
+    /// Who asks: recorded in the journal and on every event of the run.
+    pub actor: Actor,
 }
 
 /// A run that has started (or ended before its first state).
@@ -174,50 +179,154 @@ impl Engine {
             result: None,
         };
         let run = self.runs().start(status)?;
+        // A run's own session is opened now, so that the run starts with it (its first event
+        // names it) and owns it from the first instant.
+        let session = match request.session_id.clone() {
+            Some(id) => SessionChoice::Given(id),
+            None => {
+                let params = OpenTerminalParams {
+                    command: self.config().run_shell.clone(),
+                    ..OpenTerminalParams::default()
+                };
+                let actor = Actor::Run {
+                    run_id: run_id.clone(),
+                };
+                match self.open_session(&params, &actor) {
+                    Ok(opened) => {
+                        let id = opened.id().to_string();
+                        self.runs().set_session(&run, Some(id.clone()));
+                        request.session_id = Some(id.clone());
+                        SessionChoice::Opened {
+                            id,
+                            keep: request.keep_session,
+                        }
+                    }
+                    Err(e) => {
+                        self.runs().discard(&run_id);
+                        return Ok(self.ended_before_start(
+                            &run_id,
+                            &workflow.name,
+                            &request,
+                            FinalState::Error,
+                            format!("cannot open a terminal for the run: {e}"),
+                            started_at,
+                        ));
+                    }
+                }
+            }
+        };
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(&run_id);
-        let seq = writer.append(EventBody::RunStarted {
+        let line = writer.append(RunEvent::RunStarted {
             run_id: run_id.clone(),
             workflow: workflow.name.clone(),
             version: version.clone(),
             session_id: request.session_id.clone(),
             inputs: super::contract::masked(&workflow, &request.inputs),
+            actor: Some(request.actor.clone()),
         });
-        run.update(|s| s.last_event = seq);
-        self.publish(EngineEvent::RunStarted {
-            run_id: run_id.clone(),
-            workflow: workflow.name.clone(),
-            session_id: request.session_id.clone(),
-        });
+        run.update(|s| s.last_event = line.seq);
+        self.publish_run_line(&request.actor, &run_id, line);
+        // Closed here if the executor dies before it can close it itself.
+        let owned_session = match &session {
+            SessionChoice::Opened { id, keep: false } => Some(id.clone()),
+            _ => None,
+        };
         let plan = RunPlan {
             run_id: run_id.clone(),
             workflow,
             version,
             inputs: request.inputs,
-            session: match request.session_id {
-                Some(id) => SessionChoice::Given(id),
-                None => SessionChoice::Fresh {
-                    keep: request.keep_session,
-                },
-            },
+            session,
             started_at,
         };
         let receiver = run.status.subscribe();
         let engine = self.clone();
+        let actor = request.actor;
         tokio::spawn(async move {
-            let result = executor::execute(engine.clone(), run.clone(), plan, writer).await;
-            engine.publish(EngineEvent::RunFinished {
-                run_id: result.run_id.clone(),
-                workflow: result.workflow_name.clone(),
-                final_state: result.final_state.as_str().into(),
-                success: result.success,
-            });
+            // The executor runs in a task of its own: a panic in it ends the run as an error
+            // (its slot and session freed) instead of leaving it running forever.
+            let work = tokio::spawn(executor::execute(engine.clone(), run.clone(), plan, writer));
+            let (result, last) = match work.await {
+                Ok(done) => done,
+                Err(e) => engine.panicked_run(&run, owned_session, e).await,
+            };
             engine.runs().finish(&run, result);
+            if let Some(line) = last {
+                engine.publish_run_line(&actor, &run.run_id, line);
+            }
         });
         Ok(StartedRun {
             run_id,
             status: receiver,
         })
+    }
+
+    /// Publishes a run's journal line as an event, once the run's status shows it.
+    pub(super) fn publish_run_line(&self, actor: &Actor, run_id: &str, line: JournalEvent) {
+        self.publish(
+            actor.clone(),
+            Change::Run {
+                run_id: run_id.to_string(),
+                journal_seq: line.seq,
+                line: line.body,
+            },
+        );
+    }
+
+    /// The end of a run whose executor panicked: an error with the panic's message, its own
+    /// session closed, its journal ended.
+    async fn panicked_run(
+        &self,
+        run: &ActiveRun,
+        owned_session: Option<String>,
+        e: tokio::task::JoinError,
+    ) -> (RunResult, Option<JournalEvent>) {
+        let message = match e.try_into_panic() {
+            Ok(panic) => panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into()),
+            Err(e) => e.to_string(),
+        };
+        let error = format!("flowdeck failed inside this run (a bug): {message}");
+        tracing::error!("run {}: {error}", run.run_id);
+        let status = run.snapshot();
+        if let Some(id) = owned_session {
+            let _ = self.terminals().close(&id).await;
+        }
+        let mut writer = self.journal().reopen(&run.run_id);
+        let last = writer.append(RunEvent::RunFinished {
+            final_state: FinalState::Error.as_str().into(),
+            success: false,
+            states_executed: status.states_executed,
+            error: Some(error.clone()),
+            return_values: IndexMap::new(),
+            duration_ms: 0.0,
+        });
+        let at = journal::now();
+        let result = RunResult {
+            success: false,
+            workflow_name: status.workflow_name,
+            session_id: status.session_id,
+            final_state: FinalState::Error,
+            states_executed: status.states_executed,
+            workflow_signature: None,
+            execution_log: vec![
+                serde_json::json!({"phase": "error", "error": error, "timestamp": at}),
+            ],
+            error: Some(error),
+            run_id: run.run_id.clone(),
+            workflow_version: None,
+            return_values: IndexMap::new(),
+            last_state: status.current_state,
+            started_at: status.started_at,
+            finished_at: at,
+            duration_ms: 0.0,
+            journal_error: writer.failure().map(str::to_string),
+        };
+        (result, Some(last))
     }
 
     /// Starts a run and waits for its result.
@@ -305,14 +414,15 @@ impl Engine {
     ) -> StartedRun {
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(run_id);
-        writer.append(EventBody::RunStarted {
+        let first = writer.append(RunEvent::RunStarted {
             run_id: run_id.to_string(),
             workflow: name.to_string(),
             version: None,
             session_id: request.session_id.clone(),
             inputs: IndexMap::new(),
+            actor: Some(request.actor.clone()),
         });
-        let seq = writer.append(EventBody::RunFinished {
+        let last = writer.append(RunEvent::RunFinished {
             final_state: final_state.as_str().into(),
             success: false,
             states_executed: 0,
@@ -320,6 +430,7 @@ impl Engine {
             return_values: IndexMap::new(),
             duration_ms: 0.0,
         });
+        let seq = last.seq;
         let result = RunResult {
             success: false,
             workflow_name: name.to_string(),
@@ -353,6 +464,9 @@ impl Engine {
             result: Some(result),
         };
         self.runs().record_finished(status.clone());
+        for line in [first, last] {
+            self.publish_run_line(&request.actor, run_id, line);
+        }
         let (_, receiver) = watch::channel(status);
         StartedRun {
             run_id: run_id.to_string(),

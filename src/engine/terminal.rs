@@ -2,6 +2,7 @@
 //! out. This is where the manifest's vocabulary (keys, `since`, timeouts in seconds) is
 //! turned into the terminal layer's.
 
+use super::events::{Actor, Change};
 use super::{Engine, EngineError};
 use crate::term::{
     self, AwaitResult, AwaitSpec, Content, KeyPress, Named, OpenOptions, Program, SessionInfo,
@@ -167,11 +168,18 @@ fn since(mode: action::Since) -> term::Since {
     }
 }
 
+/// The shortest time between two activity events of one session: a frame at 120 Hz.
+const ACTIVITY_FRAME: Duration = Duration::from_millis(8);
+
 impl Engine {
     /// Opens a session and, for a shell, waits (briefly) for its first prompt, so that input
     /// sent next is not typed before the line editor is ready.
-    pub async fn open_terminal(&self, p: &OpenTerminalParams) -> Result<SessionInfo, EngineError> {
-        let session = self.open_session(p)?;
+    pub async fn open_terminal(
+        &self,
+        p: &OpenTerminalParams,
+        actor: &Actor,
+    ) -> Result<SessionInfo, EngineError> {
+        let session = self.open_session(p, actor)?;
         Self::wait_until_ready(&session).await;
         Ok(session.info())
     }
@@ -181,6 +189,7 @@ impl Engine {
     pub fn open_session(
         &self,
         p: &OpenTerminalParams,
+        actor: &Actor,
     ) -> Result<std::sync::Arc<crate::term::Session>, EngineError> {
         let program = match (&p.shell, &p.command) {
             (Some(_), Some(_)) => {
@@ -201,7 +210,53 @@ impl Engine {
             },
             name: p.name.clone(),
         };
-        Ok(self.terminals.open(options)?)
+        let session = self.terminals.open(options)?;
+        self.publish(
+            actor.clone(),
+            Change::SessionOpened {
+                session: session.info(),
+            },
+        );
+        self.follow_activity(&session);
+        Ok(session)
+    }
+
+    /// Publishes a session's output activity (at most one event per frame, however fast the
+    /// output) and its exit, for front ends that redraw it.
+    fn follow_activity(&self, session: &std::sync::Arc<crate::term::Session>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let hub = self.events.clone();
+        let id = session.id().to_string();
+        // Weak: the watcher must not keep a closed session alive.
+        let weak = std::sync::Arc::downgrade(session);
+        let mut activity = session.activity();
+        runtime.spawn(async move {
+            while activity.changed().await.is_ok() {
+                let now = *activity.borrow_and_update();
+                hub.publish(
+                    Actor::System,
+                    Change::SessionActivity {
+                        session_id: id.clone(),
+                        bytes: now.bytes,
+                    },
+                );
+                if now.exited {
+                    if let Some(exit) = weak.upgrade().and_then(|s| s.exit()) {
+                        hub.publish(
+                            Actor::System,
+                            Change::SessionExited {
+                                session_id: id.clone(),
+                                exit,
+                            },
+                        );
+                    }
+                    break;
+                }
+                tokio::time::sleep(ACTIVITY_FRAME).await;
+            }
+        });
     }
 
     /// Waits (at most 2 s) for a shell's first prompt.
@@ -357,9 +412,19 @@ impl Engine {
     }
 
     /// Closes a session and everything running in it.
-    pub async fn exit_terminal(&self, session: &str) -> Result<ClosedSession, EngineError> {
+    pub async fn exit_terminal(
+        &self,
+        session: &str,
+        actor: &Actor,
+    ) -> Result<ClosedSession, EngineError> {
         let id = self.terminals.get(session)?.id().to_string();
         let teardown = self.terminals.close(&id).await?;
+        self.publish(
+            actor.clone(),
+            Change::SessionClosed {
+                session_id: id.clone(),
+            },
+        );
         Ok(ClosedSession {
             session_id: id,
             teardown,
@@ -371,9 +436,18 @@ impl Engine {
         session: &str,
         cols: u16,
         rows: u16,
+        actor: &Actor,
     ) -> Result<Resized, EngineError> {
         let s = self.terminals.get(session)?;
         let size = s.resize(cols, rows)?;
+        self.publish(
+            actor.clone(),
+            Change::SessionResized {
+                session_id: s.id().to_string(),
+                cols: size.cols,
+                rows: size.rows,
+            },
+        );
         Ok(Resized {
             session_id: s.id().to_string(),
             cols: size.cols,

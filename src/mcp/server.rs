@@ -13,7 +13,7 @@ use super::tools::{self, CallContext, ToolDef, Toolset};
 
 use super::{McpOptions, prompts, resources};
 use crate::engine::runs_api::WorkflowSource;
-use crate::engine::{Engine, EngineEvent, RunRequest};
+use crate::engine::{Actor, Engine, RunRequest};
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -59,6 +59,8 @@ struct Inner {
     calls: AtomicU64,
     /// SEP-2663 tasks: runs started as tasks by clients that declared the extension.
     tasks: rmcp::task_manager::TaskManager,
+    /// This connection's name in actors: unique among the engine's connections.
+    connection: String,
 }
 
 impl std::fmt::Debug for FlowdeckServer {
@@ -99,6 +101,14 @@ impl FlowdeckServer {
                 forwarding: AtomicBool::new(false),
                 calls: AtomicU64::new(0),
                 tasks: rmcp::task_manager::TaskManager::new(),
+                connection: {
+                    static NEXT: AtomicU64 = AtomicU64::new(1);
+                    format!(
+                        "mcp-{}-{}",
+                        std::process::id(),
+                        NEXT.fetch_add(1, Ordering::Relaxed)
+                    )
+                },
             }),
         }
     }
@@ -141,6 +151,20 @@ impl FlowdeckServer {
     /// The engine, if it has been opened.
     pub fn engine_if_loaded(&self) -> Option<Arc<Engine>> {
         self.inner.loaded.get().map(|l| l.engine.clone())
+    }
+
+    /// The agent this connection serves: its client's name from `initialize` (or the 2026-era
+    /// request metadata), and the connection.
+    fn actor(&self, peer: &Peer<RoleServer>) -> Actor {
+        let client = peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or_else(|| "unnamed client".into());
+        Actor::Agent {
+            client: crate::workflow::names::sanitize(&client),
+            connection: self.inner.connection.clone(),
+        }
     }
 
     fn dynamic_enabled(&self) -> bool {
@@ -193,7 +217,8 @@ impl FlowdeckServer {
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
-                    Ok(EngineEvent::WorkflowChanged { name, .. }) => {
+                    Ok(event) if event.workflow().is_some() => {
+                        let name = event.workflow().unwrap_or_default().to_string();
                         let _ = peer.notify_tool_list_changed().await;
                         let _ = peer.notify_resource_list_changed().await;
                         for uri in server.updated_uris(&name) {
@@ -276,6 +301,7 @@ impl FlowdeckServer {
                     session_id,
                     inputs,
                     keep_session: false,
+                    actor: cx.actor.clone(),
                 };
                 tools::run(engine, request, wait, &cx).await
             }
@@ -391,6 +417,7 @@ impl ServerHandler for FlowdeckServer {
         let loaded = self.loaded().await?;
         let engine = loaded.engine.clone();
         let audited_args = Audit::redact(&engine, &name, &args);
+        let actor = self.actor(&context.peer);
         let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
         if runs_a_workflow
             && context
@@ -408,6 +435,7 @@ impl ServerHandler for FlowdeckServer {
                         let cx = CallContext {
                             cancel: tokio_util::sync::CancellationToken::new(),
                             progress: None,
+                            actor,
                         };
                         tokio::select! {
                             outcome = server.run_tool(engine, callable, task_name, args, cx) => Ok(to_result(outcome)),
@@ -441,6 +469,7 @@ impl ServerHandler for FlowdeckServer {
         let cx = CallContext {
             cancel: context.ct.clone(),
             progress,
+            actor,
         };
         let server = self.clone();
         let task_name = name.clone();
@@ -556,7 +585,8 @@ impl ServerHandler for FlowdeckServer {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 event = events.recv() => match event {
-                    Ok(EngineEvent::WorkflowChanged { name, .. }) => {
+                    Ok(event) if event.workflow().is_some() => {
+                        let name = event.workflow().unwrap_or_default().to_string();
                         let sink = context.sink();
                         if context.accepted().tools_list_changed == Some(true) {
                             let _ = sink.notify_tool_list_changed().await;

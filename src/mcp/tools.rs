@@ -13,8 +13,9 @@ use crate::engine::authoring::{
 };
 use crate::engine::runs_api::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
 use crate::engine::{
-    AwaitOutput, ClosedSession, CommandOutput, Engine, EngineEvent, Resized, RunRequest, RunResult,
-    RunStatus, Saved, ScreenContent, SentInput, SessionInfo, SessionList,
+    Actor, AwaitOutput, Change, ClosedSession, CommandOutput, Engine, EngineEvent, Resized,
+    RunEvent, RunRequest, RunResult, RunStatus, Saved, ScreenContent, SentInput, SessionInfo,
+    SessionList,
 };
 use crate::workflow::action::ToolName;
 use crate::workflow::plan::Plan;
@@ -533,6 +534,8 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// Reports progress (done, message) when the client asked for it.
     pub progress: Option<Box<dyn Fn(f64, String) + Send + Sync>>,
+    /// The agent making the call.
+    pub actor: Actor,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -540,6 +543,7 @@ impl std::fmt::Debug for CallContext {
         f.debug_struct("CallContext")
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress.is_some())
+            .field("actor", &self.actor)
             .finish()
     }
 }
@@ -575,7 +579,7 @@ pub async fn call(
     match name {
         "open_terminal" => {
             let a: OpenTerminalArgs = parse(name, args)?;
-            ok(e.open_terminal(&a.into()).await?)
+            ok(e.open_terminal(&a.into(), &cx.actor).await?)
         }
         "send_input" => {
             let (id, p) = parse::<SendInputArgs>(name, args)?.split();
@@ -592,7 +596,7 @@ pub async fn call(
         "list_terminal_sessions" => ok(e.list_terminal_sessions()),
         "exit_terminal" => {
             let a: SessionArgs = parse(name, args)?;
-            ok(e.exit_terminal(&a.session_id).await?)
+            ok(e.exit_terminal(&a.session_id, &cx.actor).await?)
         }
         "run_command" => {
             let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
@@ -609,7 +613,7 @@ pub async fn call(
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;
-            ok(e.resize_terminal(&a.session_id, a.cols, a.rows)?)
+            ok(e.resize_terminal(&a.session_id, a.cols, a.rows, &cx.actor)?)
         }
         "get_workflow_schema" => ok(WorkflowSchema {
             schema: crate::workflow::schema::workflow_schema().clone(),
@@ -687,6 +691,7 @@ pub async fn call(
                 session_id: a.session_id,
                 inputs,
                 keep_session: a.keep_session,
+                actor: cx.actor.clone(),
             };
             run(e, request, a.wait.unwrap_or(true), cx).await
         }
@@ -842,7 +847,7 @@ pub async fn run(
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
             }
             event = events.recv() => {
-                if let (Ok(EngineEvent::RunStep { run_id: id, state, tool, .. }), Some(progress)) = (&event, &cx.progress)
+                if let (Ok(EngineEvent { change: Change::Run { run_id: id, line: RunEvent::StepStarted { state, tool, .. }, .. }, .. }), Some(progress)) = (&event, &cx.progress)
                     && *id == run_id
                 {
                     step += 1.0;
