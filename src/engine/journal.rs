@@ -39,7 +39,6 @@ pub enum RunEvent {
         /// Input names and values, secrets masked.
         inputs: IndexMap<String, String>,
         /// Who started it (absent in journals of older flowdeck versions).
-        #[serde(default)]
         actor: Option<Actor>,
     },
     ContractChecked {
