@@ -667,3 +667,57 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineConfig;
+
+    #[tokio::test]
+    async fn a_panicking_run_ends_as_an_error_and_frees_its_slot_and_session() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        std::fs::write(
+            dir.path().join("buggy.yaml"),
+            "name: buggy\ndescription: Hits a bug.\ninitial_state: panic_for_the_test\nstates:\n  panic_for_the_test: { action: { tool: list_terminal_sessions } }\n",
+        )
+        .expect("the manifest");
+        let engine = Engine::open(
+            dir.path(),
+            EngineConfig {
+                max_runs: 1,
+                run_shell: Some(vec!["bash".into(), "--norc".into()]),
+                watch: false,
+                ..EngineConfig::default()
+            },
+        )
+        .expect("the engine");
+        let request = || RunRequest {
+            workflow: WorkflowSource::Name("buggy".into()),
+            session_id: None,
+            inputs: IndexMap::new(),
+            keep_session: false,
+            actor: Actor::Cli,
+        };
+        let result = tokio::time::timeout(Duration::from_secs(30), engine.run(request()))
+            .await
+            .expect("the run ended")
+            .expect("the run started");
+        assert_eq!(result.final_state, FinalState::Error);
+        let error = result.error.unwrap_or_default();
+        assert!(error.contains("a bug, injected by a test"), "{error}");
+        // Its session is closed and its slot free: the next run (limit 1) starts.
+        assert!(engine.terminals().is_empty());
+        let again = engine.start_run(request()).expect("the slot is free");
+        let events = engine
+            .run_events(&result.run_id, 0, 100, Duration::ZERO)
+            .await
+            .expect("its journal");
+        assert!(events.finished);
+        let last = events.events.last().map(|e| e.body.clone());
+        assert!(
+            matches!(&last, Some(RunEvent::RunFinished { final_state, .. }) if final_state == "error"),
+            "{last:?}"
+        );
+        again.finished().await;
+    }
+}
