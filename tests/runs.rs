@@ -12,6 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
 fn engine_in(dir: &Path, max_runs: usize) -> Arc<Engine> {
     Engine::open(
         dir,
@@ -155,13 +157,21 @@ async fn the_seed_build_project_runs_a_real_makefile() {
         2
     );
     // Its own session is closed at the end.
-    assert!(engine.terminals().is_empty());
+    assert!(engine.list_terminal_sessions().sessions.is_empty());
     // Journaled, listed, with metadata.
     let list = engine.run_list(Some("build_project"), 10);
     assert_eq!(list.runs.len(), 1);
     assert_eq!(list.runs[0].final_state.as_deref(), Some("completed"));
-    let meta = engine.metadata().get("build_project");
-    assert_eq!((meta.runs, meta.last_success), (1, Some(true)));
+    let listed = engine.workflow_list();
+    let entry = listed
+        .workflows
+        .iter()
+        .find(|w| w.name == "build_project")
+        .unwrap();
+    assert_eq!(
+        (entry.runs, entry.last_result.as_deref()),
+        (1, Some("completed"))
+    );
 }
 
 const CONTRACT: &str = r#"
@@ -306,7 +316,13 @@ async fn arguments_come_from_the_prepared_session_and_returns_must_be_set() {
     assert_final(&result, FinalState::Completed);
     assert_eq!(result.return_values["ECHOED"], "from the session");
     // A given session stays open.
-    assert!(engine.terminals().get(&session.session_id).is_ok());
+    assert!(
+        engine
+            .list_terminal_sessions()
+            .sessions
+            .iter()
+            .any(|s| s.session_id == session.session_id)
+    );
 
     let result = engine.run(request("forgetful", &[])).await.unwrap();
     assert_final(&result, FinalState::ReturnValidationFailed);
@@ -402,14 +418,20 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     // Now in `sleep 60`: cancel it.
     wait_for_state(&engine, &run_id, "work").await;
     let session = engine.run_status(&run_id).unwrap().session_id.unwrap();
-    let session_pid = engine.terminals().get(&session).unwrap().pid();
+    let session_pid = engine
+        .list_terminal_sessions()
+        .sessions
+        .iter()
+        .find(|s| s.session_id == session)
+        .unwrap()
+        .pid;
     let status = engine.cancel_run(&run_id).await.unwrap();
     assert_eq!(status.status, Phase::Finished);
     let result = started.finished().await;
     assert_final(&result, FinalState::Canceled);
     assert_eq!(result.states_executed, 3);
     // The run's own session and its `sleep` are gone.
-    assert!(engine.terminals().is_empty());
+    assert!(engine.list_terminal_sessions().sessions.is_empty());
     assert!(flowdeck::term::processes::proc_info(session_pid as i32).is_none());
     assert!(matches!(
         engine.answer_prompt(&run_id, "x".into()),
@@ -490,7 +512,7 @@ async fn one_run_per_session_and_a_global_limit() {
         assert_final(&run.finished().await, FinalState::Canceled);
     }
     engine.shutdown().await;
-    assert!(engine.terminals().is_empty());
+    assert!(engine.list_terminal_sessions().sessions.is_empty());
 }
 
 #[tokio::test]
@@ -577,17 +599,34 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
             .next_cursor;
     }
     let session_id = engine.run_status(&run_id).unwrap().session_id.unwrap();
-    let session = engine.terminals().get(&session_id).unwrap();
+    let shell = engine
+        .list_terminal_sessions()
+        .sessions
+        .iter()
+        .find(|s| s.session_id == session_id)
+        .unwrap()
+        .pid as i32;
     // Wait until `sleep` holds the terminal.
-    while session.require_shell_prompt().is_ok() {
-        tokio::task::yield_now().await;
-    }
+    common::wait_until(Duration::from_secs(30), "sleep in the session", || {
+        let sleeping = std::fs::read_dir("/proc").unwrap().any(|e| {
+            let pid = e.unwrap().file_name();
+            let pid = pid.to_str().and_then(|p| p.parse::<i32>().ok());
+            pid.and_then(flowdeck::term::processes::proc_info)
+                .is_some_and(|p| {
+                    p.ppid == shell
+                        && flowdeck::term::processes::program_name(p.pid).as_deref()
+                            == Some("sleep")
+                })
+        });
+        sleeping.then_some(())
+    });
     engine.cancel_run(&run_id).await.unwrap();
     assert_final(&started.finished().await, FinalState::Canceled);
     // The session stays (keep_session), and its shell is back at its prompt: sleep is gone.
-    assert!(
-        session.wait_for_prompt(Duration::from_secs(10)).await,
-        "the step's command still runs"
-    );
+    let back = tokio::time::timeout(Duration::from_secs(10), async {
+        while engine.shell_ready(&session_id).await.is_err() {}
+    })
+    .await;
+    assert!(back.is_ok(), "the step's command still runs");
     engine.shutdown().await;
 }

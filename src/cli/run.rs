@@ -2,11 +2,11 @@
 //! stdout. A thin front end over [`crate::engine`]: it starts the run, follows the engine's
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
 
-use crate::engine::Content;
 use crate::engine::{
     Actor, Change, Engine, EngineEvent, RunEvent, RunRequest, RunResult, WorkflowSource,
 };
 use crate::signals::Termination;
+use crate::workflow::action::GetScreenContentParams;
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
 use indexmap::IndexMap;
@@ -84,14 +84,15 @@ async fn follow(
 ) -> Result<RunResult> {
     let mut events = engine.subscribe();
     let mut input = StdinLines::new();
-    let started = engine.start_run(RunRequest {
+    // Followed: should this command stop following before the end, the run is cancelled.
+    let started = engine.follow_run(RunRequest {
         workflow: WorkflowSource::Name(args.name.clone()),
         session_id: None,
         inputs,
         keep_session: args.keep_session,
         actor: Actor::Cli,
     })?;
-    let run_id = started.run_id.clone();
+    let run_id = started.run_id().to_string();
     let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
     let finished = started.finished();
     tokio::pin!(finished);
@@ -323,13 +324,13 @@ fn print_result(
     }
     if args.keep_session
         && let Some(id) = &result.session_id
-        && let Ok(session) = engine.terminals().get(id)
+        && let Ok(screen) = engine.get_screen_content(id, &GetScreenContentParams::default())
     {
         writeln!(
             out,
             "--- session {id}, final screen (it ends when flowdeck exits) ---"
         )?;
-        writeln!(out, "{}", sanitize(&session.content(Content::Screen)))?;
+        writeln!(out, "{}", sanitize(&screen.content))?;
     }
     Ok(())
 }

@@ -379,7 +379,8 @@ impl Engine {
         }
     }
 
-    fn runnable(&self, name: &str) -> Result<Arc<Workflow>, EngineError> {
+    /// A workflow that can run now: valid, or broken with a last good version (which runs).
+    pub fn runnable(&self, name: &str) -> Result<Arc<Workflow>, EngineError> {
         Ok(self.store().runnable(name)?.0)
     }
 

@@ -32,7 +32,7 @@ pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};
 pub use runs::{Phase, RunStatus};
-pub use runs_api::{RunRequest, StartedRun, WorkflowSource};
+pub use runs_api::{FollowedRun, RunRequest, StartedRun, WorkflowSource};
 pub use terminal::{
     AwaitOutput, ClosedSession, CommandOutput, EnvValues, Resized, ScreenContent, SentInput,
     SessionList, SetEnvResult,
@@ -163,31 +163,40 @@ impl Engine {
         &self.config
     }
 
+    // The engine's parts are its own: front ends go through its methods and events, so that
+    // every caller gets the same rules (ownership, events, secrets, cancellation).
+
     /// The workflows folder.
-    pub fn store(&self) -> &Arc<Store> {
+    fn store(&self) -> &Arc<Store> {
         &self.store
     }
 
-    /// The terminal sessions (for front ends that draw them).
-    pub fn terminals(&self) -> &Terminals {
+    fn terminals(&self) -> &Terminals {
         &self.terminals
     }
 
-    pub(crate) fn runs(&self) -> &Runs {
+    fn runs(&self) -> &Runs {
         &self.runs
     }
 
-    pub fn journal(&self) -> &Journal {
+    fn journal(&self) -> &Journal {
         &self.journal
     }
 
-    pub fn metadata(&self) -> &Metadata {
+    fn metadata(&self) -> &Metadata {
         &self.metadata
     }
 
     /// Follows every engine event from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.events.subscribe()
+    }
+
+    /// flowdeck's own folder inside the workflows folder (`DIR/.flowdeck/`, owner-only, with a
+    /// `.gitignore` of `*`), created on first need: where front ends keep their files (the
+    /// MCP audit log).
+    pub fn state_dir(&self) -> Result<std::path::PathBuf, EngineError> {
+        Ok(self.store.meta_dir()?)
     }
 
     /// Publishes a change, once the state it announces is visible. Returns its number.

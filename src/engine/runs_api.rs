@@ -60,6 +60,10 @@ impl StartedRun {
 
     /// Waits for the run's result.
     pub async fn finished(mut self) -> RunResult {
+        self.wait().await
+    }
+
+    async fn wait(&mut self) -> RunResult {
         let ended = match self.status.wait_for(|s| s.result.is_some()).await {
             Ok(status) => status.result.clone(),
             Err(_) => None,
@@ -67,6 +71,43 @@ impl StartedRun {
         ended
             .or_else(|| self.status.borrow().result.clone())
             .unwrap_or_else(|| orphan_result(&self.run_id))
+    }
+}
+
+/// A run followed to its end by whoever started it: if they stop following before it ends
+/// (an agent's call cancelled, a person closing the view, the future dropped for any reason),
+/// the run is cancelled rather than left running unwatched.
+#[derive(Debug)]
+pub struct FollowedRun {
+    started: StartedRun,
+    engine: Arc<Engine>,
+    armed: bool,
+}
+
+impl FollowedRun {
+    pub fn run_id(&self) -> &str {
+        &self.started.run_id
+    }
+
+    /// Waits for the result; the run is no longer cancelled once it has one.
+    pub async fn finished(mut self) -> RunResult {
+        let result = self.started.wait().await;
+        self.armed = false;
+        result
+    }
+}
+
+impl Drop for FollowedRun {
+    fn drop(&mut self) {
+        if self.armed
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let engine = self.engine.clone();
+            let run_id = self.started.run_id.clone();
+            runtime.spawn(async move {
+                let _ = engine.cancel_run(&run_id).await;
+            });
+        }
     }
 }
 
@@ -327,6 +368,16 @@ impl Engine {
             journal_error: writer.failure().map(str::to_string),
         };
         (result, Some(last))
+    }
+
+    /// Starts a run that the caller follows to its end: dropping it before the end cancels
+    /// the run.
+    pub fn follow_run(self: &Arc<Self>, request: RunRequest) -> Result<FollowedRun, EngineError> {
+        Ok(FollowedRun {
+            started: self.start_run(request)?,
+            engine: self.clone(),
+            armed: true,
+        })
     }
 
     /// Starts a run and waits for its result.

@@ -171,6 +171,20 @@ fn since(mode: action::Since) -> term::Since {
 /// The shortest time between two activity events of one session: a frame at 120 Hz.
 const ACTIVITY_FRAME: Duration = Duration::from_millis(8);
 
+/// Interrupts a session's foreground job when dropped while armed.
+struct InterruptOnDrop(Option<std::sync::Arc<crate::term::Session>>);
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime
+                .spawn_blocking(move || session.interrupt_foreground(Duration::from_millis(500)));
+        }
+    }
+}
+
 impl Engine {
     /// Opens a session and, for a shell, waits (briefly) for its first prompt, so that input
     /// sent next is not typed before the line editor is ready.
@@ -186,7 +200,7 @@ impl Engine {
 
     /// Opens a session without waiting for it (callers that must record the session before
     /// anything can cancel them wait with [`Engine::wait_until_ready`] afterwards).
-    pub fn open_session(
+    pub(super) fn open_session(
         &self,
         p: &OpenTerminalParams,
         actor: &Actor,
@@ -352,7 +366,14 @@ impl Engine {
     ) -> Result<CommandOutput, EngineError> {
         let s = self.terminals.get(session)?;
         let (timeout, timeout_seconds, _) = wait_duration(p.timeout, state_timeout);
-        let result = term::shell::run_command(&s, &p.command, timeout).await?;
+        // Whoever stops waiting (an agent cancelling its call, a cancelled run, a person
+        // leaving) interrupts the command it typed, rather than leave it running. Armed only
+        // once the shell is ready, so it never hits a program the command did not start.
+        term::shell::ready_shell(&s, READY_WAIT).await?;
+        let mut armed = InterruptOnDrop(Some(s.clone()));
+        let result = term::shell::run_command(&s, &p.command, timeout).await;
+        armed.0 = None;
+        let result = result?;
         Ok(CommandOutput {
             session_id: s.id().to_string(),
             result,

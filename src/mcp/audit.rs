@@ -53,11 +53,7 @@ fn is_sensitive(key: &str) -> bool {
 
 impl Audit {
     pub fn new(engine: &Engine) -> Self {
-        let path = engine
-            .store()
-            .meta_dir()
-            .ok()
-            .map(|d| d.join("audit.jsonl"));
+        let path = engine.state_dir().ok().map(|d| d.join("audit.jsonl"));
         if path.is_none() {
             tracing::warn!(
                 "the audit log cannot be written (the workflows folder is not writable)"

@@ -57,7 +57,7 @@ pub fn tools(engine: &Engine, filters: &[String]) -> Vec<DynamicTool> {
                 return None;
             }
             // Only workflows that can run (valid now, or with a last good version).
-            let (workflow, _) = engine.store().runnable(&name).ok()?;
+            let workflow = engine.runnable(&name).ok()?;
             Some(DynamicTool {
                 tool_name,
                 description: describe(&workflow),

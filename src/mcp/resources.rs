@@ -2,8 +2,8 @@
 //! step action catalog, as `flowdeck://` URIs.
 
 use super::tools::step_tools;
-use crate::engine::Content;
 use crate::engine::Engine;
+use crate::workflow::action::GetScreenContentParams;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
 use std::time::Duration;
@@ -93,8 +93,10 @@ pub async fn read(engine: &Engine, uri: &str) -> Option<ResourceContents> {
     if let Some(rest) = uri.strip_prefix(SESSION_PREFIX)
         && let Some(id) = rest.strip_suffix("/screen")
     {
-        let session = engine.terminals().get(id).ok()?;
-        return text(session.content(Content::Screen));
+        let screen = engine
+            .get_screen_content(id, &GetScreenContentParams::default())
+            .ok()?;
+        return text(screen.content);
     }
     None
 }

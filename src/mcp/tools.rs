@@ -600,16 +600,7 @@ pub async fn call(
         }
         "run_command" => {
             let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
-            // A cancelled call interrupts the command it typed, rather than leave it running;
-            // armed only once the shell is ready, so it never hits a program it did not start.
-            e.shell_ready(&id).await?;
-            let mut guard = InterruptOnDrop {
-                engine: e.clone(),
-                session: Some(id.clone()),
-            };
-            let result = e.run_command(&id, &p, None).await;
-            guard.session = None;
-            ok(result?)
+            ok(e.run_command(&id, &p, None).await?)
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;
@@ -775,42 +766,6 @@ fn params_schema(schema: &Value, tool: ToolName) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// Interrupts a session's foreground job when the tool call that started it goes away.
-struct InterruptOnDrop {
-    engine: Arc<Engine>,
-    session: Option<String>,
-}
-
-impl Drop for InterruptOnDrop {
-    fn drop(&mut self) {
-        if let Some(id) = self.session.take()
-            && let Ok(session) = self.engine.terminals().get(&id)
-        {
-            tokio::task::spawn_blocking(move || {
-                session.interrupt_foreground(Duration::from_millis(500))
-            });
-        }
-    }
-}
-
-/// Cancels a run when the tool call following it goes away (the client cancelled the call,
-/// or the call's future was dropped for any other reason), unless it finished first.
-struct CancelOnDrop {
-    engine: Arc<Engine>,
-    run_id: Option<String>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(run_id) = self.run_id.take() {
-            let engine = self.engine.clone();
-            tokio::spawn(async move {
-                let _ = engine.cancel_run(&run_id).await;
-            });
-        }
-    }
-}
-
 /// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
 /// cancelled call cancels the run it started.
 pub async fn run(
@@ -819,30 +774,24 @@ pub async fn run(
     wait: bool,
     cx: &CallContext,
 ) -> Result<JsonObject, ToolError> {
-    let mut events = engine.subscribe();
-    let started = engine.start_run(request)?;
-    let run_id = started.run_id.clone();
     if !wait {
+        let started = engine.start_run(request)?;
         return ok(RunOutcome::Started(RunStarted {
             status: started.status(),
-            run_id,
+            run_id: started.run_id,
         }));
     }
-    let mut guard = CancelOnDrop {
-        engine: engine.clone(),
-        run_id: Some(run_id.clone()),
-    };
-    let finished = started.finished();
+    let mut events = engine.subscribe();
+    // Followed: if this call goes away before the end, the run is cancelled.
+    let followed = engine.follow_run(request)?;
+    let run_id = followed.run_id().to_string();
+    let finished = followed.finished();
     tokio::pin!(finished);
     let mut step = 0.0;
     loop {
         tokio::select! {
-            result = &mut finished => {
-                guard.run_id = None;
-                return ok(RunOutcome::Finished(result));
-            }
+            result = &mut finished => return ok(RunOutcome::Finished(result)),
             () = cx.cancel.cancelled() => {
-                guard.run_id = None;
                 let _ = engine.cancel_run(&run_id).await;
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
             }
