@@ -295,7 +295,7 @@ impl Exec<'_> {
             .or_else(|| self.session.clone())
             .ok_or_else(|| {
                 EngineError::InvalidParams(
-                    "the run has no terminal session (open one with open_terminal)".into(),
+                    "the run has no terminal session (an open_terminal step opens one)".into(),
                 )
             })
     }

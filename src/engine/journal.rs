@@ -224,6 +224,36 @@ impl Journal {
         self.dir.join(format!("{run_id}.jsonl"))
     }
 
+    /// A new run id whose journal file did not exist and now does (empty, until
+    /// [`Journal::create`]): created exclusively, so two runs never share a journal, in this
+    /// process or another. When the folder cannot be written the id is only likely unique.
+    pub fn reserve(&self, started: DateTime<Utc>) -> String {
+        let _ = fs::create_dir_all(&self.dir);
+        let mut id = new_run_id(started);
+        for attempt in 0..64 {
+            let created = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(self.path(&id));
+            match created {
+                Ok(_) => return id,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    id = new_run_id(started + chrono::Duration::microseconds(attempt + 1));
+                }
+                Err(_) => return id,
+            }
+        }
+        id
+    }
+
+    /// Gives back a reserved id whose run never started.
+    pub fn release(&self, run_id: &str) {
+        if is_run_id(run_id) && fs::metadata(self.path(run_id)).is_ok_and(|m| m.len() == 0) {
+            let _ = fs::remove_file(self.path(run_id));
+        }
+    }
+
     /// Starts a run's journal. When the folder cannot be written, the run still runs and the
     /// writer only counts.
     pub fn create(&self, run_id: &str) -> JournalWriter {
@@ -790,5 +820,20 @@ mod tests {
             "{:?}",
             w.failure()
         );
+    }
+
+    #[test]
+    fn run_ids_are_reserved_on_disk_and_never_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path().join("runs"));
+        let at = Utc::now();
+        let ids: std::collections::HashSet<String> =
+            (0..500).map(|_| journal.reserve(at)).collect();
+        // 500 runs in the same millisecond: 16 random bits would collide; the disk does not.
+        assert_eq!(ids.len(), 500);
+        let id = ids.iter().next().unwrap().clone();
+        assert!(journal.path(&id).is_file());
+        journal.release(&id);
+        assert!(!journal.path(&id).exists());
     }
 }

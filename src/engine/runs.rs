@@ -86,7 +86,7 @@ impl ActiveRun {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StartError {
     #[error(
-        "session `{session_id}` is already running run {run_id} ({workflow}); wait for it or cancel it with workflow_cancel"
+        "session `{session_id}` is already running run {run_id} ({workflow}); wait for it to finish, or cancel it"
     )]
     SessionBusy {
         session_id: String,

@@ -181,7 +181,8 @@ impl Engine {
             }
         }
         let started = Utc::now();
-        let run_id = journal::new_run_id(started);
+        // Reserved on disk: no other run, here or in another flowdeck, can have this id.
+        let run_id = self.journal().reserve(started);
         let started_at = journal::now();
         let requested_name = match &request.workflow {
             WorkflowSource::Name(n) => n.clone(),
@@ -205,7 +206,13 @@ impl Engine {
         // becomes the session's id, so that one run per session holds whichever was given.
         let mut request = request;
         if let Some(session) = &request.session_id {
-            request.session_id = Some(self.terminals().get(session)?.id().to_string());
+            match self.terminals().get(session) {
+                Ok(found) => request.session_id = Some(found.id().to_string()),
+                Err(e) => {
+                    self.journal().release(&run_id);
+                    return Err(e.into());
+                }
+            }
         }
         let status = RunStatus {
             run_id: run_id.clone(),
@@ -219,7 +226,13 @@ impl Engine {
             last_event: 0,
             result: None,
         };
-        let run = self.runs().start(status)?;
+        let run = match self.runs().start(status) {
+            Ok(run) => run,
+            Err(e) => {
+                self.journal().release(&run_id);
+                return Err(e.into());
+            }
+        };
         // A run's own session is opened now, so that the run starts with it (its first event
         // names it) and owns it from the first instant.
         let session = match request.session_id.clone() {
@@ -426,7 +439,7 @@ impl Engine {
                     StoreError::NotFound(_) => (
                         FinalState::WorkflowNotFound,
                         format!(
-                            "workflow {} not found (workflow_list shows the workflows)",
+                            "workflow {} not found (list the workflows to see their names)",
                             crate::workflow::names::display_safe(name)
                         ),
                     ),

@@ -7,7 +7,7 @@ use thiserror::Error;
 pub enum TermError {
     #[error("no terminal session `{0}` (list_terminal_sessions shows the open ones)")]
     NotFound(String),
-    #[error("{open} terminal sessions are open, the limit is {max}; close one with exit_terminal")]
+    #[error("{open} terminal sessions are open, the limit is {max}; close one first")]
     TooManySessions { open: usize, max: usize },
     #[error("session name `{0}` is not allowed: use 1 to 64 letters, digits, `_`, `.` or `-`")]
     InvalidName(String),
