@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::Mutex;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -206,14 +208,76 @@ pub struct Feedback {
 }
 
 /// The folder of run journals.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Journal {
     dir: PathBuf,
+    /// Each run's workflow, which never changes: how `list` filters thousands of runs
+    /// without reading their journals. Kept in `runs/.index` across restarts; a run missing
+    /// from it is learned from its journal's first line.
+    names: Mutex<Option<HashMap<String, String>>>,
 }
+
+/// The file that keeps each run's workflow (`run_id<TAB>workflow` lines).
+const INDEX: &str = ".index";
 
 impl Journal {
     pub fn new(dir: PathBuf) -> Self {
-        Journal { dir }
+        Journal {
+            dir,
+            names: Mutex::new(None),
+        }
+    }
+
+    /// The workflow a run ran, from the index or its journal's first line.
+    fn workflow_of(&self, run_id: &str) -> Option<String> {
+        let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        let names = names.get_or_insert_with(|| self.load_index());
+        if let Some(name) = names.get(run_id) {
+            return Some(name.clone());
+        }
+        let name = self.first_line_workflow(run_id)?;
+        names.insert(run_id.to_string(), name.clone());
+        self.remember(run_id, &name);
+        Some(name)
+    }
+
+    fn load_index(&self) -> HashMap<String, String> {
+        let Ok(text) = fs::read_to_string(self.dir.join(INDEX)) else {
+            return HashMap::new();
+        };
+        text.lines()
+            .filter_map(|line| {
+                let (id, name) = line.split_once('\t')?;
+                is_run_id(id).then(|| (id.to_string(), name.to_string()))
+            })
+            .collect()
+    }
+
+    fn remember(&self, run_id: &str, workflow: &str) {
+        let appended = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(self.dir.join(INDEX))
+            .and_then(|mut f| f.write_all(format!("{run_id}\t{workflow}\n").as_bytes()));
+        if let Err(e) = appended {
+            tracing::debug!("run index: {e}");
+        }
+    }
+
+    /// The workflow named by a journal's first line (its `run_started`), read alone.
+    fn first_line_workflow(&self, run_id: &str) -> Option<String> {
+        use std::io::BufRead;
+        let file = File::open(self.path(run_id)).ok()?;
+        let mut line = Vec::new();
+        std::io::BufReader::new(file)
+            .take(1 << 20)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        match serde_json::from_slice::<JournalEvent>(line.trim_ascii_end()).ok()?.body {
+            RunEvent::RunStarted { workflow, .. } => Some(workflow),
+            _ => None,
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -479,12 +543,22 @@ impl Journal {
         };
         // Run ids start with the start time in milliseconds, fixed width: newest last.
         ids.sort();
-        ids.into_iter()
-            .rev()
-            .filter_map(|id| self.summary(&id))
-            .filter(|s| workflow.is_none_or(|w| s.workflow == w))
-            .take(limit)
-            .collect()
+        let mut runs = Vec::new();
+        for id in ids.into_iter().rev() {
+            if runs.len() >= limit {
+                break;
+            }
+            // Only the runs listed are read whole.
+            if let Some(w) = workflow
+                && self.workflow_of(&id).as_deref() != Some(w)
+            {
+                continue;
+            }
+            if let Some(summary) = self.summary(&id) {
+                runs.push(summary);
+            }
+        }
+        runs
     }
 
     /// Appends feedback to a finished or running run.
