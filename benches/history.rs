@@ -46,9 +46,17 @@ fn main() {
     let runs = dir.path().join(".flowdeck/runs");
     std::fs::create_dir_all(&runs).unwrap();
     for i in 0..RUNS {
-        let run_id = format!("r{:013}-{:04x}", 1_700_000_000_000u64 + i as u64, i % 0x10000);
+        let run_id = format!(
+            "r{:013}-{:04x}",
+            1_700_000_000_000u64 + i as u64,
+            i % 0x10000
+        );
         let workflow = if i % 167 == 0 { "rare" } else { "common" };
-        std::fs::write(runs.join(format!("{run_id}.jsonl")), journal(&run_id, workflow)).unwrap();
+        std::fs::write(
+            runs.join(format!("{run_id}.jsonl")),
+            journal(&run_id, workflow),
+        )
+        .unwrap();
     }
     let open = || {
         Engine::open(
@@ -62,7 +70,10 @@ fn main() {
     };
 
     // A fresh engine, before and after the index exists.
-    for label in ["first call, no index yet", "first call of a new engine, with the index"] {
+    for label in [
+        "first call, no index yet",
+        "first call of a new engine, with the index",
+    ] {
         let engine = open();
         let start = Instant::now();
         let listed = engine.run_list(Some("rare"), 50);

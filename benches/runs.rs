@@ -114,7 +114,7 @@ fn main() {
                 )
                 .unwrap();
                 engine
-                    .set_env(&session.session_id, &params, None)
+                    .set_env(&session.session_id, &params, None, &Actor::Cli)
                     .await
                     .unwrap();
             }

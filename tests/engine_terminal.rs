@@ -59,6 +59,7 @@ async fn a_step_sequence_through_the_engine() {
         &params::<SendInputParams>(
             json!({"keys": [{"text": "echo hi-$((1+1))"}, {"key": "enter"}]}),
         ),
+        &Actor::Cli,
     )
     .unwrap();
     let out = e
@@ -99,11 +100,17 @@ async fn a_step_sequence_through_the_engine() {
         &id,
         &params::<SetEnvParams>(json!({"vars": {"TARGET": "it's $(x)", "COUNT": 3, "ON": true}})),
         None,
+        &Actor::Cli,
     )
     .await
     .unwrap();
     let values = e
-        .read_env(&id, &["TARGET", "COUNT", "ON", "MISSING"], None)
+        .read_env(
+            &id,
+            &["TARGET", "COUNT", "ON", "MISSING"],
+            None,
+            &Actor::Cli,
+        )
         .await
         .unwrap();
     assert_eq!(values.values["TARGET"].as_deref(), Some("it's $(x)"));
@@ -118,6 +125,7 @@ async fn a_step_sequence_through_the_engine() {
                 json!({"command": "echo $TARGET; exit_code=4; (exit $exit_code)"}),
             ),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();
@@ -154,7 +162,11 @@ async fn a_step_sequence_through_the_engine() {
     assert_eq!(closed.session_id, id);
     assert_eq!(closed.teardown.survivors, 0);
     assert!(e.list_terminal_sessions().sessions.is_empty());
-    let gone = e.send_input(&id, &params::<SendInputParams>(json!({"input_text": "x"})));
+    let gone = e.send_input(
+        &id,
+        &params::<SendInputParams>(json!({"input_text": "x"})),
+        &Actor::Cli,
+    );
     assert_eq!(gone.unwrap_err().code(), "session_not_found");
 }
 

@@ -361,3 +361,64 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
     assert_eq!(truth.sessions.len(), 6, "{truth:?}");
     assert!(truth.runs.is_empty());
 }
+
+#[tokio::test]
+async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("waits.yaml"),
+        "name: waits\ndescription: Waits.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } } }\n",
+    )
+    .unwrap();
+    let e = engine(dir.path());
+    let mut events = e.subscribe();
+    let run = e
+        .start_run(RunRequest {
+            workflow: WorkflowSource::Name("waits".into()),
+            session_id: None,
+            inputs: Default::default(),
+            keep_session: true,
+            actor: Actor::Cli,
+        })
+        .unwrap();
+    let session = loop {
+        let event = next(&mut events).await;
+        if let Change::Run {
+            line: RunEvent::StepStarted { .. },
+            ..
+        } = event.change
+        {
+            break e.run_status(&run.run_id).unwrap().session_id.unwrap();
+        }
+    };
+    let typed: flowdeck::workflow::action::SendInputParams =
+        serde_json::from_value(serde_json::json!({"input_text": "echo intruder\n"})).unwrap();
+    let refused = e.send_input(&session, &typed, &agent()).unwrap_err();
+    assert_eq!(refused.code(), "session_busy");
+    let message = refused.to_string();
+    assert!(
+        message.contains(&run.run_id) && message.contains("cancel"),
+        "{message}"
+    );
+    // The attempt is an event, by whoever tried.
+    let rejected = next(&mut events).await;
+    assert_eq!(rejected.actor, agent());
+    assert!(
+        matches!(&rejected.change, Change::SessionInputRejected { session_id, .. } if *session_id == session)
+    );
+    // Commands and reads type into the session too.
+    let command: flowdeck::workflow::action::RunCommandParams =
+        serde_json::from_value(serde_json::json!({"command": "true"})).unwrap();
+    assert_eq!(
+        e.run_command(&session, &command, None, &Actor::Person)
+            .await
+            .unwrap_err()
+            .code(),
+        "session_busy"
+    );
+    // Once the run has ended, the session (kept) takes anyone's input again.
+    e.cancel_run(&run.run_id).await.unwrap();
+    run.finished().await;
+    e.send_input(&session, &typed, &agent()).unwrap();
+    e.shutdown().await;
+}

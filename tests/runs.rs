@@ -307,6 +307,7 @@ async fn arguments_come_from_the_prepared_session_and_returns_must_be_set() {
             )
             .unwrap(),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();

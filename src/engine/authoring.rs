@@ -3,6 +3,7 @@
 //! Writes go through the store (atomic, version-checked); nothing here runs a terminal.
 
 use super::contract::{self, MASK};
+use super::events::Actor;
 use super::{Engine, EngineError};
 use crate::store::{SaveRequest, Saved, Status};
 use crate::workflow::action::Action;
@@ -418,6 +419,7 @@ impl Engine {
         name: &str,
         inputs: &IndexMap<String, String>,
         session_id: Option<&str>,
+        actor: &Actor,
     ) -> Result<InputResolution, EngineError> {
         let wf = self.runnable(name)?;
         let missing: Vec<&str> = wf
@@ -427,7 +429,9 @@ impl Engine {
             .map(String::as_str)
             .collect();
         let session_values = match session_id {
-            Some(id) if !missing.is_empty() => self.read_env(id, &missing, None).await?.values,
+            Some(id) if !missing.is_empty() => {
+                self.read_env(id, &missing, None, actor).await?.values
+            }
             _ => IndexMap::new(),
         };
         Ok(

@@ -30,6 +30,14 @@ pub enum EngineError {
     #[error("workflow `{workflow}` has no step {step}")]
     StepNotFound { workflow: String, step: String },
     #[error(
+        "session {session_id} is in use by run {run_id} ({workflow}): its input belongs to the run until the run ends; wait for it to finish, or cancel it"
+    )]
+    InputOwned {
+        session_id: String,
+        run_id: String,
+        workflow: String,
+    },
+    #[error(
         "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"
     )]
     WorkflowRunning {
@@ -54,6 +62,7 @@ impl EngineError {
             EngineError::NoPrompt(_) => "no_prompt",
             EngineError::StepNotFound { .. } => "step_not_found",
             EngineError::WorkflowRunning { .. } => "workflow_running",
+            EngineError::InputOwned { .. } => "session_busy",
         }
     }
 }

@@ -363,7 +363,7 @@ impl Exec<'_> {
                     .collect(),
             };
             self.engine
-                .set_env(&id, &params, Some(CONTRACT_TIMEOUT))
+                .set_env(&id, &params, Some(CONTRACT_TIMEOUT), &self.actor())
                 .await
                 .map_err(|e| {
                     Stop::new(
@@ -405,7 +405,7 @@ impl Exec<'_> {
         };
         match self
             .engine
-            .read_env(id, names, Some(CONTRACT_TIMEOUT))
+            .read_env(id, names, Some(CONTRACT_TIMEOUT), &self.actor())
             .await
         {
             Ok(values) => values.values,
@@ -600,6 +600,7 @@ impl Exec<'_> {
 
     async fn action(&mut self, state_name: &str, action: &Action, timeout: Option<f64>) -> Acted {
         let engine = self.engine;
+        let actor = self.actor();
         let session = match action {
             Action::OpenTerminal(_) | Action::ListTerminalSessions(_) | Action::Prompt(_) => None,
             other => match self.session_id(other.session_id()) {
@@ -622,7 +623,7 @@ impl Exec<'_> {
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::SendInput(p) => match engine.send_input(sid, p) {
+            Action::SendInput(p) => match engine.send_input(sid, p, &actor) {
                 Ok(sent) => {
                     let screen = engine
                         .terminals()
@@ -670,7 +671,7 @@ impl Exec<'_> {
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::RunCommand(p) => match engine.run_command(sid, p, timeout).await {
+            Action::RunCommand(p) => match engine.run_command(sid, p, timeout, &actor).await {
                 Ok(out) => {
                     let status = match (out.result.outcome, out.result.exit_code) {
                         (CommandOutcome::Completed, Some(0)) => Status::Success,
@@ -695,7 +696,7 @@ impl Exec<'_> {
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::SetEnv(p) => match engine.set_env(sid, p, timeout).await {
+            Action::SetEnv(p) => match engine.set_env(sid, p, timeout, &actor).await {
                 Ok(done) => {
                     for (k, v) in &p.vars {
                         self.vars.insert(k.clone(), v.to_string());
@@ -857,7 +858,7 @@ impl Exec<'_> {
             };
             if let Err(e) = self
                 .engine
-                .set_env(session, &params, Some(CONTRACT_TIMEOUT))
+                .set_env(session, &params, Some(CONTRACT_TIMEOUT), &self.actor())
                 .await
             {
                 tracing::debug!("captured values not exported: {e}");

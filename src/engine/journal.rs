@@ -10,12 +10,12 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fs::{self, File, OpenOptions};
 use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::sync::Mutex;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -274,7 +274,10 @@ impl Journal {
             .take(1 << 20)
             .read_until(b'\n', &mut line)
             .ok()?;
-        match serde_json::from_slice::<JournalEvent>(line.trim_ascii_end()).ok()?.body {
+        match serde_json::from_slice::<JournalEvent>(line.trim_ascii_end())
+            .ok()?
+            .body
+        {
             RunEvent::RunStarted { workflow, .. } => Some(workflow),
             _ => None,
         }

@@ -280,8 +280,14 @@ impl Engine {
         }
     }
 
-    pub fn send_input(&self, session: &str, p: &SendInputParams) -> Result<SentInput, EngineError> {
+    pub fn send_input(
+        &self,
+        session: &str,
+        p: &SendInputParams,
+        actor: &Actor,
+    ) -> Result<SentInput, EngineError> {
         let s = self.terminals.get(session)?;
+        self.claim_input(&s, actor)?;
         let bytes = match (&p.input_text, &p.keys) {
             (Some(text), None) => s.send_text(text)?,
             (None, Some(keys)) => {
@@ -363,8 +369,10 @@ impl Engine {
         session: &str,
         p: &RunCommandParams,
         state_timeout: Option<f64>,
+        actor: &Actor,
     ) -> Result<CommandOutput, EngineError> {
         let s = self.terminals.get(session)?;
+        self.claim_input(&s, actor)?;
         let (timeout, timeout_seconds, _) = wait_duration(p.timeout, state_timeout);
         // Whoever stops waiting (an agent cancelling its call, a cancelled run, a person
         // leaving) interrupts the command it typed, rather than leave it running. Armed only
@@ -395,8 +403,10 @@ impl Engine {
         session: &str,
         p: &SetEnvParams,
         state_timeout: Option<f64>,
+        actor: &Actor,
     ) -> Result<SetEnvResult, EngineError> {
         let s = self.terminals.get(session)?;
+        self.claim_input(&s, actor)?;
         let (timeout, _, _) = wait_duration(None, state_timeout);
         let vars: Vec<(String, String)> = p
             .vars
@@ -416,14 +426,50 @@ impl Engine {
         session: &str,
         names: &[&str],
         timeout: Option<f64>,
+        actor: &Actor,
     ) -> Result<EnvValues, EngineError> {
         let s = self.terminals.get(session)?;
+        // Reading types a command, so it is input like any other.
+        self.claim_input(&s, actor)?;
         let (timeout, _, _) = wait_duration(timeout, None);
         let values = term::shell::read_env(&s, names, timeout).await?;
         Ok(EnvValues {
             session_id: s.id().to_string(),
             values,
         })
+    }
+
+    /// A session used by a run in progress belongs to that run: input from anyone else would
+    /// change what the run's step waits for. Refused with a clear, retryable error, and an
+    /// event so that front ends can show the attempt.
+    fn claim_input(
+        &self,
+        session: &crate::term::Session,
+        actor: &Actor,
+    ) -> Result<(), EngineError> {
+        let Some(run) = self.runs().running_in_session(session.id()) else {
+            return Ok(());
+        };
+        if *actor
+            == (Actor::Run {
+                run_id: run.run_id.clone(),
+            })
+        {
+            return Ok(());
+        }
+        let error = EngineError::InputOwned {
+            session_id: session.id().to_string(),
+            run_id: run.run_id,
+            workflow: run.workflow_name,
+        };
+        self.publish(
+            actor.clone(),
+            Change::SessionInputRejected {
+                session_id: session.id().to_string(),
+                reason: error.to_string(),
+            },
+        );
+        Err(error)
     }
 
     pub fn list_terminal_sessions(&self) -> SessionList {

@@ -134,6 +134,11 @@ impl From<EngineError> for ToolError {
                 .with("workflow", workflow)
                 .with("step", step)
                 .suggest("Use workflow_step_plan to see the workflow's steps."),
+            EngineError::InputOwned { session_id, run_id, .. } => ToolError::new("SESSION_BUSY", -32005, "conflict", message)
+                .with("session_id", session_id)
+                .with("run_id", run_id)
+                .retryable()
+                .suggest("Wait for the run to finish (run_status, or run_events with the cursor), or cancel it with workflow_cancel, then send the input again."),
             EngineError::WorkflowRunning { workflow, run_id, .. } => ToolError::new("WORKFLOW_RUNNING", -32005, "conflict", message)
                 .with("workflow", workflow)
                 .with("run_id", run_id)

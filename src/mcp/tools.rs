@@ -583,7 +583,7 @@ pub async fn call(
         }
         "send_input" => {
             let (id, p) = parse::<SendInputArgs>(name, args)?.split();
-            ok(e.send_input(&id, &p)?)
+            ok(e.send_input(&id, &p, &cx.actor)?)
         }
         "get_screen_content" => {
             let (id, p) = parse::<ScreenArgs>(name, args)?.split();
@@ -600,7 +600,7 @@ pub async fn call(
         }
         "run_command" => {
             let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
-            ok(e.run_command(&id, &p, None).await?)
+            ok(e.run_command(&id, &p, None, &cx.actor).await?)
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;
@@ -652,7 +652,7 @@ pub async fn call(
             let inputs =
                 inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
             ok(
-                e.workflow_resolve_inputs(&a.name, &inputs, a.session_id.as_deref())
+                e.workflow_resolve_inputs(&a.name, &inputs, a.session_id.as_deref(), &cx.actor)
                     .await?,
             )
         }
