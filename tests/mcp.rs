@@ -641,13 +641,16 @@ async fn cancelling_a_wait_and_a_run_stops_what_they_started() {
         tokio::task::yield_now().await;
     };
     handle.cancel(Some("test".into())).await.unwrap();
-    let history = loop {
-        let history = ok(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
-        if history["active"].as_array().unwrap().is_empty() {
-            break history;
+    let history = common::within(LONG, "the cancelled run to leave the active list", async {
+        loop {
+            let history = ok(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
+            if history["active"].as_array().unwrap().is_empty() {
+                break history;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    })
+    .await;
     assert_eq!(history["runs"][0]["final_state"], "canceled");
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     assert!(status.is_empty(), "the run's shell survived: {status}");
@@ -773,17 +776,20 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
         panic!("expected a task, got {response:?}")
     };
     let task_id = created.task.task_id.clone();
-    let done = loop {
-        let info = client
-            .peer()
-            .get_task(GetTaskParams::new(task_id.clone()))
-            .await
-            .unwrap();
-        if info.task.status().is_terminal() {
-            break info.task;
+    let done = common::within(LONG, "the task to end", async {
+        loop {
+            let info = client
+                .peer()
+                .get_task(GetTaskParams::new(task_id.clone()))
+                .await
+                .unwrap();
+            if info.task.status().is_terminal() {
+                break info.task;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     let TaskPayload::Completed { result } = done.payload else {
         panic!("{:?}", done.payload)
     };
@@ -800,28 +806,34 @@ async fn runs_become_tasks_for_clients_that_declare_them() {
     let CallToolResponse::Task(created) = response else {
         panic!("expected a task")
     };
-    let run = loop {
-        let (_, listed) = call(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
-        if let Some(run) = listed["active"].as_array().unwrap().first()
-            && run["states_executed"] == json!(1)
-        {
-            break run["run_id"].as_str().unwrap().to_string();
+    let run = common::within(LONG, "the task's run to start its step", async {
+        loop {
+            let (_, listed) = call(&client, "run_list", json!({"workflow_name": "sleeper"})).await;
+            if let Some(run) = listed["active"].as_array().unwrap().first()
+                && run["states_executed"] == json!(1)
+            {
+                break run["run_id"].as_str().unwrap().to_string();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    })
+    .await;
     client
         .peer()
         .cancel_task(CancelTaskParams::new(created.task.task_id.clone()))
         .await
         .unwrap();
-    loop {
-        let (_, status) = call(&client, "run_status", json!({"run_id": run})).await;
-        if status["status"] == "finished" {
-            assert_eq!(status["result"]["final_state"], "canceled");
-            break;
+    common::within(LONG, "the cancelled run to finish", async {
+        loop {
+            let (_, status) = call(&client, "run_status", json!({"run_id": run})).await;
+            if status["status"] == "finished" {
+                assert_eq!(status["result"]["final_state"], "canceled");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     client.cancel().await.unwrap();
 }
 
@@ -879,14 +891,17 @@ async fn guided_steps_are_answered_through_workflow_next_and_runs_cancel() {
     .await;
     let run_id = started["run_id"].as_str().unwrap().to_string();
     let wait_for_question = || async {
-        loop {
-            let status = ok(&client, "run_status", json!({"run_id": run_id})).await;
-            if status["status"] == "waiting_for_input" {
-                return status["prompt"].as_str().unwrap().to_string();
+        common::within(LONG, "the run's question", async {
+            loop {
+                let status = ok(&client, "run_status", json!({"run_id": run_id})).await;
+                if status["status"] == "waiting_for_input" {
+                    return status["prompt"].as_str().unwrap().to_string();
+                }
+                assert_ne!(status["status"], "finished", "{status}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            assert_ne!(status["status"], "finished", "{status}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     };
     assert!(
         wait_for_question()
@@ -961,19 +976,22 @@ impl OutputSchemas {
     /// Follows a run with `run_status` until it waits for input: the statuses seen, in order.
     async fn follow_until_waiting(&mut self, client: &Client, run_id: &str) -> Vec<Value> {
         let mut seen = Vec::new();
-        loop {
-            let status = self
-                .call(client, "run_status", json!({"run_id": run_id}))
-                .await;
-            if seen.last() != Some(&status["status"]) {
-                seen.push(status["status"].clone());
+        common::within(LONG, "the run to wait for input", async {
+            loop {
+                let status = self
+                    .call(client, "run_status", json!({"run_id": run_id}))
+                    .await;
+                if seen.last() != Some(&status["status"]) {
+                    seen.push(status["status"].clone());
+                }
+                if status["status"] == "waiting_for_input" {
+                    return seen;
+                }
+                assert_ne!(status["status"], "finished", "{status:#}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            if status["status"] == "waiting_for_input" {
-                return seen;
-            }
-            assert_ne!(status["status"], "finished", "{status:#}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 }
 
@@ -1247,16 +1265,19 @@ async fn every_result_matches_its_tools_output_schema() {
         )
         .await;
     assert_eq!(complete["isComplete"], true);
-    loop {
-        let status = out
-            .call(&client, "run_status", json!({"run_id": run_id}))
-            .await;
-        if status["status"] == "finished" {
-            assert_eq!(status["result"]["final_state"], "completed", "{status:#}");
-            break;
+    common::within(LONG, "the answered run to finish", async {
+        loop {
+            let status = out
+                .call(&client, "run_status", json!({"run_id": run_id}))
+                .await;
+            if status["status"] == "finished" {
+                assert_eq!(status["result"]["final_state"], "completed", "{status:#}");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     out.call(
         &client,
         "run_feedback",

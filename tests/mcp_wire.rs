@@ -151,17 +151,19 @@ fn a_client_that_leaves_mid_run_cancels_it_and_nothing_survives() {
     let run_id = started["run_id"].as_str().unwrap().to_string();
     // Wait until the run's command is running, then note the session's shell.
     let mut id = 3;
-    let pid = loop {
-        id += 1;
-        let listed = s.call(id, "list_terminal_sessions", json!({}));
-        let status = s.call(id + 1000, "run_status", json!({"run_id": run_id}));
-        if let Some(session) = listed["sessions"].as_array().unwrap().first()
-            && status["states_executed"] == json!(1)
-        {
-            break session["pid"].as_u64().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let pid = common::wait_until(
+        Duration::from_secs(30),
+        "the run's command to start",
+        || {
+            id += 1;
+            let listed = s.call(id, "list_terminal_sessions", json!({}));
+            let status = s.call(id + 1000, "run_status", json!({"run_id": run_id}));
+            match listed["sessions"].as_array().unwrap().first() {
+                Some(session) if status["states_executed"] == json!(1) => session["pid"].as_u64(),
+                _ => None,
+            }
+        },
+    );
     // The client goes away: stdin closes.
     drop(s.stdin.take());
     assert_eq!(s.exit_status(), Some(0));

@@ -811,6 +811,69 @@ pub async fn run(
 mod tests {
     use super::*;
 
+    /// A value of the type a property's schema asks for.
+    fn sample(schema: &Value) -> Value {
+        let kind = schema
+            .get("type")
+            .and_then(|t| t.as_str().or_else(|| t.as_array()?.first()?.as_str()));
+        match kind {
+            Some("string") => json!("zz_sample"),
+            Some("integer") | Some("number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("array") => json!([]),
+            Some("object") => json!({}),
+            _ => json!("zz_sample"),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_listed_tool_is_dispatched_and_takes_every_argument_it_lists() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let engine = Engine::open(
+            dir.path(),
+            crate::engine::EngineConfig {
+                watch: false,
+                ..crate::engine::EngineConfig::default()
+            },
+        )
+        .expect("an engine");
+        for tool in catalog() {
+            let schema = Value::Object((tool.schema)());
+            let args: serde_json::Map<String, Value> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|props| props.iter().map(|(k, v)| (k.clone(), sample(v))).collect())
+                .unwrap_or_default();
+            let cx = CallContext {
+                cancel: CancellationToken::new(),
+                progress: None,
+                actor: Actor::Cli,
+            };
+            let outcome = tokio::time::timeout(
+                Duration::from_secs(30),
+                call(&engine, tool.name, Value::Object(args.clone()), &cx),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{} did not answer", tool.name));
+            if let Err(e) = outcome {
+                assert_ne!(
+                    e.error_code, "UNKNOWN_TOOL",
+                    "{} is listed but not dispatched",
+                    tool.name
+                );
+                for name in args.keys() {
+                    assert!(
+                        !e.message.contains(&format!("unknown field `{name}`")),
+                        "{} lists `{name}` but does not take it: {}",
+                        tool.name,
+                        e.message
+                    );
+                }
+            }
+        }
+        engine.shutdown().await;
+    }
+
     /// Walks every subschema position of a schema, as `portable` does, with its JSON pointer.
     fn walk(schema: &Value, at: &str, seen: &mut dyn FnMut(&str, &Value)) {
         seen(at, schema);

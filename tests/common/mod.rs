@@ -94,3 +94,15 @@ pub fn session_processes_of(flowdeck_pid: u32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// Awaits `work` (typically a polling loop) for at most `deadline`, failing with `what` when
+/// it passes: the one way the async tests poll.
+pub async fn within<T>(
+    deadline: Duration,
+    what: &str,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::time::timeout(deadline, work)
+        .await
+        .unwrap_or_else(|_| panic!("timed out after {deadline:?} waiting for {what}"))
+}
