@@ -109,6 +109,18 @@ impl Audit {
         redacted
     }
 
+    /// Appends one entry off the async runtime (a full disk or a slow file system never holds
+    /// up a tool call).
+    pub fn record_later(self: &std::sync::Arc<Self>, entry: Value) {
+        let audit = self.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || audit.record(entry));
+            }
+            Err(_) => audit.record(entry),
+        }
+    }
+
     /// Appends one entry; past [`MAX_LOG`] bytes the log moves to `audit.1.jsonl` (replacing
     /// the one before), so the audit keeps the latest calls in bounded space.
     pub fn record(&self, entry: Value) {

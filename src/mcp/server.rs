@@ -40,7 +40,7 @@ pub struct FlowdeckServer {
 /// to load, and the audit log that needs it.
 struct Loaded {
     engine: Arc<Engine>,
-    audit: Audit,
+    audit: Arc<Audit>,
 }
 
 /// Opens the engine (blocking: it reads and validates the folder).
@@ -128,7 +128,7 @@ impl FlowdeckServer {
                             None,
                         )
                     })?;
-                let audit = Audit::new(&engine);
+                let audit = Arc::new(Audit::new(&engine));
                 Ok(Loaded { engine, audit })
             })
             .await
@@ -444,7 +444,7 @@ impl ServerHandler for FlowdeckServer {
                     })
                 },
             );
-            loaded.audit.record(json!({
+            loaded.audit.record_later(json!({
                 "at": crate::engine::journal::now(),
                 "tool": name,
                 "arguments": audited_args,
@@ -484,7 +484,7 @@ impl ServerHandler for FlowdeckServer {
         if let Err(e) = &mut outcome {
             e.correlation_id = correlation_id.clone();
         }
-        loaded.audit.record(json!({
+        loaded.audit.record_later(json!({
             "at": crate::engine::journal::now(),
             "tool": name,
             "arguments": audited_args,
