@@ -11,7 +11,7 @@ mod error;
 pub mod files;
 mod read;
 mod rename;
-mod state_dir;
+pub mod state_dir;
 mod watch;
 
 pub use catalog::{Catalog, Change, ChangeKind};
@@ -25,7 +25,7 @@ use crate::workflow::names::name_problem;
 use crate::workflow::source::Limits;
 use crate::workflow::{Checked, Format, Workflow, check_bytes};
 use rayon::prelude::*;
-use state_dir::WriteLock;
+use state_dir::StateLock;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -57,7 +57,7 @@ pub struct SaveRequest<'a> {
 pub struct Store {
     root: PathBuf,
     catalog: RwLock<Catalog>,
-    /// Serializes writes within the process; [`WriteLock`] does it across processes.
+    /// Serializes writes within the process; [`StateLock::writes`] does it across processes.
     write_lock: Mutex<()>,
     /// Serializes reading files into the catalog, so that an older read is never applied
     /// after a newer one. Files are read and checked under this lock only, never under the
@@ -68,7 +68,7 @@ pub struct Store {
 
 /// A write in progress: this process's lock, then every process's.
 struct Writing<'a> {
-    _folder: WriteLock,
+    _folder: StateLock,
     _process: MutexGuard<'a, ()>,
 }
 
@@ -119,7 +119,7 @@ impl Store {
             .write_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let folder = WriteLock::acquire(&self.root)
+        let folder = StateLock::writes(&self.root)
             .map_err(|e| StoreError::io(self.root.join(META_DIR), e))?;
         Ok(Writing {
             _folder: folder,

@@ -1,6 +1,6 @@
 //! flowdeck's own folder inside the workflows folder, `DIR/.flowdeck/`: owner-only (it holds
 //! run journals and the audit log of what agents did), ignored by git, and home of the lock
-//! file that makes a write's version check and its rename one step across processes.
+//! files that make a read-modify-write one step across processes.
 
 use super::files::{META_DIR, write_atomic};
 use std::fs::{DirBuilder, File, OpenOptions};
@@ -50,27 +50,32 @@ pub fn ensure(root: &Path) -> io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// An exclusive lock on the folder's writes, shared by every flowdeck process on the folder;
-/// released when dropped (and by the kernel if the process dies).
+/// An exclusive lock on a file of the state folder, shared by every flowdeck process on the
+/// folder; released when dropped (and by the kernel if the process dies).
 #[derive(Debug)]
-pub struct WriteLock {
+pub struct StateLock {
     _file: File,
 }
 
-impl WriteLock {
-    /// Waits for the lock. Holders keep it only across one write (a version check, a
-    /// temporary file, a rename), so the wait is short.
-    pub fn acquire(root: &Path) -> io::Result<WriteLock> {
+impl StateLock {
+    /// The lock on the folder's writes. Holders keep it only across one write (a version
+    /// check, a temporary file, a rename), so the wait is short.
+    pub fn writes(root: &Path) -> io::Result<StateLock> {
         let dir = ensure(root)?;
+        StateLock::at(&dir.join(WRITE_LOCK))
+    }
+
+    /// Waits for an exclusive lock on the lock file at `path`, created owner-only if needed.
+    pub fn at(path: &Path) -> io::Result<StateLock> {
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
             .mode(0o600)
-            .open(dir.join(WRITE_LOCK))?;
+            .open(path)?;
         file.lock()?;
-        Ok(WriteLock { _file: file })
+        Ok(StateLock { _file: file })
     }
 }
 
@@ -104,7 +109,7 @@ mod tests {
         let elsewhere = tempfile::tempdir()?;
         std::os::unix::fs::symlink(elsewhere.path(), root.path().join(META_DIR))?;
         assert!(ensure(root.path()).is_err());
-        assert!(WriteLock::acquire(root.path()).is_err());
+        assert!(StateLock::writes(root.path()).is_err());
         assert_eq!(
             std::fs::read_dir(elsewhere.path())?.count(),
             0,
@@ -116,7 +121,7 @@ mod tests {
     #[test]
     fn the_lock_excludes_other_holders() -> io::Result<()> {
         let root = tempfile::tempdir()?;
-        let held = WriteLock::acquire(root.path())?;
+        let held = StateLock::writes(root.path())?;
         // A second open file description, as another process would have.
         let other = File::open(root.path().join(META_DIR).join(WRITE_LOCK))?;
         assert!(other.try_lock().is_err(), "taken while held");
