@@ -4,10 +4,10 @@
 
 mod run;
 
-use crate::store::{Entry, Status, Store};
+use crate::store::{Entry, FileRead, Status, Store};
 use crate::workflow::names::sanitize;
 use crate::workflow::plan::{Plan, plan};
-use crate::workflow::{Checked, Format, Workflow, check_bytes};
+use crate::workflow::{Checked, Format, Workflow};
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use serde::Serialize;
@@ -275,16 +275,21 @@ fn validate(paths: &[PathBuf], json: bool, out: &mut impl Write) -> Result<ExitC
                 reports.push(entry_report(&path.join(&entry.file_name), entry));
             }
         } else {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            // Read as the folder's files are: a named pipe or a device is reported as what it
+            // is, without blocking, and never more than the size limit is read.
+            let Some(read) = FileRead::at(path) else {
+                bail!("cannot read {}: no such file", path.display());
+            };
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
             let format = Format::from_file_name(name).unwrap_or_else(|| {
-                Format::sniff(&String::from_utf8_lossy(&bytes[..bytes.len().min(64)]))
+                Format::sniff(&String::from_utf8_lossy(
+                    &read.bytes[..read.bytes.len().min(64)],
+                ))
             });
-            reports.push(checked_report(path, &check_bytes(&bytes, format)));
+            reports.push(checked_report(path, &read.check(format)));
         }
     }
     let errors: usize = reports.iter().map(|r| r.errors).sum();

@@ -307,3 +307,88 @@ fn validate_prints_every_expected_violation_of_each_invalid_fixture() {
     }
     assert!(checked >= 50, "only {checked} fixtures checked");
 }
+
+/// `flowdeck ARGS`, failing if it has not exited within ten seconds (it is killed then): the
+/// cases below once blocked forever or read without end.
+fn flowdeck_within(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .args(args)
+        .env_remove("FLOWDECK_WORKFLOWS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run flowdeck");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("flowdeck {args:?} did not exit within 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn validate_reports_what_is_not_a_regular_file_without_blocking() {
+    let dir = tempfile::tempdir().expect("dir");
+    let fifo = dir.path().join("pipe.yaml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).expect("mkfifo");
+    std::os::unix::fs::symlink(&fifo, dir.path().join("link.yaml")).expect("link");
+    std::fs::create_dir(dir.path().join("folder.json")).expect("mkdir");
+    for (path, what) in [
+        ("/dev/zero".to_string(), "a character device"),
+        (fifo.display().to_string(), "a named pipe (FIFO)"),
+        (
+            dir.path().join("link.yaml").display().to_string(),
+            "a named pipe (FIFO)",
+        ),
+    ] {
+        let out = flowdeck_within(&["validate", &path]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{path}: {text}");
+        assert!(
+            text.contains(&format!("{path}: not_a_regular_file: this is {what}")),
+            "{path}: {text}"
+        );
+    }
+    // The folder: every odd name listed with its error, none left out.
+    let out = flowdeck_within(&["validate", dir.path().to_str().expect("utf8")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for file in ["pipe.yaml", "link.yaml", "folder.json"] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(file) && l.contains("not_a_regular_file")),
+            "{file}: {text}"
+        );
+    }
+    assert!(
+        text.ends_with("3 manifests checked: 3 errors, 0 warnings\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn validate_reads_a_huge_file_only_to_the_limit_and_gives_its_real_size() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("huge.yaml");
+    let size: u64 = 3 * 1024 * 1024 * 1024;
+    // Sparse: three gigabytes that cost nothing on disk, and would cost that in memory if
+    // they were read whole.
+    std::fs::File::create(&file)
+        .and_then(|f| f.set_len(size))
+        .expect("sparse file");
+    let out = flowdeck_within(&["validate", file.to_str().expect("utf8")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "file_too_large: file is {size} bytes; manifests may be at most 1048576 bytes"
+        )),
+        "{text}"
+    );
+}

@@ -3,6 +3,7 @@
 
 use flowdeck::store::{ChangeKind, SaveRequest, Status, Store, StoreError, Watcher};
 use std::fs;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,7 +52,7 @@ fn loads_manifests_and_ignores_everything_else() {
     assert_eq!(broken.status(), Status::Invalid);
     assert_eq!(
         broken.name(),
-        "broken",
+        "broken.yml",
         "the file name stands in for a name that did not parse"
     );
     assert!(
@@ -376,13 +377,163 @@ fn a_huge_file_is_refused_without_reading_it_all() {
         .get_file("big.yaml")
         .cloned()
         .expect("listed");
+    let violations = entry.violations();
+    let too_large = violations
+        .iter()
+        .find(|v| v.rule == "file_too_large")
+        .expect("file_too_large");
     assert!(
-        entry
-            .violations()
-            .iter()
-            .any(|v| v.rule == "file_too_large")
+        too_large
+            .message
+            .contains(&format!("file is {} bytes", big.len())),
+        "the real size, not what was read: {}",
+        too_large.message
     );
     assert!(entry.bytes.len() <= 1024 * 1024 + 1);
+}
+
+#[test]
+fn saving_too_much_says_so_with_both_sizes() {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let mut big = manifest("big", "x");
+    big.push_str(&format!("# {}\n", "x".repeat(2 * 1024 * 1024)));
+    let err = store
+        .save(SaveRequest {
+            content: &big,
+            ..Default::default()
+        })
+        .expect_err("too large");
+    assert!(
+        matches!(err, StoreError::TooLarge { size, limit } if size == big.len() && limit == 1024 * 1024),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&big.len().to_string()) && message.contains("1048576"),
+        "{message}"
+    );
+    assert!(!message.contains("name"), "{message}");
+    // Text that does not parse has no name either; the reason is the parse error.
+    let err = store
+        .save(SaveRequest {
+            content: "name: x\nstates: [\n",
+            ..Default::default()
+        })
+        .expect_err("unparsable");
+    assert!(
+        err.to_string().contains("cannot be read") && err.to_string().contains("parse_error"),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn a_broken_file_never_takes_over_a_valid_workflows_name() {
+    // Both orders: the broken file sorts before the valid one, and after it.
+    for (valid_file, broken_file) in [
+        ("deploy.yaml", "deploy.json"),
+        ("deploy.json", "deploy.yaml"),
+    ] {
+        let valid = if valid_file.ends_with(".json") {
+            r#"{"name": "deploy", "description": "d", "initial_state": "s", "states": {"s": {"action": {"tool": "list_terminal_sessions"}}}}"#.to_string()
+        } else {
+            manifest("deploy", "x")
+        };
+        let broken = "{ this is not a manifest: [";
+        // Loaded together, and each arriving after the other.
+        let dir = folder();
+        write(dir.path(), valid_file, &valid);
+        write(dir.path(), broken_file, broken);
+        let together = Store::open(dir.path()).expect("open");
+        let dir_valid_first = folder();
+        let valid_first = Store::open(dir_valid_first.path()).expect("open");
+        write(dir_valid_first.path(), valid_file, &valid);
+        valid_first.refresh(valid_file);
+        write(dir_valid_first.path(), broken_file, broken);
+        valid_first.refresh(broken_file);
+        let dir_broken_first = folder();
+        let broken_first = Store::open(dir_broken_first.path()).expect("open");
+        write(dir_broken_first.path(), broken_file, broken);
+        broken_first.refresh(broken_file);
+        write(dir_broken_first.path(), valid_file, &valid);
+        broken_first.refresh(valid_file);
+        for (how, store) in [
+            ("together", &together),
+            ("valid first", &valid_first),
+            ("broken first", &broken_first),
+        ] {
+            let entry = store.entry("deploy").expect("deploy");
+            assert_eq!(entry.file_name, valid_file, "{how}");
+            assert_eq!(
+                entry.status(),
+                Status::Valid,
+                "{how}: {:?}",
+                entry.violations()
+            );
+            assert!(store.runnable("deploy").is_ok(), "{how}");
+            let catalog = store.catalog();
+            let broken_entry = catalog.get_file(broken_file).expect("broken listed");
+            assert_eq!(broken_entry.name(), broken_file, "{how}");
+            assert_eq!(broken_entry.status(), Status::Invalid, "{how}");
+            assert!(
+                broken_entry
+                    .violations()
+                    .iter()
+                    .all(|v| v.rule != "duplicate_name"),
+                "{how}: {:?}",
+                broken_entry.violations()
+            );
+        }
+    }
+}
+
+#[test]
+fn written_files_get_the_usual_modes_and_the_state_folder_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let mode = |file: &str| {
+        fs::metadata(dir.path().join(file))
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    let saved = store
+        .save(SaveRequest {
+            content: &manifest("fresh", "x"),
+            ..Default::default()
+        })
+        .expect("create");
+    // What any program creating a file gets: 0666 less the umask (0644 with the usual 022).
+    let umask = fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    assert_eq!(mode("fresh.yaml"), 0o666 & !umask, "a new file");
+    fs::set_permissions(
+        dir.path().join("fresh.yaml"),
+        fs::Permissions::from_mode(0o640),
+    )
+    .expect("chmod");
+    store
+        .save(SaveRequest {
+            content: &manifest("fresh", "y"),
+            expected_version: None,
+            overwrite: true,
+            ..Default::default()
+        })
+        .expect("replace");
+    assert_eq!(mode("fresh.yaml"), 0o640, "a replaced file keeps its mode");
+    assert!(saved.version.is_some());
+    store.rename("fresh", "moved", None).expect("rename");
+    assert_eq!(mode("moved.yaml"), 0o640, "a renamed file keeps its mode");
+    assert_eq!(mode(".flowdeck"), 0o700, "the state folder is owner-only");
 }
 
 // --- the watcher -------------------------------------------------------------------------
@@ -538,5 +689,151 @@ fn watcher_sees_a_burst_of_100_files() {
             .catalog()
             .entries()
             .all(|e| e.status() == Status::Valid)
+    );
+}
+
+// --- what is not a regular file ----------------------------------------------------------
+
+/// Runs `f` on a thread and fails if it has not returned within ten seconds: what these tests
+/// guard against is a read that blocks forever.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s: it blocked"))
+}
+
+fn mkfifo(path: &Path) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).expect("mkfifo");
+}
+
+/// The one violation of a file that is not a regular one.
+fn only_rule(store: &Store, file: &str) -> (String, String) {
+    let catalog = store.catalog();
+    let entry = catalog
+        .get_file(file)
+        .unwrap_or_else(|| panic!("{file} is listed, not skipped"));
+    assert_eq!(entry.status(), Status::Invalid, "{file}");
+    assert_eq!(entry.name(), file, "{file} is known by its file name");
+    let violations = entry.violations();
+    assert_eq!(violations.len(), 1, "{file}: {violations:?}");
+    (violations[0].rule.clone(), violations[0].message.clone())
+}
+
+#[test]
+fn odd_files_are_listed_as_what_they_are_without_blocking() {
+    let dir = folder();
+    let root = dir.path().to_path_buf();
+    write(&root, "fine.yaml", &manifest("fine", "x"));
+    mkfifo(&root.join("fifo.yaml"));
+    mkfifo(&root.join("pipe"));
+    std::os::unix::fs::symlink(root.join("pipe"), root.join("to_fifo.yaml")).expect("link");
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero.yaml")).expect("link");
+    std::os::unix::fs::symlink("nowhere.txt", root.join("dangling.yaml")).expect("link");
+    std::os::unix::fs::symlink("loop_b.yaml", root.join("loop_a.yaml")).expect("link");
+    std::os::unix::fs::symlink("loop_a.yaml", root.join("loop_b.yaml")).expect("link");
+    fs::create_dir(root.join("folder.yaml")).expect("mkdir");
+    let _socket = std::os::unix::net::UnixListener::bind(root.join("socket.json")).expect("bind");
+    let store = within("opening the folder", move || {
+        Store::open(&root).expect("open")
+    });
+    let expected = [
+        ("fifo.yaml", "not_a_regular_file", "a named pipe (FIFO)"),
+        ("to_fifo.yaml", "not_a_regular_file", "a named pipe (FIFO)"),
+        ("zero.yaml", "not_a_regular_file", "a character device"),
+        (
+            "dangling.yaml",
+            "not_a_regular_file",
+            "a symbolic link to nothing",
+        ),
+        ("folder.yaml", "not_a_regular_file", "a directory"),
+        ("socket.json", "not_a_regular_file", "a socket"),
+        ("loop_a.yaml", "unreadable", "symbolic links"),
+        ("loop_b.yaml", "unreadable", "symbolic links"),
+    ];
+    for (file, rule, what) in expected {
+        let (found_rule, message) = only_rule(&store, file);
+        assert_eq!(found_rule, rule, "{file}: {message}");
+        assert!(message.contains(what), "{file}: {message}");
+    }
+    assert_eq!(store.catalog().len(), expected.len() + 1);
+    assert_eq!(
+        store.entry("fine").expect("the valid one").status(),
+        Status::Valid
+    );
+}
+
+#[test]
+fn a_file_replaced_by_a_fifo_is_refreshed_without_blocking() {
+    let dir = folder();
+    write(dir.path(), "turns.yaml", &manifest("turns", "x"));
+    let store = Store::open(dir.path()).expect("open");
+    fs::remove_file(dir.path().join("turns.yaml")).expect("rm");
+    mkfifo(&dir.path().join("turns.yaml"));
+    let refreshing = store.clone();
+    let changes = within("refreshing a FIFO", move || {
+        refreshing.refresh("turns.yaml")
+    });
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.file_name == "turns.yaml" && c.kind == ChangeKind::Changed),
+        "{changes:?}"
+    );
+    let entry = store
+        .entry("turns")
+        .expect("still known by its last good name");
+    assert_eq!(entry.status(), Status::Invalid);
+    assert_eq!(entry.violations()[0].rule, "not_a_regular_file");
+    assert!(
+        store.runnable("turns").is_ok(),
+        "its last good version still runs"
+    );
+    // A FIFO turned into a folder is a change too, though neither has content.
+    fs::remove_file(dir.path().join("turns.yaml")).expect("rm");
+    fs::create_dir(dir.path().join("turns.yaml")).expect("mkdir");
+    let changes = store.refresh("turns.yaml");
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert!(
+        store.entry("turns").expect("entry").violations()[0]
+            .message
+            .contains("a directory")
+    );
+}
+
+#[test]
+fn writes_onto_a_fifo_are_refused_without_blocking() {
+    let dir = folder();
+    let root = dir.path().to_path_buf();
+    mkfifo(&root.join("piped.yaml"));
+    let store = Store::open(&root).expect("open");
+    let saving = store.clone();
+    let result = within("saving onto a FIFO", move || {
+        saving.save(SaveRequest {
+            content: &manifest("piped", "x"),
+            overwrite: true,
+            ..Default::default()
+        })
+    });
+    match result {
+        Err(StoreError::NotRegularFile { file, .. }) => assert_eq!(file, "piped.yaml"),
+        other => panic!("expected NotRegularFile, got {other:?}"),
+    }
+    let deleting = store.clone();
+    let result = within("deleting a FIFO", move || {
+        deleting.delete("piped.yaml", None)
+    });
+    assert!(
+        matches!(result, Err(StoreError::NotRegularFile { .. })),
+        "{result:?}"
+    );
+    assert!(
+        fs::symlink_metadata(root.join("piped.yaml"))
+            .expect("still there")
+            .file_type()
+            .is_fifo(),
+        "the FIFO is left as it was"
     );
 }

@@ -2,12 +2,16 @@
 //! result. Never in the manifest.
 
 use crate::store::files::write_atomic;
+use crate::store::state_dir::StateLock;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 const FILE: &str = "workflows.json";
+/// Held by every flowdeck process on the folder across reading, changing and writing `FILE`,
+/// so that two processes recording runs at once both count.
+const LOCK: &str = "workflows.json.lock";
 
 /// What flowdeck remembers about one workflow's runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -19,7 +23,8 @@ pub struct WorkflowMeta {
     pub last_finished_at: Option<String>,
 }
 
-/// The metadata file, updated under a lock with atomic writes.
+/// The metadata file, updated under a lock (this process's, then every process's) with atomic
+/// writes.
 #[derive(Debug)]
 pub struct Metadata {
     dir: PathBuf,
@@ -48,9 +53,19 @@ impl Metadata {
         self.all().remove(workflow).unwrap_or_default()
     }
 
+    /// This process's lock, then every process's. Without the second, the metadata is still
+    /// written (atomically), at the risk of a record lost to another process.
+    fn lock(&self) -> (std::sync::MutexGuard<'_, ()>, Option<StateLock>) {
+        let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let folder = StateLock::at(&self.dir.join(LOCK))
+            .map_err(|e| tracing::warn!("cannot lock {}: {e}", self.path.display()))
+            .ok();
+        (guard, folder)
+    }
+
     /// Records a finished run.
     pub fn record(&self, workflow: &str, run_id: &str, final_state: &str, success: bool, at: &str) {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _locked = self.lock();
         let mut all = self.all();
         let meta = all.entry(workflow.to_string()).or_default();
         meta.runs += 1;
@@ -70,7 +85,7 @@ impl Metadata {
 
     /// Forgets one workflow's record, or all.
     pub fn forget(&self, workflow: Option<&str>) {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _locked = self.lock();
         let mut all = self.all();
         match workflow {
             Some(w) => {
@@ -81,5 +96,29 @@ impl Metadata {
         if let Ok(bytes) = serde_json::to_vec_pretty(&all) {
             let _ = write_atomic(&self.dir, FILE, &bytes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two `Metadata` on one folder stand for two flowdeck processes: each has its own
+    /// in-process lock, as separate processes would.
+    #[test]
+    fn records_from_two_processes_are_all_kept() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (a, b) = (Metadata::new(dir.path()), Metadata::new(dir.path()));
+        const EACH: u64 = 50;
+        std::thread::scope(|s| {
+            for (who, meta) in [("a", &a), ("b", &b)] {
+                s.spawn(move || {
+                    for i in 0..EACH {
+                        meta.record("shared", &format!("{who}{i}"), "done", true, "now");
+                    }
+                });
+            }
+        });
+        assert_eq!(a.get("shared").runs, 2 * EACH, "no run lost");
     }
 }

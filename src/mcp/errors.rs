@@ -209,6 +209,14 @@ fn store_error(e: StoreError, message: String) -> ToolError {
         StoreError::Unnamed { violations } => ToolError::new("WORKFLOW_VALIDATION_FAILED", -32002, "validation", message)
             .with_violations(violations)
             .suggest("Give the manifest a valid `name` (lowercase letters, digits, `_`)."),
+        StoreError::TooLarge { size, limit } => ToolError::new("WORKFLOW_VALIDATION_FAILED", -32002, "validation", message)
+            .with("size", size)
+            .with("limit", limit)
+            .suggest("Make the manifest smaller than the limit."),
+        StoreError::NotRegularFile { file, kind } => ToolError::new("STORAGE_ERROR", -32006, "internal", message)
+            .with("file", file)
+            .with("kind", kind.to_string())
+            .suggest("Move what is in the way out of the workflows folder, then try again."),
         StoreError::InvalidName(_) => ToolError::new("INVALID_NAME", -32007, "validation", message)
             .suggest("Workflow names are identifiers: lowercase letters, digits and `_`, never paths."),
         StoreError::DuplicateName { name, files } => ToolError::new("WORKFLOW_DUPLICATE_NAME", -32002, "validation", message)

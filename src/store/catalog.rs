@@ -2,9 +2,9 @@
 //! last good version. Pure bookkeeping: the caller reads files and hands the bytes in.
 
 use super::entry::{Entry, LastGood};
-use super::files::content_version;
+use super::read::FileRead;
 use crate::workflow::names::is_valid_name;
-use crate::workflow::{Format, Violation, check_bytes};
+use crate::workflow::{Checked, Format, Violation};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -57,13 +57,24 @@ impl Catalog {
         self.entries.values().filter(|e| e.name() == name).collect()
     }
 
-    /// Records the current bytes of a file. Returns the change, or `None` when the content
-    /// did not change. Folder-level checks are not updated: call [`Catalog::recheck_folder`].
-    pub fn upsert(&mut self, file_name: &str, bytes: Vec<u8>) -> Option<Change> {
+    /// Whether the catalog holds this version of the file already, so that reading it again
+    /// needs no new check. A file without content (not a regular file) is always checked.
+    pub fn holds(&self, file_name: &str, version: &str) -> bool {
+        !version.is_empty()
+            && self
+                .entries
+                .get(file_name)
+                .is_some_and(|e| e.version == version)
+    }
+
+    /// Records a file as read and checked. Returns the change, or `None` when nothing changed.
+    /// Folder-level checks are not updated: call [`Catalog::recheck_folder`].
+    pub fn upsert(&mut self, file_name: &str, read: FileRead, checked: Checked) -> Option<Change> {
         let format = Format::from_file_name(file_name)?;
-        let version = content_version(&bytes);
         let previous = self.entries.get(file_name);
-        if previous.is_some_and(|e| e.version == version) {
+        if previous.is_some_and(|e| {
+            e.version == read.version && e.checked.violations == checked.violations
+        }) {
             return None;
         }
         let kind = if previous.is_some() {
@@ -72,20 +83,19 @@ impl Catalog {
             ChangeKind::Added
         };
         let mut last_good = previous.and_then(|e| e.last_good.clone());
-        let bytes: Arc<[u8]> = bytes.into();
-        let checked = check_bytes(&bytes, format);
         if let Some(workflow) = &checked.workflow {
             last_good = Some(LastGood {
                 workflow: Arc::new(workflow.clone()),
-                version: version.clone(),
-                bytes: bytes.clone(),
+                version: read.version.clone(),
+                bytes: read.bytes.clone(),
             });
         }
+        let version = read.version;
         let entry = Entry {
             file_name: file_name.to_string(),
             format,
             version: version.clone(),
-            bytes,
+            bytes: read.bytes,
             checked,
             folder_violations: Vec::new(),
             last_good,

@@ -43,7 +43,10 @@ pub enum Status {
 
 impl Entry {
     /// The workflow's name: as written in the file, else its last good version's, else the
-    /// file name without extension.
+    /// file name itself. A file whose name cannot be read is not guessed to be its stem:
+    /// that would take over the name of the valid workflow in `<stem>.json` beside a broken
+    /// `<stem>.yaml`. A file name has a dot, which no workflow name has, so it is never
+    /// mistaken for one.
     pub fn name(&self) -> &str {
         if let Some(name) = &self.checked.name {
             return name;
@@ -51,9 +54,7 @@ impl Entry {
         if let Some(good) = &self.last_good {
             return &good.workflow.name;
         }
-        self.file_name
-            .rsplit_once('.')
-            .map_or(self.file_name.as_str(), |(stem, _)| stem)
+        &self.file_name
     }
 
     /// All violations: the file's own and the folder's, in file order.

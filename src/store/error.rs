@@ -1,5 +1,6 @@
 //! Errors of the workflows folder.
 
+use super::read::FileKind;
 use crate::workflow::Violation;
 use std::io;
 use std::path::PathBuf;
@@ -32,11 +33,14 @@ pub enum StoreError {
     },
     #[error("{0}")]
     InvalidName(String),
-    #[error(
-        "the manifest has no usable `name`, so it cannot be saved: {}",
-        first_message(violations)
-    )]
+    #[error("{}", unnamed_message(violations))]
     Unnamed { violations: Vec<Violation> },
+    #[error("the manifest is {size} bytes; manifests may be at most {limit} bytes")]
+    TooLarge { size: usize, limit: usize },
+    #[error(
+        "{file} is {kind}, not a regular file; flowdeck reads and writes only regular files (move it out of the workflows folder)"
+    )]
+    NotRegularFile { file: String, kind: FileKind },
     #[error("workflow '{name}' is stored as {file}; save it in that file's format ({expected})")]
     FormatMismatch {
         name: String,
@@ -65,12 +69,34 @@ impl StoreError {
     }
 }
 
+/// Why a manifest that cannot be saved under a name has none: its `name` itself, or, when
+/// the text did not even parse, the reason it did not.
+fn unnamed_message(violations: &[Violation]) -> String {
+    match violations
+        .iter()
+        .find(|v| v.is_error() && v.path == "/name")
+    {
+        Some(v) => format!(
+            "the manifest has no usable `name`, so it cannot be saved: {}",
+            describe(v)
+        ),
+        None => format!(
+            "the manifest cannot be read, so it has no name to be saved under: {}",
+            first_message(violations)
+        ),
+    }
+}
+
+fn describe(v: &Violation) -> String {
+    match v.line {
+        Some(line) => format!("line {line}: {} ({})", v.message, v.rule),
+        None => format!("{} ({})", v.message, v.rule),
+    }
+}
+
 fn first_message(violations: &[Violation]) -> String {
     match violations.iter().find(|v| v.is_error()) {
-        Some(v) => match v.line {
-            Some(line) => format!("line {line}: {} ({})", v.message, v.rule),
-            None => format!("{} ({})", v.message, v.rule),
-        },
+        Some(v) => describe(v),
         None => "no details".to_string(),
     }
 }

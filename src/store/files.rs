@@ -1,10 +1,10 @@
 //! File-level helpers: which names are manifests, content versions, atomic writes.
 
 use crate::workflow::Format;
-use crate::workflow::source::Limits;
 use sha2::{Digest, Sha256};
-use std::fs::File;
-use std::io::{self, Read, Write};
+use std::fs::{File, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// The folder (inside the workflows folder) where flowdeck keeps its own state.
@@ -25,27 +25,58 @@ pub fn content_version(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// Reads a manifest, but never more than one byte past the size limit: a huge file is refused
-/// by validation without being read whole.
-pub fn read_limited(path: &Path) -> io::Result<Vec<u8>> {
-    let limit = Limits::default().max_bytes as u64 + 1;
-    let mut bytes = Vec::new();
-    File::open(path)?.take(limit).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 /// Writes `bytes` to `dir/file_name` atomically: a temporary file in the same folder, fsync,
 /// rename over the target, fsync of the folder. A crash or a full disk leaves either the old
 /// file or the new one, never a torn one; the temporary file is removed on failure.
+///
+/// A replaced file keeps its mode; a new one gets the mode any program would give it
+/// (`0666` less the umask), not the temporary file's owner-only `0600`.
 pub fn write_atomic(dir: &Path, file_name: &str, bytes: &[u8]) -> io::Result<()> {
+    let target = dir.join(file_name);
+    write_atomic_with_mode(dir, file_name, bytes, mode_for(&target))
+}
+
+/// [`write_atomic`] for a file that takes over from `previous` (a rename): it keeps the
+/// previous file's mode.
+pub(crate) fn write_atomic_like(
+    dir: &Path,
+    file_name: &str,
+    bytes: &[u8],
+    previous: &Path,
+) -> io::Result<()> {
+    write_atomic_with_mode(dir, file_name, bytes, mode_for(previous))
+}
+
+/// The mode of the file at `path`, or a new file's when there is none.
+fn mode_for(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or_else(|_| 0o666 & !umask())
+}
+
+/// The process's umask, read from `/proc/self/status`: setting the umask is the only other
+/// way to learn it, and that would change it for every thread while it is read.
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        // The common default, for kernels too old to show it.
+        .unwrap_or(0o022)
+}
+
+fn write_atomic_with_mode(dir: &Path, file_name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
     let target = dir.join(file_name);
     let mut tmp = tempfile::Builder::new()
         .prefix(".flowdeck-save-")
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    if let Ok(meta) = std::fs::metadata(&target) {
-        tmp.as_file().set_permissions(meta.permissions())?;
-    }
+    tmp.as_file()
+        .set_permissions(Permissions::from_mode(mode))?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(&target).map_err(|e| e.error)?;
@@ -96,6 +127,44 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("a.yaml"))?, b"two");
         assert_eq!(std::fs::read_dir(dir.path())?.count(), 1);
         Ok(())
+    }
+
+    #[test]
+    fn new_files_get_the_usual_mode_and_replaced_ones_keep_theirs() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let mode = |name: &str| -> io::Result<u32> {
+            Ok(std::fs::metadata(dir.path().join(name))?
+                .permissions()
+                .mode()
+                & 0o7777)
+        };
+        write_atomic(dir.path(), "new.yaml", b"one")?;
+        assert_eq!(mode("new.yaml")?, 0o666 & !umask());
+        if umask() == 0o022 {
+            assert_eq!(mode("new.yaml")?, 0o644, "not the temporary file's 0600");
+        }
+        std::fs::set_permissions(dir.path().join("new.yaml"), Permissions::from_mode(0o640))?;
+        write_atomic(dir.path(), "new.yaml", b"two")?;
+        assert_eq!(mode("new.yaml")?, 0o640, "a replaced file keeps its mode");
+        write_atomic_like(
+            dir.path(),
+            "moved.yaml",
+            b"two",
+            &dir.path().join("new.yaml"),
+        )?;
+        assert_eq!(mode("moved.yaml")?, 0o640, "a renamed file keeps its mode");
+        Ok(())
+    }
+
+    #[test]
+    fn the_umask_is_read_from_the_kernel() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let shown = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(str::trim)
+            .unwrap_or("0022");
+        assert_eq!(format!("{:04o}", umask()), shown);
     }
 
     #[test]

@@ -9,21 +9,26 @@ mod catalog;
 mod entry;
 mod error;
 pub mod files;
+mod read;
 mod rename;
+pub mod state_dir;
 mod watch;
 
 pub use catalog::{Catalog, Change, ChangeKind};
 pub use entry::{Entry, LastGood, Status};
 pub use error::StoreError;
 pub use files::{META_DIR, content_version, is_manifest_name, write_atomic};
+pub use read::{Contents, FileKind, FileRead, ReadError, read_manifest};
 pub use watch::Watcher;
 
 use crate::workflow::names::name_problem;
-use crate::workflow::{Format, Workflow, check_bytes};
+use crate::workflow::source::Limits;
+use crate::workflow::{Checked, Format, Workflow, check_bytes};
+use rayon::prelude::*;
+use state_dir::StateLock;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-
 /// What a save, rename or delete did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Saved {
@@ -52,9 +57,27 @@ pub struct SaveRequest<'a> {
 pub struct Store {
     root: PathBuf,
     catalog: RwLock<Catalog>,
-    /// Serializes writes, so that a version check and the write that follows it are one step.
+    /// Serializes writes within the process; [`StateLock::writes`] does it across processes.
     write_lock: Mutex<()>,
+    /// Serializes reading files into the catalog, so that an older read is never applied
+    /// after a newer one. Files are read and checked under this lock only, never under the
+    /// catalog's, so that readers of the catalog never wait for the disk.
+    scan_lock: Mutex<()>,
     subscribers: Mutex<Vec<Sender<Change>>>,
+}
+
+/// A write in progress: this process's lock, then every process's.
+struct Writing<'a> {
+    _folder: StateLock,
+    _process: MutexGuard<'a, ()>,
+}
+
+/// A file read for the catalog.
+enum Loaded {
+    Gone,
+    /// The catalog holds this version already.
+    Unchanged,
+    Read(Box<(FileRead, Checked)>),
 }
 
 impl Store {
@@ -68,6 +91,7 @@ impl Store {
             root,
             catalog: RwLock::new(Catalog::default()),
             write_lock: Mutex::new(()),
+            scan_lock: Mutex::new(()),
             subscribers: Mutex::new(Vec::new()),
         });
         store.rescan()?;
@@ -87,8 +111,24 @@ impl Store {
         self.catalog.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lock_writes(&self) -> MutexGuard<'_, ()> {
-        self.write_lock
+    /// Takes this process's write lock, then the folder's. Held across a version check and
+    /// the write that follows it, so that two writers with one expected version, in one
+    /// process or in two, cannot both win.
+    fn lock_writes(&self) -> Result<Writing<'_>, StoreError> {
+        let process = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let folder = StateLock::writes(&self.root)
+            .map_err(|e| StoreError::io(self.root.join(META_DIR), e))?;
+        Ok(Writing {
+            _folder: folder,
+            _process: process,
+        })
+    }
+
+    fn lock_scans(&self) -> MutexGuard<'_, ()> {
+        self.scan_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -114,96 +154,106 @@ impl Store {
         subscribers.retain(|tx| changes.iter().all(|c| tx.send(c.clone()).is_ok()));
     }
 
-    /// flowdeck's own state folder, `DIR/.flowdeck/`, created on first use with a `.gitignore`
-    /// of `*` so that it never pollutes the user's repository.
+    /// flowdeck's own state folder, `DIR/.flowdeck/`, created on first use, owner-only, with
+    /// a `.gitignore` of `*` so that it never pollutes the user's repository.
     pub fn meta_dir(&self) -> Result<PathBuf, StoreError> {
-        let dir = self.root.join(META_DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            write_atomic(&dir, ".gitignore", b"*\n").map_err(|e| StoreError::io(&ignore, e))?;
-        }
-        Ok(dir)
+        state_dir::ensure(&self.root).map_err(|e| StoreError::io(self.root.join(META_DIR), e))
     }
 
     /// Re-reads the whole folder (at start, and when the watcher lost events).
     pub fn rescan(&self) -> Result<Vec<Change>, StoreError> {
+        let _scanning = self.lock_scans();
         let on_disk = self.manifest_files()?;
-        let mut changes = Vec::new();
-        {
+        let gone: Vec<String> = self
+            .catalog()
+            .entries()
+            .map(|e| e.file_name.clone())
+            .filter(|f| on_disk.binary_search(f).is_err())
+            .collect();
+        let loaded = self.load(&on_disk);
+        let changes = {
             let mut catalog = self.catalog_mut();
-            let known: Vec<String> = catalog.entries().map(|e| e.file_name.clone()).collect();
-            for gone in known.iter().filter(|f| !on_disk.contains(f)) {
-                changes.extend(catalog.remove(gone));
-            }
-            for file in &on_disk {
-                match files::read_limited(&self.root.join(file)) {
-                    Ok(bytes) => changes.extend(catalog.upsert(file, bytes)),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        changes.extend(catalog.remove(file))
-                    }
-                    Err(e) => tracing::warn!("cannot read {file}: {e}"),
-                }
-            }
-            changes.extend(self.folder_changes(&mut catalog, &changes));
-        }
+            let mut changes: Vec<Change> = gone.iter().filter_map(|f| catalog.remove(f)).collect();
+            changes.extend(apply(&mut catalog, loaded));
+            let folder = folder_changes(&mut catalog, &changes);
+            changes.extend(folder);
+            changes
+        };
         self.publish(changes.clone());
         Ok(changes)
     }
 
     /// Re-reads one file after the watcher saw it change.
     pub fn refresh(&self, file_name: &str) -> Vec<Change> {
-        if !is_manifest_name(file_name) {
+        self.refresh_files(&[file_name.to_string()])
+    }
+
+    /// Re-reads some files of the folder.
+    fn refresh_files(&self, files: &[String]) -> Vec<Change> {
+        let files: Vec<String> = files
+            .iter()
+            .filter(|f| is_manifest_name(f))
+            .cloned()
+            .collect();
+        if files.is_empty() {
             return Vec::new();
         }
-        let mut changes = Vec::new();
-        {
+        let _scanning = self.lock_scans();
+        let loaded = self.load(&files);
+        let changes = {
             let mut catalog = self.catalog_mut();
-            match files::read_limited(&self.root.join(file_name)) {
-                Ok(bytes) => changes.extend(catalog.upsert(file_name, bytes)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    changes.extend(catalog.remove(file_name))
-                }
-                Err(e) => tracing::warn!("cannot read {file_name}: {e}"),
-            }
+            let mut changes = apply(&mut catalog, loaded);
             if !changes.is_empty() {
-                changes.extend(self.folder_changes(&mut catalog, &changes));
+                let folder = folder_changes(&mut catalog, &changes);
+                changes.extend(folder);
             }
-        }
+            changes
+        };
         self.publish(changes.clone());
         changes
     }
 
-    /// Folder-level rechecks, as changes for the files they touched beyond `already`.
-    fn folder_changes(&self, catalog: &mut Catalog, already: &[Change]) -> Vec<Change> {
-        catalog
-            .recheck_folder()
-            .into_iter()
-            .filter(|f| !already.iter().any(|c| &c.file_name == f))
-            .filter_map(|f| {
-                catalog.get_file(&f).map(|e| Change {
-                    kind: ChangeKind::Changed,
-                    file_name: f.clone(),
-                    name: e.name().to_string(),
-                    version: Some(e.version.clone()),
-                })
-            })
-            .collect()
+    /// Reads and checks files, both cores at a time, outside the catalog's lock.
+    fn load(&self, files: &[String]) -> Vec<(String, Loaded)> {
+        let load_one = |file: &String| {
+            let loaded = match FileRead::at(&self.root.join(file)) {
+                None => Loaded::Gone,
+                Some(read) if self.catalog().holds(file, &read.version) => Loaded::Unchanged,
+                Some(read) => match Format::from_file_name(file) {
+                    Some(format) => {
+                        let checked = read.check(format);
+                        Loaded::Read(Box::new((read, checked)))
+                    }
+                    None => Loaded::Gone,
+                },
+            };
+            (file.clone(), loaded)
+        };
+        if files.len() == 1 {
+            files.iter().map(load_one).collect()
+        } else {
+            files.par_iter().map(load_one).collect()
+        }
     }
 
+    /// Every manifest name in the folder, sorted, whatever it is on disk: a directory or a
+    /// named pipe called `x.yaml` is listed with an error, not left out without a word.
     fn manifest_files(&self) -> Result<Vec<String>, StoreError> {
         let read = std::fs::read_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
         let mut names = Vec::new();
-        for entry in read.flatten() {
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            if is_manifest_name(&name)
-                && entry
-                    .file_type()
-                    .is_ok_and(|t| t.is_file() || t.is_symlink())
-            {
-                names.push(name);
+        for entry in read {
+            let entry = entry.map_err(|e| StoreError::io(&self.root, e))?;
+            match entry.file_name().into_string() {
+                Ok(name) if is_manifest_name(&name) => names.push(name),
+                Ok(_) => {}
+                Err(name) => {
+                    if is_manifest_name(&name.to_string_lossy()) {
+                        tracing::warn!(
+                            "{}: a manifest name that is not UTF-8 cannot be loaded; rename it",
+                            crate::workflow::names::sanitize(&name.to_string_lossy())
+                        );
+                    }
+                }
             }
         }
         names.sort();
@@ -246,10 +296,42 @@ impl Store {
         }
     }
 
+    /// Under the write lock: re-reads the files `name` would usually live in, since another
+    /// process may have written one that this process's watcher has not reported yet.
+    fn catch_up(&self, name: &str) {
+        let candidates: Vec<String> = ["yaml", "yml", "json"]
+            .iter()
+            .map(|ext| format!("{name}.{ext}"))
+            .collect();
+        self.refresh_files(&candidates);
+    }
+
+    /// The content version of the file on disk (`None` when there is none): the version a
+    /// write checks, not the catalog's, which may lag behind.
+    fn version_on_disk(&self, file_name: &str) -> Result<Option<String>, StoreError> {
+        let path = self.root.join(file_name);
+        match read_manifest(&path) {
+            Ok(contents) => Ok(Some(content_version(&contents.bytes))),
+            Err(ReadError::NotFound) => Ok(None),
+            Err(ReadError::NotRegular(kind)) => Err(StoreError::NotRegularFile {
+                file: file_name.to_string(),
+                kind,
+            }),
+            Err(ReadError::Io(e)) => Err(StoreError::io(&path, e)),
+        }
+    }
+
     /// Saves a manifest under the name it declares, atomically, keeping the format of an
     /// existing file. Invalid manifests are saved too (a broken file keeps its last good
     /// version for running); the caller decides whether to allow that.
     pub fn save(&self, request: SaveRequest<'_>) -> Result<Saved, StoreError> {
+        let limit = Limits::default().max_bytes;
+        if request.content.len() > limit {
+            return Err(StoreError::TooLarge {
+                size: request.content.len(),
+                limit,
+            });
+        }
         let format = request
             .format
             .unwrap_or_else(|| Format::sniff(request.content));
@@ -262,7 +344,8 @@ impl Store {
         if let Some(problem) = name_problem(&name) {
             return Err(StoreError::InvalidName(problem));
         }
-        let _writing = self.lock_writes();
+        let _writing = self.lock_writes()?;
+        self.catch_up(&name);
         let existing = self
             .catalog()
             .files_named(&name)
@@ -282,13 +365,7 @@ impl Store {
             Some((file, _)) => file,
             None => format!("{name}.{}", format.extension()),
         };
-        let path = self.root.join(&file_name);
-        // The version on disk, not the catalog's: the watcher may not have caught up yet.
-        let current = match files::read_limited(&path) {
-            Ok(bytes) => Some(content_version(&bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(StoreError::io(&path, e)),
-        };
+        let current = self.version_on_disk(&file_name)?;
         match (request.expected_version, &current) {
             (Some(expected), actual) if actual.as_deref() != Some(expected) => {
                 return Err(StoreError::Conflict {
@@ -306,7 +383,7 @@ impl Store {
             }
             _ => {}
         }
-        self.meta_dir()?;
+        let path = self.root.join(&file_name);
         write_atomic(&self.root, &file_name, request.content.as_bytes())
             .map_err(|e| StoreError::io(&path, e))?;
         self.refresh(&file_name);
@@ -318,21 +395,41 @@ impl Store {
         })
     }
 
+    /// The file of `name` and its version on disk, for a rename or delete under the write
+    /// lock. A file that vanished since the catalog saw it is a conflict when the caller
+    /// named the version it expected, else not found.
+    fn existing(
+        &self,
+        name: &str,
+        expected_version: Option<&str>,
+    ) -> Result<(Entry, String), StoreError> {
+        self.catch_up(name);
+        let entry = self.entry(name)?;
+        let current = self.version_on_disk(&entry.file_name)?;
+        match (expected_version, current) {
+            (_, Some(current)) if expected_version.is_none_or(|expected| expected == current) => {
+                Ok((entry, current))
+            }
+            (Some(expected), actual) => {
+                self.refresh(&entry.file_name);
+                Err(StoreError::Conflict {
+                    name: name.to_string(),
+                    expected: expected.to_string(),
+                    actual,
+                })
+            }
+            (None, _) => {
+                self.refresh(&entry.file_name);
+                Err(StoreError::NotFound(name.to_string()))
+            }
+        }
+    }
+
     /// Deletes the manifest of `name`. With `expected_version`, only if it is unchanged.
     pub fn delete(&self, name: &str, expected_version: Option<&str>) -> Result<Saved, StoreError> {
-        let _writing = self.lock_writes();
-        let entry = self.entry(name)?;
+        let _writing = self.lock_writes()?;
+        let (entry, current) = self.existing(name, expected_version)?;
         let path = self.root.join(&entry.file_name);
-        let current = files::read_limited(&path).map(|b| content_version(&b)).ok();
-        if let Some(expected) = expected_version
-            && current.as_deref() != Some(expected)
-        {
-            return Err(StoreError::Conflict {
-                name: name.to_string(),
-                expected: expected.to_string(),
-                actual: current,
-            });
-        }
         std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
         files::sync_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
         self.refresh(&entry.file_name);
@@ -340,7 +437,7 @@ impl Store {
             name: name.to_string(),
             file_name: entry.file_name,
             version: None,
-            previous_version: current,
+            previous_version: Some(current),
         })
     }
 
@@ -355,18 +452,31 @@ impl Store {
         if let Some(problem) = name_problem(to) {
             return Err(StoreError::InvalidName(problem));
         }
-        let _writing = self.lock_writes();
-        let entry = self.entry(from)?;
-        if from != to && !self.catalog().files_named(to).is_empty() {
-            let existing = self.entry(to)?;
-            return Err(StoreError::AlreadyExists {
-                name: to.to_string(),
-                file: existing.file_name,
-                version: existing.version,
-            });
+        let _writing = self.lock_writes()?;
+        let (entry, _) = self.existing(from, expected_version)?;
+        if from != to {
+            self.catch_up(to);
+            if !self.catalog().files_named(to).is_empty() {
+                let existing = self.entry(to)?;
+                return Err(StoreError::AlreadyExists {
+                    name: to.to_string(),
+                    file: existing.file_name,
+                    version: existing.version,
+                });
+            }
         }
         let old_path = self.root.join(&entry.file_name);
-        let bytes = files::read_limited(&old_path).map_err(|e| StoreError::io(&old_path, e))?;
+        let bytes = match read_manifest(&old_path) {
+            Ok(contents) => contents.bytes,
+            Err(ReadError::NotFound) => return Err(StoreError::NotFound(from.to_string())),
+            Err(ReadError::NotRegular(kind)) => {
+                return Err(StoreError::NotRegularFile {
+                    file: entry.file_name,
+                    kind,
+                });
+            }
+            Err(ReadError::Io(e)) => return Err(StoreError::io(&old_path, e)),
+        };
         let current = content_version(&bytes);
         if let Some(expected) = expected_version
             && expected != current
@@ -379,16 +489,21 @@ impl Store {
         }
         let renamed = rename::rewrite_name(&bytes, entry.format, to)?;
         let new_file = format!("{to}.{}", entry.format.extension());
-        if new_file != entry.file_name && self.root.join(&new_file).exists() {
-            return Err(StoreError::AlreadyExists {
-                name: to.to_string(),
-                file: new_file.clone(),
-                version: String::new(),
-            });
+        if new_file != entry.file_name {
+            match self.version_on_disk(&new_file) {
+                Ok(None) => {}
+                Ok(Some(version)) => {
+                    return Err(StoreError::AlreadyExists {
+                        name: to.to_string(),
+                        file: new_file,
+                        version,
+                    });
+                }
+                Err(e) => return Err(e),
+            }
         }
-        self.meta_dir()?;
         let new_path = self.root.join(&new_file);
-        write_atomic(&self.root, &new_file, renamed.as_bytes())
+        files::write_atomic_like(&self.root, &new_file, renamed.as_bytes(), &old_path)
             .map_err(|e| StoreError::io(&new_path, e))?;
         if new_file != entry.file_name {
             std::fs::remove_file(&old_path).map_err(|e| StoreError::io(&old_path, e))?;
@@ -403,4 +518,36 @@ impl Store {
             previous_version: Some(current),
         })
     }
+}
+
+/// Puts what was read into the catalog.
+fn apply(catalog: &mut Catalog, loaded: Vec<(String, Loaded)>) -> Vec<Change> {
+    loaded
+        .into_iter()
+        .filter_map(|(file, loaded)| match loaded {
+            Loaded::Gone => catalog.remove(&file),
+            Loaded::Unchanged => None,
+            Loaded::Read(loaded) => {
+                let (read, checked) = *loaded;
+                catalog.upsert(&file, read, checked)
+            }
+        })
+        .collect()
+}
+
+/// Folder-level rechecks, as changes for the files they touched beyond `already`.
+fn folder_changes(catalog: &mut Catalog, already: &[Change]) -> Vec<Change> {
+    catalog
+        .recheck_folder()
+        .into_iter()
+        .filter(|f| !already.iter().any(|c| &c.file_name == f))
+        .filter_map(|f| {
+            catalog.get_file(&f).map(|e| Change {
+                kind: ChangeKind::Changed,
+                file_name: f.clone(),
+                name: e.name().to_string(),
+                version: Some(e.version.clone()),
+            })
+        })
+        .collect()
 }

@@ -25,6 +25,17 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// A file that could not be read as a manifest at all: the one violation that says why.
+    pub fn unreadable(format: Format, violation: Violation) -> Checked {
+        Checked {
+            format,
+            name: None,
+            workflow: None,
+            violations: vec![violation],
+            spans: SpanMap::default(),
+        }
+    }
+
     pub fn is_valid(&self) -> bool {
         self.workflow.is_some()
     }
@@ -84,13 +95,7 @@ impl Checked {
 pub fn check_bytes(bytes: &[u8], format: Format) -> Checked {
     match source::parse(bytes, format, &Limits::default()) {
         Ok(document) => check_document(document),
-        Err(violation) => Checked {
-            format,
-            name: None,
-            workflow: None,
-            violations: vec![violation],
-            spans: SpanMap::default(),
-        },
+        Err(violation) => Checked::unreadable(format, violation),
     }
 }
 

@@ -108,30 +108,22 @@ pub fn parse(bytes: &[u8], format: Format, limits: &Limits) -> Result<Document, 
 /// Checks size and encoding, strips a UTF-8 byte order mark, and refuses empty files.
 pub fn decode<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a str, Violation> {
     if bytes.len() > limits.max_bytes {
-        return Err(Violation::error(
-            "file_too_large",
-            "",
-            format!(
-                "file is {} bytes; manifests may be at most {} bytes",
-                bytes.len(),
-                limits.max_bytes
-            ),
-        )
-        .expected(format!("<= {} bytes", limits.max_bytes))
-        .actual(format!("{} bytes", bytes.len()))
-        .at(Some(Position { line: 1, column: 1 })));
+        return Err(too_large(bytes.len() as u64, limits));
     }
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) || looks_utf16(bytes) {
+    if let Some(encoding) = wide_encoding(bytes) {
         return Err(Violation::error(
             "encoding",
             "",
-            "file is UTF-16; manifests must be UTF-8 (re-save the file as UTF-8)",
+            format!("file is {encoding}; manifests must be UTF-8 (re-save the file as UTF-8)"),
         )
         .expected("UTF-8")
-        .actual("UTF-16")
+        .actual(encoding)
         .at(Some(Position { line: 1, column: 1 })));
     }
-    let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
+    const BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+    // Offsets in messages count from the start of the file, byte order mark included.
+    let bom = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let bytes = &bytes[bom..];
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -139,27 +131,32 @@ pub fn decode<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a str, Violation
             // The prefix is valid UTF-8 by construction, so this cannot fail.
             let prefix = std::str::from_utf8(valid).unwrap_or_default();
             let position = LineIndex::new(prefix).position(prefix.len());
+            let byte = bytes[e.valid_up_to()];
             return Err(Violation::error(
                 "encoding",
                 "",
                 format!(
-                    "file is not valid UTF-8: byte 0x{:02X} at offset {} (re-save the file as UTF-8)",
-                    bytes[e.valid_up_to()],
-                    e.valid_up_to()
+                    "file is not valid UTF-8: byte 0x{byte:02X} at offset {} (re-save the file as UTF-8)",
+                    bom + e.valid_up_to()
                 ),
             )
             .expected("UTF-8")
+            .actual(format!("byte 0x{byte:02X}"))
             .at(Some(position)));
         }
     };
-    if text.contains('\0') {
-        let offset = text.find('\0').unwrap_or(0);
+    if let Some(offset) = text.find('\0') {
         let position = LineIndex::new(text).position(offset);
         return Err(Violation::error(
             "encoding",
             "",
-            "file contains a NUL byte; manifests are text",
+            format!(
+                "file contains a NUL byte at offset {}; manifests are text",
+                bom + offset
+            ),
         )
+        .expected("text without NUL bytes")
+        .actual("a NUL byte")
         .at(Some(position)));
     }
     if text.trim().is_empty() {
@@ -173,14 +170,55 @@ pub fn decode<'a>(bytes: &'a [u8], limits: &Limits) -> Result<&'a str, Violation
     Ok(text)
 }
 
-/// UTF-16 without a byte order mark: ASCII text then has a NUL in every other byte.
-fn looks_utf16(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(64)];
-    head.len() >= 4 && {
-        let even_nuls = head.iter().step_by(2).filter(|b| **b == 0).count();
-        let odd_nuls = head.iter().skip(1).step_by(2).filter(|b| **b == 0).count();
-        let half = head.len() / 2;
-        even_nuls * 4 >= half * 3 || odd_nuls * 4 >= half * 3
+/// The violation for a file of `size` bytes over the limit. The size is the file's own, which
+/// a caller that read only the first bytes past the limit knows better than the bytes do.
+pub fn too_large(size: u64, limits: &Limits) -> Violation {
+    Violation::error(
+        "file_too_large",
+        "",
+        format!(
+            "file is {size} bytes; manifests may be at most {} bytes",
+            limits.max_bytes
+        ),
+    )
+    .expected(format!("<= {} bytes", limits.max_bytes))
+    .actual(format!("{size} bytes"))
+    .at(Some(Position { line: 1, column: 1 }))
+}
+
+/// The UTF-16 or UTF-32 encoding the bytes are in, by their byte order mark, or without one by
+/// the NUL bytes that ASCII text then has in fixed places of every code unit.
+fn wide_encoding(bytes: &[u8]) -> Option<&'static str> {
+    const MARKS: [(&[u8], &str); 4] = [
+        // UTF-32LE's mark begins with UTF-16LE's, so it is tried first.
+        (&[0xFF, 0xFE, 0, 0], "UTF-32LE"),
+        (&[0, 0, 0xFE, 0xFF], "UTF-32BE"),
+        (&[0xFF, 0xFE], "UTF-16LE"),
+        (&[0xFE, 0xFF], "UTF-16BE"),
+    ];
+    if let Some((_, name)) = MARKS.iter().find(|(mark, _)| bytes.starts_with(mark)) {
+        return Some(name);
+    }
+    let head = &bytes[..bytes.len().min(64) / 4 * 4];
+    if head.len() < 4 {
+        return None;
+    }
+    // Whether the bytes at `offset` within each 4-byte group are mostly NUL.
+    let nul = |offset: usize| {
+        let nuls = head
+            .iter()
+            .skip(offset)
+            .step_by(4)
+            .filter(|b| **b == 0)
+            .count();
+        nuls * 4 >= head.len() / 4 * 3
+    };
+    match [nul(0), nul(1), nul(2), nul(3)] {
+        [false, true, true, true] => Some("UTF-32LE"),
+        [true, true, true, false] => Some("UTF-32BE"),
+        [false, true, false, true] => Some("UTF-16LE"),
+        [true, false, true, false] => Some("UTF-16BE"),
+        _ => None,
     }
 }
 
@@ -207,10 +245,83 @@ mod tests {
         let mut bom16 = vec![0xFF, 0xFE];
         bom16.extend(&utf16);
         assert_eq!(rule_of(&bom16), "encoding");
+        let utf32: Vec<u8> = "name: x\n"
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        assert_eq!(rule_of(&utf32), "encoding");
         assert_eq!(rule_of(b"name: \xFF\xFE\n"), "encoding");
         assert_eq!(rule_of(b"name: a\0b\n"), "encoding");
         assert_eq!(rule_of(b""), "empty_file");
         assert_eq!(rule_of(b" \n\t\n"), "empty_file");
+    }
+
+    fn message_of(bytes: &[u8]) -> (String, Option<String>) {
+        match decode(bytes, &Limits::default()) {
+            Ok(_) => ("ok".into(), None),
+            Err(v) => (v.message, v.actual),
+        }
+    }
+
+    #[test]
+    fn encodings_are_named_as_they_are() {
+        let text = "name: x\ndescription: wide\n";
+        let utf16le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let utf16be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let utf32le: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_le_bytes())
+            .collect();
+        let utf32be: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_be_bytes())
+            .collect();
+        let with_mark = |mark: &[u8], body: &[u8]| [mark, body].concat();
+        for (bytes, name) in [
+            (utf16le.clone(), "UTF-16LE"),
+            (utf16be.clone(), "UTF-16BE"),
+            (utf32le.clone(), "UTF-32LE"),
+            (utf32be.clone(), "UTF-32BE"),
+            (with_mark(&[0xFF, 0xFE], &utf16le), "UTF-16LE"),
+            (with_mark(&[0xFE, 0xFF], &utf16be), "UTF-16BE"),
+            (with_mark(&[0xFF, 0xFE, 0, 0], &utf32le), "UTF-32LE"),
+            (with_mark(&[0, 0, 0xFE, 0xFF], &utf32be), "UTF-32BE"),
+        ] {
+            let (message, actual) = message_of(&bytes);
+            assert_eq!(actual.as_deref(), Some(name), "{message}");
+            assert!(message.contains(name), "{message}");
+        }
+    }
+
+    #[test]
+    fn offsets_count_the_byte_order_mark() {
+        let (message, actual) = message_of(b"\xEF\xBB\xBFab: \xFF\n");
+        assert!(message.contains("byte 0xFF at offset 7"), "{message}");
+        assert_eq!(actual.as_deref(), Some("byte 0xFF"));
+        let (message, _) = message_of(b"\xEF\xBB\xBFab: c\0\n");
+        assert!(message.contains("NUL byte at offset 8"), "{message}");
+        let (message, _) = message_of(b"ab: c\0\n");
+        assert!(message.contains("NUL byte at offset 5"), "{message}");
+    }
+
+    #[test]
+    fn the_size_in_the_message_is_the_real_one() {
+        let limits = Limits {
+            max_bytes: 10,
+            ..Limits::default()
+        };
+        let v = decode(&[b'a'; 25], &limits).err();
+        assert_eq!(
+            v.map(|v| (v.message, v.actual)),
+            Some((
+                "file is 25 bytes; manifests may be at most 10 bytes".to_string(),
+                Some("25 bytes".to_string())
+            ))
+        );
+        assert_eq!(
+            too_large(5_000_000_000, &limits).actual.as_deref(),
+            Some("5000000000 bytes")
+        );
     }
 
     #[test]
