@@ -177,13 +177,18 @@ pub(super) async fn execute(
         duration_ms,
     });
     let finished_at = now();
-    engine.metadata().record(
-        &wf.name,
-        &plan.run_id,
-        final_state.as_str(),
-        success,
-        &finished_at,
-    );
+    // Under a lock file shared with other flowdeck processes: off the async runtime.
+    let recorder = engine.clone();
+    let (name, run_id, at) = (wf.name.clone(), plan.run_id.clone(), finished_at.clone());
+    let recorded = tokio::task::spawn_blocking(move || {
+        recorder
+            .metadata()
+            .record(&name, &run_id, final_state.as_str(), success, &at);
+    })
+    .await;
+    if let Err(e) = recorded {
+        tracing::warn!("run metadata not recorded: {e}");
+    }
     let result = RunResult {
         success,
         workflow_name: wf.name.clone(),
