@@ -26,6 +26,8 @@ pub struct EchoSkip {
     /// Global offset up to which the output has been examined.
     scanned: u64,
     end: Option<u64>,
+    /// The input has not been written yet: there is no echo to look for.
+    pending: bool,
 }
 
 impl EchoSkip {
@@ -58,12 +60,28 @@ impl EchoSkip {
             line_start: at,
             scanned: at,
             end: nothing_visible.then_some(at),
+            pending: false,
         }
     }
 
     /// Skip nothing: output right after `at` counts (no input was sent yet).
     pub fn resolved(at: u64) -> Self {
         EchoSkip::new("", at)
+    }
+
+    /// An input sent at `at` and not yet typed: nothing after `at` counts until it is, when
+    /// [`EchoSkip::new`] takes over.
+    pub fn pending(at: u64) -> Self {
+        EchoSkip {
+            lines: Vec::new(),
+            trailing: Vec::new(),
+            line: 0,
+            pos: 0,
+            line_start: at,
+            scanned: at,
+            end: None,
+            pending: true,
+        }
     }
 
     /// Where the echo ended, once known.
@@ -79,7 +97,7 @@ impl EchoSkip {
     /// Examines new output: `text` is the stripped stream from global offset `text_start`
     /// to its end.
     pub fn advance(&mut self, text: &str, text_start: u64) {
-        if self.end.is_some() {
+        if self.end.is_some() || self.pending {
             return;
         }
         let from = self.scanned.saturating_sub(text_start) as usize;

@@ -8,6 +8,7 @@
 //! - [`matcher`]: waits registered with the reader thread;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
 //! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
+//! - [`typing`]: the writer, which types input when someone reads the terminal;
 //! - [`processes`]: every process of a session, found, ended and reaped;
 //! - [`watchdog`]: the process that ends them when flowdeck itself is killed.
 
@@ -20,6 +21,7 @@ pub mod screen;
 pub mod session;
 pub mod shell;
 pub mod transcript;
+pub mod typing;
 pub mod watchdog;
 
 pub use error::TermError;

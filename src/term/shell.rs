@@ -28,10 +28,14 @@ const MAX_TYPED_LINE: usize = 1000;
 const PROMPT_GRACE: Duration = Duration::from_secs(2);
 
 /// Fails unless the session is a shell at its prompt, giving a program that is just ending a
-/// moment to give the terminal back.
+/// moment to give the terminal back, and a shell that is still busy (building its prompt)
+/// a moment to start reading, so that the line is typed at the prompt rather than ahead.
 pub async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), TermError> {
     match session.require_shell_prompt() {
-        Err(TermError::NotAShell { .. }) if session.is_shell() && session.exit().is_none() => {
+        Ok(()) if session.reading_input() => Ok(()),
+        Ok(()) | Err(TermError::NotAShell { .. })
+            if session.is_shell() && session.exit().is_none() =>
+        {
             session.wait_for_prompt(timeout.min(PROMPT_GRACE)).await;
             session.require_shell_prompt()
         }
