@@ -110,6 +110,7 @@ impl EchoSkip {
             offset += c.len_utf8() as u64;
             if self.line < self.lines.len() {
                 let expected = &self.lines[self.line];
+                let last = self.line + 1 == self.lines.len() && self.trailing.is_empty();
                 if c == '\n' {
                     if self.pos == expected.len() {
                         self.line += 1;
@@ -121,6 +122,12 @@ impl EchoSkip {
                     }
                 } else if self.pos < expected.len() && c == expected[self.pos] {
                     self.pos += 1;
+                } else if last && self.pos == expected.len() && is_visible(c) {
+                    // The whole line was echoed and new text follows on the same line: a
+                    // full-screen program that quits moves the cursor rather than printing
+                    // a newline, and the shell's prompt comes next. The echo ended.
+                    self.end = Some(here);
+                    break;
                 }
                 if self.line == self.lines.len() && self.trailing.is_empty() {
                     self.end = Some(offset);
@@ -200,6 +207,15 @@ mod tests {
         assert_eq!(s.end(), None);
         s.advance("$ ls\nfile\n", 0);
         assert_eq!(s.end(), Some(5));
+    }
+
+    #[test]
+    fn an_echo_without_a_newline_ends_where_new_text_begins() {
+        // vim's command line shows `:q!` after its status message, vim quits without a
+        // newline, and the prompt follows.
+        assert_eq!(skip(":q!\r", "\"f\" 2L:q!\r$ "), Some(10));
+        // A shell's newline still ends the echo after it.
+        assert_eq!(skip("ls\n", "$ ls\r\nfile\n"), Some(6));
     }
 
     #[test]
