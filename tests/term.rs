@@ -471,6 +471,128 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
     assert!(listing.contains("history"), "{r:?}");
 }
 
+/// Binary output that holds terminal queries gets answers, typed into the terminal; once
+/// the program ends, the shell's line editor reads them onto its command line. A framed
+/// command typed after them would be their continuation (a syntax error, then a timeout).
+#[tokio::test]
+async fn run_command_works_after_query_answers_landed_on_the_command_line() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("binary");
+    let mut bytes: Vec<u8> = (0..4000u32)
+        .map(|i| (i * 7919 % 251) as u8)
+        .filter(|&b| b != 0x1b)
+        .collect();
+    // Cursor position and device attribute queries, as a binary file can hold by chance.
+    bytes.extend_from_slice(b"\x1b[6n\x1b[c");
+    std::fs::write(&file, &bytes).unwrap();
+    s.send_text(&format!("cat {}; echo\n", file.display()))
+        .unwrap();
+    // The answers end up after the prompt.
+    let r = s.await_output(spec(r"^\$ .*c$", Since::Screen, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "{}",
+        s.content(Content::Screen)
+    );
+    let r = shell::run_command(&s, "echo CLEAN_$((1 + 1))", LONG)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Completed, Some(0), "CLEAN_2")
+    );
+}
+
+/// A shell that does not take the framed line as a command (here it reads a here-document)
+/// gets a clear error naming what its line holds, not a bare timeout.
+#[tokio::test]
+async fn run_command_says_when_the_shell_did_not_start_it() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("cat <<'STOP'\n").unwrap();
+    wait(&s, r"^> $").await;
+    let started = std::time::Instant::now();
+    let err = shell::run_command(&s, "echo never", Duration::from_millis(500))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < LONG);
+    match &err {
+        // The shell still reads the here-document: its continuation prompt.
+        TermError::NotStarted { line, .. } => assert_eq!(line, ">"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.code(), "not_started");
+    assert!(err.to_string().contains("did not start"), "{err}");
+    // Ctrl-C leaves the here-document, and the shell takes commands again.
+    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    prompt(&s).await;
+    let r = shell::run_command(&s, "echo BACK", LONG).await.unwrap();
+    assert_eq!(r.output, "BACK");
+}
+
+/// A command that ends the shell reports the shell's exit status, and says it ended.
+#[tokio::test]
+async fn run_command_exit_reports_its_status() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let r = shell::run_command(&s, "echo bye; exit 7", LONG)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.lines().next()),
+        (CommandOutcome::Exited, Some(7), Some("bye"))
+    );
+    assert_eq!(s.exit().and_then(|e| e.code), Some(7));
+    // The session keeps its screen; further shell operations say it has exited.
+    assert!(matches!(
+        shell::run_command(&s, "true", LONG).await,
+        Err(TermError::Exited { .. })
+    ));
+}
+
+/// NUL bytes cannot reach a program or a shell variable: refused as invalid, never cut.
+#[tokio::test]
+async fn nul_bytes_and_impossible_keys_are_invalid_arguments() {
+    let t = terminals();
+    let invalid = |r: Result<Arc<Session>, TermError>| match r {
+        Err(e @ TermError::InvalidArgument { .. }) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    let mut env = bash_options();
+    env.env.push(("WITH_NUL".into(), "a\0b".into()));
+    assert!(invalid(t.open(env)).contains("WITH_NUL"));
+    let argv = OpenOptions {
+        program: Program::Command(vec!["bash".into(), "-c".into(), "echo a\0b".into()]),
+        ..OpenOptions::default()
+    };
+    assert!(invalid(t.open(argv)).contains("argument 2"));
+    let cwd = OpenOptions {
+        cwd: Some("/tmp\0/x".into()),
+        ..bash_options()
+    };
+    assert!(invalid(t.open(cwd)).contains("working directory"));
+    let mut name = bash_options();
+    name.env.push(("BAD\0NAME".into(), "x".into()));
+    assert!(matches!(t.open(name), Err(TermError::InvalidEnvName(_))));
+    assert!(t.is_empty(), "nothing was started");
+
+    let s = bash(&t).await;
+    let vars = [("V".to_string(), "a\0b".to_string())];
+    assert!(matches!(
+        shell::export_env(&s, &vars, LONG).await,
+        Err(TermError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        shell::run_command(&s, "echo a\0b", LONG).await,
+        Err(TermError::InvalidArgument { .. })
+    ));
+    let err = s.send_keys(&[KeyPress::Ctrl('1')]).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+}
+
 #[tokio::test]
 async fn shell_operations_refuse_a_session_that_is_not_at_a_shell_prompt() {
     let t = terminals();

@@ -639,9 +639,9 @@ impl Session {
         let modes = Modes {
             application_cursor: self.shared.lock().screen.application_cursor(),
         };
-        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::ShellProtocol {
-            session: self.id.clone(),
-            detail: e.to_string(),
+        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::InvalidArgument {
+            what: "a key".into(),
+            reason: e.to_string(),
         })?;
         let echo: String = keys
             .iter()
