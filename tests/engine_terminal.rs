@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError};
+use flowdeck::mcp::errors::ToolError;
 use flowdeck::term::{Outcome, TermConfig};
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
@@ -189,5 +190,76 @@ async fn shell_and_command_are_exclusive_and_errors_are_clear() {
         .unwrap_err();
     assert_eq!(missing.code(), "spawn_failed");
     assert!(missing.to_string().contains("/no/such/binary"), "{missing}");
+    // A NUL in an environment entry is a mistake in the arguments, not a failed spawn.
+    for env in [json!({"X": "a\u{0}b"}), json!({"X\u{0}Y": "v"})] {
+        let err = e
+            .open_terminal(
+                &params::<OpenTerminalParams>(json!({"command": ["bash"], "env": env})),
+                &Actor::Cli,
+            )
+            .await
+            .unwrap_err();
+        let payload = ToolError::from(err);
+        assert_eq!(
+            payload.error_code, "INVALID_ARGUMENTS",
+            "{}",
+            payload.message
+        );
+    }
+    e.shutdown().await;
+}
+
+#[tokio::test]
+async fn key_chords_take_exactly_one_character() {
+    let (e, _dir) = engine();
+    let id = e
+        .open_terminal(
+            &params::<OpenTerminalParams>(
+                json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+            ),
+            &Actor::Cli,
+        )
+        .await
+        .unwrap()
+        .session_id;
+    for key in [
+        json!({"ctrl": "cd"}),
+        json!({"ctrl": ""}),
+        json!({"alt": "xy"}),
+        json!({"alt": ""}),
+    ] {
+        let err = e
+            .send_input(
+                &id,
+                &params::<SendInputParams>(json!({"keys": [key.clone()]})),
+                &Actor::Cli,
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "invalid_params", "{key}: {err}");
+        let (kind, text) = key.as_object().unwrap().iter().next().unwrap();
+        assert!(
+            err.to_string().contains(&format!("{{\"{kind}\": {text}}}")),
+            "{key}: {err}"
+        );
+        assert_eq!(ToolError::from(err).error_code, "INVALID_ARGUMENTS");
+    }
+    // Nothing was typed: the first key that is fine still works.
+    e.send_input(
+        &id,
+        &params::<SendInputParams>(
+            json!({"keys": [{"text": "echo ok-$((1+1))"}, {"key": "enter"}]}),
+        ),
+        &Actor::Cli,
+    )
+    .unwrap();
+    let out = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(json!({"pattern": "^ok-2$", "timeout": 20})),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.result.outcome, Outcome::Matched);
     e.shutdown().await;
 }

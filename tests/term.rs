@@ -69,6 +69,123 @@ async fn echo_round_trip_never_matches_the_typed_command() {
     );
 }
 
+/// Input that arrives while the shell is still busy after a command (here building its
+/// prompt, as after `run_command`, whose end marker comes before the prompt) would be echoed
+/// by the terminal at once and again by readline when it reads it, and the wait would match
+/// the second echo. It is typed once the shell reads, so only output matches.
+#[tokio::test]
+async fn input_sent_before_the_prompt_is_back_never_matches_its_echo() {
+    let t = terminals();
+    let s = bash(&t).await;
+    // An external command in PROMPT_COMMAND holds the terminal as a job of its own; a
+    // command substitution keeps the shell in front, reading a pipe.
+    for (n, prompt_command) in ["sleep 0.1", "x=$(sleep 0.1)"].iter().enumerate() {
+        shell::run_command(&s, &format!("PROMPT_COMMAND='{prompt_command}'"), LONG)
+            .await
+            .unwrap();
+        for i in 0..2 {
+            let r = shell::run_command(&s, "true", LONG).await.unwrap();
+            assert_eq!(r.exit_code, Some(0));
+            let token = format!("BUILD_OK_{n}_{i}");
+            s.send_text(&format!("sleep 0.05; echo {token}\n")).unwrap();
+            let r = wait(&s, &token).await;
+            assert_eq!(
+                r.matched_line.as_deref(),
+                Some(token.as_str()),
+                "{prompt_command}: {}",
+                s.content(Content::History)
+            );
+        }
+        // Typed input right after the output of typed input: the same.
+        s.send_text("echo FIRST\n").unwrap();
+        wait(&s, "^FIRST$").await;
+        let line = format!("echo SECOND_$((1+{n}))");
+        s.send_text(&format!("{line}\n")).unwrap();
+        let token = format!("SECOND_{}", 1 + n);
+        let r = wait(&s, &token).await;
+        assert_eq!(r.matched_line.as_deref(), Some(token.as_str()));
+        // Typed once, so echoed once.
+        let history = s.content(Content::History);
+        assert_eq!(history.matches(&line).count(), 1, "{history}");
+    }
+}
+
+/// Interrupting a command and typing the next one at once: the terminal is the dying
+/// job's until the shell takes it back, and the next line must still be typed once.
+#[tokio::test]
+async fn input_sent_right_after_ctrl_c_never_matches_its_echo() {
+    let t = terminals();
+    let s = bash(&t).await;
+    for i in 0..5 {
+        // The program prints once it holds the terminal, so Ctrl-C is for it.
+        s.send_text("sh -c 'echo SLEEPING; exec sleep 30'\n")
+            .unwrap();
+        wait(&s, "^SLEEPING").await;
+        s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+        let token = format!("AFTER_CTRL_C_{i}");
+        s.send_text(&format!("echo {token}\n")).unwrap();
+        let r = wait(&s, &token).await;
+        assert_eq!(
+            r.matched_line.as_deref(),
+            Some(token.as_str()),
+            "{}",
+            s.content(Content::History)
+        );
+    }
+}
+
+/// Typed input that waits for a reader still reaches every kind of reader at once: the
+/// shell's own `read`, a program in cooked mode, a shell without line editing, and a
+/// program that reads only after a while.
+#[tokio::test]
+async fn cooked_mode_readers_get_their_input() {
+    let t = terminals();
+    let s = bash(&t).await;
+    // Bounded well below the hold's limit: input held until then would time out here.
+    let quick = Duration::from_secs(3);
+    let within = |pattern: &str| spec(pattern, Since::LastInput, quick);
+    s.send_text("read -p 'Name? ' N; echo \"Hello $N\"\n")
+        .unwrap();
+    assert_eq!(
+        s.await_output(within(r"Name\? $")).await.outcome,
+        Outcome::Matched
+    );
+    s.send_text("alice\n").unwrap();
+    let r = s.await_output(within("^Hello alice$")).await;
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    prompt(&s).await;
+    s.send_text("sh -c 'echo READY; sleep 0.3; read x; echo \"got $x\"'\n")
+        .unwrap();
+    wait(&s, "^READY").await;
+    s.send_text("later\n").unwrap();
+    wait(&s, "^got later$").await;
+    prompt(&s).await;
+    s.send_text("cat\n").unwrap();
+    s.send_text("meow\n").unwrap();
+    let r = s.await_output(within("^meow$")).await;
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    // Typed once cat reads: the terminal echoes the line, then cat prints it.
+    let history = s.content(Content::History);
+    assert!(history.ends_with("$ cat\nmeow\nmeow"), "{history}\n{r:?}");
+    s.send_keys(&[KeyPress::Ctrl('d')]).unwrap();
+    prompt(&s).await;
+
+    let dash = t
+        .open(OpenOptions {
+            program: Program::Command(vec!["sh".into()]),
+            env: vec![("PS1".into(), "$ ".into())],
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    assert!(dash.wait_for_output(LONG).await);
+    for i in 0..3 {
+        dash.send_text(&format!("echo DASH_$(({i}+5))\n")).unwrap();
+        let token = format!("DASH_{}", i + 5);
+        let r = dash.await_output(within(&token)).await;
+        assert_eq!(r.matched_line.as_deref(), Some(token.as_str()), "{r:?}");
+    }
+}
+
 #[tokio::test]
 async fn text_already_on_screen_never_matches() {
     let t = terminals();
@@ -354,6 +471,128 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
     assert!(listing.contains("history"), "{r:?}");
 }
 
+/// Binary output that holds terminal queries gets answers, typed into the terminal; once
+/// the program ends, the shell's line editor reads them onto its command line. A framed
+/// command typed after them would be their continuation (a syntax error, then a timeout).
+#[tokio::test]
+async fn run_command_works_after_query_answers_landed_on_the_command_line() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("binary");
+    let mut bytes: Vec<u8> = (0..4000u32)
+        .map(|i| (i * 7919 % 251) as u8)
+        .filter(|&b| b != 0x1b)
+        .collect();
+    // Cursor position and device attribute queries, as a binary file can hold by chance.
+    bytes.extend_from_slice(b"\x1b[6n\x1b[c");
+    std::fs::write(&file, &bytes).unwrap();
+    s.send_text(&format!("cat {}; echo\n", file.display()))
+        .unwrap();
+    // The answers end up after the prompt.
+    let r = s.await_output(spec(r"^\$ .*c$", Since::Screen, LONG)).await;
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "{}",
+        s.content(Content::Screen)
+    );
+    let r = shell::run_command(&s, "echo CLEAN_$((1 + 1))", LONG)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Completed, Some(0), "CLEAN_2")
+    );
+}
+
+/// A shell that does not take the framed line as a command (here it reads a here-document)
+/// gets a clear error naming what its line holds, not a bare timeout.
+#[tokio::test]
+async fn run_command_says_when_the_shell_did_not_start_it() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("cat <<'STOP'\n").unwrap();
+    wait(&s, r"^> $").await;
+    let started = std::time::Instant::now();
+    let err = shell::run_command(&s, "echo never", Duration::from_millis(500))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < LONG);
+    match &err {
+        // The shell still reads the here-document: its continuation prompt.
+        TermError::NotStarted { line, .. } => assert_eq!(line, ">"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.code(), "not_started");
+    assert!(err.to_string().contains("did not start"), "{err}");
+    // Ctrl-C leaves the here-document, and the shell takes commands again.
+    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    prompt(&s).await;
+    let r = shell::run_command(&s, "echo BACK", LONG).await.unwrap();
+    assert_eq!(r.output, "BACK");
+}
+
+/// A command that ends the shell reports the shell's exit status, and says it ended.
+#[tokio::test]
+async fn run_command_exit_reports_its_status() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let r = shell::run_command(&s, "echo bye; exit 7", LONG)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.lines().next()),
+        (CommandOutcome::Exited, Some(7), Some("bye"))
+    );
+    assert_eq!(s.exit().and_then(|e| e.code), Some(7));
+    // The session keeps its screen; further shell operations say it has exited.
+    assert!(matches!(
+        shell::run_command(&s, "true", LONG).await,
+        Err(TermError::Exited { .. })
+    ));
+}
+
+/// NUL bytes cannot reach a program or a shell variable: refused as invalid, never cut.
+#[tokio::test]
+async fn nul_bytes_and_impossible_keys_are_invalid_arguments() {
+    let t = terminals();
+    let invalid = |r: Result<Arc<Session>, TermError>| match r {
+        Err(e @ TermError::InvalidArgument { .. }) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    let mut env = bash_options();
+    env.env.push(("WITH_NUL".into(), "a\0b".into()));
+    assert!(invalid(t.open(env)).contains("WITH_NUL"));
+    let argv = OpenOptions {
+        program: Program::Command(vec!["bash".into(), "-c".into(), "echo a\0b".into()]),
+        ..OpenOptions::default()
+    };
+    assert!(invalid(t.open(argv)).contains("argument 2"));
+    let cwd = OpenOptions {
+        cwd: Some("/tmp\0/x".into()),
+        ..bash_options()
+    };
+    assert!(invalid(t.open(cwd)).contains("working directory"));
+    let mut name = bash_options();
+    name.env.push(("BAD\0NAME".into(), "x".into()));
+    assert!(matches!(t.open(name), Err(TermError::InvalidEnvName(_))));
+    assert!(t.is_empty(), "nothing was started");
+
+    let s = bash(&t).await;
+    let vars = [("V".to_string(), "a\0b".to_string())];
+    assert!(matches!(
+        shell::export_env(&s, &vars, LONG).await,
+        Err(TermError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        shell::run_command(&s, "echo a\0b", LONG).await,
+        Err(TermError::InvalidArgument { .. })
+    ));
+    let err = s.send_keys(&[KeyPress::Ctrl('1')]).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+}
+
 #[tokio::test]
 async fn shell_operations_refuse_a_session_that_is_not_at_a_shell_prompt() {
     let t = terminals();
@@ -443,12 +682,14 @@ async fn closing_ends_every_process_and_leaves_no_zombie() {
     // A child that ignores SIGTERM and SIGHUP, background jobs, a nohup child, a daemon that
     // leaves the session, and a writer that never stops, in the foreground.
     s.send_text(
-        "bash -c 'trap \"\" TERM HUP; while :; do sleep 0.1; done' & \
+        "bash -c 'trap \"\" TERM HUP; echo TRAPPED; while :; do sleep 0.1; done' & \
          sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & setsid sleep 1002 & \
          echo STARTED; yes\n",
     )
     .unwrap();
-    wait(&s, "^y$").await;
+    // The child ignores the signals only once its trap has run.
+    let (trapped, flooding) = tokio::join!(wait(&s, "^TRAPPED$"), wait(&s, "^y$"));
+    assert!(trapped.matched_text.is_some() && flooding.matched_text.is_some());
     let procs: Vec<i32> = processes::session_processes(Some(s.pid() as i32), s.marker())
         .iter()
         .map(|p| p.pid)

@@ -119,13 +119,25 @@ fn compile(pattern: &str) -> Result<regex::Regex, EngineError> {
     })
 }
 
-fn key_press(key: &Key) -> KeyPress {
-    match key {
+fn key_press(key: &Key) -> Result<KeyPress, EngineError> {
+    // A chord is one key: taking the first character of "ab", or NUL for "", would press a
+    // key nobody asked for.
+    let one = |kind: &str, text: &str| {
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(EngineError::InvalidParams(format!(
+                "key {{\"{kind}\": {text:?}}} needs exactly one character, not {}",
+                text.chars().count()
+            ))),
+        }
+    };
+    Ok(match key {
         Key::Text { text } => KeyPress::Text(text.clone()),
         Key::Named { key } => KeyPress::Named(named(*key)),
-        Key::Ctrl { ctrl } => KeyPress::Ctrl(ctrl.chars().next().unwrap_or('@')),
-        Key::Alt { alt } => KeyPress::Alt(alt.chars().next().unwrap_or(' ')),
-    }
+        Key::Ctrl { ctrl } => KeyPress::Ctrl(one("ctrl", ctrl)?),
+        Key::Alt { alt } => KeyPress::Alt(one("alt", alt)?),
+    })
 }
 
 fn named(key: NamedKey) -> Named {
@@ -291,7 +303,7 @@ impl Engine {
         let bytes = match (&p.input_text, &p.keys) {
             (Some(text), None) => s.send_text(text)?,
             (None, Some(keys)) => {
-                let keys: Vec<KeyPress> = keys.iter().map(key_press).collect();
+                let keys = keys.iter().map(key_press).collect::<Result<Vec<_>, _>>()?;
                 s.send_keys(&keys)?
             }
             _ => {

@@ -170,7 +170,7 @@ fn term_error(e: TermError, message: String) -> ToolError {
             .with("session_id", session)
             .retryable()
             .suggest("Retry with a longer timeout, or check the session's screen."),
-        TermError::InvalidName(_) | TermError::InvalidEnvName(_) | TermError::InvalidCwd(_) | TermError::TooLarge { .. } => {
+        TermError::InvalidName(_) | TermError::InvalidEnvName(_) | TermError::InvalidCwd(_) | TermError::InvalidArgument { .. } | TermError::TooLarge { .. } => {
             ToolError::new("INVALID_ARGUMENTS", -32004, "validation", message).with("reason", code).suggest("Fix the argument and retry.")
         }
         TermError::NameTaken(name) => ToolError::new("SESSION_NAME_TAKEN", -32005, "conflict", message)
@@ -179,7 +179,7 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::Spawn { program, .. } => ToolError::new("SPAWN_FAILED", -32005, "execution", message)
             .with("program", program)
             .suggest("Check that the program exists and is executable."),
-        TermError::ShellProtocol { session, .. } | TermError::Io { session, .. } => {
+        TermError::ShellProtocol { session, .. } | TermError::NotStarted { session, .. } | TermError::Io { session, .. } => {
             ToolError::new("TERMINAL_ERROR", -32005, "execution", message).with("session_id", session).retryable()
         }
     }

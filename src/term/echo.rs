@@ -26,6 +26,8 @@ pub struct EchoSkip {
     /// Global offset up to which the output has been examined.
     scanned: u64,
     end: Option<u64>,
+    /// The input has not been written yet: there is no echo to look for.
+    pending: bool,
 }
 
 impl EchoSkip {
@@ -58,12 +60,28 @@ impl EchoSkip {
             line_start: at,
             scanned: at,
             end: nothing_visible.then_some(at),
+            pending: false,
         }
     }
 
     /// Skip nothing: output right after `at` counts (no input was sent yet).
     pub fn resolved(at: u64) -> Self {
         EchoSkip::new("", at)
+    }
+
+    /// An input sent at `at` and not yet typed: nothing after `at` counts until it is, when
+    /// [`EchoSkip::new`] takes over.
+    pub fn pending(at: u64) -> Self {
+        EchoSkip {
+            lines: Vec::new(),
+            trailing: Vec::new(),
+            line: 0,
+            pos: 0,
+            line_start: at,
+            scanned: at,
+            end: None,
+            pending: true,
+        }
     }
 
     /// Where the echo ended, once known.
@@ -79,7 +97,7 @@ impl EchoSkip {
     /// Examines new output: `text` is the stripped stream from global offset `text_start`
     /// to its end.
     pub fn advance(&mut self, text: &str, text_start: u64) {
-        if self.end.is_some() {
+        if self.end.is_some() || self.pending {
             return;
         }
         let from = self.scanned.saturating_sub(text_start) as usize;
@@ -92,6 +110,7 @@ impl EchoSkip {
             offset += c.len_utf8() as u64;
             if self.line < self.lines.len() {
                 let expected = &self.lines[self.line];
+                let last = self.line + 1 == self.lines.len() && self.trailing.is_empty();
                 if c == '\n' {
                     if self.pos == expected.len() {
                         self.line += 1;
@@ -103,6 +122,12 @@ impl EchoSkip {
                     }
                 } else if self.pos < expected.len() && c == expected[self.pos] {
                     self.pos += 1;
+                } else if last && self.pos == expected.len() && is_visible(c) {
+                    // The whole line was echoed and new text follows on the same line: a
+                    // full-screen program that quits moves the cursor rather than printing
+                    // a newline, and the shell's prompt comes next. The echo ended.
+                    self.end = Some(here);
+                    break;
                 }
                 if self.line == self.lines.len() && self.trailing.is_empty() {
                     self.end = Some(offset);
@@ -182,6 +207,15 @@ mod tests {
         assert_eq!(s.end(), None);
         s.advance("$ ls\nfile\n", 0);
         assert_eq!(s.end(), Some(5));
+    }
+
+    #[test]
+    fn an_echo_without_a_newline_ends_where_new_text_begins() {
+        // vim's command line shows `:q!` after its status message, vim quits without a
+        // newline, and the prompt follows.
+        assert_eq!(skip(":q!\r", "\"f\" 2L:q!\r$ "), Some(10));
+        // A shell's newline still ends the echo after it.
+        assert_eq!(skip("ls\n", "$ ls\r\nfile\n"), Some(6));
     }
 
     #[test]

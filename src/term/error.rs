@@ -21,6 +21,8 @@ pub enum TermError {
     Spawn { program: String, reason: String },
     #[error("working directory `{0}` does not exist or is not a directory")]
     InvalidCwd(String),
+    #[error("{what} is not allowed: {reason}")]
+    InvalidArgument { what: String, reason: String },
     #[error(
         "terminal session `{session}` has exited ({status}); its screen stays readable until it is closed"
     )]
@@ -37,6 +39,14 @@ pub enum TermError {
     },
     #[error("the shell in session `{session}` did not answer as expected: {detail}")]
     ShellProtocol { session: String, detail: String },
+    #[error(
+        "the shell in session `{session}` did not start the command within {seconds} s: it is busy, or its command line holds an unfinished command (an open quote or here-document); the line reads `{line}`. Check the screen, press Ctrl-C (send_input keys [{{\"ctrl\": \"c\"}}]) if the line is stuck, and retry"
+    )]
+    NotStarted {
+        session: String,
+        seconds: f64,
+        line: String,
+    },
     #[error("`{command}` did not finish within {seconds} s in session `{session}`")]
     CommandTimeout {
         session: String,
@@ -62,10 +72,12 @@ impl TermError {
             TermError::InvalidEnvName(_) => "invalid_env_name",
             TermError::Spawn { .. } => "spawn_failed",
             TermError::InvalidCwd(_) => "invalid_cwd",
+            TermError::InvalidArgument { .. } => "invalid_argument",
             TermError::Exited { .. } => "session_exited",
             TermError::NotAShell { .. } => "not_a_shell",
             TermError::TooLarge { .. } => "too_large",
             TermError::ShellProtocol { .. } => "shell_protocol",
+            TermError::NotStarted { .. } => "not_started",
             TermError::CommandTimeout { .. } => "timeout",
             TermError::Io { .. } => "terminal_io",
         }

@@ -8,6 +8,7 @@
 //! - [`matcher`]: waits registered with the reader thread;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
 //! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
+//! - [`typing`]: the writer, which types input when someone reads the terminal;
 //! - [`processes`]: every process of a session, found, ended and reaped;
 //! - [`watchdog`]: the process that ends them when flowdeck itself is killed.
 
@@ -20,6 +21,7 @@ pub mod screen;
 pub mod session;
 pub mod shell;
 pub mod transcript;
+pub mod typing;
 pub mod watchdog;
 
 pub use error::TermError;
@@ -128,11 +130,7 @@ impl Terminals {
         {
             return Err(TermError::InvalidName(name.clone()));
         }
-        for (key, _) in &options.env {
-            if key.is_empty() || key.contains(['=', '\0']) {
-                return Err(TermError::InvalidEnvName(key.clone()));
-            }
-        }
+        check_options(&options)?;
         // Held across the spawn so that two opens cannot both take the last slot.
         let mut sessions = self.sessions();
         if sessions.len() >= self.config.max_sessions {
@@ -235,6 +233,42 @@ impl Terminals {
         leaders.extend(self.closing_set().iter().copied());
         processes::reap_adopted(&leaders);
     }
+}
+
+/// What the kernel cannot pass to a program is refused, not cut: a NUL ends a C string, so
+/// an argument, a path or an environment entry holding one would arrive shortened (or the
+/// spawn would fail as if the program were missing).
+fn check_options(options: &OpenOptions) -> Result<(), TermError> {
+    let nul = |what: String| TermError::InvalidArgument {
+        what,
+        reason: "it contains a NUL byte, which the system cannot pass to a program".into(),
+    };
+    for (key, value) in &options.env {
+        if key.is_empty() || key.contains(['=', '\0']) {
+            return Err(TermError::InvalidEnvName(names::display(key)));
+        }
+        if value.contains('\0') {
+            return Err(nul(format!("the value of environment variable `{key}`")));
+        }
+    }
+    let program = match &options.program {
+        Program::Command(argv) => argv.as_slice(),
+        Program::Shell(shell) => shell.as_slice(),
+    };
+    if let Some(i) = program.iter().position(|a| a.contains('\0')) {
+        return Err(nul(match i {
+            0 => "the program".to_string(),
+            i => format!("argument {i} of the command"),
+        }));
+    }
+    if options
+        .cwd
+        .as_ref()
+        .is_some_and(|c| c.as_os_str().as_encoded_bytes().contains(&0))
+    {
+        return Err(nul("the working directory".into()));
+    }
+    Ok(())
 }
 
 /// Session names: 1 to 64 of `A-Z a-z 0-9 _ . -`, not starting with `-` or `.`.

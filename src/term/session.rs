@@ -4,7 +4,8 @@
 //! - the reader blocks on the PTY, feeds each chunk to the screen and the transcript, checks
 //!   the registered waits, then lets old history go, and wakes whoever waits;
 //! - the writer owns the PTY's input side and writes queued input in chunks, so that a
-//!   program that stops reading blocks only that thread, never a caller holding a lock;
+//!   program that stops reading blocks only that thread, never a caller holding a lock, and
+//!   holds typed input until someone reads it (typing.rs);
 //! - the waiter blocks in `wait()` for the program's exit status.
 
 use super::echo::EchoSkip;
@@ -14,11 +15,14 @@ use super::matcher::{AwaitSpec, Event, Outcome, Watch};
 use super::processes::{self, MARKER_VAR, Teardown};
 use super::screen::{Screen, ScreenSnapshot, Size};
 use super::transcript::{Decoder, Transcript, render_line, render_text};
+use super::typing::{self, Host, Input, Probe};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Read;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -27,14 +31,15 @@ use tokio::sync::{oneshot, watch};
 
 /// Largest input accepted in one call.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
-/// Input is written in pieces this large, the size of the kernel's PTY line buffer.
-const WRITE_CHUNK: usize = 4096;
 /// How long after the program exits its last output may take to drain before waits are told.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
 /// Lines of history in the tail of a wait's result.
 const TAIL_LINES: usize = 20;
 /// Characters kept in the tail of a wait's result.
 const TAIL_CHARS: usize = 4000;
+/// Output the writer takes at most before it types an input; a program that writes without
+/// pause is writing at the same time as the input, and the rest is the reader's.
+const DRAIN_BEFORE_INPUT: usize = 256 << 10;
 
 /// What to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +162,8 @@ pub(super) struct Live {
     pub transcript: Transcript,
     decoder: Decoder,
     pub echo: EchoSkip,
+    /// Number of the latest typed input; its echo is the one `echo` follows.
+    input_seq: u64,
     watches: Vec<Watch>,
     next_watch: u64,
     pub exit: Option<ExitInfo>,
@@ -167,6 +174,33 @@ pub(super) struct Live {
 }
 
 impl Live {
+    /// Takes a chunk of output: into the screen and the transcript, past the echo of the
+    /// last input, to the registered waits (which see it before old history is let go).
+    /// Returns the answers to terminal queries.
+    fn take(&mut self, chunk: &[u8]) -> Vec<u8> {
+        self.bytes += chunk.len() as u64;
+        let answer = self.screen.feed(chunk);
+        self.decoder.feed(&mut self.transcript, chunk);
+        self.echo
+            .advance(self.transcript.text(), self.transcript.offset(0));
+        let mut i = 0;
+        while i < self.watches.len() {
+            let hit = self.watches[i].scan(&self.transcript, &self.screen, &self.echo);
+            match hit {
+                Some(hit) => {
+                    let mut w = self.watches.swap_remove(i);
+                    if let Some(tx) = w.notify.take() {
+                        let _ = tx.send(Event::Hit(hit));
+                    }
+                }
+                None => i += 1,
+            }
+        }
+        let keep = self.echo.end_or_start();
+        self.transcript.trim(keep);
+        answer
+    }
+
     fn resolve_ended(&mut self) {
         self.ended = true;
         for mut w in self.watches.drain(..) {
@@ -227,6 +261,10 @@ struct Shared {
     live: Mutex<Live>,
     changed: Condvar,
     activity: watch::Sender<Activity>,
+    /// The writer holds typed input and wants to hear of each chunk of output.
+    writer_waiting: AtomicBool,
+    /// The PTY's master side: output is taken from it only under the `live` lock.
+    pty: Arc<File>,
 }
 
 impl Shared {
@@ -234,6 +272,51 @@ impl Shared {
         // A panic while holding the lock cannot leave the state half-updated in a way that
         // matters more than losing the session, so a poisoned lock is used as is.
         self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Host for Shared {
+    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Vec<u8> {
+        let mut live = self.lock();
+        // An older input written late (it waited for a reader) does not move the mark of a
+        // newer one.
+        if live.input_seq != seq {
+            return Vec::new();
+        }
+        // Output the program wrote before this moment is taken first, so that the echo is
+        // looked for after it, not in it.
+        let mut answer = Vec::new();
+        let mut drained = 0;
+        while drained < DRAIN_BEFORE_INPUT {
+            match read_ready(&self.pty, buf) {
+                Ready::Chunk(n) => {
+                    answer.extend(live.take(&buf[..n]));
+                    drained += n;
+                }
+                Ready::Nothing | Ready::End => break,
+            }
+        }
+        live.echo = EchoSkip::new(echo, live.transcript.end());
+        let bytes = live.bytes;
+        drop(live);
+        if drained > 0 {
+            self.activity.send_modify(|a| a.bytes = bytes);
+        }
+        answer
+    }
+
+    fn wait_for_output(&self, wait: Duration) {
+        self.writer_waiting.store(true, Ordering::SeqCst);
+        let live = self.lock();
+        if !live.eof {
+            let _ = self.changed.wait_timeout(live, wait);
+        }
+        self.writer_waiting.store(false, Ordering::SeqCst);
+    }
+
+    fn ended(&self) -> bool {
+        let live = self.lock();
+        live.eof || live.exit.is_some()
     }
 }
 
@@ -248,7 +331,8 @@ pub struct Session {
     created: SystemTime,
     shared: Arc<Shared>,
     master: Mutex<Box<dyn MasterPty + Send>>,
-    input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    probe: Probe,
+    input: Mutex<Option<mpsc::Sender<Input>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -329,7 +413,12 @@ impl Session {
             session: id.clone(),
             source: std::io::Error::other(e.to_string()),
         };
-        let reader = pair.master.try_clone_reader().map_err(io_error)?;
+        let pty = Arc::new(
+            typing::master_file(&*pair.master).map_err(|e| TermError::Io {
+                session: id.clone(),
+                source: e,
+            })?,
+        );
         let writer = pair.master.take_writer().map_err(io_error)?;
 
         let (activity, _) = watch::channel(Activity::default());
@@ -339,6 +428,7 @@ impl Session {
                 transcript: Transcript::new(limits.lines, limits.bytes),
                 decoder: Decoder::default(),
                 echo: EchoSkip::new("", 0),
+                input_seq: 0,
                 watches: Vec::new(),
                 next_watch: 0,
                 exit: None,
@@ -348,8 +438,11 @@ impl Session {
             }),
             changed: Condvar::new(),
             activity,
+            writer_waiting: AtomicBool::new(false),
+            pty: pty.clone(),
         });
-        let (input_tx, input_rx) = mpsc::channel::<Vec<u8>>();
+        let probe = Probe::new(pty.clone(), pair.master.tty_name());
+        let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
         let spawn_thread = |name: String, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
@@ -360,15 +453,17 @@ impl Session {
                     source: e,
                 })
         };
+        let writer_shared = shared.clone();
+        let writer_probe = probe.clone();
         threads.push(spawn_thread(
             format!("pty-write-{id}"),
-            Box::new(move || write_loop(writer, input_rx)),
+            Box::new(move || typing::write_loop(writer, input_rx, writer_probe, &*writer_shared)),
         )?);
         let replies = input_tx.clone();
         let reader_shared = shared.clone();
         threads.push(spawn_thread(
             format!("pty-read-{id}"),
-            Box::new(move || read_loop(reader, &reader_shared, &replies)),
+            Box::new(move || read_loop(&pty, &reader_shared, &replies)),
         )?);
         let waiter_shared = shared.clone();
         threads.push(spawn_thread(
@@ -422,6 +517,7 @@ impl Session {
             created: SystemTime::now(),
             shared,
             master: Mutex::new(pair.master),
+            probe,
             input: Mutex::new(Some(input_tx)),
             threads: Mutex::new(threads),
         })
@@ -482,25 +578,40 @@ impl Session {
         matches!(waited, Ok(Ok(a)) if a.bytes > 0)
     }
 
-    /// Waits until the shell is back at its prompt (the program it ran has ended), re-checking
-    /// whenever output arrives; a shell prints its prompt when it gets the terminal back.
-    /// Returns whether it is at its prompt.
+    /// Waits until the shell is back at its prompt: in the foreground and reading its next
+    /// line (its line editor has the terminal, or it reads in cooked mode), not just done
+    /// with the program it ran. Re-checks when output arrives and, since a shell can start
+    /// reading without printing anything, every few milliseconds. Returns whether it is at
+    /// its prompt.
     pub async fn wait_for_prompt(&self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = Instant::now() + timeout;
         let mut activity = self.activity();
+        let mut look = Duration::from_micros(500);
         loop {
             activity.borrow_and_update();
             if self.exit().is_some() {
                 return false;
             }
-            if self.require_shell_prompt().is_ok() {
+            if self.require_shell_prompt().is_ok() && self.reading_input() {
                 return true;
             }
-            match tokio::time::timeout_at(deadline, activity.changed()).await {
-                Ok(Ok(())) => {}
-                _ => return self.require_shell_prompt().is_ok(),
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
             }
+            let wait = look.min(left);
+            if let Ok(Err(_)) = tokio::time::timeout(wait, activity.changed()).await {
+                // No more activity will be published; look again after the pause.
+                tokio::time::sleep(wait).await;
+            }
+            look = (look * 2).min(Duration::from_millis(10));
         }
+    }
+
+    /// Whether input typed now would be read at once: a program in the foreground is
+    /// blocked reading the terminal and has read everything typed before (see typing.rs).
+    pub fn reading_input(&self) -> bool {
+        self.probe.someone_reads()
     }
 
     /// The leader's pid while it has not been reaped (after that the pid may be reused).
@@ -528,9 +639,9 @@ impl Session {
         let modes = Modes {
             application_cursor: self.shared.lock().screen.application_cursor(),
         };
-        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::ShellProtocol {
-            session: self.id.clone(),
-            detail: e.to_string(),
+        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::InvalidArgument {
+            what: "a key".into(),
+            reason: e.to_string(),
         })?;
         let echo: String = keys
             .iter()
@@ -560,14 +671,21 @@ impl Session {
                 status: exit.to_string(),
             });
         }
-        live.echo = EchoSkip::new(echo, live.transcript.end());
+        // Until the writer types it (typing.rs), output is not yet "after" this input.
+        live.input_seq += 1;
+        live.echo = EchoSkip::pending(live.transcript.end());
         let len = bytes.len();
+        let input = Input::Typed {
+            bytes,
+            seq: live.input_seq,
+            echo: echo.to_string(),
+        };
         let sent = self
             .input
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .is_some_and(|tx| tx.send(bytes).is_ok());
+            .is_some_and(|tx| tx.send(input).is_ok());
         if !sent {
             return Err(TermError::Io {
                 session: self.id.clone(),
@@ -806,61 +924,66 @@ fn pty_size(size: Size) -> PtySize {
     }
 }
 
-fn read_loop(mut reader: Box<dyn Read + Send>, shared: &Shared, replies: &mpsc::Sender<Vec<u8>>) {
+/// What the PTY has for the reader now.
+enum Ready {
+    Chunk(usize),
+    Nothing,
+    End,
+}
+
+/// Reads what the PTY holds, without blocking. Polling first also finishes moving output the
+/// program has written into the master's buffer (the kernel does that in a work item, and a
+/// poll that finds nothing waits for it), so `Nothing` means nothing was written.
+fn read_ready(pty: &File, buf: &mut [u8]) -> Ready {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(pty, PollFlags::IN)];
+    match poll(&mut fds, Some(&Timespec::default())) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INTR) => return Ready::Nothing,
+        Err(_) => return Ready::End,
+    }
+    let events = fds[0].revents();
+    if !events.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
+        return Ready::Nothing;
+    }
+    match (&*pty).read(buf) {
+        Ok(0) => Ready::End,
+        Ok(n) => Ready::Chunk(n),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ready::Nothing,
+        // EIO: every process holding the PTY is gone.
+        Err(_) => Ready::End,
+    }
+}
+
+fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
+    use rustix::event::{PollFd, PollFlags, poll};
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO: every process holding the PTY is gone.
+        // Wait for output without taking it: output leaves the kernel only under the lock,
+        // where the writer, too, takes what came before an input (see `Host::typing`).
+        let mut fds = [PollFd::new(pty, PollFlags::IN)];
+        match poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
             Err(_) => break,
-        };
-        let chunk = &buf[..n];
+        }
         let (answer, bytes) = {
             let mut live = shared.lock();
-            let live = &mut *live;
-            let answer = live.screen.feed(chunk);
-            live.decoder.feed(&mut live.transcript, chunk);
-            live.echo
-                .advance(live.transcript.text(), live.transcript.offset(0));
-            let mut i = 0;
-            while i < live.watches.len() {
-                let hit = live.watches[i].scan(&live.transcript, &live.screen, &live.echo);
-                match hit {
-                    Some(hit) => {
-                        let mut w = live.watches.swap_remove(i);
-                        if let Some(tx) = w.notify.take() {
-                            let _ = tx.send(Event::Hit(hit));
-                        }
-                    }
-                    None => i += 1,
-                }
+            match read_ready(pty, &mut buf) {
+                Ready::Chunk(n) => (live.take(&buf[..n]), live.bytes),
+                // The writer took it.
+                Ready::Nothing => continue,
+                Ready::End => break,
             }
-            let keep = live.echo.end_or_start();
-            live.transcript.trim(keep);
-            live.bytes += n as u64;
-            (answer, live.bytes)
         };
         if !answer.is_empty() {
-            let _ = replies.send(answer);
+            let _ = replies.send(Input::Reply(answer));
+        }
+        if shared.writer_waiting.load(Ordering::SeqCst) {
+            shared.changed.notify_all();
         }
         shared.activity.send_modify(|a| a.bytes = bytes);
     }
     shared.lock().eof = true;
     shared.changed.notify_all();
-}
-
-fn write_loop(mut writer: Box<dyn Write + Send>, queue: mpsc::Receiver<Vec<u8>>) {
-    for bytes in queue {
-        for chunk in bytes.chunks(WRITE_CHUNK) {
-            if writer
-                .write_all(chunk)
-                .and_then(|()| writer.flush())
-                .is_err()
-            {
-                return;
-            }
-        }
-    }
 }

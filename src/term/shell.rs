@@ -16,7 +16,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::hash::{BuildHasher, RandomState};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Lines typed into a shell are split below this length with line continuations, so that
 /// shells without line editing (whose kernel line buffer holds 4095 bytes) take them whole.
@@ -27,11 +27,19 @@ const MAX_TYPED_LINE: usize = 1000;
 /// `not_a_shell`.
 const PROMPT_GRACE: Duration = Duration::from_secs(2);
 
+/// A shell at its prompt starts a typed line within milliseconds; one that has not printed
+/// the start marker after this long did not take the line as a command.
+const START_WAIT: Duration = Duration::from_secs(5);
+
 /// Fails unless the session is a shell at its prompt, giving a program that is just ending a
-/// moment to give the terminal back.
+/// moment to give the terminal back, and a shell that is still busy (building its prompt)
+/// a moment to start reading, so that the line is typed at the prompt rather than ahead.
 pub async fn ready_shell(session: &Session, timeout: Duration) -> Result<(), TermError> {
     match session.require_shell_prompt() {
-        Err(TermError::NotAShell { .. }) if session.is_shell() && session.exit().is_none() => {
+        Ok(()) if session.reading_input() => Ok(()),
+        Ok(()) | Err(TermError::NotAShell { .. })
+            if session.is_shell() && session.exit().is_none() =>
+        {
             session.wait_for_prompt(timeout.min(PROMPT_GRACE)).await;
             session.require_shell_prompt()
         }
@@ -51,8 +59,11 @@ pub enum CommandOutcome {
 /// The result of `run_command`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommandResult {
+    /// `completed`; `timeout`; or `exited` when the shell itself ended (the command was
+    /// `exit 7`, or it killed the shell).
     pub outcome: CommandOutcome,
-    /// The command's exit status (`$?`), when it completed.
+    /// The command's exit status (`$?`) when it completed; the shell's exit status when it
+    /// ended the shell.
     pub exit_code: Option<i32>,
     /// What it printed (stdout and stderr as the terminal showed them), carriage returns
     /// applied.
@@ -66,8 +77,21 @@ pub async fn run_command(
     command: &str,
     timeout: Duration,
 ) -> Result<CommandResult, TermError> {
+    refuse_nul("the command", command)?;
     ready_shell(session, timeout).await?;
     run_framed(session, &format!("eval {}", quote_long(command)), timeout).await
+}
+
+/// A shell cannot hold a NUL byte in a word or a variable: it would cut the text there or
+/// drop the byte, so the text is refused rather than changed.
+fn refuse_nul(what: &str, text: &str) -> Result<(), TermError> {
+    if text.contains('\0') {
+        return Err(TermError::InvalidArgument {
+            what: what.to_string(),
+            reason: "it contains a NUL byte, which a shell cannot hold".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Reads environment variables; `None` for one that is not set.
@@ -127,8 +151,9 @@ pub async fn export_env(
     vars: &[(String, String)],
     timeout: Duration,
 ) -> Result<(), TermError> {
-    for (name, _) in vars {
+    for (name, value) in vars {
         check_name(name)?;
+        refuse_nul(&format!("the value of `{name}`"), value)?;
     }
     ready_shell(session, timeout).await?;
     let script: String = vars
@@ -203,14 +228,39 @@ async fn run_framed(
             session: session.id().to_string(),
             detail: e.to_string(),
         })?;
+    let begun = Regex::new(&format!("__FD{nonce}:B\n")).map_err(|e| TermError::ShellProtocol {
+        session: session.id().to_string(),
+        detail: e.to_string(),
+    })?;
     let from = session.output_end();
-    session.send_text(&line)?;
+    let started = Instant::now();
+    // Ctrl-U first: text left on the command line (answers to terminal queries that binary
+    // output asked for, read by the line editor once the program ended) would otherwise
+    // become the start of this line. It deletes the line in readline, zle and the kernel's
+    // own line editing alike.
+    session.send_text(&format!("\u{15}{line}"))?;
+    let start_wait = timeout.min(START_WAIT);
+    let start = session
+        .await_output(AwaitSpec {
+            pattern: begun,
+            stop_patterns: Vec::new(),
+            since: Since::After(from),
+            timeout: start_wait,
+        })
+        .await;
+    if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
+        return Err(TermError::NotStarted {
+            session: session.id().to_string(),
+            seconds: start_wait.as_secs_f64(),
+            line: command_line(session),
+        });
+    }
     let waited = session
         .await_output(AwaitSpec {
             pattern: end,
             stop_patterns: Vec::new(),
             since: Since::After(from),
-            timeout,
+            timeout: timeout.saturating_sub(started.elapsed()),
         })
         .await;
     let text = session.output_since(from);
@@ -251,13 +301,41 @@ async fn run_framed(
                 .cloned()
                 .flatten()
                 .and_then(|c| c.parse().ok()),
-            _ => None,
+            // The command ended the shell (`exit 7`): its status is the shell's.
+            CommandOutcome::Exited => waited
+                .exit
+                .as_ref()
+                .and_then(|e| e.code)
+                .and_then(|c| i32::try_from(c).ok()),
+            CommandOutcome::Timeout => None,
         },
         // Output that ended with a newline and output that did not look the same here, as
         // in `$(...)`: one trailing newline is dropped.
         output: super::transcript::render_text(body.strip_suffix('\n').unwrap_or(body)),
-        elapsed_ms: waited.elapsed_ms,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// The screen's line with the cursor, for telling what the shell's command line holds.
+fn command_line(session: &Session) -> String {
+    const SHOWN: usize = 200;
+    let line = session.with_screen(|screen| {
+        let (row, _) = screen.cursor_position();
+        let (_, cols) = screen.size();
+        screen
+            .rows(0, cols.get())
+            .nth(usize::from(row))
+            .unwrap_or_default()
+    });
+    let line = line.trim_end();
+    let count = line.chars().count();
+    let shown: String = line.chars().skip(count.saturating_sub(SHOWN)).collect();
+    let shown: String = shown.chars().flat_map(char::escape_debug).collect();
+    if count > SHOWN {
+        format!("...{shown}")
+    } else {
+        shown
+    }
 }
 
 fn check_name(name: &str) -> Result<(), TermError> {
