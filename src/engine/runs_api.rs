@@ -23,6 +23,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// The most events or runs one call returns.
+pub const MAX_PAGE: usize = 1000;
+
+/// The longest `run_events` waits for new events.
+pub const MAX_EVENTS_WAIT: Duration = Duration::from_secs(60);
+
 /// Which workflow to run.
 #[derive(Debug, Clone)]
 pub enum WorkflowSource {
@@ -581,6 +587,9 @@ impl Engine {
         limit: usize,
         wait: Duration,
     ) -> Result<RunEvents, EngineError> {
+        // The bounds every caller gets: at most 1,000 events a page and a minute of waiting.
+        let limit = limit.clamp(1, MAX_PAGE);
+        let wait = wait.min(MAX_EVENTS_WAIT);
         let not_found = || EngineError::RunNotFound(crate::workflow::names::display_safe(run_id));
         if !self.journal().exists(run_id) {
             return Err(not_found());
@@ -624,6 +633,7 @@ impl Engine {
 
     /// Runs in progress and the history, newest first.
     pub fn run_list(&self, workflow: Option<&str>, limit: usize) -> RunList {
+        let limit = limit.clamp(1, MAX_PAGE);
         RunList {
             active: self
                 .runs()

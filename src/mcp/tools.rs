@@ -689,21 +689,22 @@ pub async fn call(
         "run_status" => ok(e.run_status(&parse::<RunIdArgs>(name, args)?.run_id)?),
         "run_events" => {
             let a: RunEventsArgs = parse(name, args)?;
-            let wait = Duration::from_secs_f64(a.wait_seconds.unwrap_or(10.0).clamp(0.0, 60.0));
-            ok(e.run_events(
-                &a.run_id,
-                a.after,
-                a.limit.unwrap_or(100).clamp(1, 1000),
-                wait,
+            // Out-of-range values are the engine's to bound; only NaN and negatives are cut here,
+            // as no Duration can hold them.
+            let wait = a.wait_seconds.unwrap_or(10.0);
+            let wait = Duration::from_secs_f64(if wait.is_finite() {
+                wait.clamp(0.0, 3600.0)
+            } else {
+                0.0
+            });
+            ok(
+                e.run_events(&a.run_id, a.after, a.limit.unwrap_or(100), wait)
+                    .await?,
             )
-            .await?)
         }
         "run_list" => {
             let a: RunListArgs = parse(name, args)?;
-            ok(e.run_list(
-                a.workflow_name.as_deref(),
-                a.limit.unwrap_or(50).clamp(1, 1000),
-            ))
+            ok(e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50)))
         }
         "workflow_cancel" => ok(e
             .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id)
