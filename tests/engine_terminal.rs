@@ -3,32 +3,21 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError};
+use flowdeck::engine::{Actor, Engine, EngineError};
 use flowdeck::mcp::errors::ToolError;
-use flowdeck::term::{Outcome, TermConfig};
+use flowdeck::term::Outcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
     SendInputParams, SetEnvParams,
 };
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
+
+mod common;
 
 fn engine() -> (Arc<Engine>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::open(
-        dir.path(),
-        EngineConfig {
-            terminals: TermConfig {
-                kill_grace: Duration::from_millis(300),
-                ..TermConfig::default()
-            },
-            watch: false,
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
-    (engine, dir)
+    (common::test_engine(dir.path(), 8, false), dir)
 }
 
 fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {

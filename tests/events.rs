@@ -6,9 +6,8 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{
-    Actor, Change, Engine, EngineConfig, EngineEvent, Phase, RunEvent, RunRequest, WorkflowSource,
+    Actor, Change, Engine, EngineEvent, Phase, RunEvent, RunRequest, WorkflowSource,
 };
-use flowdeck::term::TermConfig;
 use flowdeck::workflow::action::OpenTerminalParams;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -16,23 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::Receiver;
 
+mod common;
+
 const LONG: Duration = Duration::from_secs(30);
 
 const QUICK: &str = "name: quick\ndescription: Says hi.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'echo hi' } } }\n";
 
 fn engine(dir: &Path) -> Arc<Engine> {
-    Engine::open(
-        dir,
-        EngineConfig {
-            terminals: TermConfig {
-                kill_grace: Duration::from_millis(300),
-                ..TermConfig::default()
-            },
-            run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap()
+    common::test_engine(dir, 8, true)
 }
 
 fn bash() -> OpenTerminalParams {

@@ -4,10 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{
-    Actor, Engine, EngineConfig, EngineError, FinalState, Phase, RunRequest, RunResult,
-    WorkflowSource,
+    Actor, Engine, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
 };
-use flowdeck::term::TermConfig;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,19 +13,7 @@ use std::time::Duration;
 mod common;
 
 fn engine_in(dir: &Path, max_runs: usize) -> Arc<Engine> {
-    Engine::open(
-        dir,
-        EngineConfig {
-            terminals: TermConfig {
-                kill_grace: Duration::from_millis(300),
-                ..TermConfig::default()
-            },
-            max_runs,
-            run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-            watch: true,
-        },
-    )
-    .unwrap()
+    common::test_engine(dir, max_runs, true)
 }
 
 fn write(dir: &Path, file: &str, text: &str) {

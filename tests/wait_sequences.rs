@@ -11,8 +11,8 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use flowdeck::engine::{Actor, Engine, EngineConfig};
-use flowdeck::term::{Outcome, TermConfig};
+use flowdeck::engine::{Actor, Engine};
+use flowdeck::term::Outcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
     SendInputParams, SetEnvParams,
@@ -20,7 +20,8 @@ use flowdeck::workflow::action::{
 use indexmap::IndexMap;
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
+
+mod common;
 
 /// Every wait's deadline; a healthy run needs a small fraction of it.
 const WAIT_SECONDS: f64 = 15.0;
@@ -299,18 +300,7 @@ async fn waits_match_output_whatever_ran_before() {
     let file = files.path().join("rows.txt");
     let rows: String = (1..=200).map(|i| format!("row {i}\n")).collect();
     std::fs::write(&file, rows).unwrap();
-    let engine: Arc<Engine> = Engine::open(
-        dir.path(),
-        EngineConfig {
-            terminals: TermConfig {
-                kill_grace: Duration::from_millis(300),
-                ..TermConfig::default()
-            },
-            watch: false,
-            ..EngineConfig::default()
-        },
-    )
-    .unwrap();
+    let engine: Arc<Engine> = common::test_engine(dir.path(), 8, false);
     let file = file.display().to_string();
     for index in 0..sequences {
         sequence(&engine, &file, seed, index).await;

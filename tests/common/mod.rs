@@ -106,3 +106,25 @@ pub async fn within<T>(
         .await
         .unwrap_or_else(|_| panic!("timed out after {deadline:?} waiting for {what}"))
 }
+
+/// An engine for tests: sessions end after a short grace, runs start a quiet bash, and the
+/// folder is followed only when `watch`.
+pub fn test_engine(
+    dir: &std::path::Path,
+    max_runs: usize,
+    watch: bool,
+) -> Arc<flowdeck::engine::Engine> {
+    flowdeck::engine::Engine::open(
+        dir,
+        flowdeck::engine::EngineConfig {
+            terminals: flowdeck::term::TermConfig {
+                kill_grace: Duration::from_millis(300),
+                ..flowdeck::term::TermConfig::default()
+            },
+            max_runs,
+            run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+            watch,
+        },
+    )
+    .unwrap()
+}
