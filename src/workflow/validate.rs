@@ -6,7 +6,7 @@ use super::schema_errors::schema_violations;
 use super::semantic::semantic_violations;
 use super::source::{self, Document, Format, Limits, SpanMap};
 use super::violation::{Severity, Violation, sort_violations};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A manifest after validation.
@@ -135,7 +135,11 @@ fn check_document(document: Document) -> Checked {
     let workflow = if has_errors {
         None
     } else {
-        match serde_path_to_error::deserialize::<_, Workflow>(&value) {
+        // Plain serde first: tracking the path costs a tenth of a load, and only a failure,
+        // which the schema makes rare, needs it.
+        match Workflow::deserialize(&value)
+            .or_else(|_| serde_path_to_error::deserialize::<_, Workflow>(&value))
+        {
             Ok(w) => Some(w),
             Err(e) => {
                 let path = format!("/{}", e.path().to_string().replace('.', "/"));

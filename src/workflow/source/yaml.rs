@@ -12,6 +12,7 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> {
     let mut builder = Builder::new(text, limits);
@@ -46,7 +47,7 @@ pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> 
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let value = resolve_scalar(&text, style, tag.as_deref())
+                let value = resolve_scalar(text, style, tag.as_deref())
                     .map_err(|message| builder.error_at("invalid_scalar", &span, message))?;
                 builder.leaf(value, anchor, &span, 1)?;
             }
@@ -128,7 +129,9 @@ impl<'a> Builder<'a> {
             stack: Vec::new(),
             root: None,
             anchors: HashMap::new(),
-            spans: SpanMap::default(),
+            // Manifests run to about one node per 14 bytes; sized a little above that up
+            // front, the map is not grown and rehashed several times per file.
+            spans: SpanMap::with_capacity(text.len() / 12),
             problems: Vec::new(),
             total_nodes: 0,
         }
@@ -157,7 +160,12 @@ impl<'a> Builder<'a> {
         match self.stack.last() {
             None => Some(String::new()),
             Some(frame) => match &frame.container {
-                Container::Seq(items) => Some(format!("{}/{}", frame.pointer, items.len())),
+                Container::Seq(items) => {
+                    let mut pointer = frame.pointer.clone();
+                    // Writing to a String cannot fail.
+                    let _ = write!(pointer, "/{}", items.len());
+                    Some(pointer)
+                }
                 Container::Map(_, Some((key, _))) => Some(pointer_join(&frame.pointer, key)),
                 Container::Map(_, None) => None,
             },
@@ -195,7 +203,7 @@ impl<'a> Builder<'a> {
             self.byte_offset(span.start.index()),
             self.byte_offset(span.end.index()),
         ));
-        self.record(&pointer, position, bytes);
+        self.record(pointer, position, bytes);
         if anchor != 0 {
             self.anchors.insert(anchor, (value.clone(), nodes));
         }
@@ -241,7 +249,7 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn record(&mut self, pointer: &str, position: Position, bytes: Option<(usize, usize)>) {
+    fn record(&mut self, pointer: String, position: Position, bytes: Option<(usize, usize)>) {
         let key = match self.stack.last() {
             Some(Frame {
                 container: Container::Map(_, Some((_, key_pos))),
@@ -250,7 +258,7 @@ impl<'a> Builder<'a> {
             _ => None,
         };
         self.spans.insert(
-            pointer.to_string(),
+            pointer,
             NodeSpan {
                 key,
                 value: position,
@@ -275,7 +283,7 @@ impl<'a> Builder<'a> {
                 "mapping keys must be plain strings, not mappings or sequences".into(),
             ));
         };
-        self.record(&pointer, self.position(span), None);
+        self.record(pointer.clone(), self.position(span), None);
         self.stack.push(Frame {
             container,
             pointer,
@@ -333,7 +341,12 @@ fn check_collection_tag(tag: Option<&Tag>, own: &str) -> Result<(), String> {
 }
 
 /// Resolves a scalar to a JSON value by the YAML 1.2 core schema and the standard tags.
-fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Value, String> {
+/// Takes the scalar's text by value, so that a string that stays a string is not copied.
+fn resolve_scalar(
+    text: Cow<'_, str>,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+) -> Result<Value, String> {
     if let Some(tag) = tag {
         if !tag.is_yaml_core_schema() {
             return Err(format!(
@@ -342,32 +355,32 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<V
             ));
         }
         return match tag.suffix.as_str() {
-            "str" => Ok(Value::String(text.to_string())),
+            "str" => Ok(Value::String(text.into_owned())),
             "null" => Ok(Value::Null),
-            "bool" => parse_bool(text)
+            "bool" => parse_bool(&text)
                 .map(Value::Bool)
                 .ok_or_else(|| format!("'{text}' is not a boolean")),
-            "int" => parse_int(text).ok_or_else(|| format!("'{text}' is not an integer")),
-            "float" => parse_float(text)?.ok_or_else(|| format!("'{text}' is not a number")),
+            "int" => parse_int(&text).ok_or_else(|| format!("'{text}' is not an integer")),
+            "float" => parse_float(&text)?.ok_or_else(|| format!("'{text}' is not a number")),
             other => Err(format!("tag !!{other} is not supported for a scalar")),
         };
     }
     if style != ScalarStyle::Plain {
-        return Ok(Value::String(text.to_string()));
+        return Ok(Value::String(text.into_owned()));
     }
-    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+    if matches!(&*text, "" | "~" | "null" | "Null" | "NULL") {
         return Ok(Value::Null);
     }
-    if let Some(b) = parse_bool(text) {
+    if let Some(b) = parse_bool(&text) {
         return Ok(Value::Bool(b));
     }
-    if let Some(n) = parse_int(text) {
+    if let Some(n) = parse_int(&text) {
         return Ok(n);
     }
-    if let Some(f) = parse_float(text)? {
+    if let Some(f) = parse_float(&text)? {
         return Ok(f);
     }
-    Ok(Value::String(text.to_string()))
+    Ok(Value::String(text.into_owned()))
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
@@ -404,8 +417,9 @@ fn parse_int(text: &str) -> Option<Value> {
 /// `Ok(None)` when the text is not a float at all; an error for `.inf` and `.nan`, which a
 /// manifest (being JSON underneath) cannot hold.
 fn parse_float(text: &str) -> Result<Option<Value>, String> {
-    let lower = text.to_ascii_lowercase();
-    if matches!(lower.trim_start_matches(['-', '+']), ".inf" | ".nan") {
+    // Checked without a lowercase copy: every plain scalar of every manifest comes here.
+    let unsigned = text.trim_start_matches(['-', '+']);
+    if unsigned.eq_ignore_ascii_case(".inf") || unsigned.eq_ignore_ascii_case(".nan") {
         return Err(format!(
             "'{text}' (infinity or NaN) cannot be used in a manifest"
         ));
