@@ -92,16 +92,17 @@ pub struct Groups {
 /// (a Unicode class such as `\d` is most of it), where finding it again costs well under one.
 /// What is kept is the outcome, not the compiled regex (60 KB for one with a `\d`).
 pub fn check_with_flags(pattern: &str, flags: &str) -> Result<Arc<Groups>, PatternError> {
-    type Checked = HashMap<(String, String), Result<Arc<Groups>, PatternError>>;
+    /// Outcomes by flags, then by pattern: looked up by reference, with no key to build.
+    type Checked = HashMap<String, HashMap<String, Result<Arc<Groups>, PatternError>>>;
     /// Enough for the distinct patterns of a large folder; when full it starts again, so
     /// it never holds more than this many (about 100 bytes each).
     const MAX_CHECKED: usize = 4096;
     static CHECKED: LazyLock<Mutex<Checked>> = LazyLock::new(Default::default);
-    let key = (flags.to_string(), pattern.to_string());
     if let Some(known) = CHECKED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
+        .get(flags)
+        .and_then(|by_pattern| by_pattern.get(pattern))
     {
         return known.clone();
     }
@@ -118,10 +119,13 @@ pub fn check_with_flags(pattern: &str, flags: &str) -> Result<Arc<Groups>, Patte
         })
     });
     let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
-    if checked.len() >= MAX_CHECKED {
+    if checked.values().map(HashMap::len).sum::<usize>() >= MAX_CHECKED {
         checked.clear();
     }
-    checked.insert(key, outcome.clone());
+    checked
+        .entry(flags.to_string())
+        .or_default()
+        .insert(pattern.to_string(), outcome.clone());
     outcome
 }
 

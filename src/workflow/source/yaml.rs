@@ -5,7 +5,7 @@
 //! microseconds; keys must be strings; one document per file.
 
 use super::spans::{NodeSpan, SpanMap};
-use super::{Document, Format, Limits};
+use super::{Document, Format, Limits, Positions};
 use crate::workflow::names::{display_safe, pointer_join};
 use crate::workflow::violation::{Position, Violation};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
@@ -14,8 +14,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> {
-    let mut builder = Builder::new(text, limits);
+pub(super) fn parse(
+    text: &str,
+    limits: &Limits,
+    positions: Positions,
+) -> Result<Document, Violation> {
+    let mut builder = Builder::new(text, limits, positions);
     let mut parser = Parser::new_from_str(text).keep_tags(true);
     let mut documents = 0;
     while let Some(next) = parser.next_event() {
@@ -98,6 +102,8 @@ enum Container {
 
 struct Frame {
     container: Container,
+    /// Empty unless every position is recorded: only positions and the paths of problems
+    /// use it, and problems found without positions are found again with them.
     pointer: String,
     anchor: usize,
     nodes: usize,
@@ -105,6 +111,7 @@ struct Frame {
 
 struct Builder<'a> {
     limits: &'a Limits,
+    all_positions: bool,
     /// Byte offset of each character, when the text is not ASCII (saphyr counts characters).
     char_offsets: Option<Vec<usize>>,
     stack: Vec<Frame>,
@@ -116,7 +123,8 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(text: &str, limits: &'a Limits) -> Self {
+    fn new(text: &str, limits: &'a Limits, positions: Positions) -> Self {
+        let all_positions = positions == Positions::All;
         let char_offsets = (!text.is_ascii()).then(|| {
             text.char_indices()
                 .map(|(i, _)| i)
@@ -125,13 +133,14 @@ impl<'a> Builder<'a> {
         });
         Builder {
             limits,
+            all_positions,
             char_offsets,
             stack: Vec::new(),
             root: None,
             anchors: HashMap::new(),
             // Manifests run to about one node per 14 bytes; sized a little above that up
             // front, the map is not grown and rehashed several times per file.
-            spans: SpanMap::with_capacity(text.len() / 12),
+            spans: SpanMap::with_capacity(if all_positions { text.len() / 12 } else { 2 }),
             problems: Vec::new(),
             total_nodes: 0,
         }
@@ -187,6 +196,29 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// Whether the next node is a mapping key.
+    fn key_next(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                container: Container::Map(_, None),
+                ..
+            })
+        )
+    }
+
+    /// Whether the next node is the value of the root mapping's `name`, whose position is
+    /// always recorded: the store points folder-level problems at it, renames rewrite it.
+    fn names_the_workflow(&self) -> bool {
+        matches!(
+            self.stack.as_slice(),
+            [Frame {
+                container: Container::Map(_, Some((key, _))),
+                ..
+            }] if key == "name"
+        )
+    }
+
     fn leaf(
         &mut self,
         value: Value,
@@ -196,14 +228,18 @@ impl<'a> Builder<'a> {
     ) -> Result<(), Violation> {
         self.count(nodes, span)?;
         let position = self.position(span);
-        let Some(pointer) = self.child_pointer() else {
+        if self.key_next() {
             return self.key(value, position, span);
-        };
-        let bytes = Some((
-            self.byte_offset(span.start.index()),
-            self.byte_offset(span.end.index()),
-        ));
-        self.record(pointer, position, bytes);
+        }
+        if (self.all_positions || self.names_the_workflow())
+            && let Some(pointer) = self.child_pointer()
+        {
+            let bytes = Some((
+                self.byte_offset(span.start.index()),
+                self.byte_offset(span.end.index()),
+            ));
+            self.record(pointer, position, bytes);
+        }
         if anchor != 0 {
             self.anchors.insert(anchor, (value.clone(), nodes));
         }
@@ -276,14 +312,18 @@ impl<'a> Builder<'a> {
                 format!("nesting is deeper than {} levels", self.limits.max_depth),
             ));
         }
-        let Some(pointer) = self.child_pointer() else {
+        if self.key_next() {
             return Err(self.error_at(
                 "invalid_key",
                 span,
                 "mapping keys must be plain strings, not mappings or sequences".into(),
             ));
-        };
-        self.record(pointer.clone(), self.position(span), None);
+        }
+        let mut pointer = String::new();
+        if self.all_positions || self.names_the_workflow() {
+            pointer = self.child_pointer().unwrap_or_default();
+            self.record(pointer.clone(), self.position(span), None);
+        }
         self.stack.push(Frame {
             container,
             pointer,
@@ -450,7 +490,40 @@ mod tests {
     use serde_json::json;
 
     fn doc(text: &str) -> Result<Document, Violation> {
-        parse(text, &Limits::default())
+        parse(text, &Limits::default(), Positions::All)
+    }
+
+    #[test]
+    fn name_only_records_the_name_and_builds_the_same_value() {
+        let text =
+            "name: x\ndescription: d\nstates:\n  a: {action: {tool: t}}\nlist: [1, {name: y}]\n";
+        let all = doc(text).map(|d| (d.value, d.spans.len()));
+        let lean = parse(text, &Limits::default(), Positions::NameOnly);
+        let lean_name = lean
+            .as_ref()
+            .ok()
+            .and_then(|d| d.spans.get("/name").copied());
+        let lean = lean.map(|d| (d.value, d.spans.len()));
+        assert_eq!(lean.as_ref().map(|(v, _)| v), all.as_ref().map(|(v, _)| v));
+        assert_eq!(lean.map(|(_, n)| n), Ok(1), "the name's position only");
+        assert_eq!(
+            lean_name,
+            doc(text).ok().and_then(|d| d.spans.get("/name").copied())
+        );
+        // A failure is the same failure either way.
+        for broken in [
+            "a: [\n",
+            "a: 1\na: 2\n",
+            "? [a]\n: b\n",
+            "x: !!binary abc\n",
+        ] {
+            let lean = parse(broken, &Limits::default(), Positions::NameOnly);
+            assert_eq!(
+                lean.as_ref().err(),
+                doc(broken).as_ref().err(),
+                "{broken:?}"
+            );
+        }
     }
 
     #[test]
