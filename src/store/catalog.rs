@@ -1,13 +1,11 @@
 //! The in-memory index of the workflows folder: every manifest file, its validation, and its
 //! last good version. Pure bookkeeping: the caller reads files and hands the bytes in.
 
-use super::entry::{Entry, LastGood};
-use super::read::FileRead;
+use super::entry::{Entry, LastGood, Validated};
 use crate::workflow::names::is_valid_name;
-use crate::workflow::{Checked, Format, Violation};
+use crate::workflow::{Format, Violation};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 /// What happened to a manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,13 +65,14 @@ impl Catalog {
                 .is_some_and(|e| e.version == version)
     }
 
-    /// Records a file as read and checked. Returns the change, or `None` when nothing changed.
-    /// Folder-level checks are not updated: call [`Catalog::recheck_folder`].
-    pub fn upsert(&mut self, file_name: &str, read: FileRead, checked: Checked) -> Option<Change> {
+    /// Records a file as read and validated. Returns the change, or `None` when nothing
+    /// changed. Folder-level checks are not updated: call [`Catalog::recheck_folder`].
+    pub fn upsert(&mut self, file_name: &str, validated: Validated) -> Option<Change> {
         let format = Format::from_file_name(file_name)?;
         let previous = self.entries.get(file_name);
+        // Two names that are not regular files have no version to tell them apart.
         if previous.is_some_and(|e| {
-            e.version == read.version && e.checked.violations == checked.violations
+            e.version == validated.version && e.file_violations == validated.violations
         }) {
             return None;
         }
@@ -82,21 +81,23 @@ impl Catalog {
         } else {
             ChangeKind::Added
         };
-        let mut last_good = previous.and_then(|e| e.last_good.clone());
-        if let Some(workflow) = &checked.workflow {
-            last_good = Some(LastGood {
-                workflow: Arc::new(workflow.clone()),
-                version: read.version.clone(),
-                bytes: read.bytes.clone(),
-            });
-        }
-        let version = read.version;
+        let last_good = match validated.workflow {
+            Some(workflow) => Some(LastGood {
+                workflow,
+                version: validated.version.clone(),
+                bytes: validated.bytes.clone(),
+            }),
+            None => previous.and_then(|e| e.last_good.clone()),
+        };
+        let version = validated.version;
         let entry = Entry {
             file_name: file_name.to_string(),
             format,
             version: version.clone(),
-            bytes: read.bytes,
-            checked,
+            bytes: validated.bytes,
+            declared_name: validated.declared_name,
+            file_violations: validated.violations,
+            name_position: validated.name_position,
             folder_violations: Vec::new(),
             last_good,
         };
@@ -151,7 +152,7 @@ impl Catalog {
                 );
             }
             let expected_stem = format!("{name}.");
-            if entry.checked.name.as_deref().is_some_and(is_valid_name)
+            if entry.declared_name.as_deref().is_some_and(is_valid_name)
                 && !entry.file_name.starts_with(&expected_stem)
             {
                 found.push(
@@ -168,12 +169,10 @@ impl Catalog {
                     .actual(entry.file_name.clone()),
                 );
             }
+            // Both are about the `name`, so they point at it.
             let found: Vec<Violation> = found
                 .into_iter()
-                .map(|v| {
-                    let at = entry.checked.spans.value_position(&v.path);
-                    v.at(at)
-                })
+                .map(|v| v.at(entry.name_position))
                 .collect();
             if found != entry.folder_violations {
                 entry.folder_violations = found;

@@ -1,25 +1,36 @@
 //! One manifest file as the store knows it.
 
-use crate::workflow::{Checked, Format, Violation, Workflow};
+use super::read::FileRead;
+use crate::workflow::{Checked, Format, Position, Severity, Violation, Workflow};
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
 
 /// A manifest file: its bytes, version, validation, and its last valid version.
+///
+/// What validation needed and nothing else does (the parsed value, the position of every
+/// node) is not kept: in a folder of a thousand manifests the positions alone would be 34 MB.
+/// The positions are in the violations, and the one a folder-level problem needs, the
+/// `name`'s, is kept on its own.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// File name inside the workflows folder, e.g. `build_project.yaml`.
     pub file_name: String,
     pub format: Format,
-    /// SHA-256 of the current bytes.
+    /// SHA-256 of the current bytes (empty for a name that is not a regular file).
     pub version: String,
     pub bytes: Arc<[u8]>,
-    /// Validation of the current bytes, on their own.
-    pub checked: Checked,
+    /// The `name` field as written, when it is a string (even if the manifest is invalid).
+    pub declared_name: Option<String>,
+    /// The violations of the current bytes, on their own, in file order.
+    pub file_violations: Vec<Violation>,
+    /// Where the `name` value was written.
+    pub name_position: Option<Position>,
     /// Problems that come from the folder, not the file (a duplicate name, a file name that
     /// does not match).
     pub folder_violations: Vec<Violation>,
-    /// The most recent valid version: what runs while the file is broken.
+    /// The most recent valid version: what runs while the file is broken. When the current
+    /// bytes are valid, it is them.
     pub last_good: Option<LastGood>,
 }
 
@@ -41,6 +52,31 @@ pub enum Status {
     Invalid,
 }
 
+/// A file as read and validated, reduced to what an [`Entry`] keeps. Made where the file was
+/// checked, so that the parsed value and its positions are freed there and then.
+#[derive(Debug)]
+pub struct Validated {
+    pub version: String,
+    pub bytes: Arc<[u8]>,
+    pub declared_name: Option<String>,
+    pub violations: Vec<Violation>,
+    pub name_position: Option<Position>,
+    pub workflow: Option<Arc<Workflow>>,
+}
+
+impl Validated {
+    pub fn new(read: FileRead, checked: Checked) -> Validated {
+        Validated {
+            name_position: checked.spans.value_position("/name"),
+            version: read.version,
+            bytes: read.bytes,
+            declared_name: checked.name,
+            violations: checked.violations,
+            workflow: checked.workflow.map(Arc::new),
+        }
+    }
+}
+
 impl Entry {
     /// The workflow's name: as written in the file, else its last good version's, else the
     /// file name itself. A file whose name cannot be read is not guessed to be its stem:
@@ -48,7 +84,7 @@ impl Entry {
     /// `<stem>.yaml`. A file name has a dot, which no workflow name has, so it is never
     /// mistaken for one.
     pub fn name(&self) -> &str {
-        if let Some(name) = &self.checked.name {
+        if let Some(name) = &self.declared_name {
             return name;
         }
         if let Some(good) = &self.last_good {
@@ -59,28 +95,26 @@ impl Entry {
 
     /// All violations: the file's own and the folder's, in file order.
     pub fn violations(&self) -> Vec<Violation> {
-        let mut all = self.checked.violations.clone();
+        let mut all = self.file_violations.clone();
         all.extend(self.folder_violations.iter().cloned());
         crate::workflow::violation::sort_violations(&mut all);
         all
     }
 
+    fn count(&self, severity: Severity) -> usize {
+        self.file_violations
+            .iter()
+            .chain(&self.folder_violations)
+            .filter(|v| v.severity == severity)
+            .count()
+    }
+
     pub fn error_count(&self) -> usize {
-        self.checked.error_count()
-            + self
-                .folder_violations
-                .iter()
-                .filter(|v| v.is_error())
-                .count()
+        self.count(Severity::Error)
     }
 
     pub fn warning_count(&self) -> usize {
-        self.checked.warning_count()
-            + self
-                .folder_violations
-                .iter()
-                .filter(|v| !v.is_error())
-                .count()
+        self.count(Severity::Warning)
     }
 
     pub fn status(&self) -> Status {
@@ -95,10 +129,13 @@ impl Entry {
 
     /// The current content's workflow, when the file and the folder have no errors.
     pub fn current(&self) -> Option<&Workflow> {
-        if self.folder_violations.iter().any(Violation::is_error) {
+        if self.error_count() > 0 {
             return None;
         }
-        self.checked.workflow.as_ref()
+        self.last_good
+            .as_ref()
+            .filter(|good| good.version == self.version)
+            .map(|good| &*good.workflow)
     }
 
     /// The content as text, when it is UTF-8.

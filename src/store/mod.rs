@@ -15,7 +15,7 @@ pub mod state_dir;
 mod watch;
 
 pub use catalog::{Catalog, Change, ChangeKind};
-pub use entry::{Entry, LastGood, Status};
+pub use entry::{Entry, LastGood, Status, Validated};
 pub use error::StoreError;
 pub use files::{META_DIR, content_version, is_manifest_name, write_atomic};
 pub use read::{Contents, FileKind, FileRead, ReadError, read_manifest};
@@ -23,7 +23,7 @@ pub use watch::Watcher;
 
 use crate::workflow::names::name_problem;
 use crate::workflow::source::Limits;
-use crate::workflow::{Checked, Format, Workflow, check_bytes};
+use crate::workflow::{Format, Workflow, check_bytes};
 use rayon::prelude::*;
 use state_dir::StateLock;
 use std::path::{Path, PathBuf};
@@ -77,7 +77,7 @@ enum Loaded {
     Gone,
     /// The catalog holds this version already.
     Unchanged,
-    Read(Box<(FileRead, Checked)>),
+    Read(Box<Validated>),
 }
 
 impl Store {
@@ -222,7 +222,7 @@ impl Store {
                 Some(read) => match Format::from_file_name(file) {
                     Some(format) => {
                         let checked = read.check(format);
-                        Loaded::Read(Box::new((read, checked)))
+                        Loaded::Read(Box::new(Validated::new(read, checked)))
                     }
                     None => Loaded::Gone,
                 },
@@ -527,10 +527,7 @@ fn apply(catalog: &mut Catalog, loaded: Vec<(String, Loaded)>) -> Vec<Change> {
         .filter_map(|(file, loaded)| match loaded {
             Loaded::Gone => catalog.remove(&file),
             Loaded::Unchanged => None,
-            Loaded::Read(loaded) => {
-                let (read, checked) = *loaded;
-                catalog.upsert(&file, read, checked)
-            }
+            Loaded::Read(validated) => catalog.upsert(&file, *validated),
         })
         .collect()
 }

@@ -107,12 +107,33 @@ pub fn sanitize(text: &str) -> String {
 
 /// Escapes one segment of a JSON pointer (RFC 6901).
 pub fn pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+    let mut out = String::with_capacity(segment.len());
+    push_segment(&mut out, segment);
+    out
 }
 
-/// Appends a segment to a JSON pointer.
+/// Appends a segment to a JSON pointer. Called for every node of every manifest loaded, so it
+/// allocates once and copies a segment with nothing to escape as it is.
 pub fn pointer_join(base: &str, segment: &str) -> String {
-    format!("{base}/{}", pointer_segment(segment))
+    let mut out = String::with_capacity(base.len() + 1 + segment.len());
+    out.push_str(base);
+    out.push('/');
+    push_segment(&mut out, segment);
+    out
+}
+
+fn push_segment(out: &mut String, segment: &str) {
+    if !segment.contains(['~', '/']) {
+        out.push_str(segment);
+        return;
+    }
+    for c in segment.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }
 
 #[cfg(test)]

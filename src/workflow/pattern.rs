@@ -3,6 +3,8 @@
 //! matching; the limits here cap what compiling may cost.
 
 use regex::{Regex, RegexBuilder};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use thiserror::Error;
 
 /// Longest pattern accepted, in bytes.
@@ -74,6 +76,64 @@ pub fn compile_with_flags(pattern: &str, flags: &str) -> Result<Regex, PatternEr
     })
 }
 
+/// What validation needs to know of a pattern that compiles: its capture groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Groups {
+    /// How many groups, group 0 (the whole match) included, as `Regex::captures_len`.
+    pub len: usize,
+    /// The names of the named groups.
+    pub names: Vec<String>,
+}
+
+/// Checks a pattern as [`compile_with_flags`] would compile it, and returns its groups.
+///
+/// Results are remembered for the process: manifests repeat their patterns (a prompt,
+/// `error`, `BUILD (OK|FAILED)`) across states and files, and compiling one costs 2 to 70 µs
+/// (a Unicode class such as `\d` is most of it), where finding it again costs well under one.
+/// What is kept is the outcome, not the compiled regex (60 KB for one with a `\d`).
+pub fn check_with_flags(pattern: &str, flags: &str) -> Result<Arc<Groups>, PatternError> {
+    /// Outcomes by flags, then by pattern: looked up by reference, with no key to build.
+    type Checked = HashMap<String, HashMap<String, Result<Arc<Groups>, PatternError>>>;
+    /// Enough for the distinct patterns of a large folder; when full it starts again, so
+    /// it never holds more than this many (about 100 bytes each).
+    const MAX_CHECKED: usize = 4096;
+    static CHECKED: LazyLock<Mutex<Checked>> = LazyLock::new(Default::default);
+    if let Some(known) = CHECKED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(flags)
+        .and_then(|by_pattern| by_pattern.get(pattern))
+    {
+        return known.clone();
+    }
+    // Compiled outside the lock, so that two threads checking different patterns do not
+    // wait for each other.
+    let outcome = compile_with_flags(pattern, flags).map(|regex| {
+        Arc::new(Groups {
+            len: regex.captures_len(),
+            names: regex
+                .capture_names()
+                .flatten()
+                .map(str::to_string)
+                .collect(),
+        })
+    });
+    let mut checked = CHECKED.lock().unwrap_or_else(PoisonError::into_inner);
+    if checked.values().map(HashMap::len).sum::<usize>() >= MAX_CHECKED {
+        checked.clear();
+    }
+    checked
+        .entry(flags.to_string())
+        .or_default()
+        .insert(pattern.to_string(), outcome.clone());
+    outcome
+}
+
+/// [`check_with_flags`] for a manifest pattern, compiled as [`compile`] does.
+pub fn check(pattern: &str) -> Result<Arc<Groups>, PatternError> {
+    check_with_flags(pattern, "m")
+}
+
 /// The regex crate's messages draw the pattern over several lines; the last line says why.
 fn first_line(message: &str) -> String {
     message
@@ -114,6 +174,34 @@ mod tests {
         assert!(compile_with_flags("hello", "i").is_ok_and(|r| r.is_match("HeLLo")));
         assert!(compile("^two$").is_ok_and(|r| r.is_match("one\ntwo\nthree")));
         assert!(compile_with_flags("a.b", "s").is_ok_and(|r| r.is_match("a\nb")));
+    }
+
+    #[test]
+    fn checks_agree_with_compiling_and_are_remembered() {
+        for (pattern, flags) in [
+            ("BUILD (OK|FAILED)", "m"),
+            ("(?P<code>\\d+) (x)", "m"),
+            ("(unclosed", "m"),
+            ("(a{1000}){1000}", "m"),
+            ("a", "q"),
+        ] {
+            let compiled = compile_with_flags(pattern, flags);
+            let checked = check_with_flags(pattern, flags);
+            assert_eq!(
+                checked.as_ref().err(),
+                compiled.as_ref().err(),
+                "{pattern} /{flags}"
+            );
+            if let (Ok(groups), Ok(regex)) = (&checked, &compiled) {
+                assert_eq!(groups.len, regex.captures_len());
+                let names: Vec<&str> = regex.capture_names().flatten().collect();
+                assert_eq!(groups.names, names);
+            }
+            assert_eq!(check_with_flags(pattern, flags), checked, "the same again");
+        }
+        // The flags are part of what is remembered.
+        assert!(check_with_flags("a", "m").is_ok());
+        assert!(check_with_flags("a", "q").is_err());
     }
 
     #[test]

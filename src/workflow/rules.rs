@@ -7,7 +7,7 @@
 //! `or` and `not`. Evaluation is pure.
 
 use super::guard::{Guard, GuardError, Variables};
-use super::pattern::{PatternError, compile_with_flags};
+use super::pattern::{PatternError, check_with_flags, compile_with_flags};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -286,7 +286,7 @@ impl Rule {
             Rule::Check(check) => {
                 if let Some(guard) = check.condition() {
                     for (p, pattern) in guard.patterns() {
-                        if let Err(source) = super::pattern::compile(pattern) {
+                        if let Err(source) = super::pattern::check(pattern) {
                             errors.push(RuleError::Pattern {
                                 at: format!("{at}/condition{p}"),
                                 source,
@@ -297,13 +297,13 @@ impl Rule {
                 match check.as_ref() {
                     Check::Regex { pattern, flags, .. } => {
                         if let Err(source) =
-                            compile_with_flags(pattern, flags.as_deref().unwrap_or(""))
+                            check_with_flags(pattern, flags.as_deref().unwrap_or(""))
                         {
                             let at = format!(
                                 "{at}/{}",
                                 if source.rule() == "invalid_regex"
                                     && flags.is_some()
-                                    && compile_with_flags(pattern, "").is_ok()
+                                    && check_with_flags(pattern, "").is_ok()
                                 {
                                     "flags"
                                 } else {

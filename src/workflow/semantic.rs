@@ -8,11 +8,12 @@ use super::action::{Action, CaptureGroup, MAX_WAIT_SECONDS, ToolName};
 use super::guard::Guard;
 use super::model::{ConditionKind, Transition, Variable};
 use super::names::{display_safe, pointer_join, pointer_segment};
-use super::pattern::compile;
+use super::pattern::{Groups, check, compile};
 use super::rules::check_definitions;
 use super::source::SpanMap;
 use super::suggest::hint;
 use super::violation::Violation;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -80,7 +81,7 @@ impl Checker<'_> {
         for (section, vars) in [("arguments", arguments), ("return_values", returns)] {
             for (key, raw) in vars.into_iter().flatten() {
                 let path = format!("/{section}/{}", pointer_segment(key));
-                if let Ok(var) = serde_json::from_value::<Variable>(raw.clone()) {
+                if let Ok(var) = Variable::deserialize(raw) {
                     self.variable(key, &var, &path);
                 }
             }
@@ -115,19 +116,24 @@ impl Checker<'_> {
                 .actual(name.clone()),
             );
         }
-        let pattern = var
-            .pattern
-            .as_deref()
-            .and_then(|p| match compile(&format!("^(?:{p})$")) {
-                Ok(regex) => Some(regex),
+        let anchored = var.pattern.as_deref().map(|p| (p, format!("^(?:{p})$")));
+        let pattern_ok = match &anchored {
+            Some((p, anchored)) => match check(anchored) {
+                Ok(_) => true,
                 Err(e) => {
                     self.push(
                         Violation::error(e.rule(), format!("{path}/pattern"), e.to_string())
-                            .actual(p),
+                            .actual(*p),
                     );
-                    None
+                    false
                 }
-            });
+            },
+            None => false,
+        };
+        // The regex itself only to test a default against it, which few variables have.
+        let pattern = anchored
+            .filter(|_| pattern_ok && var.default.is_some())
+            .and_then(|(_, anchored)| compile(&anchored).ok());
         let kind = var.kind();
         for (i, choice) in var.choices.iter().flatten().enumerate() {
             let text = choice.to_string();
@@ -238,8 +244,8 @@ impl Checker<'_> {
     /// Checks one state: each transition, guard and the action on its own, so that one broken
     /// part does not hide the problems of the others.
     fn state(&mut self, raw: &Value, path: &str) {
-        let typed = |key: &str| raw.get(key).cloned();
-        let action = typed("action").and_then(|a| serde_json::from_value::<Action>(a).ok());
+        // Read from the value in place: cloning each part first would double the work.
+        let action = raw.get("action").and_then(|a| Action::deserialize(a).ok());
         let tool = raw
             .pointer("/action/tool")
             .and_then(Value::as_str)
@@ -252,7 +258,7 @@ impl Checker<'_> {
             .into_iter()
             .flatten();
         for (i, raw_t) in transitions.enumerate() {
-            let Ok(t) = serde_json::from_value::<Transition>(raw_t.clone()) else {
+            let Ok(t) = Transition::deserialize(raw_t) else {
                 continue;
             };
             let tpath = format!("{path}/transitions/{i}");
@@ -299,7 +305,7 @@ impl Checker<'_> {
                 shadowed_by = Some(i);
             }
         }
-        if let Some(guard) = typed("when").and_then(|w| serde_json::from_value::<Guard>(w).ok()) {
+        if let Some(guard) = raw.get("when").and_then(|w| Guard::deserialize(w).ok()) {
             self.guard(&guard, &format!("{path}/when"));
         }
         let Some(action) = action else { return };
@@ -339,9 +345,9 @@ impl Checker<'_> {
         }
     }
 
-    fn regex(&mut self, pattern: &str, path: &str) -> Option<regex::Regex> {
-        match compile(pattern) {
-            Ok(r) => Some(r),
+    fn regex(&mut self, pattern: &str, path: &str) -> Option<std::sync::Arc<Groups>> {
+        match check(pattern) {
+            Ok(groups) => Some(groups),
             Err(e) => {
                 self.push(
                     Violation::error(e.rule(), path, e.to_string()).actual(truncate(pattern)),
@@ -375,15 +381,14 @@ impl Checker<'_> {
 
     fn captures(
         &mut self,
-        regex: &regex::Regex,
+        groups: &Groups,
         captures: &indexmap::IndexMap<String, CaptureGroup>,
         path: &str,
     ) {
-        let names: Vec<&str> = regex.capture_names().flatten().collect();
         for (var, group) in captures {
             let exists = match group {
-                CaptureGroup::Index(i) => (*i as usize) < regex.captures_len(),
-                CaptureGroup::Name(n) => names.contains(&n.as_str()),
+                CaptureGroup::Index(i) => (*i as usize) < groups.len,
+                CaptureGroup::Name(n) => groups.names.iter().any(|name| name == n),
             };
             if !exists {
                 self.push(

@@ -4,9 +4,9 @@ use super::model::Workflow;
 use super::schema::validator;
 use super::schema_errors::schema_violations;
 use super::semantic::semantic_violations;
-use super::source::{self, Document, Format, Limits, SpanMap};
+use super::source::{self, Document, Format, Limits, Positions, SpanMap};
 use super::violation::{Severity, Violation, sort_violations};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A manifest after validation.
@@ -20,7 +20,8 @@ pub struct Checked {
     pub workflow: Option<Workflow>,
     /// Every violation, errors and warnings, in file order.
     pub violations: Vec<Violation>,
-    /// Where each value was written (empty when the file did not parse).
+    /// Where each value was written (empty when the file did not parse). For a manifest
+    /// without violations, only where its `name` was: nothing else needs a position then.
     pub spans: SpanMap,
 }
 
@@ -92,8 +93,22 @@ impl Checked {
 }
 
 /// Validates manifest bytes in the given format.
+///
+/// A manifest is first checked without the positions of its nodes: most have no violation,
+/// and then only the `name`'s position is needed. One that has some is parsed and checked
+/// again with every position, so that each violation says where it is.
 pub fn check_bytes(bytes: &[u8], format: Format) -> Checked {
-    match source::parse(bytes, format, &Limits::default()) {
+    let limits = Limits::default();
+    match source::parse_with(bytes, format, &limits, Positions::NameOnly) {
+        Ok(document) => {
+            let checked = check_document(document);
+            if checked.violations.is_empty() {
+                return checked;
+            }
+        }
+        Err(violation) => return Checked::unreadable(format, violation),
+    }
+    match source::parse(bytes, format, &limits) {
         Ok(document) => check_document(document),
         Err(violation) => Checked::unreadable(format, violation),
     }
@@ -135,7 +150,11 @@ fn check_document(document: Document) -> Checked {
     let workflow = if has_errors {
         None
     } else {
-        match serde_path_to_error::deserialize::<_, Workflow>(&value) {
+        // Plain serde first: tracking the path costs a tenth of a load, and only a failure,
+        // which the schema makes rare, needs it.
+        match Workflow::deserialize(&value)
+            .or_else(|_| serde_path_to_error::deserialize::<_, Workflow>(&value))
+        {
             Ok(w) => Some(w),
             Err(e) => {
                 let path = format!("/{}", e.path().to_string().replace('.', "/"));

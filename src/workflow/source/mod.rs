@@ -95,12 +95,35 @@ pub struct Document {
     pub problems: Vec<Violation>,
 }
 
+/// Which positions a parse records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positions {
+    /// Every node's.
+    All,
+    /// Only the workflow `name`'s: enough for a manifest without violations, which is most,
+    /// and a fifth cheaper to build. Other problems found are still found, and the document
+    /// is then parsed again with [`Positions::All`] to say where they are.
+    NameOnly,
+}
+
 /// Parses manifest bytes. A file that cannot be read as a manifest at all returns the one
 /// violation that says why, with its position.
 pub fn parse(bytes: &[u8], format: Format, limits: &Limits) -> Result<Document, Violation> {
+    parse_with(bytes, format, limits, Positions::All)
+}
+
+/// [`parse`], recording the positions asked for. Whether and how a file fails to parse does
+/// not depend on them.
+pub fn parse_with(
+    bytes: &[u8],
+    format: Format,
+    limits: &Limits,
+    positions: Positions,
+) -> Result<Document, Violation> {
     let text = decode(bytes, limits)?;
     match format {
-        Format::Yaml => yaml::parse(text, limits),
+        Format::Yaml => yaml::parse(text, limits, positions),
+        // JSON manifests are few; one kind of parse is enough there.
         Format::Json => json::parse(text, limits),
     }
 }

@@ -19,6 +19,12 @@ pub struct SpanMap {
 }
 
 impl SpanMap {
+    pub fn with_capacity(nodes: usize) -> SpanMap {
+        SpanMap {
+            nodes: HashMap::with_capacity(nodes),
+        }
+    }
+
     pub fn insert(&mut self, pointer: String, span: NodeSpan) {
         self.nodes.insert(pointer, span);
     }

@@ -5,16 +5,21 @@
 //! microseconds; keys must be strings; one document per file.
 
 use super::spans::{NodeSpan, SpanMap};
-use super::{Document, Format, Limits};
+use super::{Document, Format, Limits, Positions};
 use crate::workflow::names::{display_safe, pointer_join};
 use crate::workflow::violation::{Position, Violation};
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
-pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> {
-    let mut builder = Builder::new(text, limits);
+pub(super) fn parse(
+    text: &str,
+    limits: &Limits,
+    positions: Positions,
+) -> Result<Document, Violation> {
+    let mut builder = Builder::new(text, limits, positions);
     let mut parser = Parser::new_from_str(text).keep_tags(true);
     let mut documents = 0;
     while let Some(next) = parser.next_event() {
@@ -46,7 +51,7 @@ pub(super) fn parse(text: &str, limits: &Limits) -> Result<Document, Violation> 
                 }
             }
             Event::Scalar(text, style, anchor, tag) => {
-                let value = resolve_scalar(&text, style, tag.as_deref())
+                let value = resolve_scalar(text, style, tag.as_deref())
                     .map_err(|message| builder.error_at("invalid_scalar", &span, message))?;
                 builder.leaf(value, anchor, &span, 1)?;
             }
@@ -97,6 +102,8 @@ enum Container {
 
 struct Frame {
     container: Container,
+    /// Empty unless every position is recorded: only positions and the paths of problems
+    /// use it, and problems found without positions are found again with them.
     pointer: String,
     anchor: usize,
     nodes: usize,
@@ -104,6 +111,7 @@ struct Frame {
 
 struct Builder<'a> {
     limits: &'a Limits,
+    all_positions: bool,
     /// Byte offset of each character, when the text is not ASCII (saphyr counts characters).
     char_offsets: Option<Vec<usize>>,
     stack: Vec<Frame>,
@@ -115,7 +123,8 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(text: &str, limits: &'a Limits) -> Self {
+    fn new(text: &str, limits: &'a Limits, positions: Positions) -> Self {
+        let all_positions = positions == Positions::All;
         let char_offsets = (!text.is_ascii()).then(|| {
             text.char_indices()
                 .map(|(i, _)| i)
@@ -124,11 +133,14 @@ impl<'a> Builder<'a> {
         });
         Builder {
             limits,
+            all_positions,
             char_offsets,
             stack: Vec::new(),
             root: None,
             anchors: HashMap::new(),
-            spans: SpanMap::default(),
+            // Manifests run to about one node per 14 bytes; sized a little above that up
+            // front, the map is not grown and rehashed several times per file.
+            spans: SpanMap::with_capacity(if all_positions { text.len() / 12 } else { 2 }),
             problems: Vec::new(),
             total_nodes: 0,
         }
@@ -157,7 +169,12 @@ impl<'a> Builder<'a> {
         match self.stack.last() {
             None => Some(String::new()),
             Some(frame) => match &frame.container {
-                Container::Seq(items) => Some(format!("{}/{}", frame.pointer, items.len())),
+                Container::Seq(items) => {
+                    let mut pointer = frame.pointer.clone();
+                    // Writing to a String cannot fail.
+                    let _ = write!(pointer, "/{}", items.len());
+                    Some(pointer)
+                }
                 Container::Map(_, Some((key, _))) => Some(pointer_join(&frame.pointer, key)),
                 Container::Map(_, None) => None,
             },
@@ -179,6 +196,29 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// Whether the next node is a mapping key.
+    fn key_next(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                container: Container::Map(_, None),
+                ..
+            })
+        )
+    }
+
+    /// Whether the next node is the value of the root mapping's `name`, whose position is
+    /// always recorded: the store points folder-level problems at it, renames rewrite it.
+    fn names_the_workflow(&self) -> bool {
+        matches!(
+            self.stack.as_slice(),
+            [Frame {
+                container: Container::Map(_, Some((key, _))),
+                ..
+            }] if key == "name"
+        )
+    }
+
     fn leaf(
         &mut self,
         value: Value,
@@ -188,14 +228,18 @@ impl<'a> Builder<'a> {
     ) -> Result<(), Violation> {
         self.count(nodes, span)?;
         let position = self.position(span);
-        let Some(pointer) = self.child_pointer() else {
+        if self.key_next() {
             return self.key(value, position, span);
-        };
-        let bytes = Some((
-            self.byte_offset(span.start.index()),
-            self.byte_offset(span.end.index()),
-        ));
-        self.record(&pointer, position, bytes);
+        }
+        if (self.all_positions || self.names_the_workflow())
+            && let Some(pointer) = self.child_pointer()
+        {
+            let bytes = Some((
+                self.byte_offset(span.start.index()),
+                self.byte_offset(span.end.index()),
+            ));
+            self.record(pointer, position, bytes);
+        }
         if anchor != 0 {
             self.anchors.insert(anchor, (value.clone(), nodes));
         }
@@ -241,7 +285,7 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn record(&mut self, pointer: &str, position: Position, bytes: Option<(usize, usize)>) {
+    fn record(&mut self, pointer: String, position: Position, bytes: Option<(usize, usize)>) {
         let key = match self.stack.last() {
             Some(Frame {
                 container: Container::Map(_, Some((_, key_pos))),
@@ -250,7 +294,7 @@ impl<'a> Builder<'a> {
             _ => None,
         };
         self.spans.insert(
-            pointer.to_string(),
+            pointer,
             NodeSpan {
                 key,
                 value: position,
@@ -268,14 +312,18 @@ impl<'a> Builder<'a> {
                 format!("nesting is deeper than {} levels", self.limits.max_depth),
             ));
         }
-        let Some(pointer) = self.child_pointer() else {
+        if self.key_next() {
             return Err(self.error_at(
                 "invalid_key",
                 span,
                 "mapping keys must be plain strings, not mappings or sequences".into(),
             ));
-        };
-        self.record(&pointer, self.position(span), None);
+        }
+        let mut pointer = String::new();
+        if self.all_positions || self.names_the_workflow() {
+            pointer = self.child_pointer().unwrap_or_default();
+            self.record(pointer.clone(), self.position(span), None);
+        }
         self.stack.push(Frame {
             container,
             pointer,
@@ -333,7 +381,12 @@ fn check_collection_tag(tag: Option<&Tag>, own: &str) -> Result<(), String> {
 }
 
 /// Resolves a scalar to a JSON value by the YAML 1.2 core schema and the standard tags.
-fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Value, String> {
+/// Takes the scalar's text by value, so that a string that stays a string is not copied.
+fn resolve_scalar(
+    text: Cow<'_, str>,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+) -> Result<Value, String> {
     if let Some(tag) = tag {
         if !tag.is_yaml_core_schema() {
             return Err(format!(
@@ -342,32 +395,32 @@ fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<V
             ));
         }
         return match tag.suffix.as_str() {
-            "str" => Ok(Value::String(text.to_string())),
+            "str" => Ok(Value::String(text.into_owned())),
             "null" => Ok(Value::Null),
-            "bool" => parse_bool(text)
+            "bool" => parse_bool(&text)
                 .map(Value::Bool)
                 .ok_or_else(|| format!("'{text}' is not a boolean")),
-            "int" => parse_int(text).ok_or_else(|| format!("'{text}' is not an integer")),
-            "float" => parse_float(text)?.ok_or_else(|| format!("'{text}' is not a number")),
+            "int" => parse_int(&text).ok_or_else(|| format!("'{text}' is not an integer")),
+            "float" => parse_float(&text)?.ok_or_else(|| format!("'{text}' is not a number")),
             other => Err(format!("tag !!{other} is not supported for a scalar")),
         };
     }
     if style != ScalarStyle::Plain {
-        return Ok(Value::String(text.to_string()));
+        return Ok(Value::String(text.into_owned()));
     }
-    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+    if matches!(&*text, "" | "~" | "null" | "Null" | "NULL") {
         return Ok(Value::Null);
     }
-    if let Some(b) = parse_bool(text) {
+    if let Some(b) = parse_bool(&text) {
         return Ok(Value::Bool(b));
     }
-    if let Some(n) = parse_int(text) {
+    if let Some(n) = parse_int(&text) {
         return Ok(n);
     }
-    if let Some(f) = parse_float(text)? {
+    if let Some(f) = parse_float(&text)? {
         return Ok(f);
     }
-    Ok(Value::String(text.to_string()))
+    Ok(Value::String(text.into_owned()))
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
@@ -404,8 +457,9 @@ fn parse_int(text: &str) -> Option<Value> {
 /// `Ok(None)` when the text is not a float at all; an error for `.inf` and `.nan`, which a
 /// manifest (being JSON underneath) cannot hold.
 fn parse_float(text: &str) -> Result<Option<Value>, String> {
-    let lower = text.to_ascii_lowercase();
-    if matches!(lower.trim_start_matches(['-', '+']), ".inf" | ".nan") {
+    // Checked without a lowercase copy: every plain scalar of every manifest comes here.
+    let unsigned = text.trim_start_matches(['-', '+']);
+    if unsigned.eq_ignore_ascii_case(".inf") || unsigned.eq_ignore_ascii_case(".nan") {
         return Err(format!(
             "'{text}' (infinity or NaN) cannot be used in a manifest"
         ));
@@ -436,7 +490,40 @@ mod tests {
     use serde_json::json;
 
     fn doc(text: &str) -> Result<Document, Violation> {
-        parse(text, &Limits::default())
+        parse(text, &Limits::default(), Positions::All)
+    }
+
+    #[test]
+    fn name_only_records_the_name_and_builds_the_same_value() {
+        let text =
+            "name: x\ndescription: d\nstates:\n  a: {action: {tool: t}}\nlist: [1, {name: y}]\n";
+        let all = doc(text).map(|d| (d.value, d.spans.len()));
+        let lean = parse(text, &Limits::default(), Positions::NameOnly);
+        let lean_name = lean
+            .as_ref()
+            .ok()
+            .and_then(|d| d.spans.get("/name").copied());
+        let lean = lean.map(|d| (d.value, d.spans.len()));
+        assert_eq!(lean.as_ref().map(|(v, _)| v), all.as_ref().map(|(v, _)| v));
+        assert_eq!(lean.map(|(_, n)| n), Ok(1), "the name's position only");
+        assert_eq!(
+            lean_name,
+            doc(text).ok().and_then(|d| d.spans.get("/name").copied())
+        );
+        // A failure is the same failure either way.
+        for broken in [
+            "a: [\n",
+            "a: 1\na: 2\n",
+            "? [a]\n: b\n",
+            "x: !!binary abc\n",
+        ] {
+            let lean = parse(broken, &Limits::default(), Positions::NameOnly);
+            assert_eq!(
+                lean.as_ref().err(),
+                doc(broken).as_ref().err(),
+                "{broken:?}"
+            );
+        }
     }
 
     #[test]
