@@ -3,6 +3,7 @@
 //!
 //! - [`session`]: one PTY session and its reader, writer and waiter threads;
 //! - [`screen`]: the vt100 grid and the answers to terminal queries;
+//! - [`fastforward`]: what of a batch of output can skip the grid (it scrolls away unseen);
 //! - [`transcript`]: the output as plain text, kept outside the grid;
 //! - [`decode`]: the parser that turns output bytes into that text;
 //! - [`echo`]: where output caused by an input starts, past its echo;
@@ -16,6 +17,7 @@
 pub mod decode;
 pub mod echo;
 pub mod error;
+pub mod fastforward;
 pub mod keys;
 pub mod matcher;
 pub mod processes;

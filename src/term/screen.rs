@@ -1,5 +1,6 @@
 //! The visible screen: a vt100 grid, the replies to terminal queries, and snapshots.
 
+use super::fastforward::FastForward;
 use serde::Serialize;
 use std::num::NonZeroU16;
 
@@ -105,6 +106,7 @@ impl vt100::Callbacks for Replies {
 pub struct Screen {
     parser: vt100::Parser<Replies>,
     size: Size,
+    skip: FastForward,
 }
 
 impl std::fmt::Debug for Screen {
@@ -122,11 +124,32 @@ impl Screen {
             // No vt100 scrollback: history lives in the transcript (see transcript.rs).
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Replies::default()),
             size,
+            skip: FastForward::default(),
         }
     }
 
-    /// Parses output; returns the bytes the terminal must answer with.
+    /// Parses output; returns the bytes the terminal must answer with. Lines that would
+    /// scroll off unseen within the batch are not drawn (fastforward.rs).
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        match self.skip.plan(bytes, self.size.rows) {
+            None => self.parser.process(bytes),
+            Some(plan) => {
+                self.parser.process(&bytes[plan.before]);
+                for sgr in plan.pen {
+                    self.parser.process(&bytes[sgr]);
+                }
+                self.parser.process(b"\r");
+                self.parser.process(&bytes[plan.last_line]);
+                self.parser.process(&bytes[plan.after]);
+            }
+        }
+        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    /// Parses output drawing every byte, for comparing with `feed`.
+    #[cfg(test)]
+    fn feed_all(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.skip.plan(bytes, self.size.rows);
         self.parser.process(bytes);
         std::mem::take(&mut self.parser.callbacks_mut().pending)
     }
@@ -334,6 +357,176 @@ mod tests {
                 },
                 false
             )
+        );
+    }
+
+    /// splitmix64, for reproducible random streams.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// Output as programs write it: mostly lines of text (wide, combining and invalid
+    /// characters, tabs, lines longer than the screen, LF without CR), colours, and now and
+    /// then anything else: cursor moves, erases, scroll regions, the alternate screen,
+    /// titles, queries, resets.
+    fn stream(rng: &mut Rng) -> Vec<u8> {
+        const TEXT: &[&str] = &[
+            "a",
+            "bc",
+            "def ",
+            "1234567",
+            " ",
+            "\t",
+            "\u{4e2d}",
+            "e\u{301}",
+            "\u{1f600}",
+            "\u{e9}",
+            "\x08",
+            "\x07",
+            "\u{ff}",
+        ];
+        const SGR: &[&str] = &[
+            "\x1b[m",
+            "\x1b[0m",
+            "\x1b[1m",
+            "\x1b[31m",
+            "\x1b[1;32m",
+            "\x1b[38;5;200m",
+            "\x1b[48;2;1;2;3m",
+            "\x1b[4:3m",
+            "\x1b[0;7m",
+            "\x1b[00m",
+        ];
+        const OTHER: &[&str] = &[
+            "\x1b[H",
+            "\x1b[5;10H",
+            "\x1b[2J",
+            "\x1b[K",
+            "\x1b[3A",
+            "\x1b[?1049h",
+            "\x1b[?1049l",
+            "\x1b]0;title\x07",
+            "\x1b[6n",
+            "\x1b[2;3r",
+            "\x1b[r",
+            "\x1bc",
+            "\x1bM",
+            "\x1b[3L",
+            "\x1b[2S",
+            "\x1b7",
+            "\x1b8",
+            "\x1b[4h",
+            "\x1b[4l",
+            "\x1b(0",
+            "\x1b(B",
+            "\x0e",
+            "\x0f",
+            "\x0b",
+            "\x0c",
+            "\x1b[5b",
+            "\x1b[?7l",
+            "\x1b[?7h",
+            "\x1b[?6h",
+            "\x1b[?6l",
+            "\x1b[20h",
+            "\x1b[20l",
+            "\x1b[1;999r",
+            "\x1bP1$r\x1b\\",
+            "\x1b[3\n1m",
+            "\x1b[>4;2m",
+        ];
+        let mut out = Vec::new();
+        let elements = 200 + rng.below(1500);
+        for _ in 0..elements {
+            match rng.below(100) {
+                0..=2 => out.extend_from_slice(rng.pick(OTHER).as_bytes()),
+                3..=10 => out.extend_from_slice(rng.pick(SGR).as_bytes()),
+                11 => out.extend_from_slice(b"\xc3"),
+                12 => out.extend_from_slice(b"\x85"),
+                _ => {
+                    let words = if rng.below(20) == 0 {
+                        60
+                    } else {
+                        rng.below(12)
+                    };
+                    for _ in 0..words {
+                        out.extend_from_slice(rng.pick(TEXT).as_bytes());
+                    }
+                    out.extend_from_slice(match rng.below(20) {
+                        0..=14 => b"\r\n".as_slice(),
+                        15..=16 => b"\n",
+                        17 => b"\r",
+                        _ => b"",
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn state(s: &Screen) -> (String, (u16, u16), Vec<bool>, String, bool) {
+        let vt = s.vt();
+        (
+            vt.state_formatted(),
+            vt.cursor_position(),
+            (0..s.size.rows).map(|r| vt.row_wrapped(r)).collect(),
+            s.title(),
+            vt.alternate_screen(),
+        )
+    }
+
+    /// Skipping what scrolls away leaves the grid exactly as drawing everything does, after
+    /// every batch, whatever the stream and however it is cut into batches.
+    #[test]
+    fn skipping_unseen_lines_changes_nothing_visible() {
+        let seed = std::env::var("FLOWDECK_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed_u64);
+        let mut rng = Rng(seed);
+        let mut skipped = 0;
+        for case in 0..60 {
+            let size = Size {
+                cols: [10, 40, 80, 120][rng.below(4)],
+                rows: [3, 5, 24][rng.below(3)],
+            };
+            let mut fast = Screen::new(size);
+            let mut exact = Screen::new(size);
+            let bytes = stream(&mut rng);
+            let mut at = 0;
+            while at < bytes.len() {
+                let n = (1 + rng.below(16_000)).min(bytes.len() - at);
+                let batch = &bytes[at..at + n];
+                if fast.skip.clone_plan(batch, size.rows).is_some() {
+                    skipped += 1;
+                }
+                let replies = (fast.feed(batch), exact.feed_all(batch));
+                assert_eq!(replies.0, replies.1, "seed {seed} case {case} at {at}");
+                assert_eq!(
+                    state(&fast),
+                    state(&exact),
+                    "seed {seed} case {case} at {at}"
+                );
+                at += n;
+            }
+        }
+        assert!(
+            skipped > 20,
+            "the streams hardly exercised skipping: {skipped}"
         );
     }
 
