@@ -12,20 +12,23 @@
 //! - whole lines of plain text: printable characters, CR, LF, tab, backspace, bell, and SGR
 //!   colour sequences, started in the parser's ground state after a LF;
 //! - the last skipped line ends with CR LF, so the column afterwards is 0 either way;
-//! - at least two screenfuls of plain lines follow in the same batch, so whatever the skipped
-//!   lines (or, skipping, the older rows) left on screen has scrolled away by the end,
-//!   wherever the cursor started;
+//! - the cursor is on the bottom row when the skipped lines begin, and at least a screenful
+//!   of plain lines follows in the same batch: every line scrolls, so whatever the skipped
+//!   lines (or, skipping, the older rows) left on screen has scrolled away by the end. (A
+//!   cursor higher up would first move down over old rows; the grid then draws everything.)
 //! - no scroll region other than the whole screen was ever set (until a reset): with one, a
 //!   cursor outside it does not scroll at all.
 //!
 //! The pen (SGR state) and the last character drawn carry over the skipped part, so the
 //! grid is given the skipped part's SGR sequences (from its last plain reset) and its last
 //! line, after a CR.
+//!
+//! A reader that keeps up gets one PTY read (at most 4 KiB, some 50 lines of text) a batch,
+//! too little to hold a screenful after the lines it would skip. So the plain lines at the
+//! end of a batch may wait, undrawn, for the next batch: drawn first thing when anything
+//! looks at the grid, skipped if enough lines follow them.
 
 use std::ops::Range;
-
-/// A batch is worth planning only when it is this large.
-const WORTH_IT: usize = 4096;
 
 /// Where the byte scanner is, between calls: in ground state, or inside an escape sequence
 /// (which a skip may never cut).
@@ -54,14 +57,23 @@ enum Scan {
 /// How to feed a batch to the grid.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Plan {
-    /// Fed as is, before the skip.
+    /// Fed as is first.
     pub before: Range<usize>,
+    /// Lines after `before` that may skip the grid, if the cursor is then on the bottom row.
+    pub skip: Option<Skip>,
+    /// What follows `before`, or the skip, up to the end of the batch is whole plain lines
+    /// from a line start (and maybe the start of one more): it may wait for the next batch.
+    pub defer: bool,
+}
+
+/// Lines that skip the grid: it is given their pen and their last line instead.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Skip {
     /// SGR sequences of the skipped lines that still shape the pen, in order.
     pub pen: Vec<Range<usize>>,
-    /// The last skipped line (its last character and pen), fed after a CR.
+    /// The last skipped line (its last character and pen), fed after a CR; the skip ends
+    /// where it ends.
     pub last_line: Range<usize>,
-    /// Fed as is, after the skip.
-    pub after: Range<usize>,
 }
 
 /// A run of plain lines in the batch being scanned.
@@ -84,6 +96,8 @@ pub struct FastForward {
     region: bool,
     run: Option<Run>,
     best: Option<Run>,
+    /// The run still open at the end of the batch, in ground state.
+    last: Option<Run>,
     /// Reused allocations.
     spare: Vec<Run>,
 }
@@ -95,39 +109,44 @@ impl Default for FastForward {
             region: false,
             run: None,
             best: None,
+            last: None,
             spare: Vec::new(),
         }
     }
 }
 
 impl FastForward {
-    /// Scans a batch (always, to follow escape sequences and scroll regions) and returns a
-    /// plan when part of it can skip the grid of `rows` rows.
-    pub fn plan(&mut self, bytes: &[u8], rows: u16) -> Option<Plan> {
-        let planning = bytes.len() >= WORTH_IT;
-        self.scan_batch(bytes, planning, usize::from(rows));
-        let best = self.best.take();
-        if let Some(run) = self.run.take() {
-            self.recycle(run);
+    /// Scans a batch (always, to follow escape sequences and scroll regions) and plans how
+    /// to feed it to a grid of `rows` rows. `at_line_start`: the batch begins at the start of
+    /// a line, in ground state (it begins with lines that waited from the last batch).
+    pub fn plan(&mut self, bytes: &[u8], rows: u16, at_line_start: bool) -> Plan {
+        if at_line_start && self.scan == Scan::Ground {
+            self.run = Some(self.new_run(0));
         }
-        let plan = best
-            .as_ref()
-            .and_then(|run| self.plan_run(bytes, run, usize::from(rows)));
-        if let Some(run) = best {
-            self.recycle(run);
-        }
-        plan
-    }
-
-    /// What `plan` would answer, without moving the scanner on (for tests).
-    #[cfg(test)]
-    pub fn clone_plan(&self, bytes: &[u8], rows: u16) -> Option<Plan> {
-        let mut copy = FastForward {
-            scan: self.scan,
-            region: self.region,
-            ..FastForward::default()
+        self.scan_batch(bytes, usize::from(rows));
+        let (run, defer) = match (self.last.take(), self.best.take()) {
+            (Some(last), best) => {
+                if let Some(best) = best {
+                    self.recycle(best);
+                }
+                (Some(last), true)
+            }
+            (None, best) => (best, false),
         };
-        copy.plan(bytes, rows)
+        let Some(run) = run else {
+            return Plan {
+                before: 0..bytes.len(),
+                skip: None,
+                defer: false,
+            };
+        };
+        let plan = Plan {
+            before: 0..run.start,
+            skip: self.plan_skip(bytes, &run, usize::from(rows)),
+            defer,
+        };
+        self.recycle(run);
+        plan
     }
 
     fn recycle(&mut self, mut run: Run) {
@@ -159,7 +178,7 @@ impl FastForward {
         }
     }
 
-    fn scan_batch(&mut self, bytes: &[u8], planning: bool, rows: usize) {
+    fn scan_batch(&mut self, bytes: &[u8], rows: usize) {
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
@@ -172,7 +191,7 @@ impl FastForward {
                     b'\n' => {
                         if let Some(run) = &mut self.run {
                             run.lfs.push(i);
-                        } else if planning {
+                        } else {
                             let run = self.new_run(i + 1);
                             self.run = Some(run);
                         }
@@ -316,16 +335,21 @@ impl FastForward {
             },
             other => other,
         };
-        // A run still open at the end of the batch counts too: its LFs are whole lines.
-        self.break_run();
+        // A run still open at the end of the batch in ground state runs to its end; one
+        // cut by an unfinished sequence ends where that sequence began (its lines are whole).
+        if self.scan == Scan::Ground {
+            self.last = self.run.take();
+        } else {
+            self.break_run();
+        }
     }
 
-    fn plan_run(&self, bytes: &[u8], run: &Run, rows: usize) -> Option<Plan> {
+    fn plan_skip(&self, bytes: &[u8], run: &Run, rows: usize) -> Option<Skip> {
         if self.region {
             return None;
         }
-        // The skip ends after a CR LF that is followed by two screenfuls of LFs of the run.
-        let keep = 2 * rows;
+        // The skip ends after a CR LF that is followed by a screenful of LFs of the run.
+        let keep = rows;
         let last = run.lfs.len().checked_sub(keep + 1)?;
         let lf = (0..=last)
             .rev()
@@ -350,11 +374,9 @@ impl FastForward {
             .iter()
             .rposition(|r| is_reset(&bytes[r.clone()]))
             .unwrap_or(0);
-        Some(Plan {
-            before: 0..run.start,
+        Some(Skip {
             pen: pen[from..].to_vec(),
             last_line: line_start..end,
-            after: end..bytes.len(),
         })
     }
 }
@@ -398,16 +420,32 @@ mod tests {
     }
 
     #[test]
-    fn a_flood_of_plain_lines_skips_all_but_two_screenfuls() {
+    fn a_flood_of_plain_lines_skips_all_but_a_screenful() {
         let mut ff = FastForward::default();
-        let mut bytes = b"$ cat big\r\n".to_vec();
+        let mut bytes = b"\x1b[1m$ cat big\r\n".to_vec();
         bytes.extend(lines(1000));
-        let plan = ff.plan(&bytes, 30).unwrap();
-        assert_eq!(plan.before, 0..11);
-        let after = &bytes[plan.after.clone()];
-        assert_eq!(after.iter().filter(|&&b| b == b'\n').count(), 60);
-        assert_eq!(&bytes[plan.last_line.clone()], b"line 939\r\n");
-        assert!(plan.pen.is_empty());
+        let plan = ff.plan(&bytes, 30, false);
+        assert_eq!(plan.before, 0..15);
+        let skip = plan.skip.unwrap();
+        let after = &bytes[skip.last_line.end..];
+        assert_eq!(after.iter().filter(|&&b| b == b'\n').count(), 30);
+        assert_eq!(&bytes[skip.last_line.clone()], b"line 969\r\n");
+        assert!(skip.pen.is_empty());
+        assert!(plan.defer, "the lines left may wait for the next batch");
+    }
+
+    #[test]
+    fn lines_that_waited_start_the_next_batch() {
+        let mut ff = FastForward::default();
+        let plan = ff.plan(&lines(10), 30, true);
+        assert_eq!((plan.before, plan.skip, plan.defer), (0..0, None, true));
+        // A batch that ends in an escape sequence has nothing to wait.
+        let mut bytes = lines(10);
+        bytes.extend(b"\x1b[");
+        let plan = ff.plan(&bytes, 30, true);
+        assert!(!plan.defer);
+        let plan = ff.plan(b"1mtext\r\n", 30, false);
+        assert_eq!((plan.before, plan.defer), (0..8, true));
     }
 
     #[test]
@@ -417,8 +455,8 @@ mod tests {
         for i in 0..200 {
             bytes.extend(format!("\x1b[0m\x1b[1;3{}mred {i}\x1b[4m\r\n", i % 8).into_bytes());
         }
-        let plan = ff.plan(&bytes, 30).unwrap();
-        let pen: Vec<&[u8]> = plan.pen.iter().map(|r| &bytes[r.clone()]).collect();
+        let skip = ff.plan(&bytes, 30, false).skip.unwrap();
+        let pen: Vec<&[u8]> = skip.pen.iter().map(|r| &bytes[r.clone()]).collect();
         assert_eq!(pen.first().copied(), Some(&b"\x1b[0m"[..]));
         assert_eq!(pen.len(), 3);
     }
@@ -426,25 +464,23 @@ mod tests {
     #[test]
     fn scroll_regions_and_cut_sequences_are_respected() {
         let mut ff = FastForward::default();
+        let skips = |ff: &mut FastForward, bytes: &[u8]| ff.plan(bytes, 30, false).skip.is_some();
         let mut bytes = b"\x1b[1;30r\n".to_vec();
         bytes.extend(lines(500));
-        assert!(
-            ff.plan(&bytes, 30).is_some(),
-            "a full-screen region is fine"
-        );
+        assert!(skips(&mut ff, &bytes), "a full-screen region is fine");
         let mut bytes = b"\x1b[2;20r\n".to_vec();
         bytes.extend(lines(500));
-        assert!(ff.plan(&bytes, 30).is_none());
-        assert!(ff.plan(&lines(500), 30).is_none(), "until a reset");
+        assert!(!skips(&mut ff, &bytes));
+        assert!(!skips(&mut ff, &lines(500)), "until a reset");
         let mut bytes = b"\x1bc\n".to_vec();
         bytes.extend(lines(500));
-        assert!(ff.plan(&bytes, 30).is_some());
+        assert!(skips(&mut ff, &bytes));
         // A batch that starts inside an OSC string plans nothing before it ends.
         let mut ff = FastForward::default();
-        ff.plan(b"\x1b]0;title", 30);
+        ff.plan(b"\x1b]0;title", 30, false);
         let mut bytes = lines(500);
         bytes.extend(b"\x07");
-        assert!(ff.plan(&bytes, 30).is_none());
+        assert!(!skips(&mut ff, &bytes));
     }
 
     #[test]

@@ -187,7 +187,7 @@ impl Live {
             .advance(self.transcript.text(), self.transcript.offset(0));
         let mut i = 0;
         while i < self.watches.len() {
-            let hit = self.watches[i].scan(&self.transcript, &self.screen, &self.echo);
+            let hit = self.watches[i].scan(&self.transcript, &mut self.screen, &self.echo);
             match hit {
                 Some(hit) => {
                     let mut w = self.watches.swap_remove(i);
@@ -702,7 +702,7 @@ impl Session {
 
     /// Reads the screen, the history or part of it, as plain text.
     pub fn content(&self, what: Content) -> String {
-        let live = self.shared.lock();
+        let mut live = self.shared.lock();
         match what {
             Content::Screen => live.screen.text(),
             Content::History => {
@@ -815,7 +815,7 @@ impl Session {
             let live = &mut *guard;
             live.next_watch += 1;
             let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
-            if let Some(hit) = watch.scan(&live.transcript, &live.screen, &live.echo) {
+            if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.echo) {
                 return live.result(started, Some(Event::Hit(hit)));
             }
             if live.ended {
