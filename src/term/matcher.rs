@@ -101,7 +101,7 @@ impl Watch {
     pub fn scan(
         &mut self,
         transcript: &Transcript,
-        screen: &Screen,
+        screen: &mut Screen,
         echo: &EchoSkip,
     ) -> Option<Hit> {
         if self.spec.since == Since::Screen {
@@ -221,7 +221,7 @@ mod tests {
         for chunk in [&b"BUI"[..], b"LD \x1b[32", b"mO", b"K\x1b[0m\r\n"] {
             let hit = {
                 f.feed(chunk);
-                w.scan(&f.t, &f.s, &f.echo)
+                w.scan(&f.t, &mut f.s, &f.echo)
             };
             if chunk.ends_with(b"\n") {
                 assert_eq!(hit.unwrap().text, "BUILD OK");
@@ -238,9 +238,9 @@ mod tests {
         f.input("sleep 1; echo DONE\n");
         let mut w = Watch::new(1, spec("DONE", &[], Since::LastInput), &f.t);
         f.feed(b"sleep 1; echo DONE\r\n");
-        assert_eq!(w.scan(&f.t, &f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
         f.feed(b"DONE\r\n$ ");
-        let hit = w.scan(&f.t, &f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
         assert_eq!(hit.line, "DONE");
     }
 
@@ -249,7 +249,7 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec("ok", &["error: (\\w+)"], Since::Entry), &f.t);
         f.feed(b"error: disk then ok\n");
-        let hit = w.scan(&f.t, &f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
         assert_eq!(hit.stop.as_deref(), Some("error: (\\w+)"));
         assert_eq!(hit.groups, [Some("disk".to_string())]);
     }
@@ -263,7 +263,7 @@ mod tests {
             &f.t,
         );
         f.feed(b"tool version 3.14 ready\n");
-        let hit = w.scan(&f.t, &f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
         assert_eq!(hit.text, "version 3.14");
         assert_eq!(hit.groups, [Some("3".into()), Some("14".into())]);
         assert_eq!(hit.named, [("major".to_string(), "3".to_string())]);
@@ -275,9 +275,9 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec("^Ready$", &[], Since::Screen), &f.t);
         f.feed(b"Loading");
-        assert_eq!(w.scan(&f.t, &f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
         f.feed(b"\r\x1b[KReady");
-        assert_eq!(w.scan(&f.t, &f.s, &f.echo).unwrap().line, "Ready");
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo).unwrap().line, "Ready");
     }
 
     #[test]
@@ -285,8 +285,8 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec(r"first\nsecond", &[], Since::Entry), &f.t);
         f.feed(b"first\r\n");
-        assert_eq!(w.scan(&f.t, &f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
         f.feed(b"second\r\n");
-        assert!(w.scan(&f.t, &f.s, &f.echo).is_some());
+        assert!(w.scan(&f.t, &mut f.s, &f.echo).is_some());
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! - [`session`]: one PTY session and its reader, writer and waiter threads;
 //! - [`screen`]: the vt100 grid and the answers to terminal queries;
+//! - [`fastforward`]: what of a batch of output can skip the grid (it scrolls away unseen);
 //! - [`transcript`]: the output as plain text, kept outside the grid;
+//! - [`decode`]: the parser that turns output bytes into that text;
 //! - [`echo`]: where output caused by an input starts, past its echo;
 //! - [`matcher`]: waits registered with the reader thread;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
@@ -12,8 +14,10 @@
 //! - [`processes`]: every process of a session, found, ended and reaped;
 //! - [`watchdog`]: the process that ends them when flowdeck itself is killed.
 
+pub mod decode;
 pub mod echo;
 pub mod error;
+pub mod fastforward;
 pub mod keys;
 pub mod matcher;
 pub mod processes;

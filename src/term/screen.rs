@@ -1,5 +1,6 @@
 //! The visible screen: a vt100 grid, the replies to terminal queries, and snapshots.
 
+use super::fastforward::FastForward;
 use serde::Serialize;
 use std::num::NonZeroU16;
 
@@ -101,10 +102,42 @@ impl vt100::Callbacks for Replies {
     }
 }
 
+/// Plain lines that wait for the next batch are drawn at once beyond this many bytes.
+const MAX_WAITING: usize = 64 << 10;
+
+/// How many bytes at the end of `bytes` are the start of a UTF-8 character still missing
+/// its last bytes (0 if none).
+fn cut_character(bytes: &[u8]) -> usize {
+    let tail = &bytes[bytes.len().saturating_sub(3)..];
+    for (back, &b) in tail.iter().rev().enumerate() {
+        let have = back + 1;
+        let needs = match b {
+            0x80..=0xbf => continue,
+            0xc2..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf4 => 4,
+            _ => return 0,
+        };
+        return if have < needs { have } else { 0 };
+    }
+    0
+}
+
 /// The live grid of one session.
 pub struct Screen {
     parser: vt100::Parser<Replies>,
     size: Size,
+    skip: FastForward,
+    /// Plain lines at the end of the last batch, not drawn yet: the next batch may scroll
+    /// them away unseen. Drawn before anything reads the grid.
+    waiting: Vec<u8>,
+    /// The start of a UTF-8 character cut by the end of what was drawn, held back: vte,
+    /// given a character in two pieces with an invalid byte soon after, drops the valid
+    /// characters between. (A cut character shows nothing until it is whole anyway.)
+    cut: Vec<u8>,
+    /// Batches that skipped lines, for tests to know they tested something.
+    #[cfg(test)]
+    skipped: usize,
 }
 
 impl std::fmt::Debug for Screen {
@@ -122,11 +155,77 @@ impl Screen {
             // No vt100 scrollback: history lives in the transcript (see transcript.rs).
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Replies::default()),
             size,
+            skip: FastForward::default(),
+            waiting: Vec::new(),
+            cut: Vec::new(),
+            #[cfg(test)]
+            skipped: 0,
         }
     }
 
-    /// Parses output; returns the bytes the terminal must answer with.
+    /// Parses output; returns the bytes the terminal must answer with. Lines that would
+    /// scroll off unseen are not drawn, and the plain lines at the end wait for the next batch
+    /// (fastforward.rs): reading the grid draws them first.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let continued = !self.waiting.is_empty();
+        let mut data = if continued {
+            std::mem::take(&mut self.waiting)
+        } else {
+            std::mem::take(&mut self.cut)
+        };
+        let data: &[u8] = if data.is_empty() {
+            bytes
+        } else {
+            data.extend_from_slice(bytes);
+            &data
+        };
+        let plan = self.skip.plan(data, self.size.rows, continued);
+        self.parser.process(&data[plan.before.clone()]);
+        let mut rest = plan.before.end;
+        let (row, _) = self.parser.screen().cursor_position();
+        if let Some(skip) = plan.skip.filter(|_| row + 1 == self.size.rows) {
+            #[cfg(test)]
+            {
+                self.skipped += 1;
+            }
+            for sgr in skip.pen {
+                self.parser.process(&data[sgr]);
+            }
+            self.parser.process(b"\r");
+            self.parser.process(&data[skip.last_line.clone()]);
+            rest = skip.last_line.end;
+        }
+        let tail = &data[rest..];
+        if plan.defer && tail.len() <= MAX_WAITING {
+            self.waiting.extend_from_slice(tail);
+        } else {
+            self.draw_to_end(tail);
+        }
+        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    /// Draws the end of the output so far, but for the start of a cut character.
+    fn draw_to_end(&mut self, bytes: &[u8]) {
+        let whole = bytes.len() - cut_character(bytes);
+        self.parser.process(&bytes[..whole]);
+        self.cut.extend_from_slice(&bytes[whole..]);
+    }
+
+    /// Draws the lines that wait for the next batch.
+    fn draw_waiting(&mut self) {
+        if !self.waiting.is_empty() {
+            let waiting = std::mem::take(&mut self.waiting);
+            self.draw_to_end(&waiting);
+            // Keep the allocation for the next batch's lines.
+            self.waiting = waiting;
+            self.waiting.clear();
+        }
+    }
+
+    /// Parses output drawing every byte, for comparing with `feed`.
+    #[cfg(test)]
+    fn feed_all(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.skip.plan(bytes, self.size.rows, false);
         self.parser.process(bytes);
         std::mem::take(&mut self.parser.callbacks_mut().pending)
     }
@@ -136,17 +235,21 @@ impl Screen {
     }
 
     pub fn resize(&mut self, size: Size) {
+        self.draw_waiting();
         let (rows, cols) = size.nonzero();
         self.parser.set_size(rows, cols);
         self.size = size;
     }
 
-    pub fn vt(&self) -> &vt100::Screen {
+    /// The grid, with everything drawn.
+    pub fn vt(&mut self) -> &vt100::Screen {
+        self.draw_waiting();
         self.parser.screen()
     }
 
     /// The visible text, one line per row, trailing blanks trimmed.
-    pub fn text(&self) -> String {
+    pub fn text(&mut self) -> String {
+        self.draw_waiting();
         let screen = self.parser.screen();
         let mut lines: Vec<String> = screen.rows(0, self.size.cols).collect();
         while lines.last().is_some_and(|l| l.trim().is_empty()) {
@@ -160,6 +263,7 @@ impl Screen {
     }
 
     /// Whether the program asked for application cursor keys (arrows send `ESC O A`).
+    /// (Modes and the title change only through escape sequences, which never wait.)
     pub fn application_cursor(&self) -> bool {
         self.parser.screen().application_cursor()
     }
@@ -173,7 +277,8 @@ impl Screen {
     }
 
     /// A styled copy of the grid, for front ends that draw it.
-    pub fn snapshot(&self) -> ScreenSnapshot {
+    pub fn snapshot(&mut self) -> ScreenSnapshot {
+        self.draw_waiting();
         let screen = self.parser.screen();
         let (cursor_row, cursor_col) = screen.cursor_position();
         let mut cells =
@@ -335,6 +440,232 @@ mod tests {
                 false
             )
         );
+    }
+
+    /// splitmix64, for reproducible random streams.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// Output as programs write it: mostly lines of text (wide, combining and invalid
+    /// characters, tabs, lines longer than the screen, LF without CR), colours, and now and
+    /// then anything else: cursor moves, erases, scroll regions, the alternate screen,
+    /// titles, queries, resets.
+    fn stream(rng: &mut Rng) -> Vec<u8> {
+        const TEXT: &[&str] = &[
+            "a",
+            "bc",
+            "def ",
+            "1234567",
+            " ",
+            "\t",
+            "\u{4e2d}",
+            "e\u{301}",
+            "\u{1f600}",
+            "\u{e9}",
+            "\x08",
+            "\x07",
+            "\u{ff}",
+        ];
+        const SGR: &[&str] = &[
+            "\x1b[m",
+            "\x1b[0m",
+            "\x1b[1m",
+            "\x1b[31m",
+            "\x1b[1;32m",
+            "\x1b[38;5;200m",
+            "\x1b[48;2;1;2;3m",
+            "\x1b[4:3m",
+            "\x1b[0;7m",
+            "\x1b[00m",
+        ];
+        const OTHER: &[&str] = &[
+            "\x1b[H",
+            "\x1b[5;10H",
+            "\x1b[2J",
+            "\x1b[K",
+            "\x1b[3A",
+            "\x1b[?1049h",
+            "\x1b[?1049l",
+            "\x1b]0;title\x07",
+            "\x1b[6n",
+            "\x1b[2;3r",
+            "\x1b[r",
+            "\x1bc",
+            "\x1bM",
+            "\x1b[3L",
+            "\x1b[2S",
+            "\x1b7",
+            "\x1b8",
+            "\x1b[4h",
+            "\x1b[4l",
+            "\x1b(0",
+            "\x1b(B",
+            "\x0e",
+            "\x0f",
+            "\x0b",
+            "\x0c",
+            "\x1b[5b",
+            "\x1b[?7l",
+            "\x1b[?7h",
+            "\x1b[?6h",
+            "\x1b[?6l",
+            "\x1b[20h",
+            "\x1b[20l",
+            "\x1b[1;999r",
+            "\x1bP1$r\x1b\\",
+            "\x1b[3\n1m",
+            "\x1b[>4;2m",
+        ];
+        let mut out = Vec::new();
+        let elements = 200 + rng.below(1500);
+        for _ in 0..elements {
+            match rng.below(100) {
+                0..=2 => out.extend_from_slice(rng.pick(OTHER).as_bytes()),
+                // The cursor a few rows above the bottom, where lines do not scroll yet.
+                3 => out.extend_from_slice(rng.pick(&["\x1b[2A", "\x1b[3A", "\x1bM"]).as_bytes()),
+                4..=10 => out.extend_from_slice(rng.pick(SGR).as_bytes()),
+                11 => out.extend_from_slice(b"\xc3"),
+                12 => out.extend_from_slice(b"\x85"),
+                _ => {
+                    let words = if rng.below(20) == 0 {
+                        60
+                    } else {
+                        rng.below(12)
+                    };
+                    for _ in 0..words {
+                        out.extend_from_slice(rng.pick(TEXT).as_bytes());
+                    }
+                    out.extend_from_slice(match rng.below(20) {
+                        0..=14 => b"\r\n".as_slice(),
+                        15..=16 => b"\n",
+                        17 => b"\r",
+                        _ => b"",
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn state(s: &mut Screen) -> (String, (u16, u16), Vec<bool>, String, bool) {
+        let rows = s.size.rows;
+        let title = s.title();
+        let vt = s.vt();
+        (
+            vt.state_formatted(),
+            vt.cursor_position(),
+            (0..rows).map(|r| vt.row_wrapped(r)).collect(),
+            title,
+            vt.alternate_screen(),
+        )
+    }
+
+    /// Skipping what scrolls away leaves the grid exactly as drawing everything does, after
+    /// every batch, whatever the stream and however it is cut into batches.
+    #[test]
+    fn skipping_unseen_lines_changes_nothing_visible() {
+        let seed = std::env::var("FLOWDECK_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x5eed_u64);
+        let mut rng = Rng(seed);
+        let mut skipped = 0;
+        for case in 0..100 {
+            let size = Size {
+                cols: [10, 40, 80, 120][rng.below(4)],
+                rows: [3, 5, 24][rng.below(3)],
+            };
+            let mut fast = Screen::new(size);
+            let mut exact = Screen::new(size);
+            let bytes = stream(&mut rng);
+            let (mut at, mut exact_at) = (0, 0);
+            while at < bytes.len() {
+                let most = [40, 4000, 16_000][rng.below(3)];
+                let n = (1 + rng.below(most)).min(bytes.len() - at);
+                let batch = &bytes[at..at + n];
+                at += n;
+                // The reference gets no character in two pieces (see `Screen::cut`).
+                let safe = (exact_at..=at)
+                    .rev()
+                    .find(|&i| i == bytes.len() || !(0x80..=0xbf).contains(&bytes[i]))
+                    .unwrap_or(exact_at);
+                let replies = (fast.feed(batch), exact.feed_all(&bytes[exact_at..safe]));
+                exact_at = safe;
+                assert_eq!(replies.0, replies.1, "seed {seed} case {case} at {at}");
+                // Looked at now and then, so that lines wait across batches in between.
+                if rng.below(3) == 0 || at == bytes.len() {
+                    assert_eq!(
+                        state(&mut fast),
+                        state(&mut exact),
+                        "seed {seed} case {case} at {at}"
+                    );
+                }
+            }
+            skipped += fast.skipped;
+        }
+        assert!(
+            skipped > 50,
+            "the streams hardly exercised skipping: {skipped}"
+        );
+    }
+
+    #[test]
+    fn a_character_cut_at_the_end_is_found() {
+        assert_eq!(cut_character(b"abc"), 0);
+        assert_eq!(cut_character("a\u{e9}".as_bytes()), 0);
+        assert_eq!(cut_character(b"a\xc3"), 1);
+        assert_eq!(cut_character(b"a\xe4\xb8"), 2);
+        assert_eq!(cut_character(b"\xf0\x9f\x98"), 3);
+        assert_eq!(cut_character("\u{1f600}".as_bytes()), 0);
+        // Not a character's start: nothing to wait for.
+        assert_eq!(cut_character(b"\xff"), 0);
+        assert_eq!(cut_character(b"\xa9"), 0);
+    }
+
+    /// Lines that start above the bottom row move down over old rows before they scroll:
+    /// skipping them would leave old text in those rows, so the grid draws them all.
+    #[test]
+    fn lines_that_start_above_the_bottom_row_are_all_drawn() {
+        let size = Size { cols: 20, rows: 5 };
+        let mut bytes = b"XXXXXXXXXXXXXXXXXXXX".repeat(10);
+        bytes.extend_from_slice(b"\x1b[H\r\n");
+        for i in 0..500 {
+            bytes.extend_from_slice(format!("p{i}\r\n").as_bytes());
+        }
+        for i in 0..5 {
+            bytes.extend_from_slice(format!("r{i}\r\n").as_bytes());
+        }
+        let (mut fast, mut exact) = (Screen::new(size), Screen::new(size));
+        fast.feed(&bytes);
+        exact.feed_all(&bytes);
+        assert_eq!(state(&mut fast), state(&mut exact));
+        assert_eq!(fast.skipped, 0);
+        // From the bottom row, the same lines skip.
+        let from_bottom: Vec<u8> = bytes
+            .windows(4)
+            .position(|w| w == b"\x1b[H\r")
+            .map(|at| [&bytes[..at], &bytes[at + 3..]].concat())
+            .unwrap();
+        let (mut fast, mut exact) = (Screen::new(size), Screen::new(size));
+        fast.feed(&from_bottom);
+        exact.feed_all(&from_bottom);
+        assert_eq!(state(&mut fast), state(&mut exact));
+        assert_eq!(fast.skipped, 1);
     }
 
     /// Sequences that have crashed emulators: huge parameters, cursor moves far off screen,

@@ -40,6 +40,8 @@ const TAIL_CHARS: usize = 4000;
 /// Output the writer takes at most before it types an input; a program that writes without
 /// pause is writing at the same time as the input, and the rest is the reader's.
 const DRAIN_BEFORE_INPUT: usize = 256 << 10;
+/// The reader takes at most this much output at a time.
+const READ_BATCH: usize = 64 << 10;
 
 /// What to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +187,7 @@ impl Live {
             .advance(self.transcript.text(), self.transcript.offset(0));
         let mut i = 0;
         while i < self.watches.len() {
-            let hit = self.watches[i].scan(&self.transcript, &self.screen, &self.echo);
+            let hit = self.watches[i].scan(&self.transcript, &mut self.screen, &self.echo);
             match hit {
                 Some(hit) => {
                     let mut w = self.watches.swap_remove(i);
@@ -700,7 +702,7 @@ impl Session {
 
     /// Reads the screen, the history or part of it, as plain text.
     pub fn content(&self, what: Content) -> String {
-        let live = self.shared.lock();
+        let mut live = self.shared.lock();
         match what {
             Content::Screen => live.screen.text(),
             Content::History => {
@@ -813,7 +815,7 @@ impl Session {
             let live = &mut *guard;
             live.next_watch += 1;
             let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
-            if let Some(hit) = watch.scan(&live.transcript, &live.screen, &live.echo) {
+            if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.echo) {
                 return live.result(started, Some(Event::Hit(hit)));
             }
             if live.ended {
@@ -955,10 +957,26 @@ fn read_ready(pty: &File, buf: &mut [u8]) -> Ready {
     }
 }
 
+/// Reads what the master's buffer already holds, without waiting for output still on its
+/// way (unlike `read_ready`): a batch ends when the buffer is empty.
+fn read_buffered(pty: &File, buf: &mut [u8]) -> Ready {
+    match rustix::io::ioctl_fionread(pty) {
+        Ok(0) | Err(_) => Ready::Nothing,
+        // Under the lock only this thread reads, so the read finds the bytes counted.
+        Ok(_) => match (&*pty).read(buf) {
+            Ok(0) => Ready::End,
+            Ok(n) => Ready::Chunk(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ready::Nothing,
+            Err(_) => Ready::End,
+        },
+    }
+}
+
 fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
     use rustix::event::{PollFd, PollFlags, poll};
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
+    let mut buf = vec![0u8; READ_BATCH];
+    let mut ended = false;
+    while !ended {
         // Wait for output without taking it: output leaves the kernel only under the lock,
         // where the writer, too, takes what came before an input (see `Host::typing`).
         let mut fds = [PollFd::new(pty, PollFlags::IN)];
@@ -969,12 +987,30 @@ fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
         }
         let (answer, bytes) = {
             let mut live = shared.lock();
-            match read_ready(pty, &mut buf) {
-                Ready::Chunk(n) => (live.take(&buf[..n]), live.bytes),
-                // The writer took it.
-                Ready::Nothing => continue,
-                Ready::End => break,
+            // Everything already there, in one batch: per-batch work (waits, trimming,
+            // wake-ups) is paid once, and a flood's lines that scroll away unseen can skip
+            // the grid (fastforward.rs). The PTY hands out at most 4 KiB a read.
+            let mut filled = 0;
+            while filled < buf.len() {
+                let ready = if filled == 0 {
+                    read_ready(pty, &mut buf[filled..])
+                } else {
+                    read_buffered(pty, &mut buf[filled..])
+                };
+                match ready {
+                    Ready::Chunk(n) => filled += n,
+                    Ready::Nothing => break,
+                    Ready::End => {
+                        ended = true;
+                        break;
+                    }
+                }
             }
+            if filled == 0 {
+                // The writer took it, or the program is gone.
+                continue;
+            }
+            (live.take(&buf[..filled]), live.bytes)
         };
         if !answer.is_empty() {
             let _ = replies.send(Input::Reply(answer));

@@ -10,6 +10,7 @@
 //! `\r` (a progress bar rewriting its line) and backspaces stay in the text, so that every
 //! state the program printed can be matched; [`render_line`] applies them for display.
 
+pub use super::decode::Decoder;
 use std::collections::VecDeque;
 
 /// A line longer than this is broken, so that output without newlines stays bounded.
@@ -34,6 +35,8 @@ pub struct Transcript {
     max_lines: usize,
     max_bytes: usize,
     pending_cr: bool,
+    /// Bytes of the current (last) line, kept so that a character costs no look-up.
+    line_len: usize,
 }
 
 impl Transcript {
@@ -48,6 +51,7 @@ impl Transcript {
             max_lines: max_lines.max(1),
             max_bytes: max_bytes.max(MAX_LINE_BYTES),
             pending_cr: false,
+            line_len: 0,
         }
     }
 
@@ -72,7 +76,7 @@ impl Transcript {
     }
 
     fn current_line_is_empty(&self) -> bool {
-        self.line_starts.back().is_some_and(|&s| s == self.end())
+        self.line_len == 0
     }
 
     /// The retained text (for regex searches; index it with [`Transcript::index`]).
@@ -124,17 +128,19 @@ impl Transcript {
         &self.text[start..end]
     }
 
+    #[inline]
     fn push_char(&mut self, c: char) {
         if self.pending_cr {
             self.pending_cr = false;
             // A carriage return at the start of a line changes nothing.
-            if !self.current_line_is_empty() {
+            if self.line_len > 0 {
                 self.text.push('\r');
+                self.line_len += 1;
             }
         }
         self.text.push(c);
-        let line_start = self.line_starts.back().copied().unwrap_or(self.base);
-        if self.end() - line_start >= MAX_LINE_BYTES as u64 {
+        self.line_len += c.len_utf8();
+        if self.line_len >= MAX_LINE_BYTES {
             self.newline();
         }
     }
@@ -143,6 +149,7 @@ impl Transcript {
         self.pending_cr = false;
         self.text.push('\n');
         self.line_starts.push_back(self.end());
+        self.line_len = 0;
     }
 
     /// Drops the oldest lines beyond the line limit, except the output after `keep_from` (the
@@ -174,12 +181,64 @@ impl Transcript {
     }
 }
 
-impl vte::Perform for Transcript {
-    fn print(&mut self, c: char) {
-        self.push_char(c);
+impl Transcript {
+    /// Text the parser found in ground state: characters are appended, C0 and C1 controls
+    /// executed (see decode.rs).
+    pub fn push_text(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x20 {
+                self.push_plain(&text[start..i]);
+                self.execute(b);
+                i += 1;
+                start = i;
+            } else if b == 0xc2 && bytes.get(i + 1).is_some_and(|&n| n <= 0x9f) {
+                // U+0080..=U+009F, C1 controls: executed, which here changes nothing.
+                self.push_plain(&text[start..i]);
+                i += 2;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        self.push_plain(&text[start..]);
     }
 
-    fn execute(&mut self, byte: u8) {
+    /// Characters without controls, in one move per line.
+    fn push_plain(&mut self, mut run: &str) {
+        while !run.is_empty() {
+            if self.pending_cr {
+                self.pending_cr = false;
+                // A carriage return at the start of a line changes nothing.
+                if self.line_len > 0 {
+                    self.text.push('\r');
+                    self.line_len += 1;
+                }
+            }
+            // The line breaks after the character that makes it MAX_LINE_BYTES long.
+            let room = MAX_LINE_BYTES.saturating_sub(self.line_len).max(1);
+            if run.len() < room {
+                self.text.push_str(run);
+                self.line_len += run.len();
+                return;
+            }
+            let mut cut = room;
+            while !run.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.text.push_str(&run[..cut]);
+            self.line_len += cut;
+            self.newline();
+            run = &run[cut..];
+        }
+    }
+
+    /// A control character: line feeds end the line, a carriage return waits to see
+    /// whether a line feed follows, tab and backspace are kept for display.
+    pub fn execute(&mut self, byte: u8) {
         match byte {
             b'\n' | 0x0b | 0x0c => self.newline(),
             b'\r' => self.pending_cr = true,
@@ -190,22 +249,15 @@ impl vte::Perform for Transcript {
     }
 }
 
-/// Output bytes in, plain text out: a VT parser that keeps its state between chunks, so a
-/// sequence split across two reads is still recognised.
-#[derive(Default)]
-pub struct Decoder {
-    parser: vte::Parser,
-}
-
-impl std::fmt::Debug for Decoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Decoder")
+/// The reference the decoder (decode.rs) is tested against: `vte` handing over characters
+/// and controls one at a time.
+impl vte::Perform for Transcript {
+    fn print(&mut self, c: char) {
+        self.push_char(c);
     }
-}
 
-impl Decoder {
-    pub fn feed(&mut self, transcript: &mut Transcript, bytes: &[u8]) {
-        self.parser.advance(transcript, bytes);
+    fn execute(&mut self, byte: u8) {
+        Transcript::execute(self, byte);
     }
 }
 

@@ -1,0 +1,401 @@
+//! Output bytes in, plain text out: the transcript's parser.
+//!
+//! It follows the same state machine as `vte` (the DEC ANSI parser vt100 is built on), so
+//! escape sequences are recognised exactly where the grid recognises them, split across
+//! reads or not, and control characters inside them are executed as the grid executes them.
+//! It differs in speed: `vte` hands text over one character at a time, which made the
+//! transcript cost as much as a third of ingest; here a run of text between control
+//! characters is validated and appended in one go. A test feeds random streams to both and
+//! compares.
+
+use super::transcript::Transcript;
+
+/// Where the parser is between bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum State {
+    #[default]
+    Ground,
+    Escape,
+    EscapeIntermediate,
+    CsiEntry,
+    CsiParam,
+    CsiIntermediate,
+    CsiIgnore,
+    DcsEntry,
+    DcsParam,
+    DcsIntermediate,
+    DcsPassthrough,
+    DcsIgnore,
+    OscString,
+    SosPmApcString,
+}
+
+/// The plain-text decoder of one session's output; keeps its state between chunks.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    state: State,
+    /// The start of a UTF-8 character cut by the end of the last chunk.
+    partial: [u8; 4],
+    partial_len: usize,
+}
+
+impl Decoder {
+    pub fn feed(&mut self, transcript: &mut Transcript, bytes: &[u8]) {
+        let mut i = 0;
+        if self.partial_len != 0 {
+            i += self.finish_partial(transcript, bytes);
+        }
+        while i < bytes.len() {
+            match self.state {
+                State::Ground => i += self.ground(transcript, &bytes[i..]),
+                // Parameters (`38;5;200`) change nothing here: skipped in one go.
+                State::CsiParam => {
+                    let run = bytes[i..]
+                        .iter()
+                        .position(|b| !(0x30..=0x3b).contains(b))
+                        .unwrap_or(bytes.len() - i);
+                    if run == 0 {
+                        self.step(transcript, bytes[i]);
+                        i += 1;
+                    } else {
+                        i += run;
+                    }
+                }
+                _ => {
+                    self.step(transcript, bytes[i]);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Text up to the next ESC; returns the bytes consumed.
+    fn ground(&mut self, t: &mut Transcript, bytes: &[u8]) -> usize {
+        let text_end = memchr(0x1b, bytes).unwrap_or(bytes.len());
+        if text_end == 0 {
+            self.state = State::Escape;
+            return 1;
+        }
+        match std::str::from_utf8(&bytes[..text_end]) {
+            Ok(text) => {
+                t.push_text(text);
+                if text_end < bytes.len() {
+                    self.state = State::Escape;
+                    text_end + 1
+                } else {
+                    text_end
+                }
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                // The prefix up to `valid` is valid UTF-8.
+                t.push_text(std::str::from_utf8(&bytes[..valid]).unwrap_or_default());
+                match e.error_len() {
+                    Some(len) => {
+                        // A lone byte 0x80..=0x9f is a C1 control, executed (and ignored);
+                        // anything else invalid is one replacement character.
+                        if !(len == 1 && bytes[valid] <= 0x9f) {
+                            t.push_text("\u{fffd}");
+                        }
+                        valid + len
+                    }
+                    None if text_end < bytes.len() => {
+                        // A character cut by ESC.
+                        t.push_text("\u{fffd}");
+                        self.state = State::Escape;
+                        text_end + 1
+                    }
+                    None => {
+                        // A character cut by the end of the chunk: finished by the next.
+                        let cut = &bytes[valid..];
+                        self.partial[..cut.len()].copy_from_slice(cut);
+                        self.partial_len = cut.len();
+                        bytes.len()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Completes a character cut by the end of the last chunk; returns the bytes of `bytes`
+    /// consumed. Decodes as if the two chunks had come as one.
+    fn finish_partial(&mut self, t: &mut Transcript, bytes: &[u8]) -> usize {
+        let old = self.partial_len;
+        let take = bytes.len().min(self.partial.len() - old);
+        self.partial[old..old + take].copy_from_slice(&bytes[..take]);
+        let have = old + take;
+        let decoded = match std::str::from_utf8(&self.partial[..have]) {
+            Ok(text) => text.chars().next().map(|c| (Some(c), c.len_utf8())),
+            Err(e) if e.valid_up_to() > 0 => std::str::from_utf8(&self.partial[..e.valid_up_to()])
+                .ok()
+                .and_then(|text| text.chars().next())
+                .map(|c| (Some(c), c.len_utf8())),
+            Err(e) => match e.error_len() {
+                Some(len) => Some((None, len)),
+                // Still not whole: wait for more.
+                None => {
+                    self.partial_len = have;
+                    return take;
+                }
+            },
+        };
+        self.partial_len = 0;
+        let Some((c, len)) = decoded else {
+            return take;
+        };
+        match c {
+            Some(c) => {
+                let mut buf = [0u8; 4];
+                t.push_text(c.encode_utf8(&mut buf));
+            }
+            None => {
+                // As in `ground`: a lone C1 byte is executed, other invalid bytes print one
+                // replacement character.
+                if !(len == 1 && self.partial[0] <= 0x9f) {
+                    t.push_text("\u{fffd}");
+                }
+            }
+        }
+        len.saturating_sub(old)
+    }
+
+    /// One byte outside ground state, as `vte` moves on it.
+    fn step(&mut self, t: &mut Transcript, b: u8) {
+        use State::*;
+        // C0 controls other than CAN, SUB and ESC.
+        let c0 = matches!(b, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
+        self.state = match self.state {
+            Escape => match b {
+                _ if c0 => {
+                    t.execute(b);
+                    Escape
+                }
+                0x20..=0x2f => EscapeIntermediate,
+                0x50 => DcsEntry,
+                0x58 | 0x5e | 0x5f => SosPmApcString,
+                0x5b => CsiEntry,
+                0x5d => OscString,
+                0x30..=0x7e => Ground,
+                0x18 | 0x1a => {
+                    t.execute(b);
+                    Ground
+                }
+                _ => Escape,
+            },
+            EscapeIntermediate => match b {
+                _ if c0 => {
+                    t.execute(b);
+                    EscapeIntermediate
+                }
+                0x20..=0x2f | 0x7f => EscapeIntermediate,
+                0x30..=0x7e => Ground,
+                _ => self.anywhere(t, b),
+            },
+            CsiEntry | CsiParam | CsiIntermediate | CsiIgnore if c0 => {
+                t.execute(b);
+                self.state
+            }
+            CsiEntry => match b {
+                0x20..=0x2f => CsiIntermediate,
+                0x30..=0x3f => CsiParam,
+                0x40..=0x7e => Ground,
+                _ => self.anywhere(t, b),
+            },
+            CsiParam => match b {
+                0x20..=0x2f => CsiIntermediate,
+                0x30..=0x3b | 0x7f => CsiParam,
+                0x3c..=0x3f => CsiIgnore,
+                0x40..=0x7e => Ground,
+                _ => self.anywhere(t, b),
+            },
+            CsiIntermediate => match b {
+                0x20..=0x2f => CsiIntermediate,
+                0x30..=0x3f => CsiIgnore,
+                0x40..=0x7e => Ground,
+                _ => self.anywhere(t, b),
+            },
+            CsiIgnore => match b {
+                0x20..=0x3f | 0x7f => CsiIgnore,
+                0x40..=0x7e => Ground,
+                _ => self.anywhere(t, b),
+            },
+            DcsEntry | DcsParam | DcsIntermediate if c0 || b == 0x7f => self.state,
+            DcsEntry => match b {
+                0x20..=0x2f => DcsIntermediate,
+                0x30..=0x3f => DcsParam,
+                0x40..=0x7e => DcsPassthrough,
+                _ => self.anywhere(t, b),
+            },
+            DcsParam => match b {
+                0x20..=0x2f => DcsIntermediate,
+                0x30..=0x3b => DcsParam,
+                0x3c..=0x3f => DcsIgnore,
+                0x40..=0x7e => DcsPassthrough,
+                _ => self.anywhere(t, b),
+            },
+            DcsIntermediate => match b {
+                0x20..=0x2f => DcsIntermediate,
+                0x30..=0x3f => DcsIgnore,
+                0x40..=0x7e => DcsPassthrough,
+                _ => self.anywhere(t, b),
+            },
+            DcsPassthrough => match b {
+                0x18 | 0x1a => {
+                    t.execute(b);
+                    Ground
+                }
+                0x1b => Escape,
+                0x9c => Ground,
+                _ => DcsPassthrough,
+            },
+            OscString => match b {
+                0x07 => Ground,
+                0x18 | 0x1a => {
+                    t.execute(b);
+                    Ground
+                }
+                0x1b => Escape,
+                _ => OscString,
+            },
+            DcsIgnore | SosPmApcString => self.anywhere(t, b),
+            Ground => Ground,
+        };
+    }
+
+    /// Bytes that act in every state: CAN and SUB cancel, ESC starts over.
+    fn anywhere(&self, t: &mut Transcript, b: u8) -> State {
+        match b {
+            0x18 | 0x1a => {
+                t.execute(b);
+                State::Ground
+            }
+            0x1b => State::Escape,
+            _ => self.state,
+        }
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference: `vte` driving the transcript's own `Perform`.
+    fn with_vte(bytes: &[u8]) -> Transcript {
+        let mut t = Transcript::new(1_000_000, 64 << 20);
+        vte::Parser::new().advance(&mut t, bytes);
+        t
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn stream(rng: &mut Rng) -> Vec<u8> {
+        const PIECES: &[&[u8]] = &[
+            b"text ",
+            b"more text",
+            b"\r\n",
+            b"\n",
+            b"\r",
+            b"\t",
+            b"\x08",
+            b"\x07",
+            b"\x00",
+            b"\x0b",
+            b"\x0c",
+            b"\x0e",
+            b"\x7f",
+            "\u{e9}".as_bytes(),
+            "\u{4e2d}".as_bytes(),
+            "\u{1f600}".as_bytes(),
+            "\u{85}".as_bytes(),
+            b"\xc3",
+            b"\xe4\xb8",
+            b"\xff",
+            b"\x85",
+            b"\x9c",
+            b"\xf0\x9f",
+            b"\x1b[1;31m",
+            b"\x1b[",
+            b"38;5;2",
+            b"m",
+            b"\x1b[?1049h",
+            b"\x1b]0;title\x07",
+            b"\x1b]8;;http://x\x1b\\",
+            b"\x1bP1$r",
+            b"q\x1b\\",
+            b"\x1b",
+            b"[",
+            b"]",
+            b"P",
+            b"X",
+            b"^",
+            b"_",
+            b"\x18",
+            b"\x1a",
+            b"\x1b(B",
+            b"\x1b#8",
+            b"\x1b[3\n1m",
+            b"\x1b[>4;2m",
+            b"\x1b[ q",
+            b"\x1bc",
+            b"\x1b[12;24r",
+            b";",
+            b":",
+            b"<",
+            b"?",
+            b" ",
+            b"!",
+            b"\x1b\x1b",
+        ];
+        let mut out = Vec::new();
+        for _ in 0..rng.below(400) {
+            out.extend_from_slice(PIECES[rng.below(PIECES.len())]);
+        }
+        out
+    }
+
+    /// Whatever the stream and however it is cut into chunks, the text is what `vte` makes
+    /// of the whole stream at once.
+    #[test]
+    fn decodes_as_vte_does_whatever_the_chunks() {
+        let mut rng = Rng(0xdec0de);
+        for case in 0..3000 {
+            let bytes = stream(&mut rng);
+            let want = with_vte(&bytes);
+            let mut got = Transcript::new(1_000_000, 64 << 20);
+            let mut d = Decoder::default();
+            let mut at = 0;
+            while at < bytes.len() {
+                let n = (1 + rng.below(40)).min(bytes.len() - at);
+                d.feed(&mut got, &bytes[at..at + n]);
+                at += n;
+            }
+            assert_eq!(got.text(), want.text(), "case {case}: {bytes:?}");
+            assert_eq!(got.total_lines(), want.total_lines(), "case {case}");
+        }
+    }
+
+    #[test]
+    fn long_lines_are_broken_like_vte_breaks_them() {
+        let line = "\u{4e2d}x".repeat(100_000);
+        let mut got = Transcript::new(100, 8 << 20);
+        Decoder::default().feed(&mut got, line.as_bytes());
+        assert_eq!(got.text(), with_vte(line.as_bytes()).text());
+    }
+}

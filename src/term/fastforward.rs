@@ -1,0 +1,496 @@
+//! Output that scrolls off the screen before anyone could see it is not drawn into the grid.
+//!
+//! vt100 draws every character into its grid, about 10 ns a byte, and allocates and clears a
+//! row for every line that scrolls. A flood (`seq`, a `cat` of a big file, a chatty build)
+//! pushes thousands of lines through a 30-row grid in one batch of reads, and all but the
+//! last screenful are overwritten before the batch is done: drawing them made the grid the
+//! ceiling of ingest (docs/PERFORMANCE.md). The transcript (history, and what waits match)
+//! still gets every byte; only the grid skips.
+//!
+//! What may be skipped, so that the grid ends in exactly the state drawing everything would
+//! leave (a property test below feeds random streams both ways and compares):
+//! - whole lines of plain text: printable characters, CR, LF, tab, backspace, bell, and SGR
+//!   colour sequences, started in the parser's ground state after a LF;
+//! - the last skipped line ends with CR LF, so the column afterwards is 0 either way;
+//! - the cursor is on the bottom row when the skipped lines begin, and at least a screenful
+//!   of plain lines follows in the same batch: every line scrolls, so whatever the skipped
+//!   lines (or, skipping, the older rows) left on screen has scrolled away by the end. (A
+//!   cursor higher up would first move down over old rows; the grid then draws everything.)
+//! - no scroll region other than the whole screen was ever set (until a reset): with one, a
+//!   cursor outside it does not scroll at all.
+//!
+//! The pen (SGR state) and the last character drawn carry over the skipped part, so the
+//! grid is given the skipped part's SGR sequences (from its last plain reset) and its last
+//! line, after a CR.
+//!
+//! A reader that keeps up gets one PTY read (at most 4 KiB, some 50 lines of text) a batch,
+//! too little to hold a screenful after the lines it would skip. So the plain lines at the
+//! end of a batch may wait, undrawn, for the next batch: drawn first thing when anything
+//! looks at the grid, skipped if enough lines follow them.
+
+use std::ops::Range;
+
+/// Where the byte scanner is, between calls: in ground state, or inside an escape sequence
+/// (which a skip may never cut).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    Ground,
+    /// After ESC (at `at` in this batch, `None` if in an earlier one); `intermediate` once
+    /// a byte 0x20..=0x2f came.
+    Escape {
+        at: Option<usize>,
+        intermediate: bool,
+    },
+    /// A CSI sequence that began at `at` (`None`: in an earlier batch, or malformed; such a
+    /// sequence is never kept as an SGR of the run).
+    Csi {
+        at: Option<usize>,
+        private: bool,
+        intermediate: bool,
+    },
+    /// An OSC, DCS, SOS, PM or APC string, until BEL or ST.
+    Str {
+        escape: bool,
+    },
+}
+
+/// How to feed a batch to the grid.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Fed as is first.
+    pub before: Range<usize>,
+    /// Lines after `before` that may skip the grid, if the cursor is then on the bottom row.
+    pub skip: Option<Skip>,
+    /// What follows `before`, or the skip, up to the end of the batch is whole plain lines
+    /// from a line start (and maybe the start of one more): it may wait for the next batch.
+    pub defer: bool,
+}
+
+/// Lines that skip the grid: it is given their pen and their last line instead.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Skip {
+    /// SGR sequences of the skipped lines that still shape the pen, in order.
+    pub pen: Vec<Range<usize>>,
+    /// The last skipped line (its last character and pen), fed after a CR; the skip ends
+    /// where it ends.
+    pub last_line: Range<usize>,
+}
+
+/// A run of plain lines in the batch being scanned.
+#[derive(Debug, Default)]
+struct Run {
+    /// Where the run starts: just after a LF, in ground state.
+    start: usize,
+    /// Positions of the LFs in the run.
+    lfs: Vec<usize>,
+    /// SGR sequences in the run, and the index of the last one that resets the pen.
+    sgr: Vec<Range<usize>>,
+}
+
+/// Decides, batch by batch, what the grid may skip; keeps the scanner's state between
+/// batches.
+#[derive(Debug)]
+pub struct FastForward {
+    scan: Scan,
+    /// A scroll region other than the whole screen was set (sticky until a reset).
+    region: bool,
+    run: Option<Run>,
+    best: Option<Run>,
+    /// The run still open at the end of the batch, in ground state.
+    last: Option<Run>,
+    /// Reused allocations.
+    spare: Vec<Run>,
+}
+
+impl Default for FastForward {
+    fn default() -> Self {
+        FastForward {
+            scan: Scan::Ground,
+            region: false,
+            run: None,
+            best: None,
+            last: None,
+            spare: Vec::new(),
+        }
+    }
+}
+
+impl FastForward {
+    /// Scans a batch (always, to follow escape sequences and scroll regions) and plans how
+    /// to feed it to a grid of `rows` rows. `at_line_start`: the batch begins at the start of
+    /// a line, in ground state (it begins with lines that waited from the last batch).
+    pub fn plan(&mut self, bytes: &[u8], rows: u16, at_line_start: bool) -> Plan {
+        if at_line_start && self.scan == Scan::Ground {
+            self.run = Some(self.new_run(0));
+        }
+        self.scan_batch(bytes, usize::from(rows));
+        let (run, defer) = match (self.last.take(), self.best.take()) {
+            (Some(last), best) => {
+                if let Some(best) = best {
+                    self.recycle(best);
+                }
+                (Some(last), true)
+            }
+            (None, best) => (best, false),
+        };
+        let Some(run) = run else {
+            return Plan {
+                before: 0..bytes.len(),
+                skip: None,
+                defer: false,
+            };
+        };
+        let plan = Plan {
+            before: 0..run.start,
+            skip: self.plan_skip(bytes, &run, usize::from(rows)),
+            defer,
+        };
+        self.recycle(run);
+        plan
+    }
+
+    fn recycle(&mut self, mut run: Run) {
+        run.lfs.clear();
+        run.sgr.clear();
+        self.spare.push(run);
+    }
+
+    fn new_run(&mut self, start: usize) -> Run {
+        let mut run = self.spare.pop().unwrap_or_default();
+        run.start = start;
+        run
+    }
+
+    /// Ends the current run at a byte that is not plain; keeps it if it is the longest.
+    fn break_run(&mut self) {
+        if let Some(run) = self.run.take() {
+            let longer = self
+                .best
+                .as_ref()
+                .is_none_or(|best| run.lfs.len() > best.lfs.len());
+            if longer {
+                if let Some(old) = self.best.replace(run) {
+                    self.recycle(old);
+                }
+            } else {
+                self.recycle(run);
+            }
+        }
+    }
+
+    fn scan_batch(&mut self, bytes: &[u8], rows: usize) {
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            self.scan = match self.scan {
+                Scan::Ground => match b {
+                    0x1b => Scan::Escape {
+                        at: Some(i),
+                        intermediate: false,
+                    },
+                    b'\n' => {
+                        if let Some(run) = &mut self.run {
+                            run.lfs.push(i);
+                        } else {
+                            let run = self.new_run(i + 1);
+                            self.run = Some(run);
+                        }
+                        Scan::Ground
+                    }
+                    b'\r' | b'\t' | 0x08 | 0x07 => Scan::Ground,
+                    // Other controls (VT, FF, SO, SI, ...) move the cursor or switch
+                    // character sets: not plain.
+                    0x00..=0x1f => {
+                        self.break_run();
+                        Scan::Ground
+                    }
+                    // Text, UTF-8 included (vt100 ignores a stray C1 byte): on to the next
+                    // byte that can matter.
+                    _ => {
+                        let rest = &bytes[i..];
+                        i += rest.iter().position(|&c| c < 0x20).unwrap_or(rest.len());
+                        continue;
+                    }
+                },
+                Scan::Escape { at, intermediate } => match b {
+                    b'[' if !intermediate => Scan::Csi {
+                        at,
+                        private: false,
+                        intermediate: false,
+                    },
+                    _ => {
+                        self.break_run();
+                        match b {
+                            b']' | b'P' | b'X' | b'^' | b'_' if !intermediate => {
+                                Scan::Str { escape: false }
+                            }
+                            0x20..=0x2f => Scan::Escape {
+                                at,
+                                intermediate: true,
+                            },
+                            0x18 | 0x1a => Scan::Ground,
+                            0x1b => Scan::Escape {
+                                at: Some(i),
+                                intermediate: false,
+                            },
+                            // Executed inside the sequence, which goes on.
+                            0x00..=0x1f => self.scan,
+                            _ => {
+                                if b == b'c' && !intermediate {
+                                    // RIS resets everything, scroll regions included.
+                                    self.region = false;
+                                }
+                                Scan::Ground
+                            }
+                        }
+                    }
+                },
+                Scan::Csi {
+                    at,
+                    private,
+                    intermediate,
+                } => match b {
+                    b'0'..=b'9' | b';' | b':' if !intermediate => {
+                        // Parameters, in one go.
+                        let rest = &bytes[i..];
+                        i += rest
+                            .iter()
+                            .position(|c| !matches!(c, b'0'..=b'9' | b';' | b':'))
+                            .unwrap_or(rest.len());
+                        continue;
+                    }
+                    b'<' | b'=' | b'>' | b'?' if !intermediate => Scan::Csi {
+                        at,
+                        private: true,
+                        intermediate,
+                    },
+                    0x20..=0x2f => Scan::Csi {
+                        at,
+                        private,
+                        intermediate: true,
+                    },
+                    0x40..=0x7e => {
+                        let params = at.map(|at| &bytes[at + 2..i]);
+                        match (b, at) {
+                            (b'm', Some(at)) if !private && !intermediate => {
+                                if let Some(run) = &mut self.run {
+                                    run.sgr.push(at..i + 1);
+                                }
+                            }
+                            (b'r', _) if !private && !intermediate => {
+                                if !full_region(params, rows) {
+                                    self.region = true;
+                                }
+                                self.break_run();
+                            }
+                            _ => self.break_run(),
+                        }
+                        Scan::Ground
+                    }
+                    0x18 | 0x1a => {
+                        self.break_run();
+                        Scan::Ground
+                    }
+                    0x1b => {
+                        self.break_run();
+                        Scan::Escape {
+                            at: Some(i),
+                            intermediate: false,
+                        }
+                    }
+                    // A control is executed inside the sequence; any other byte makes it
+                    // malformed. Either way it is no longer a plain SGR.
+                    _ => {
+                        self.break_run();
+                        Scan::Csi {
+                            at: None,
+                            private,
+                            intermediate,
+                        }
+                    }
+                },
+                Scan::Str { escape } => match b {
+                    0x07 | 0x18 | 0x1a => Scan::Ground,
+                    b'\\' if escape => Scan::Ground,
+                    0x1b => Scan::Str { escape: true },
+                    _ => Scan::Str { escape: false },
+                },
+            };
+            i += 1;
+        }
+        // Positions are in this batch: a sequence that goes on into the next one has none.
+        self.scan = match self.scan {
+            Scan::Escape { intermediate, .. } => Scan::Escape {
+                at: None,
+                intermediate,
+            },
+            Scan::Csi {
+                private,
+                intermediate,
+                ..
+            } => Scan::Csi {
+                at: None,
+                private,
+                intermediate,
+            },
+            other => other,
+        };
+        // A run still open at the end of the batch in ground state runs to its end; one
+        // cut by an unfinished sequence ends where that sequence began (its lines are whole).
+        if self.scan == Scan::Ground {
+            self.last = self.run.take();
+        } else {
+            self.break_run();
+        }
+    }
+
+    fn plan_skip(&self, bytes: &[u8], run: &Run, rows: usize) -> Option<Skip> {
+        if self.region {
+            return None;
+        }
+        // The skip ends after a CR LF that is followed by a screenful of LFs of the run.
+        let keep = rows;
+        let last = run.lfs.len().checked_sub(keep + 1)?;
+        let lf = (0..=last)
+            .rev()
+            .take(8)
+            .map(|j| run.lfs[j])
+            .find(|&lf| lf > run.start && bytes[lf - 1] == b'\r')?;
+        let end = lf + 1;
+        let line_start = run
+            .lfs
+            .iter()
+            .rev()
+            .find(|&&p| p < lf)
+            .map_or(run.start, |&p| p + 1);
+        if line_start <= run.start {
+            // One line only: nothing to gain.
+            return None;
+        }
+        // Only the SGR sequences before the last line, from the last reset on, shape the pen.
+        let before_line = run.sgr.partition_point(|r| r.end <= line_start);
+        let pen = &run.sgr[..before_line];
+        let from = pen
+            .iter()
+            .rposition(|r| is_reset(&bytes[r.clone()]))
+            .unwrap_or(0);
+        Some(Skip {
+            pen: pen[from..].to_vec(),
+            last_line: line_start..end,
+        })
+    }
+}
+
+/// `ESC [ m` or `ESC [ 0 m` (any number of zeros).
+fn is_reset(sgr: &[u8]) -> bool {
+    sgr.get(2..sgr.len() - 1)
+        .is_some_and(|p| p.iter().all(|&b| b == b'0'))
+}
+
+/// Whether DECSTBM parameters select the whole screen of `rows` rows (as vt100 reads
+/// them: missing or 0 is the default).
+fn full_region(params: Option<&[u8]>, rows: usize) -> bool {
+    let Some(params) = params else {
+        return false;
+    };
+    if params.contains(&b':') {
+        return false;
+    }
+    let mut parts = params.split(|&b| b == b';');
+    let number = |p: Option<&[u8]>| -> Option<usize> {
+        match p {
+            None | Some([]) => Some(0),
+            Some(d) => std::str::from_utf8(d).ok()?.parse().ok(),
+        }
+    };
+    let (Some(top), Some(bottom)) = (number(parts.next()), number(parts.next())) else {
+        return false;
+    };
+    parts.next().is_none() && top <= 1 && (bottom == 0 || bottom >= rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("line {i}\r\n").into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn a_flood_of_plain_lines_skips_all_but_a_screenful() {
+        let mut ff = FastForward::default();
+        let mut bytes = b"\x1b[1m$ cat big\r\n".to_vec();
+        bytes.extend(lines(1000));
+        let plan = ff.plan(&bytes, 30, false);
+        assert_eq!(plan.before, 0..15);
+        let skip = plan.skip.unwrap();
+        let after = &bytes[skip.last_line.end..];
+        assert_eq!(after.iter().filter(|&&b| b == b'\n').count(), 30);
+        assert_eq!(&bytes[skip.last_line.clone()], b"line 969\r\n");
+        assert!(skip.pen.is_empty());
+        assert!(plan.defer, "the lines left may wait for the next batch");
+    }
+
+    #[test]
+    fn lines_that_waited_start_the_next_batch() {
+        let mut ff = FastForward::default();
+        let plan = ff.plan(&lines(10), 30, true);
+        assert_eq!((plan.before, plan.skip, plan.defer), (0..0, None, true));
+        // A batch that ends in an escape sequence has nothing to wait.
+        let mut bytes = lines(10);
+        bytes.extend(b"\x1b[");
+        let plan = ff.plan(&bytes, 30, true);
+        assert!(!plan.defer);
+        let plan = ff.plan(b"1mtext\r\n", 30, false);
+        assert_eq!((plan.before, plan.defer), (0..8, true));
+    }
+
+    #[test]
+    fn the_pen_carries_from_the_last_reset() {
+        let mut ff = FastForward::default();
+        let mut bytes = b"\n".to_vec();
+        for i in 0..200 {
+            bytes.extend(format!("\x1b[0m\x1b[1;3{}mred {i}\x1b[4m\r\n", i % 8).into_bytes());
+        }
+        let skip = ff.plan(&bytes, 30, false).skip.unwrap();
+        let pen: Vec<&[u8]> = skip.pen.iter().map(|r| &bytes[r.clone()]).collect();
+        assert_eq!(pen.first().copied(), Some(&b"\x1b[0m"[..]));
+        assert_eq!(pen.len(), 3);
+    }
+
+    #[test]
+    fn scroll_regions_and_cut_sequences_are_respected() {
+        let mut ff = FastForward::default();
+        let skips = |ff: &mut FastForward, bytes: &[u8]| ff.plan(bytes, 30, false).skip.is_some();
+        let mut bytes = b"\x1b[1;30r\n".to_vec();
+        bytes.extend(lines(500));
+        assert!(skips(&mut ff, &bytes), "a full-screen region is fine");
+        let mut bytes = b"\x1b[2;20r\n".to_vec();
+        bytes.extend(lines(500));
+        assert!(!skips(&mut ff, &bytes));
+        assert!(!skips(&mut ff, &lines(500)), "until a reset");
+        let mut bytes = b"\x1bc\n".to_vec();
+        bytes.extend(lines(500));
+        assert!(skips(&mut ff, &bytes));
+        // A batch that starts inside an OSC string plans nothing before it ends.
+        let mut ff = FastForward::default();
+        ff.plan(b"\x1b]0;title", 30, false);
+        let mut bytes = lines(500);
+        bytes.extend(b"\x07");
+        assert!(!skips(&mut ff, &bytes));
+    }
+
+    #[test]
+    fn region_parameters_are_read_as_vt100_reads_them() {
+        assert!(full_region(Some(b""), 30));
+        assert!(full_region(Some(b"1;30"), 30));
+        assert!(full_region(Some(b"0;0"), 30));
+        assert!(full_region(Some(b";"), 30));
+        assert!(!full_region(Some(b"2;30"), 30));
+        assert!(!full_region(Some(b"1;29"), 30));
+        assert!(!full_region(None, 30));
+    }
+}
