@@ -188,8 +188,9 @@ impl Store {
         self.refresh_files(&[file_name.to_string()])
     }
 
-    /// Re-reads some files of the folder.
-    fn refresh_files(&self, files: &[String]) -> Vec<Change> {
+    /// Re-reads some files of the folder at once: read and checked on both cores, with one
+    /// folder-level recheck for all of them (a `git checkout` changes hundreds).
+    pub fn refresh_files(&self, files: &[String]) -> Vec<Change> {
         let files: Vec<String> = files
             .iter()
             .filter(|f| is_manifest_name(f))
