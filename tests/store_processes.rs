@@ -1,7 +1,9 @@
-//! Two `flowdeck mcp` processes on one folder: a save, rename or delete with the version both
-//! read must succeed in exactly one of them, whichever is faster, and the file on disk must be
-//! the winner's. The in-process lock alone cannot give that; these tests fail without the lock
-//! file in `.flowdeck/`.
+//! The workflows folder through real `flowdeck mcp` processes.
+//!
+//! Two processes on one folder: a save, rename or delete with the version both read must
+//! succeed in exactly one of them, whichever is faster, and the file on disk must be the
+//! winner's. The in-process lock alone cannot give that; these tests fail without the lock file
+//! in `.flowdeck/`. And a folder holding a named pipe answers every tool.
 
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
@@ -174,4 +176,31 @@ fn concurrent_renames_and_deletes_from_two_processes_one_wins() {
             "round {round}: the renamed file exists exactly when the rename won"
         );
     }
+}
+
+/// A manifest name that is a link to a named pipe once blocked the folder scan with the
+/// catalog locked: the engine never opened and every workflow tool hung. Each answer below
+/// must come within the line client's deadline.
+#[test]
+fn a_fifo_in_the_folder_hangs_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("fine.yaml"), manifest("fine", "x")).unwrap();
+    let pipe = dir.path().join("pipe");
+    nix::unistd::mkfifo(&pipe, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    std::os::unix::fs::symlink(&pipe, dir.path().join("piped.yaml")).unwrap();
+    let mut id = 1;
+    let mut server = server(dir.path(), &mut id);
+    let list = server.call(10, "workflow_list", json!({}));
+    let workflows = list["workflows"].as_array().unwrap();
+    let status_of = |name: &str| {
+        workflows
+            .iter()
+            .find(|w| w["name"] == name)
+            .map(|w| w["status"].clone())
+    };
+    assert_eq!(status_of("fine"), Some(json!("valid")), "{list}");
+    assert_eq!(status_of("piped.yaml"), Some(json!("invalid")), "{list}");
+    let doc = server.call(11, "workflow_get", json!({"name": "piped.yaml"}));
+    assert_eq!(doc["violations"][0]["rule"], "not_a_regular_file", "{doc}");
+    server.call(12, "workflow_get", json!({"name": "fine"}));
 }

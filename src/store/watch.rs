@@ -48,9 +48,8 @@ impl Watcher {
                         .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
                         .filter(|name| is_manifest_name(name))
                         .collect();
-                    for file in files {
-                        store.refresh(&file);
-                    }
+                    let files: Vec<String> = files.into_iter().collect();
+                    store.refresh_files(&files);
                 }
                 Err(errors) => {
                     for e in errors {
