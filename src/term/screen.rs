@@ -206,6 +206,10 @@ impl Screen {
         match (wait, owned) {
             (true, true) => {
                 held.drain(..rest);
+                // A flood's batches made it large; a session at rest keeps little.
+                if held.capacity() > 16 << 10 && held.len() * 8 < held.capacity() {
+                    held.shrink_to(held.len().max(4096));
+                }
                 self.waiting = held;
             }
             (true, false) => self.waiting.extend_from_slice(&bytes[rest..]),

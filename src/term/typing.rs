@@ -37,7 +37,7 @@ const WRITE_CHUNK: usize = 4096;
 pub const HOLD_MAX: Duration = Duration::from_secs(5);
 /// A reader that starts without printing anything (a `read` builtin, a program reaching its
 /// first read) is noticed by looking again, first often, then less often.
-const FIRST_LOOK: Duration = Duration::from_micros(500);
+const FIRST_LOOK: Duration = Duration::from_micros(50);
 const LAST_LOOK: Duration = Duration::from_millis(10);
 
 /// A descriptor of the PTY's master side of our own, for waiting on output without taking
@@ -252,7 +252,8 @@ pub fn write_loop(
     host: &impl Host,
 ) {
     let mut later: VecDeque<Input> = VecDeque::new();
-    let mut buf = vec![0u8; 64 * 1024];
+    // The PTY hands out at most 4 KiB a read.
+    let mut buf = vec![0u8; 4096];
     loop {
         let input = match later.pop_front() {
             Some(input) => input,
