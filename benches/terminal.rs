@@ -1,6 +1,7 @@
 //! Terminal session figures (SPEC §7, docs/PERFORMANCE.md): ingest against a raw PTY read of
-//! the same bytes in the same run, await detection lag, echo and `run_command` round trips,
-//! open-to-prompt time, memory of sessions with full history, parallel waits.
+//! the same bytes in the same run (wall time, and the CPU each used, which a busy machine
+//! does not change), await detection lag, echo and `run_command` round trips, open-to-prompt
+//! time, memory of sessions with full history, parallel waits.
 //!
 //! `cargo bench --bench terminal` prints each figure. Set `FLOWDECK_BENCH_QUICK=1` for a short
 //! run (fewer trials).
@@ -46,6 +47,15 @@ fn stats(name: &str, mut samples: Vec<f64>, unit: &str) -> f64 {
         samples.len()
     );
     median
+}
+
+/// CPU time this process has used, in seconds (threads that ended included): what a drain
+/// cost, whatever else the machine was doing.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
 }
 
 /// Time for a bare PTY (no parsing at all) to drain a program's output to EOF.
@@ -112,7 +122,7 @@ async fn ingest(t: &Terminals) {
     colored.push_str("END_OF_SGR\n");
     std::fs::write(&plain, &text).unwrap();
     std::fs::write(&sgr, &colored).unwrap();
-    let rounds = if quick() { 1 } else { 3 };
+    let rounds = if quick() { 1 } else { 5 };
     let cases: [(&str, Vec<String>, &str, usize); 3] = [
         (
             "seq 1 2000000",
@@ -137,10 +147,17 @@ async fn ingest(t: &Terminals) {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let mut raw = Vec::new();
         let mut ours = Vec::new();
+        let (mut raw_cpu, mut our_cpu) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
+            let cpu = cpu_seconds();
             raw.push(raw_drain(&argv).as_secs_f64());
+            raw_cpu.push(cpu_seconds() - cpu);
+            let cpu = cpu_seconds();
             ours.push(session_drain(t, &argv, last).await.as_secs_f64());
+            our_cpu.push(cpu_seconds() - cpu);
         }
+        let raw_cpu = stats(&format!("ingest {name}: raw drain CPU"), raw_cpu, "s");
+        let our_cpu = stats(&format!("ingest {name}: flowdeck CPU"), our_cpu, "s");
         let raw = stats(&format!("ingest {name}: raw PTY drain"), raw, "s");
         let ours = stats(&format!("ingest {name}: flowdeck session"), ours, "s");
         println!(
@@ -149,6 +166,12 @@ async fn ingest(t: &Terminals) {
             ours / raw,
             bytes as f64 / raw / 1e6,
             bytes as f64 / ours / 1e6
+        );
+        println!(
+            "{:<44} CPU {:.3} s raw reader, {:.3} s flowdeck (all its threads)",
+            format!("ingest {name}"),
+            raw_cpu,
+            our_cpu
         );
     }
 }

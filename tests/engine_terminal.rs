@@ -137,6 +137,18 @@ async fn a_step_sequence_through_the_engine() {
             .unwrap();
         assert!(c.content.contains(expect), "{mode}: {}", c.content);
     }
+    // run_command returns at its end marker; the prompt comes just after.
+    let prompt = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(
+                json!({"pattern": ":E:4\\n\\$ $", "since": "all", "timeout": 20}),
+            ),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(prompt.result.outcome, Outcome::Matched);
     let tail = e
         .get_screen_content(
             &id,

@@ -98,6 +98,9 @@ pub struct FastForward {
     best: Option<Run>,
     /// The run still open at the end of the batch, in ground state.
     last: Option<Run>,
+    /// The run of the lines that wait for the next batch (positions from their start), so
+    /// that they are not scanned again.
+    waiting: Option<Run>,
     /// Reused allocations.
     spare: Vec<Run>,
 }
@@ -110,6 +113,7 @@ impl Default for FastForward {
             run: None,
             best: None,
             last: None,
+            waiting: None,
             spare: Vec::new(),
         }
     }
@@ -117,36 +121,64 @@ impl Default for FastForward {
 
 impl FastForward {
     /// Scans a batch (always, to follow escape sequences and scroll regions) and plans how
-    /// to feed it to a grid of `rows` rows. `at_line_start`: the batch begins at the start of
-    /// a line, in ground state (it begins with lines that waited from the last batch).
-    pub fn plan(&mut self, bytes: &[u8], rows: u16, at_line_start: bool) -> Plan {
-        if at_line_start && self.scan == Scan::Ground {
-            self.run = Some(self.new_run(0));
+    /// to feed it to a grid of `rows` rows. `bytes[..scanned]` are lines that waited from
+    /// the last batch (see [`FastForward::keep_waiting`]): they are not scanned again.
+    pub fn plan(&mut self, bytes: &[u8], scanned: usize, rows: u16) -> Plan {
+        if let Some(run) = self.last.take() {
+            self.recycle(run);
         }
-        self.scan_batch(bytes, usize::from(rows));
-        let (run, defer) = match (self.last.take(), self.best.take()) {
-            (Some(last), best) => {
+        match self.waiting.take() {
+            Some(run) if scanned > 0 => self.run = Some(run),
+            Some(run) => self.recycle(run),
+            None => {}
+        }
+        self.scan_batch(bytes, scanned, usize::from(rows));
+        let best = self.best.take();
+        let (run, defer) = match (&self.last, best) {
+            (Some(_), best) => {
                 if let Some(best) = best {
                     self.recycle(best);
                 }
-                (Some(last), true)
+                (self.last.as_ref(), true)
             }
-            (None, best) => (best, false),
+            (None, best) => {
+                self.last = best;
+                (self.last.as_ref(), false)
+            }
         };
-        let Some(run) = run else {
-            return Plan {
+        match run {
+            Some(run) => Plan {
+                before: 0..run.start,
+                skip: self.plan_skip(bytes, run, usize::from(rows)),
+                defer,
+            },
+            None => Plan {
                 before: 0..bytes.len(),
                 skip: None,
                 defer: false,
-            };
+            },
+        }
+    }
+
+    /// The batch's lines from `from` on wait for the next batch (the plan said they may):
+    /// their run is kept, counted from `from`. Otherwise, nothing waits.
+    pub fn keep_waiting(&mut self, from: Option<usize>) {
+        let Some(mut run) = self.last.take() else {
+            return;
         };
-        let plan = Plan {
-            before: 0..run.start,
-            skip: self.plan_skip(bytes, &run, usize::from(rows)),
-            defer,
-        };
-        self.recycle(run);
-        plan
+        match from {
+            Some(from) => {
+                run.start = 0;
+                run.lfs.retain(|&p| p >= from);
+                run.lfs.iter_mut().for_each(|p| *p -= from);
+                run.sgr.retain(|r| r.start >= from);
+                run.sgr
+                    .iter_mut()
+                    .for_each(|r| *r = r.start - from..r.end - from);
+                self.waiting = Some(run);
+            }
+            None => self.recycle(run),
+        }
     }
 
     fn recycle(&mut self, mut run: Run) {
@@ -178,8 +210,8 @@ impl FastForward {
         }
     }
 
-    fn scan_batch(&mut self, bytes: &[u8], rows: usize) {
-        let mut i = 0;
+    fn scan_batch(&mut self, bytes: &[u8], from: usize, rows: usize) {
+        let mut i = from;
         while i < bytes.len() {
             let b = bytes[i];
             self.scan = match self.scan {
@@ -424,7 +456,7 @@ mod tests {
         let mut ff = FastForward::default();
         let mut bytes = b"\x1b[1m$ cat big\r\n".to_vec();
         bytes.extend(lines(1000));
-        let plan = ff.plan(&bytes, 30, false);
+        let plan = ff.plan(&bytes, 0, 30);
         assert_eq!(plan.before, 0..15);
         let skip = plan.skip.unwrap();
         let after = &bytes[skip.last_line.end..];
@@ -437,14 +469,30 @@ mod tests {
     #[test]
     fn lines_that_waited_start_the_next_batch() {
         let mut ff = FastForward::default();
-        let plan = ff.plan(&lines(10), 30, true);
-        assert_eq!((plan.before, plan.skip, plan.defer), (0..0, None, true));
+        let mut bytes = b"$ ls\r\n".to_vec();
+        bytes.extend(lines(10));
+        let plan = ff.plan(&bytes, 0, 30);
+        assert_eq!(
+            (plan.before.clone(), plan.skip, plan.defer),
+            (0..6, None, true)
+        );
+        ff.keep_waiting(Some(plan.before.end));
+        // They come back first, not scanned again; with enough lines after them, they skip.
+        let mut next = bytes[6..].to_vec();
+        next.extend(lines(40));
+        let plan = ff.plan(&next, bytes.len() - 6, 30);
+        assert_eq!(plan.before, 0..0);
+        // 50 lines: the 20th is the last to skip (the 10th of the new ones).
+        let last_line = plan.skip.unwrap().last_line;
+        assert_eq!(&next[last_line.clone()], b"line 9\r\n");
+        assert!(last_line.start > bytes.len() - 6);
+        ff.keep_waiting(None);
         // A batch that ends in an escape sequence has nothing to wait.
         let mut bytes = lines(10);
         bytes.extend(b"\x1b[");
-        let plan = ff.plan(&bytes, 30, true);
-        assert!(!plan.defer);
-        let plan = ff.plan(b"1mtext\r\n", 30, false);
+        assert!(!ff.plan(&bytes, 0, 30).defer);
+        ff.keep_waiting(None);
+        let plan = ff.plan(b"1mtext\r\n", 0, 30);
         assert_eq!((plan.before, plan.defer), (0..8, true));
     }
 
@@ -455,7 +503,7 @@ mod tests {
         for i in 0..200 {
             bytes.extend(format!("\x1b[0m\x1b[1;3{}mred {i}\x1b[4m\r\n", i % 8).into_bytes());
         }
-        let skip = ff.plan(&bytes, 30, false).skip.unwrap();
+        let skip = ff.plan(&bytes, 0, 30).skip.unwrap();
         let pen: Vec<&[u8]> = skip.pen.iter().map(|r| &bytes[r.clone()]).collect();
         assert_eq!(pen.first().copied(), Some(&b"\x1b[0m"[..]));
         assert_eq!(pen.len(), 3);
@@ -464,7 +512,7 @@ mod tests {
     #[test]
     fn scroll_regions_and_cut_sequences_are_respected() {
         let mut ff = FastForward::default();
-        let skips = |ff: &mut FastForward, bytes: &[u8]| ff.plan(bytes, 30, false).skip.is_some();
+        let skips = |ff: &mut FastForward, bytes: &[u8]| ff.plan(bytes, 0, 30).skip.is_some();
         let mut bytes = b"\x1b[1;30r\n".to_vec();
         bytes.extend(lines(500));
         assert!(skips(&mut ff, &bytes), "a full-screen region is fine");
@@ -477,7 +525,7 @@ mod tests {
         assert!(skips(&mut ff, &bytes));
         // A batch that starts inside an OSC string plans nothing before it ends.
         let mut ff = FastForward::default();
-        ff.plan(b"\x1b]0;title", 30, false);
+        ff.plan(b"\x1b]0;title", 0, 30);
         let mut bytes = lines(500);
         bytes.extend(b"\x07");
         assert!(!skips(&mut ff, &bytes));

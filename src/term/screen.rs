@@ -167,39 +167,53 @@ impl Screen {
     /// scroll off unseen are not drawn, and the plain lines at the end wait for the next batch
     /// (fastforward.rs): reading the grid draws them first.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let continued = !self.waiting.is_empty();
-        let mut data = if continued {
+        // What waited (whole lines, already scanned) or a cut character comes first.
+        let scanned = self.waiting.len();
+        let mut held = if scanned > 0 {
             std::mem::take(&mut self.waiting)
         } else {
             std::mem::take(&mut self.cut)
         };
-        let data: &[u8] = if data.is_empty() {
-            bytes
-        } else {
-            data.extend_from_slice(bytes);
-            &data
-        };
-        let plan = self.skip.plan(data, self.size.rows, continued);
-        self.parser.process(&data[plan.before.clone()]);
-        let mut rest = plan.before.end;
-        let (row, _) = self.parser.screen().cursor_position();
-        if let Some(skip) = plan.skip.filter(|_| row + 1 == self.size.rows) {
-            #[cfg(test)]
-            {
-                self.skipped += 1;
-            }
-            for sgr in skip.pen {
-                self.parser.process(&data[sgr]);
-            }
-            self.parser.process(b"\r");
-            self.parser.process(&data[skip.last_line.clone()]);
-            rest = skip.last_line.end;
+        let owned = !held.is_empty();
+        if owned {
+            held.extend_from_slice(bytes);
         }
-        let tail = &data[rest..];
-        if plan.defer && tail.len() <= MAX_WAITING {
-            self.waiting.extend_from_slice(tail);
-        } else {
-            self.draw_to_end(tail);
+        let (rest, wait) = {
+            let data: &[u8] = if owned { &held } else { bytes };
+            let plan = self.skip.plan(data, scanned, self.size.rows);
+            self.parser.process(&data[plan.before.clone()]);
+            let mut rest = plan.before.end;
+            let (row, _) = self.parser.screen().cursor_position();
+            if let Some(skip) = plan.skip.filter(|_| row + 1 == self.size.rows) {
+                #[cfg(test)]
+                {
+                    self.skipped += 1;
+                }
+                for sgr in skip.pen {
+                    self.parser.process(&data[sgr]);
+                }
+                self.parser.process(b"\r");
+                self.parser.process(&data[skip.last_line.clone()]);
+                rest = skip.last_line.end;
+            }
+            let wait = plan.defer && data.len() - rest <= MAX_WAITING;
+            self.skip.keep_waiting(wait.then_some(rest));
+            if !wait {
+                self.draw_to_end(&data[rest..]);
+            }
+            (rest, wait)
+        };
+        match (wait, owned) {
+            (true, true) => {
+                held.drain(..rest);
+                // A flood's batches made it large; a session at rest keeps little.
+                if held.capacity() > 16 << 10 && held.len() * 8 < held.capacity() {
+                    held.shrink_to(held.len().max(4096));
+                }
+                self.waiting = held;
+            }
+            (true, false) => self.waiting.extend_from_slice(&bytes[rest..]),
+            (false, _) => {}
         }
         std::mem::take(&mut self.parser.callbacks_mut().pending)
     }
@@ -225,7 +239,8 @@ impl Screen {
     /// Parses output drawing every byte, for comparing with `feed`.
     #[cfg(test)]
     fn feed_all(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.skip.plan(bytes, self.size.rows, false);
+        self.skip.plan(bytes, 0, self.size.rows);
+        self.skip.keep_waiting(None);
         self.parser.process(bytes);
         std::mem::take(&mut self.parser.callbacks_mut().pending)
     }

@@ -998,6 +998,11 @@ fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
                     read_buffered(pty, &mut buf[filled..])
                 };
                 match ready {
+                    // A read that did not fill the kernel's buffer (4 KiB) took all there was.
+                    Ready::Chunk(n) if n < 4095 => {
+                        filled += n;
+                        break;
+                    }
                     Ready::Chunk(n) => filled += n,
                     Ready::Nothing => break,
                     Ready::End => {

@@ -158,16 +158,22 @@ impl Transcript {
     pub fn trim(&mut self, keep_from: u64) {
         let end = self.end();
         let keep_from = keep_from.max(end.saturating_sub(KEEP_AFTER_INPUT));
-        loop {
-            let lines = self.line_starts.len();
-            let over_lines = lines > self.max_lines + 1 && self.line_starts[1] <= keep_from;
-            let over_bytes = lines > 1 && end - self.start() > self.max_bytes as u64;
-            if !(over_lines || over_bytes) {
-                break;
-            }
-            self.line_starts.pop_front();
-            self.first_line += 1;
-        }
+        let lines = self.line_starts.len();
+        // Lines beyond the limit go, but not past the line holding `keep_from`...
+        let by_lines = lines.saturating_sub(self.max_lines + 1).min(
+            self.line_starts
+                .partition_point(|&s| s <= keep_from)
+                .saturating_sub(1),
+        );
+        // ...and any that make the text longer than the byte limit, the last line kept.
+        let oldest_kept = end.saturating_sub(self.max_bytes as u64);
+        let by_bytes = self
+            .line_starts
+            .partition_point(|&s| s < oldest_kept)
+            .min(lines - 1);
+        let drop = by_lines.max(by_bytes);
+        self.line_starts.drain(..drop);
+        self.first_line += drop as u64;
         let dead = (self.start() - self.base) as usize;
         if dead >= COMPACT_AT && dead * 2 >= self.text.len() {
             self.text.drain(..dead);

@@ -17,7 +17,6 @@
 //! characters (meant for whatever runs) and answers to terminal queries (the program that
 //! asked waits for them) never wait. Where /proc cannot tell, nothing waits.
 
-use super::processes;
 use portable_pty::MasterPty;
 use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::termios::{LocalModes, SpecialCodeIndex};
@@ -37,7 +36,7 @@ const WRITE_CHUNK: usize = 4096;
 pub const HOLD_MAX: Duration = Duration::from_secs(5);
 /// A reader that starts without printing anything (a `read` builtin, a program reaching its
 /// first read) is noticed by looking again, first often, then less often.
-const FIRST_LOOK: Duration = Duration::from_micros(500);
+const FIRST_LOOK: Duration = Duration::from_micros(50);
 const LAST_LOOK: Duration = Duration::from_millis(10);
 
 /// A descriptor of the PTY's master side of our own, for waiting on output without taking
@@ -159,23 +158,25 @@ impl Probe {
 
 /// Whether the leader of the foreground group `pgid` waits for terminal input: a thread of
 /// it blocked in a read of the terminal, or in a poll of descriptors (which may include the
-/// terminal). A group whose leader is gone, or going (exiting, or in the middle of an
-/// `exec`, when /proc says nothing of it for a moment), reads nothing now. `None` when
-/// /proc refuses to tell.
+/// terminal). A group whose leader is gone, or going (a zombie, exiting, or in the middle
+/// of an `exec`, when /proc shows no such call), reads nothing now. `None` when /proc
+/// refuses to tell.
 #[cfg(target_os = "linux")]
 fn reading(pgid: i32, tty: Option<&Path>) -> Option<bool> {
     let refused = |e: &std::io::Error| e.kind() == std::io::ErrorKind::PermissionDenied;
-    match processes::proc_info(pgid) {
-        None => return Some(false),
-        Some(info) if info.zombie => return Some(false),
-        Some(_) => {}
-    }
-    let tasks = match std::fs::read_dir(format!("/proc/{pgid}/task")) {
-        Ok(tasks) => tasks,
+    // The main thread first: it is where most programs read the terminal, and it needs no
+    // listing of threads.
+    match std::fs::read_to_string(format!("/proc/{pgid}/syscall")) {
+        Ok(syscall) if waits_for_input(pgid, &syscall, tty) => return Some(true),
+        Ok(_) => {}
         Err(e) if refused(&e) => return None,
         Err(_) => return Some(false),
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pgid}/task")) else {
+        return Some(false);
     };
-    for task in tasks.flatten() {
+    let main = pgid.to_string();
+    for task in tasks.flatten().filter(|t| t.file_name() != main.as_str()) {
         match std::fs::read_to_string(task.path().join("syscall")) {
             Ok(syscall) if waits_for_input(pgid, &syscall, tty) => return Some(true),
             Ok(_) => {}
@@ -252,7 +253,8 @@ pub fn write_loop(
     host: &impl Host,
 ) {
     let mut later: VecDeque<Input> = VecDeque::new();
-    let mut buf = vec![0u8; 64 * 1024];
+    // The PTY hands out at most 4 KiB a read.
+    let mut buf = vec![0u8; 4096];
     loop {
         let input = match later.pop_front() {
             Some(input) => input,
