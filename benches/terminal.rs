@@ -182,7 +182,7 @@ async fn echo_round_trip(t: &Terminals) {
     let mut samples = Vec::with_capacity(n);
     for i in 0..n {
         let started = Instant::now();
-        s.send_text(&format!("echo R{i}\n")).unwrap();
+        s.send_text(&format!("echo R{i}\n"), "test").unwrap();
         let r = s
             .await_output(spec(&format!("^R{i}$"), Since::LastInput))
             .await;
@@ -194,7 +194,7 @@ async fn echo_round_trip(t: &Terminals) {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let started = Instant::now();
-        let r = shell::run_command(&s, "true", WAIT).await.unwrap();
+        let r = shell::run_command(&s, "true", WAIT, "test").await.unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(r.exit_code, Some(0));
     }
@@ -219,7 +219,7 @@ async fn detection_lag(t: &Terminals) {
     let n = if quick() { 100 } else { 1000 };
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        s.send_text("\n").unwrap();
+        s.send_text("\n", "test").unwrap();
         let r = s.await_output(spec(r"^M(\d+)$", Since::LastInput)).await;
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -268,14 +268,17 @@ async fn memory(t: &Terminals) {
     let opened = rss_kib();
     for s in &sessions {
         // 12,000 lines of 80 characters: the history is full (10,000 lines kept).
-        s.send_text("for i in $(seq 1 12000); do printf '%08d %070d\\n' $i 0; done; echo FILLED\n")
-            .unwrap();
+        s.send_text(
+            "for i in $(seq 1 12000); do printf '%08d %070d\\n' $i 0; done; echo FILLED\n",
+            "test",
+        )
+        .unwrap();
     }
     for s in &sessions {
         let r = s.await_output(spec("^FILLED$", Since::LastInput)).await;
         assert_eq!(r.outcome, Outcome::Matched);
         // A new input lets the history limit apply to that flood.
-        s.send_text("echo next\n").unwrap();
+        s.send_text("echo next\n", "test").unwrap();
         s.await_output(spec("^next$", Since::LastInput)).await;
     }
     let filled = rss_kib();
@@ -302,7 +305,7 @@ async fn parallel_waits(t: &Terminals) {
     for i in 0..n {
         let started = Instant::now();
         for s in &sessions {
-            s.send_text(&format!("echo GO{i}\n")).unwrap();
+            s.send_text(&format!("echo GO{i}\n"), "test").unwrap();
         }
         // `last_input` makes sending first safe: the waits see all output after the input.
         let results = futures::future::join_all(

@@ -57,6 +57,7 @@ async fn a_step_sequence_through_the_engine() {
             &id,
             &params::<AwaitOutputParams>(json!({"pattern": "^hi-(\\d)$", "timeout": 1e6})),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();
@@ -71,6 +72,7 @@ async fn a_step_sequence_through_the_engine() {
             &id,
             &params::<AwaitOutputParams>(json!({"pattern": "never"})),
             Some(0.2),
+            &Actor::Cli,
         )
         .await
         .unwrap();
@@ -82,6 +84,7 @@ async fn a_step_sequence_through_the_engine() {
             &id,
             &params::<AwaitOutputParams>(json!({"pattern": "(unclosed"})),
             None,
+            &Actor::Cli,
         )
         .await;
     assert!(matches!(bad, Err(EngineError::Pattern { .. })), "{bad:?}");
@@ -133,6 +136,7 @@ async fn a_step_sequence_through_the_engine() {
             .get_screen_content(
                 &id,
                 &params::<GetScreenContentParams>(json!({"content_mode": mode})),
+                &Actor::Cli,
             )
             .unwrap();
         assert!(c.content.contains(expect), "{mode}: {}", c.content);
@@ -145,6 +149,7 @@ async fn a_step_sequence_through_the_engine() {
                 json!({"pattern": ":E:4\\n\\$ $", "since": "all", "timeout": 20}),
             ),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();
@@ -153,6 +158,7 @@ async fn a_step_sequence_through_the_engine() {
         .get_screen_content(
             &id,
             &params::<GetScreenContentParams>(json!({"content_mode": "tail", "lines": 1})),
+            &Actor::Cli,
         )
         .unwrap();
     assert_eq!(tail.content, "$ ");
@@ -258,9 +264,93 @@ async fn key_chords_take_exactly_one_character() {
             &id,
             &params::<AwaitOutputParams>(json!({"pattern": "^ok-2$", "timeout": 20})),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();
     assert_eq!(out.result.outcome, Outcome::Matched);
     e.shutdown().await;
+}
+
+/// Each typist's "since the last input" is its own: a person typing into a shell an agent
+/// waits on does not move the agent's wait, nor what it reads since its input.
+#[tokio::test]
+async fn one_typists_input_never_moves_anothers_wait() {
+    let (e, _dir) = engine();
+    let agent = Actor::Agent {
+        client: "test-agent".into(),
+        connection: "c1".into(),
+    };
+    let id = e
+        .open_terminal(
+            &params::<OpenTerminalParams>(json!({
+                "command": ["bash", "--norc", "--noprofile"],
+                "env": {"PS1": "$ ", "HISTFILE": "/dev/null"},
+            })),
+            &Actor::Person,
+        )
+        .await
+        .unwrap()
+        .session_id;
+    let send = |who: &Actor, text: &str| {
+        e.send_input(
+            &id,
+            &params::<SendInputParams>(json!({"input_text": text})),
+            who,
+        )
+        .unwrap();
+    };
+    let wait = |who: Actor, pattern: &'static str, since: &'static str| {
+        let e = e.clone();
+        let id = id.clone();
+        async move {
+            let out = e
+                .await_output(
+                    &id,
+                    &params::<AwaitOutputParams>(
+                        json!({"pattern": pattern, "since": since, "timeout": 10}),
+                    ),
+                    None,
+                    &who,
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                out.result.outcome,
+                Outcome::Matched,
+                "{who}: /{pattern}/ since {since}: {:#?}",
+                out.result
+            );
+        }
+    };
+
+    send(&agent, "echo AGENT-$((40+2))\n");
+    // The agent's output has arrived (seen by a wait that does not depend on anyone's input).
+    wait(agent.clone(), "^AGENT-42", "all").await;
+    // Then the person types, and sees their own output.
+    send(&Actor::Person, "echo PERSON-$((1+1))\n");
+    wait(Actor::Person, "^PERSON-2", "last_input").await;
+
+    // The agent's wait still starts after the agent's own input.
+    wait(agent.clone(), "^AGENT-42", "last_input").await;
+    let read = |who: &Actor| {
+        e.get_screen_content(
+            &id,
+            &params::<GetScreenContentParams>(json!({"content_mode": "since_input"})),
+            who,
+        )
+        .unwrap()
+        .content
+    };
+    let agents = read(&agent);
+    assert!(agents.contains("AGENT-42"), "{agents:?}");
+    let persons = read(&Actor::Person);
+    assert!(!persons.contains("AGENT-42"), "{persons:?}");
+    assert!(persons.contains("PERSON-2"), "{persons:?}");
+    // Someone who never typed here reads from the latest input of anyone.
+    let other = Actor::Agent {
+        client: "other".into(),
+        connection: "c2".into(),
+    };
+    assert_eq!(read(&other), persons);
 }

@@ -47,13 +47,14 @@ async fn prompt(s: &Session) {
 async fn echo_round_trip_never_matches_the_typed_command() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("sleep 0.05; echo FINISHED_$((40 + 2))\n")
+    s.send_text("sleep 0.05; echo FINISHED_$((40 + 2))\n", "test")
         .unwrap();
     let r = wait(&s, "FINISHED_42").await;
     // Had the echo matched, the line would be the command line.
     assert_eq!(r.matched_line.as_deref(), Some("FINISHED_42"));
     // The pattern typed in the command itself never ends the wait.
-    s.send_text("echo ONLY_IN_COMMAND > /dev/null\n").unwrap();
+    s.send_text("echo ONLY_IN_COMMAND > /dev/null\n", "test")
+        .unwrap();
     let r = s
         .await_output(spec(
             "ONLY_IN_COMMAND",
@@ -80,14 +81,20 @@ async fn input_sent_before_the_prompt_is_back_never_matches_its_echo() {
     // An external command in PROMPT_COMMAND holds the terminal as a job of its own; a
     // command substitution keeps the shell in front, reading a pipe.
     for (n, prompt_command) in ["sleep 0.1", "x=$(sleep 0.1)"].iter().enumerate() {
-        shell::run_command(&s, &format!("PROMPT_COMMAND='{prompt_command}'"), LONG)
-            .await
-            .unwrap();
+        shell::run_command(
+            &s,
+            &format!("PROMPT_COMMAND='{prompt_command}'"),
+            LONG,
+            "test",
+        )
+        .await
+        .unwrap();
         for i in 0..2 {
-            let r = shell::run_command(&s, "true", LONG).await.unwrap();
+            let r = shell::run_command(&s, "true", LONG, "test").await.unwrap();
             assert_eq!(r.exit_code, Some(0));
             let token = format!("BUILD_OK_{n}_{i}");
-            s.send_text(&format!("sleep 0.05; echo {token}\n")).unwrap();
+            s.send_text(&format!("sleep 0.05; echo {token}\n"), "test")
+                .unwrap();
             let r = wait(&s, &token).await;
             assert_eq!(
                 r.matched_line.as_deref(),
@@ -97,10 +104,10 @@ async fn input_sent_before_the_prompt_is_back_never_matches_its_echo() {
             );
         }
         // Typed input right after the output of typed input: the same.
-        s.send_text("echo FIRST\n").unwrap();
+        s.send_text("echo FIRST\n", "test").unwrap();
         wait(&s, "^FIRST$").await;
         let line = format!("echo SECOND_$((1+{n}))");
-        s.send_text(&format!("{line}\n")).unwrap();
+        s.send_text(&format!("{line}\n"), "test").unwrap();
         let token = format!("SECOND_{}", 1 + n);
         let r = wait(&s, &token).await;
         assert_eq!(r.matched_line.as_deref(), Some(token.as_str()));
@@ -118,12 +125,12 @@ async fn input_sent_right_after_ctrl_c_never_matches_its_echo() {
     let s = bash(&t).await;
     for i in 0..5 {
         // The program prints once it holds the terminal, so Ctrl-C is for it.
-        s.send_text("sh -c 'echo SLEEPING; exec sleep 30'\n")
+        s.send_text("sh -c 'echo SLEEPING; exec sleep 30'\n", "test")
             .unwrap();
         wait(&s, "^SLEEPING").await;
-        s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+        s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
         let token = format!("AFTER_CTRL_C_{i}");
-        s.send_text(&format!("echo {token}\n")).unwrap();
+        s.send_text(&format!("echo {token}\n"), "test").unwrap();
         let r = wait(&s, &token).await;
         assert_eq!(
             r.matched_line.as_deref(),
@@ -144,30 +151,33 @@ async fn cooked_mode_readers_get_their_input() {
     // Bounded well below the hold's limit: input held until then would time out here.
     let quick = Duration::from_secs(3);
     let within = |pattern: &str| spec(pattern, Since::LastInput, quick);
-    s.send_text("read -p 'Name? ' N; echo \"Hello $N\"\n")
+    s.send_text("read -p 'Name? ' N; echo \"Hello $N\"\n", "test")
         .unwrap();
     assert_eq!(
         s.await_output(within(r"Name\? $")).await.outcome,
         Outcome::Matched
     );
-    s.send_text("alice\n").unwrap();
+    s.send_text("alice\n", "test").unwrap();
     let r = s.await_output(within("^Hello alice$")).await;
     assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
     prompt(&s).await;
-    s.send_text("sh -c 'echo READY; sleep 0.3; read x; echo \"got $x\"'\n")
-        .unwrap();
+    s.send_text(
+        "sh -c 'echo READY; sleep 0.3; read x; echo \"got $x\"'\n",
+        "test",
+    )
+    .unwrap();
     wait(&s, "^READY").await;
-    s.send_text("later\n").unwrap();
+    s.send_text("later\n", "test").unwrap();
     wait(&s, "^got later$").await;
     prompt(&s).await;
-    s.send_text("cat\n").unwrap();
-    s.send_text("meow\n").unwrap();
+    s.send_text("cat\n", "test").unwrap();
+    s.send_text("meow\n", "test").unwrap();
     let r = s.await_output(within("^meow$")).await;
     assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
     // Typed once cat reads: the terminal echoes the line, then cat prints it.
     let history = s.content(Content::History);
     assert!(history.ends_with("$ cat\nmeow\nmeow"), "{history}\n{r:?}");
-    s.send_keys(&[KeyPress::Ctrl('d')]).unwrap();
+    s.send_keys(&[KeyPress::Ctrl('d')], "test").unwrap();
     prompt(&s).await;
 
     let dash = t
@@ -179,7 +189,8 @@ async fn cooked_mode_readers_get_their_input() {
         .unwrap();
     assert!(dash.wait_for_output(LONG).await);
     for i in 0..3 {
-        dash.send_text(&format!("echo DASH_$(({i}+5))\n")).unwrap();
+        dash.send_text(&format!("echo DASH_$(({i}+5))\n"), "test")
+            .unwrap();
         let token = format!("DASH_{}", i + 5);
         let r = dash.await_output(within(&token)).await;
         assert_eq!(r.matched_line.as_deref(), Some(token.as_str()), "{r:?}");
@@ -190,9 +201,9 @@ async fn cooked_mode_readers_get_their_input() {
 async fn text_already_on_screen_never_matches() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("echo READY_NOW\n").unwrap();
+    s.send_text("echo READY_NOW\n", "test").unwrap();
     wait(&s, "^READY_NOW").await;
-    s.send_text("true\n").unwrap();
+    s.send_text("true\n", "test").unwrap();
     let r = s
         .await_output(spec(
             "READY_NOW",
@@ -220,7 +231,7 @@ async fn text_already_on_screen_never_matches() {
 async fn a_line_that_scrolled_far_away_is_still_matched() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("seq 1 200000\n").unwrap();
+    s.send_text("seq 1 200000\n", "test").unwrap();
     let r = wait(&s, "^100000$").await;
     assert_eq!(r.matched_text.as_deref(), Some("100000"));
     wait(&s, "^200000$").await;
@@ -236,12 +247,12 @@ async fn a_ten_thousand_character_line_arrives_whole() {
     let payload: String = (0..10_000)
         .map(|i| (b'a' + (i % 26) as u8) as char)
         .collect();
-    s.send_text(&format!("echo {payload} | wc -c; echo {payload}\n"))
+    s.send_text(&format!("echo {payload} | wc -c; echo {payload}\n"), "test")
         .unwrap();
     wait(&s, "^10001$").await;
     let tail: String = payload[payload.len() - 30..].to_string();
     wait(&s, &format!("{tail}$")).await;
-    let since = s.content(Content::SinceInput);
+    let since = s.content(Content::SinceInput(None));
     assert!(
         since.lines().any(|l| l == payload),
         "the line came back cut"
@@ -252,7 +263,7 @@ async fn a_ten_thousand_character_line_arrives_whole() {
 async fn stop_patterns_captures_and_exit() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("echo 'ERROR: disk full'; echo never\n")
+    s.send_text("echo 'ERROR: disk full'; echo never\n", "test")
         .unwrap();
     let r = s
         .await_output(AwaitSpec {
@@ -260,13 +271,14 @@ async fn stop_patterns_captures_and_exit() {
             stop_patterns: vec![Regex::new(r"ERROR: (\w+)").unwrap()],
             since: Since::LastInput,
             timeout: LONG,
+            typist: None,
         })
         .await;
     assert_eq!(r.outcome, Outcome::Stopped);
     assert_eq!(r.stop_pattern.as_deref(), Some(r"ERROR: (\w+)"));
     assert_eq!(r.groups, [Some("disk".to_string())]);
 
-    s.send_text("echo version 3.14; exit 7\n").unwrap();
+    s.send_text("echo version 3.14; exit 7\n", "test").unwrap();
     let r = s
         .await_output(spec(
             r"version (?<major>\d+)\.(\d+)",
@@ -284,7 +296,7 @@ async fn stop_patterns_captures_and_exit() {
     assert!(s.content(Content::Screen).contains("version 3.14"));
     assert!(!s.info().running);
     assert!(matches!(
-        s.send_text("echo\n"),
+        s.send_text("echo\n", "test"),
         Err(TermError::Exited { .. })
     ));
     t.close(s.id()).await.unwrap();
@@ -295,20 +307,23 @@ async fn stop_patterns_captures_and_exit() {
 async fn keys_reach_the_program() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("sh -c 'echo SLEEPING; exec sleep 100'\n")
+    s.send_text("sh -c 'echo SLEEPING; exec sleep 100'\n", "test")
         .unwrap();
     wait(&s, "^SLEEPING").await;
-    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
     prompt(&s).await;
-    s.send_keys(&[
-        KeyPress::Text("echo keys".into()),
-        KeyPress::Named(Named::Left),
-        KeyPress::Named(Named::Left),
-        KeyPress::Text("-".into()),
-        KeyPress::Named(Named::End),
-        KeyPress::Text("!".into()),
-        KeyPress::Named(Named::Enter),
-    ])
+    s.send_keys(
+        &[
+            KeyPress::Text("echo keys".into()),
+            KeyPress::Named(Named::Left),
+            KeyPress::Named(Named::Left),
+            KeyPress::Text("-".into()),
+            KeyPress::Named(Named::End),
+            KeyPress::Text("!".into()),
+            KeyPress::Named(Named::Enter),
+        ],
+        "test",
+    )
     .unwrap();
     wait(&s, "^ke-ys!$").await;
 }
@@ -321,7 +336,7 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     let file = dir.path().join("lines.txt");
     let text: String = (1..=200).map(|i| format!("row {i}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    s.send_text(&format!("LESS= less {}\n", file.display()))
+    s.send_text(&format!("LESS= less {}\n", file.display()), "test")
         .unwrap();
     let r = s.await_output(spec("^row 29$", Since::Screen, LONG)).await;
     assert_eq!(
@@ -333,17 +348,19 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     let screen = s.content(Content::Screen);
     assert!(screen.starts_with("row 1\n"), "{screen}");
     // `less` turns on application cursor keys; Down must scroll one line.
-    s.send_keys(&[KeyPress::Named(Named::Down)]).unwrap();
+    s.send_keys(&[KeyPress::Named(Named::Down)], "test")
+        .unwrap();
     let r = s.await_output(spec("^row 30$", Since::Screen, LONG)).await;
     assert_eq!(r.outcome, Outcome::Matched);
-    s.send_keys(&[KeyPress::Named(Named::PageDown)]).unwrap();
+    s.send_keys(&[KeyPress::Named(Named::PageDown)], "test")
+        .unwrap();
     let r = s.await_output(spec("^row 59$", Since::Screen, LONG)).await;
     assert_eq!(r.outcome, Outcome::Matched);
-    s.send_text("q").unwrap();
+    s.send_text("q", "test").unwrap();
     prompt(&s).await;
 
     // vim asks for the cursor position and device attributes; it must start and draw.
-    s.send_text(&format!("vim -u NONE -N {}\n", file.display()))
+    s.send_text(&format!("vim -u NONE -N {}\n", file.display()), "test")
         .unwrap();
     let r = s.await_output(spec(r"^row 1$", Since::Screen, LONG)).await;
     assert_eq!(
@@ -353,7 +370,7 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
         s.content(Content::Screen)
     );
     assert!(s.snapshot().alternate_screen);
-    s.send_text(":q!\r").unwrap();
+    s.send_text(":q!\r", "test").unwrap();
     // The screen's lines are trimmed: the prompt reads `$`.
     let r = s.await_output(spec(r"^\$$", Since::Screen, LONG)).await;
     assert_eq!(
@@ -369,7 +386,8 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
 async fn styled_cells_and_resizes_including_absurd_ones() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("printf '\\033[1;31mRED\\033[0m\\n'\n").unwrap();
+    s.send_text("printf '\\033[1;31mRED\\033[0m\\n'\n", "test")
+        .unwrap();
     wait(&s, "^RED$").await;
     let snap = s.snapshot();
     let row = (0..snap.rows)
@@ -383,7 +401,7 @@ async fn styled_cells_and_resizes_including_absurd_ones() {
     assert_eq!(cell.fg, flowdeck::term::screen::Color::Indexed(1));
     assert_eq!(s.resize(0, 0).unwrap(), Size { cols: 2, rows: 2 });
     assert_eq!(s.resize(1, 1).unwrap(), Size { cols: 2, rows: 2 });
-    s.send_text("stty size\n").unwrap();
+    s.send_text("stty size\n", "test").unwrap();
     wait(&s, "^2 2$").await;
     assert_eq!(
         s.resize(100, 40).unwrap(),
@@ -392,7 +410,7 @@ async fn styled_cells_and_resizes_including_absurd_ones() {
             rows: 40
         }
     );
-    s.send_text("stty size\n").unwrap();
+    s.send_text("stty size\n", "test").unwrap();
     wait(&s, "^40 100$").await;
 }
 
@@ -400,9 +418,9 @@ async fn styled_cells_and_resizes_including_absurd_ones() {
 async fn binary_output_and_hostile_sequences_do_no_harm() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("head -c 200000 /dev/urandom; printf '\\033[99999;99999H\\033[5;2r\\033[99999L\\377\\376\\033P1$r\\033\\\\'; echo; echo SURVIVED\n").unwrap();
+    s.send_text("head -c 200000 /dev/urandom; printf '\\033[99999;99999H\\033[5;2r\\033[99999L\\377\\376\\033P1$r\\033\\\\'; echo; echo SURVIVED\n", "test").unwrap();
     wait(&s, "SURVIVED$").await;
-    s.send_text("stty sane; echo OK_AFTER\n").unwrap();
+    s.send_text("stty sane; echo OK_AFTER\n", "test").unwrap();
     wait(&s, "^OK_AFTER$").await;
 }
 
@@ -410,12 +428,12 @@ async fn binary_output_and_hostile_sequences_do_no_harm() {
 async fn run_command_returns_status_and_output_and_leaves_no_history() {
     let t = terminals();
     let s = bash(&t).await;
-    let r = shell::run_command(&s, "true", LONG).await.unwrap();
+    let r = shell::run_command(&s, "true", LONG, "test").await.unwrap();
     assert_eq!(
         (r.outcome, r.exit_code, r.output.as_str()),
         (CommandOutcome::Completed, Some(0), "")
     );
-    let r = shell::run_command(&s, "echo out; echo err >&2; (exit 3)", LONG)
+    let r = shell::run_command(&s, "echo out; echo err >&2; (exit 3)", LONG, "test")
         .await
         .unwrap();
     assert_eq!(r.exit_code, Some(3));
@@ -425,26 +443,33 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
         &s,
         "cat <<'EOF'\nit's \"quoted\"\n\ttabbed __FD1234:E:0\nEOF",
         LONG,
+        "test",
     )
     .await
     .unwrap();
     assert_eq!(r.exit_code, Some(0));
     assert_eq!(r.output, "it's \"quoted\"\n        tabbed __FD1234:E:0");
     // A syntax error is the command's failure, not a hang.
-    let r = shell::run_command(&s, "if then fi (", LONG).await.unwrap();
-    assert_eq!(r.exit_code, Some(2));
-    // State persists like a typed command: cd and variables stay.
-    shell::run_command(&s, "cd /tmp && X=kept", LONG)
+    let r = shell::run_command(&s, "if then fi (", LONG, "test")
         .await
         .unwrap();
-    let r = shell::run_command(&s, "pwd; echo $X", LONG).await.unwrap();
+    assert_eq!(r.exit_code, Some(2));
+    // State persists like a typed command: cd and variables stay.
+    shell::run_command(&s, "cd /tmp && X=kept", LONG, "test")
+        .await
+        .unwrap();
+    let r = shell::run_command(&s, "pwd; echo $X", LONG, "test")
+        .await
+        .unwrap();
     assert_eq!(r.output, "/tmp\nkept");
     // A long command is typed in pieces and still runs whole.
     let long = format!("echo {} | wc -c", "y".repeat(5000));
-    let r = shell::run_command(&s, &long, LONG).await.unwrap();
+    let r = shell::run_command(&s, &long, LONG, "test").await.unwrap();
     assert_eq!(r.output.trim(), "5001");
     // Output longer than the history keeps its end, marked as cut.
-    let r = shell::run_command(&s, "seq 1 300000", LONG).await.unwrap();
+    let r = shell::run_command(&s, "seq 1 300000", LONG, "test")
+        .await
+        .unwrap();
     assert_eq!(r.exit_code, Some(0));
     assert!(
         r.output.starts_with("[...output cut"),
@@ -457,16 +482,16 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
         &r.output[r.output.len() - 40..]
     );
     // Timeouts are results.
-    let r = shell::run_command(&s, "sleep 5", Duration::from_millis(200))
+    let r = shell::run_command(&s, "sleep 5", Duration::from_millis(200), "test")
         .await
         .unwrap();
     assert_eq!(r.outcome, CommandOutcome::Timeout);
-    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
     prompt(&s).await;
     // Nothing of the framing is left in the shell's history.
-    s.send_text("history\n").unwrap();
+    s.send_text("history\n", "test").unwrap();
     let r = wait(&s, r"\d+\s+history\s*\n\$ $").await;
-    let listing = s.content(Content::SinceInput);
+    let listing = s.content(Content::SinceInput(None));
     assert!(!listing.contains("__FD"), "{listing}");
     assert!(listing.contains("history"), "{r:?}");
 }
@@ -487,7 +512,7 @@ async fn run_command_works_after_query_answers_landed_on_the_command_line() {
     // Cursor position and device attribute queries, as a binary file can hold by chance.
     bytes.extend_from_slice(b"\x1b[6n\x1b[c");
     std::fs::write(&file, &bytes).unwrap();
-    s.send_text(&format!("cat {}; echo\n", file.display()))
+    s.send_text(&format!("cat {}; echo\n", file.display()), "test")
         .unwrap();
     // The answers end up after the prompt.
     let r = s.await_output(spec(r"^\$ .*c$", Since::Screen, LONG)).await;
@@ -497,7 +522,7 @@ async fn run_command_works_after_query_answers_landed_on_the_command_line() {
         "{}",
         s.content(Content::Screen)
     );
-    let r = shell::run_command(&s, "echo CLEAN_$((1 + 1))", LONG)
+    let r = shell::run_command(&s, "echo CLEAN_$((1 + 1))", LONG, "test")
         .await
         .unwrap();
     assert_eq!(
@@ -512,10 +537,10 @@ async fn run_command_works_after_query_answers_landed_on_the_command_line() {
 async fn run_command_says_when_the_shell_did_not_start_it() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("cat <<'STOP'\n").unwrap();
+    s.send_text("cat <<'STOP'\n", "test").unwrap();
     wait(&s, r"^> $").await;
     let started = std::time::Instant::now();
-    let err = shell::run_command(&s, "echo never", Duration::from_millis(500))
+    let err = shell::run_command(&s, "echo never", Duration::from_millis(500), "test")
         .await
         .unwrap_err();
     assert!(started.elapsed() < LONG);
@@ -527,9 +552,11 @@ async fn run_command_says_when_the_shell_did_not_start_it() {
     assert_eq!(err.code(), "not_started");
     assert!(err.to_string().contains("did not start"), "{err}");
     // Ctrl-C leaves the here-document, and the shell takes commands again.
-    s.send_keys(&[KeyPress::Ctrl('c')]).unwrap();
+    s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
     prompt(&s).await;
-    let r = shell::run_command(&s, "echo BACK", LONG).await.unwrap();
+    let r = shell::run_command(&s, "echo BACK", LONG, "test")
+        .await
+        .unwrap();
     assert_eq!(r.output, "BACK");
 }
 
@@ -538,7 +565,7 @@ async fn run_command_says_when_the_shell_did_not_start_it() {
 async fn run_command_exit_reports_its_status() {
     let t = terminals();
     let s = bash(&t).await;
-    let r = shell::run_command(&s, "echo bye; exit 7", LONG)
+    let r = shell::run_command(&s, "echo bye; exit 7", LONG, "test")
         .await
         .unwrap();
     assert_eq!(
@@ -548,7 +575,7 @@ async fn run_command_exit_reports_its_status() {
     assert_eq!(s.exit().and_then(|e| e.code), Some(7));
     // The session keeps its screen; further shell operations say it has exited.
     assert!(matches!(
-        shell::run_command(&s, "true", LONG).await,
+        shell::run_command(&s, "true", LONG, "test").await,
         Err(TermError::Exited { .. })
     ));
 }
@@ -582,14 +609,14 @@ async fn nul_bytes_and_impossible_keys_are_invalid_arguments() {
     let s = bash(&t).await;
     let vars = [("V".to_string(), "a\0b".to_string())];
     assert!(matches!(
-        shell::export_env(&s, &vars, LONG).await,
+        shell::export_env(&s, &vars, LONG, "test").await,
         Err(TermError::InvalidArgument { .. })
     ));
     assert!(matches!(
-        shell::run_command(&s, "echo a\0b", LONG).await,
+        shell::run_command(&s, "echo a\0b", LONG, "test").await,
         Err(TermError::InvalidArgument { .. })
     ));
-    let err = s.send_keys(&[KeyPress::Ctrl('1')]).unwrap_err();
+    let err = s.send_keys(&[KeyPress::Ctrl('1')], "test").unwrap_err();
     assert_eq!(err.code(), "invalid_argument", "{err}");
 }
 
@@ -598,10 +625,10 @@ async fn shell_operations_refuse_a_session_that_is_not_at_a_shell_prompt() {
     let t = terminals();
     let s = bash(&t).await;
     // The program prints once it is in the foreground (bash hands it the terminal first).
-    s.send_text("sh -c 'echo IN_FOREGROUND; exec cat'\n")
+    s.send_text("sh -c 'echo IN_FOREGROUND; exec cat'\n", "test")
         .unwrap();
     wait(&s, "^IN_FOREGROUND").await;
-    match shell::run_command(&s, "true", LONG).await {
+    match shell::run_command(&s, "true", LONG, "test").await {
         Err(TermError::NotAShell { foreground, .. }) => {
             assert!(foreground == "sh" || foreground == "cat", "{foreground}")
         }
@@ -614,7 +641,7 @@ async fn shell_operations_refuse_a_session_that_is_not_at_a_shell_prompt() {
         })
         .unwrap();
     assert!(matches!(
-        shell::read_env(&repl, &["HOME"], LONG).await,
+        shell::read_env(&repl, &["HOME"], LONG, "test").await,
         Err(TermError::NotAShell { .. })
     ));
 }
@@ -645,25 +672,25 @@ async fn environment_values_round_trip_literally() {
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
-    shell::export_env(&s, &vars, LONG).await.unwrap();
+    shell::export_env(&s, &vars, LONG, "test").await.unwrap();
     let names: Vec<&str> = tricky
         .iter()
         .map(|(k, _)| *k)
         .chain(["NOT_SET_AT_ALL"])
         .collect();
-    let read = shell::read_env(&s, &names, LONG).await.unwrap();
+    let read = shell::read_env(&s, &names, LONG, "test").await.unwrap();
     for (name, value) in &tricky {
         assert_eq!(read.get(*name), Some(&Some(value.clone())), "{name}");
     }
     assert_eq!(read.get("NOT_SET_AT_ALL"), Some(&None));
     assert!(!marker.exists(), "a value was executed");
     // Exported means children see it too.
-    let r = shell::run_command(&s, "bash -c 'printf %s \"$UNICODE\"'", LONG)
+    let r = shell::run_command(&s, "bash -c 'printf %s \"$UNICODE\"'", LONG, "test")
         .await
         .unwrap();
     assert_eq!(r.output, "héllo wörld ✓ 中文");
     assert!(matches!(
-        shell::read_env(&s, &["NOT-VALID"], LONG).await,
+        shell::read_env(&s, &["NOT-VALID"], LONG, "test").await,
         Err(TermError::InvalidEnvName(_))
     ));
 }
@@ -685,6 +712,7 @@ async fn closing_ends_every_process_and_leaves_no_zombie() {
         "bash -c 'trap \"\" TERM HUP; echo TRAPPED; while :; do sleep 0.1; done' & \
          sleep 1000 & nohup sleep 1001 >/dev/null 2>&1 & setsid sleep 1002 & \
          echo STARTED; yes\n",
+        "test",
     )
     .unwrap();
     // The child ignores the signals only once its trap has run.
@@ -713,7 +741,7 @@ async fn closing_ends_every_process_and_leaves_no_zombie() {
 async fn dropping_the_registry_ends_its_sessions() {
     let t = terminals();
     let s = bash(&t).await;
-    s.send_text("sleep 1000 &\n").unwrap();
+    s.send_text("sleep 1000 &\n", "test").unwrap();
     wait(&s, r"^\[1\] \d+").await;
     let (pid, marker) = (s.pid() as i32, s.marker().to_string());
     drop(s);
@@ -792,7 +820,7 @@ async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
         (0..10).map(|i| s.await_output(spec(&format!("^N{i}$"), Since::LastInput, LONG))),
     );
     let send = async {
-        s.send_text("for i in 0 1 2 3 4 5 6 7 8 9; do echo N$i; done\n")
+        s.send_text("for i in 0 1 2 3 4 5 6 7 8 9; do echo N$i; done\n", "test")
             .unwrap();
     };
     // Input first, then the waits: `last_input` makes the order safe.

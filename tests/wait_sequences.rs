@@ -88,6 +88,7 @@ impl Run<'_> {
             .get_screen_content(
                 &self.id,
                 &params::<GetScreenContentParams>(json!({"content_mode": "history"})),
+                &Actor::Cli,
             )
             .map(|c| c.content)
             .unwrap_or_default();
@@ -118,6 +119,7 @@ impl Run<'_> {
                     json!({"pattern": pattern, "since": since, "timeout": WAIT_SECONDS}),
                 ),
                 None,
+                &Actor::Cli,
             )
             .await
             .unwrap_or_else(|e| self.fail(&format!("await_output {pattern:?} failed: {e}")));

@@ -324,7 +324,8 @@ fn print_result(
     }
     if args.keep_session
         && let Some(id) = &result.session_id
-        && let Ok(screen) = engine.get_screen_content(id, &GetScreenContentParams::default())
+        && let Ok(screen) =
+            engine.get_screen_content(id, &GetScreenContentParams::default(), &Actor::Cli)
     {
         writeln!(
             out,

@@ -43,6 +43,19 @@ impl Actor {
             Actor::System => "flowdeck".into(),
         }
     }
+
+    /// Who this is as a session's typist: each keeps its own "since the last input"
+    /// (term/inputs.rs). Agents are told apart by connection, not by client name, so two
+    /// instances of one client do not move each other's waits.
+    pub fn typist(&self) -> String {
+        match self {
+            Actor::Person => "person".into(),
+            Actor::Agent { connection, .. } => format!("agent:{connection}"),
+            Actor::Cli => "cli".into(),
+            Actor::Run { run_id } => format!("run:{run_id}"),
+            Actor::System => "system".into(),
+        }
+    }
 }
 
 impl std::fmt::Display for Actor {

@@ -261,8 +261,11 @@ impl Exec<'_> {
             && (self.keep || !self.owned.contains(id))
             && let Ok(session) = self.engine.terminals().get(id)
         {
-            let _ = tokio::task::spawn_blocking(move || session.interrupt_foreground(CANCEL_GRACE))
-                .await;
+            let by = self.actor().typist();
+            let _ = tokio::task::spawn_blocking(move || {
+                session.interrupt_foreground(CANCEL_GRACE, &by)
+            })
+            .await;
         }
     }
 
@@ -638,14 +641,14 @@ impl Exec<'_> {
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::GetScreenContent(p) => match engine.get_screen_content(sid, p) {
+            Action::GetScreenContent(p) => match engine.get_screen_content(sid, p, &actor) {
                 Ok(content) => {
                     let observed = content.content.clone();
                     Acted::ok(content, observed)
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::AwaitOutput(p) => match engine.await_output(sid, p, timeout).await {
+            Action::AwaitOutput(p) => match engine.await_output(sid, p, timeout, &actor).await {
                 Ok(out) => {
                     let status = match out.result.outcome {
                         Outcome::Matched => Status::Success,

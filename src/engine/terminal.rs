@@ -183,16 +183,18 @@ fn since(mode: action::Since) -> term::Since {
 /// The shortest time between two activity events of one session: a frame at 120 Hz.
 const ACTIVITY_FRAME: Duration = Duration::from_millis(8);
 
-/// Interrupts a session's foreground job when dropped while armed.
-struct InterruptOnDrop(Option<std::sync::Arc<crate::term::Session>>);
+/// Interrupts a session's foreground job when dropped while armed, as its typist.
+struct InterruptOnDrop(Option<std::sync::Arc<crate::term::Session>>, String);
 
 impl Drop for InterruptOnDrop {
     fn drop(&mut self) {
         if let Some(session) = self.0.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime
-                .spawn_blocking(move || session.interrupt_foreground(Duration::from_millis(500)));
+            let by = std::mem::take(&mut self.1);
+            runtime.spawn_blocking(move || {
+                session.interrupt_foreground(Duration::from_millis(500), &by)
+            });
         }
     }
 }
@@ -301,10 +303,10 @@ impl Engine {
         let s = self.terminals.get(session)?;
         self.claim_input(&s, actor)?;
         let bytes = match (&p.input_text, &p.keys) {
-            (Some(text), None) => s.send_text(text)?,
+            (Some(text), None) => s.send_text(text, &actor.typist())?,
             (None, Some(keys)) => {
                 let keys = keys.iter().map(key_press).collect::<Result<Vec<_>, _>>()?;
-                s.send_keys(&keys)?
+                s.send_keys(&keys, &actor.typist())?
             }
             _ => {
                 return Err(EngineError::InvalidParams(
@@ -318,10 +320,12 @@ impl Engine {
         })
     }
 
+    /// Reads a session; `since_input` is the last input of `actor`.
     pub fn get_screen_content(
         &self,
         session: &str,
         p: &GetScreenContentParams,
+        actor: &Actor,
     ) -> Result<ScreenContent, EngineError> {
         let s = self.terminals.get(session)?;
         let mode = p.content_mode.unwrap_or_default();
@@ -329,7 +333,7 @@ impl Engine {
             ContentMode::Screen => Content::Screen,
             ContentMode::History => Content::History,
             ContentMode::Tail => Content::Tail(p.lines.unwrap_or(DEFAULT_TAIL_LINES) as usize),
-            ContentMode::SinceInput => Content::SinceInput,
+            ContentMode::SinceInput => Content::SinceInput(Some(actor.typist())),
         };
         let content = s.content(what);
         let info = s.info();
@@ -348,12 +352,14 @@ impl Engine {
     }
 
     /// Waits for output. `state_timeout` is the running state's `timeout_seconds`, used when
-    /// the step gives none.
+    /// the step gives none; `since: last_input` is the last input of `actor`, so that one
+    /// typist's input never moves another's wait.
     pub async fn await_output(
         &self,
         session: &str,
         p: &AwaitOutputParams,
         state_timeout: Option<f64>,
+        actor: &Actor,
     ) -> Result<AwaitOutput, EngineError> {
         let s = self.terminals.get(session)?;
         let (timeout, timeout_seconds, timeout_clamped) = wait_duration(p.timeout, state_timeout);
@@ -366,6 +372,7 @@ impl Engine {
                 .collect::<Result<_, _>>()?,
             since: since(p.since.unwrap_or_default()),
             timeout,
+            typist: Some(actor.typist()),
         };
         let result = s.await_output(spec).await;
         Ok(AwaitOutput {
@@ -390,8 +397,9 @@ impl Engine {
         // leaving) interrupts the command it typed, rather than leave it running. Armed only
         // once the shell is ready, so it never hits a program the command did not start.
         term::shell::ready_shell(&s, READY_WAIT).await?;
-        let mut armed = InterruptOnDrop(Some(s.clone()));
-        let result = term::shell::run_command(&s, &p.command, timeout).await;
+        let typist = actor.typist();
+        let mut armed = InterruptOnDrop(Some(s.clone()), typist.clone());
+        let result = term::shell::run_command(&s, &p.command, timeout, &typist).await;
         armed.0 = None;
         let result = result?;
         Ok(CommandOutput {
@@ -425,7 +433,7 @@ impl Engine {
             .iter()
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect();
-        term::shell::export_env(&s, &vars, timeout).await?;
+        term::shell::export_env(&s, &vars, timeout, &actor.typist()).await?;
         Ok(SetEnvResult {
             session_id: s.id().to_string(),
             exported: p.vars.keys().cloned().collect(),
@@ -444,7 +452,7 @@ impl Engine {
         // Reading types a command, so it is input like any other.
         self.claim_input(&s, actor)?;
         let (timeout, _, _) = wait_duration(timeout, None);
-        let values = term::shell::read_env(&s, names, timeout).await?;
+        let values = term::shell::read_env(&s, names, timeout, &actor.typist()).await?;
         Ok(EnvValues {
             session_id: s.id().to_string(),
             values,

@@ -2,7 +2,7 @@
 //! step action catalog, as `flowdeck://` URIs.
 
 use super::tools::step_tools;
-use crate::engine::Engine;
+use crate::engine::{Actor, Engine};
 use crate::workflow::action::GetScreenContentParams;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
@@ -63,7 +63,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Reads a resource; `None` when the URI names nothing.
-pub async fn read(engine: &Engine, uri: &str) -> Option<ResourceContents> {
+pub async fn read(engine: &Engine, uri: &str, actor: &Actor) -> Option<ResourceContents> {
     let text = |t: String| Some(ResourceContents::text(t, uri));
     let json = |v: serde_json::Value| {
         Some(
@@ -94,7 +94,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Option<ResourceContents> {
         && let Some(id) = rest.strip_suffix("/screen")
     {
         let screen = engine
-            .get_screen_content(id, &GetScreenContentParams::default())
+            .get_screen_content(id, &GetScreenContentParams::default(), actor)
             .ok()?;
         return text(screen.content);
     }

@@ -520,9 +520,10 @@ impl ServerHandler for FlowdeckServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        match resources::read(&*self.engine().await?, &request.uri).await {
+        let actor = self.actor(&context.peer);
+        match resources::read(&*self.engine().await?, &request.uri, &actor).await {
             Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
             None => Err(ErrorData::resource_not_found(
                 format!(

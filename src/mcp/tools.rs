@@ -587,11 +587,11 @@ pub async fn call(
         }
         "get_screen_content" => {
             let (id, p) = parse::<ScreenArgs>(name, args)?.split();
-            ok(e.get_screen_content(&id, &p)?)
+            ok(e.get_screen_content(&id, &p, &cx.actor)?)
         }
         "await_output" => {
             let (id, p) = parse::<AwaitArgs>(name, args)?.split();
-            ok(e.await_output(&id, &p, None).await?)
+            ok(e.await_output(&id, &p, None, &cx.actor).await?)
         }
         "list_terminal_sessions" => ok(e.list_terminal_sessions()),
         "exit_terminal" => {

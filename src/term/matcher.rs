@@ -1,7 +1,7 @@
 //! Waiting for output: a registered pattern that the reader thread checks against every chunk
 //! before old text can be dropped, so nothing that scrolled away between wake-ups is missed.
 
-use super::echo::EchoSkip;
+use super::inputs::Inputs;
 use super::screen::Screen;
 use super::transcript::{Transcript, render_line};
 use regex::Regex;
@@ -38,6 +38,8 @@ pub struct AwaitSpec {
     pub stop_patterns: Vec<Regex>,
     pub since: Since,
     pub timeout: Duration,
+    /// Whose last input `Since::LastInput` means (inputs.rs); `None`: anyone's.
+    pub typist: Option<String>,
 }
 
 /// How a wait ended.
@@ -102,13 +104,13 @@ impl Watch {
         &mut self,
         transcript: &Transcript,
         screen: &mut Screen,
-        echo: &EchoSkip,
+        inputs: &Inputs,
     ) -> Option<Hit> {
         if self.spec.since == Since::Screen {
             return self.scan_text(&screen.text(), 0);
         }
         let start = match self.spec.since {
-            Since::LastInput => echo.end()?,
+            Since::LastInput => inputs.last(self.spec.typist.as_deref()).end()?,
             _ => self.start?,
         };
         let from = start.max(self.floor);
@@ -183,7 +185,7 @@ mod tests {
         t: Transcript,
         d: Decoder,
         s: Screen,
-        echo: EchoSkip,
+        inputs: Inputs,
     }
 
     impl Fixture {
@@ -192,16 +194,18 @@ mod tests {
                 t: Transcript::new(100, 1 << 20),
                 d: Decoder::default(),
                 s: Screen::new(Size { cols: 40, rows: 5 }),
-                echo: EchoSkip::new("", 0),
+                inputs: Inputs::default(),
             }
         }
         fn feed(&mut self, bytes: &[u8]) {
             self.s.feed(bytes);
             self.d.feed(&mut self.t, bytes);
-            self.echo.advance(self.t.text(), self.t.offset(0));
+            self.inputs.advance(self.t.text(), self.t.offset(0));
         }
         fn input(&mut self, text: &str) {
-            self.echo = EchoSkip::new(text, self.t.end());
+            let end = self.t.end();
+            let seq = self.inputs.queued("test", end);
+            self.inputs.typed(seq, text, end);
         }
     }
 
@@ -211,6 +215,7 @@ mod tests {
             stop_patterns: stops.iter().map(|s| Regex::new(s).unwrap()).collect(),
             since,
             timeout: Duration::from_secs(1),
+            typist: None,
         }
     }
 
@@ -221,7 +226,7 @@ mod tests {
         for chunk in [&b"BUI"[..], b"LD \x1b[32", b"mO", b"K\x1b[0m\r\n"] {
             let hit = {
                 f.feed(chunk);
-                w.scan(&f.t, &mut f.s, &f.echo)
+                w.scan(&f.t, &mut f.s, &f.inputs)
             };
             if chunk.ends_with(b"\n") {
                 assert_eq!(hit.unwrap().text, "BUILD OK");
@@ -238,9 +243,9 @@ mod tests {
         f.input("sleep 1; echo DONE\n");
         let mut w = Watch::new(1, spec("DONE", &[], Since::LastInput), &f.t);
         f.feed(b"sleep 1; echo DONE\r\n");
-        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs), None);
         f.feed(b"DONE\r\n$ ");
-        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.inputs).unwrap();
         assert_eq!(hit.line, "DONE");
     }
 
@@ -249,7 +254,7 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec("ok", &["error: (\\w+)"], Since::Entry), &f.t);
         f.feed(b"error: disk then ok\n");
-        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.inputs).unwrap();
         assert_eq!(hit.stop.as_deref(), Some("error: (\\w+)"));
         assert_eq!(hit.groups, [Some("disk".to_string())]);
     }
@@ -263,7 +268,7 @@ mod tests {
             &f.t,
         );
         f.feed(b"tool version 3.14 ready\n");
-        let hit = w.scan(&f.t, &mut f.s, &f.echo).unwrap();
+        let hit = w.scan(&f.t, &mut f.s, &f.inputs).unwrap();
         assert_eq!(hit.text, "version 3.14");
         assert_eq!(hit.groups, [Some("3".into()), Some("14".into())]);
         assert_eq!(hit.named, [("major".to_string(), "3".to_string())]);
@@ -275,9 +280,9 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec("^Ready$", &[], Since::Screen), &f.t);
         f.feed(b"Loading");
-        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs), None);
         f.feed(b"\r\x1b[KReady");
-        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo).unwrap().line, "Ready");
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs).unwrap().line, "Ready");
     }
 
     #[test]
@@ -285,8 +290,8 @@ mod tests {
         let mut f = Fixture::new();
         let mut w = Watch::new(1, spec(r"first\nsecond", &[], Since::Entry), &f.t);
         f.feed(b"first\r\n");
-        assert_eq!(w.scan(&f.t, &mut f.s, &f.echo), None);
+        assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs), None);
         f.feed(b"second\r\n");
-        assert!(w.scan(&f.t, &mut f.s, &f.echo).is_some());
+        assert!(w.scan(&f.t, &mut f.s, &f.inputs).is_some());
     }
 }

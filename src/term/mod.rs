@@ -18,6 +18,7 @@ pub mod decode;
 pub mod echo;
 pub mod error;
 pub mod fastforward;
+pub mod inputs;
 pub mod keys;
 pub mod matcher;
 pub mod processes;

@@ -8,8 +8,8 @@
 //!   holds typed input until someone reads it (typing.rs);
 //! - the waiter blocks in `wait()` for the program's exit status.
 
-use super::echo::EchoSkip;
 use super::error::TermError;
+use super::inputs::Inputs;
 use super::keys::{self, KeyPress, Modes};
 use super::matcher::{AwaitSpec, Event, Outcome, Watch};
 use super::processes::{self, MARKER_VAR, Teardown};
@@ -124,12 +124,13 @@ pub struct SessionInfo {
 }
 
 /// What `get_screen_content` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
     Screen,
     History,
     Tail(usize),
-    SinceInput,
+    /// The output after the last input of this typist (of anyone for `None`), past its echo.
+    SinceInput(Option<String>),
 }
 
 /// The result of a wait.
@@ -163,9 +164,8 @@ pub(super) struct Live {
     pub screen: Screen,
     pub transcript: Transcript,
     decoder: Decoder,
-    pub echo: EchoSkip,
-    /// Number of the latest typed input; its echo is the one `echo` follows.
-    input_seq: u64,
+    /// Each typist's last input, and where its output begins.
+    pub inputs: Inputs,
     watches: Vec<Watch>,
     next_watch: u64,
     pub exit: Option<ExitInfo>,
@@ -183,11 +183,11 @@ impl Live {
         self.bytes += chunk.len() as u64;
         let answer = self.screen.feed(chunk);
         self.decoder.feed(&mut self.transcript, chunk);
-        self.echo
+        self.inputs
             .advance(self.transcript.text(), self.transcript.offset(0));
         let mut i = 0;
         while i < self.watches.len() {
-            let hit = self.watches[i].scan(&self.transcript, &mut self.screen, &self.echo);
+            let hit = self.watches[i].scan(&self.transcript, &mut self.screen, &self.inputs);
             match hit {
                 Some(hit) => {
                     let mut w = self.watches.swap_remove(i);
@@ -198,7 +198,7 @@ impl Live {
                 None => i += 1,
             }
         }
-        let keep = self.echo.end_or_start();
+        let keep = self.inputs.latest().end_or_start();
         self.transcript.trim(keep);
         answer
     }
@@ -282,7 +282,7 @@ impl Host for Shared {
         let mut live = self.lock();
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
-        if live.input_seq != seq {
+        if !live.inputs.is_current(seq) {
             return Vec::new();
         }
         // Output the program wrote before this moment is taken first, so that the echo is
@@ -298,7 +298,8 @@ impl Host for Shared {
                 Ready::Nothing | Ready::End => break,
             }
         }
-        live.echo = EchoSkip::new(echo, live.transcript.end());
+        let end = live.transcript.end();
+        live.inputs.typed(seq, echo, end);
         let bytes = live.bytes;
         drop(live);
         if drained > 0 {
@@ -429,8 +430,7 @@ impl Session {
                 screen: Screen::new(size),
                 transcript: Transcript::new(limits.lines, limits.bytes),
                 decoder: Decoder::default(),
-                echo: EchoSkip::new("", 0),
-                input_seq: 0,
+                inputs: Inputs::default(),
                 watches: Vec::new(),
                 next_watch: 0,
                 exit: None,
@@ -631,13 +631,14 @@ impl Session {
         self.shared.activity.subscribe()
     }
 
-    /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C).
-    pub fn send_text(&self, text: &str) -> Result<usize, TermError> {
-        self.send(text.as_bytes().to_vec(), text)
+    /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C). `by`
+    /// names the typist, whose "since the last input" this input moves (inputs.rs).
+    pub fn send_text(&self, text: &str, by: &str) -> Result<usize, TermError> {
+        self.send(text.as_bytes().to_vec(), text, by)
     }
 
     /// Presses keys, encoded for the terminal's current modes.
-    pub fn send_keys(&self, keys: &[KeyPress]) -> Result<usize, TermError> {
+    pub fn send_keys(&self, keys: &[KeyPress], by: &str) -> Result<usize, TermError> {
         let modes = Modes {
             application_cursor: self.shared.lock().screen.application_cursor(),
         };
@@ -653,12 +654,12 @@ impl Session {
                 _ => "",
             })
             .collect();
-        self.send(bytes, &echo)
+        self.send(bytes, &echo, by)
     }
 
     /// Queues bytes for the program and marks the output position that `since: last_input`
-    /// starts from. Returns the number of bytes queued.
-    fn send(&self, bytes: Vec<u8>, echo: &str) -> Result<usize, TermError> {
+    /// starts from, for `by`. Returns the number of bytes queued.
+    fn send(&self, bytes: Vec<u8>, echo: &str, by: &str) -> Result<usize, TermError> {
         if bytes.len() > MAX_INPUT_BYTES {
             return Err(TermError::TooLarge {
                 what: "the input",
@@ -674,12 +675,12 @@ impl Session {
             });
         }
         // Until the writer types it (typing.rs), output is not yet "after" this input.
-        live.input_seq += 1;
-        live.echo = EchoSkip::pending(live.transcript.end());
+        let end = live.transcript.end();
+        let seq = live.inputs.queued(by, end);
         let len = bytes.len();
         let input = Input::Typed {
             bytes,
-            seq: live.input_seq,
+            seq,
             echo: echo.to_string(),
         };
         let sent = self
@@ -713,9 +714,9 @@ impl Session {
                 let lines: Vec<String> = live.transcript.last_lines(n).map(render_line).collect();
                 lines.join("\n")
             }
-            Content::SinceInput => render_text(
+            Content::SinceInput(by) => render_text(
                 live.transcript
-                    .since(live.echo.end_or_start())
+                    .since(live.inputs.last(by.as_deref()).end_or_start())
                     .trim_end_matches('\n'),
             ),
         }
@@ -767,14 +768,14 @@ impl Session {
 
     /// Interrupts what runs in the foreground (a cancelled step): its process group gets
     /// SIGINT, SIGTERM, then SIGKILL after `grace`, and the shell stays. When the session's own
-    /// program is in the foreground (a REPL), it gets a Ctrl-C as if typed. Blocking.
-    pub fn interrupt_foreground(&self, grace: Duration) {
+    /// program is in the foreground (a REPL), it gets a Ctrl-C as if typed by `by`. Blocking.
+    pub fn interrupt_foreground(&self, grace: Duration, by: &str) {
         match self.foreground() {
             Some((pgid, _)) if pgid != self.pid as i32 => {
                 processes::end_group(pgid, grace);
             }
             _ => {
-                let _ = self.send(vec![0x03], "");
+                let _ = self.send(vec![0x03], "", by);
             }
         }
     }
@@ -815,7 +816,7 @@ impl Session {
             let live = &mut *guard;
             live.next_watch += 1;
             let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
-            if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.echo) {
+            if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
                 return live.result(started, Some(Event::Hit(hit)));
             }
             if live.ended {

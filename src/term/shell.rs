@@ -74,10 +74,17 @@ pub async fn run_command(
     session: &Session,
     command: &str,
     timeout: Duration,
+    by: &str,
 ) -> Result<CommandResult, TermError> {
     refuse_nul("the command", command)?;
     ready_shell(session, timeout).await?;
-    run_framed(session, &format!("eval {}", quote_long(command)), timeout).await
+    run_framed(
+        session,
+        &format!("eval {}", quote_long(command)),
+        timeout,
+        by,
+    )
+    .await
 }
 
 /// A shell cannot hold a NUL byte in a word or a variable: it would cut the text there or
@@ -97,6 +104,7 @@ pub async fn read_env(
     session: &Session,
     names: &[&str],
     timeout: Duration,
+    by: &str,
 ) -> Result<IndexMap<String, Option<String>>, TermError> {
     for name in names {
         check_name(name)?;
@@ -110,7 +118,7 @@ pub async fn read_env(
             )
         })
         .collect();
-    let result = run_framed(session, &script, timeout).await?;
+    let result = run_framed(session, &script, timeout, by).await?;
     let finished = expect_success(session, &result, "reading variables")?;
     let mut values = IndexMap::new();
     for line in finished.lines() {
@@ -148,6 +156,7 @@ pub async fn export_env(
     session: &Session,
     vars: &[(String, String)],
     timeout: Duration,
+    by: &str,
 ) -> Result<(), TermError> {
     for (name, value) in vars {
         check_name(name)?;
@@ -168,7 +177,7 @@ pub async fn export_env(
             }
         })
         .collect();
-    let result = run_framed(session, &script, timeout).await?;
+    let result = run_framed(session, &script, timeout, by).await?;
     expect_success(session, &result, "exporting variables")?;
     Ok(())
 }
@@ -206,6 +215,7 @@ async fn run_framed(
     session: &Session,
     script: &str,
     timeout: Duration,
+    by: &str,
 ) -> Result<CommandResult, TermError> {
     let nonce = nonce();
     let script = script.trim_end_matches([' ', ';']);
@@ -236,7 +246,7 @@ async fn run_framed(
     // output asked for, read by the line editor once the program ended) would otherwise
     // become the start of this line. It deletes the line in readline, zle and the kernel's
     // own line editing alike.
-    session.send_text(&format!("\u{15}{line}"))?;
+    session.send_text(&format!("\u{15}{line}"), by)?;
     let start_wait = timeout.min(START_WAIT);
     let start = session
         .await_output(AwaitSpec {
@@ -244,6 +254,7 @@ async fn run_framed(
             stop_patterns: Vec::new(),
             since: Since::After(from),
             timeout: start_wait,
+            typist: None,
         })
         .await;
     if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
@@ -259,6 +270,7 @@ async fn run_framed(
             stop_patterns: Vec::new(),
             since: Since::After(from),
             timeout: timeout.saturating_sub(started.elapsed()),
+            typist: None,
         })
         .await;
     let text = session.output_since(from);

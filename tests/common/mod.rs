@@ -36,6 +36,7 @@ pub fn spec(pattern: &str, since: Since, timeout: Duration) -> AwaitSpec {
         stop_patterns: Vec::new(),
         since,
         timeout,
+        typist: None,
     }
 }
 
