@@ -94,7 +94,7 @@ async fn session_drain(t: &Terminals, argv: &[&str], last: &str) -> Duration {
             ..OpenOptions::default()
         })
         .unwrap();
-    let r = s.await_output(spec(last, Since::All)).await;
+    let r = s.await_output(spec(last, Since::All)).await.unwrap();
     assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
     let took = started.elapsed();
     t.close(s.id()).await.unwrap();
@@ -185,7 +185,8 @@ async fn echo_round_trip(t: &Terminals) {
         s.send_text(&format!("echo R{i}\n"), "test").unwrap();
         let r = s
             .await_output(spec(&format!("^R{i}$"), Since::LastInput))
-            .await;
+            .await
+            .unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(r.outcome, Outcome::Matched);
     }
@@ -220,7 +221,10 @@ async fn detection_lag(t: &Terminals) {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         s.send_text("\n", "test").unwrap();
-        let r = s.await_output(spec(r"^M(\d+)$", Since::LastInput)).await;
+        let r = s
+            .await_output(spec(r"^M(\d+)$", Since::LastInput))
+            .await
+            .unwrap();
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap()
@@ -275,11 +279,16 @@ async fn memory(t: &Terminals) {
         .unwrap();
     }
     for s in &sessions {
-        let r = s.await_output(spec("^FILLED$", Since::LastInput)).await;
+        let r = s
+            .await_output(spec("^FILLED$", Since::LastInput))
+            .await
+            .unwrap();
         assert_eq!(r.outcome, Outcome::Matched);
         // A new input lets the history limit apply to that flood.
         s.send_text("echo next\n", "test").unwrap();
-        s.await_output(spec("^next$", Since::LastInput)).await;
+        s.await_output(spec("^next$", Since::LastInput))
+            .await
+            .unwrap();
     }
     let filled = rss_kib();
     let lines: u64 = sessions.iter().map(|s| s.info().history_lines).sum();
@@ -316,7 +325,13 @@ async fn parallel_waits(t: &Terminals) {
         .await;
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         for (r, s) in results.iter().zip(&sessions) {
-            assert_eq!(r.outcome, Outcome::Matched, "{:?}", s.output_since(0));
+            let outcome = r.as_ref().map(|r| r.outcome);
+            assert_eq!(
+                outcome.ok(),
+                Some(Outcome::Matched),
+                "{:?}",
+                s.output_since(0)
+            );
         }
     }
     stats("10 parallel awaits in 10 sessions (wall)", samples, "ms");

@@ -281,16 +281,19 @@ async fn a_person_typing_json_lines_in_a_terminal_gets_answers() {
     };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "person", "version": "0"}}});
     session.send_text(&format!("{init}\n"), "test").unwrap();
-    let r = session.await_output(wait(r#""serverInfo""#)).await;
+    let r = session.await_output(wait(r#""serverInfo""#)).await.unwrap();
     assert_eq!(r.outcome, Outcome::Matched, "{r:#?}");
     session
         .send_text("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"workflow_list\",\"arguments\":{}}}\n", "test")
         .unwrap();
-    let r = session.await_output(wait(r#""id":2,"result""#)).await;
+    let r = session
+        .await_output(wait(r#""id":2,"result""#))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched, "{r:#?}");
     // Ctrl-D at the start of a line is the end of input: the server ends.
     session.send_keys(&[KeyPress::Ctrl('d')], "test").unwrap();
-    let r = session.await_output(wait("never printed")).await;
+    let r = session.await_output(wait("never printed")).await.unwrap();
     assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }

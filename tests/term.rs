@@ -29,7 +29,10 @@ async fn bash(t: &Terminals) -> Arc<Session> {
 }
 
 async fn wait(s: &Session, pattern: &str) -> AwaitResult {
-    let r = s.await_output(spec(pattern, Since::LastInput, LONG)).await;
+    let r = s
+        .await_output(spec(pattern, Since::LastInput, LONG))
+        .await
+        .unwrap();
     assert_eq!(
         r.outcome,
         Outcome::Matched,
@@ -61,7 +64,8 @@ async fn echo_round_trip_never_matches_the_typed_command() {
             Since::LastInput,
             Duration::from_millis(300),
         ))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Timeout);
     assert!(
         r.tail.contains("ONLY_IN_COMMAND"),
@@ -154,11 +158,11 @@ async fn cooked_mode_readers_get_their_input() {
     s.send_text("read -p 'Name? ' N; echo \"Hello $N\"\n", "test")
         .unwrap();
     assert_eq!(
-        s.await_output(within(r"Name\? $")).await.outcome,
+        s.await_output(within(r"Name\? $")).await.unwrap().outcome,
         Outcome::Matched
     );
     s.send_text("alice\n", "test").unwrap();
-    let r = s.await_output(within("^Hello alice$")).await;
+    let r = s.await_output(within("^Hello alice$")).await.unwrap();
     assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
     prompt(&s).await;
     s.send_text(
@@ -172,7 +176,7 @@ async fn cooked_mode_readers_get_their_input() {
     prompt(&s).await;
     s.send_text("cat\n", "test").unwrap();
     s.send_text("meow\n", "test").unwrap();
-    let r = s.await_output(within("^meow$")).await;
+    let r = s.await_output(within("^meow$")).await.unwrap();
     assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
     // Typed once cat reads: the terminal echoes the line, then cat prints it.
     let history = s.content(Content::History);
@@ -192,7 +196,7 @@ async fn cooked_mode_readers_get_their_input() {
         dash.send_text(&format!("echo DASH_$(({i}+5))\n"), "test")
             .unwrap();
         let token = format!("DASH_{}", i + 5);
-        let r = dash.await_output(within(&token)).await;
+        let r = dash.await_output(within(&token)).await.unwrap();
         assert_eq!(r.matched_line.as_deref(), Some(token.as_str()), "{r:?}");
     }
 }
@@ -210,20 +214,26 @@ async fn text_already_on_screen_never_matches() {
             Since::LastInput,
             Duration::from_millis(300),
         ))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Timeout);
     assert!(s.content(Content::Screen).contains("READY_NOW"));
     // `since: screen` is the seed's behaviour and sees it at once; `all` sees history.
     let r = s
         .await_output(spec("^READY_NOW", Since::Screen, LONG))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched);
-    let r = s.await_output(spec("^READY_NOW", Since::All, LONG)).await;
+    let r = s
+        .await_output(spec("^READY_NOW", Since::All, LONG))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched);
     // `entry` waits for new output only.
     let r = s
         .await_output(spec("READY_NOW", Since::Entry, Duration::from_millis(200)))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Timeout);
 }
 
@@ -273,7 +283,8 @@ async fn stop_patterns_captures_and_exit() {
             timeout: LONG,
             typist: None,
         })
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Stopped);
     assert_eq!(r.stop_pattern.as_deref(), Some(r"ERROR: (\w+)"));
     assert_eq!(r.groups, [Some("disk".to_string())]);
@@ -285,11 +296,13 @@ async fn stop_patterns_captures_and_exit() {
             Since::LastInput,
             LONG,
         ))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.named_groups.get("major").map(String::as_str), Some("3"));
     let r = s
         .await_output(spec("will never appear", Since::LastInput, LONG))
-        .await;
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Exited);
     assert_eq!(r.exit.as_ref().and_then(|e| e.code), Some(7));
     // An exited session keeps its screen and status until it is closed.
@@ -338,7 +351,10 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     std::fs::write(&file, text).unwrap();
     s.send_text(&format!("LESS= less {}\n", file.display()), "test")
         .unwrap();
-    let r = s.await_output(spec("^row 29$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec("^row 29$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(
         r.outcome,
         Outcome::Matched,
@@ -350,11 +366,17 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     // `less` turns on application cursor keys; Down must scroll one line.
     s.send_keys(&[KeyPress::Named(Named::Down)], "test")
         .unwrap();
-    let r = s.await_output(spec("^row 30$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec("^row 30$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched);
     s.send_keys(&[KeyPress::Named(Named::PageDown)], "test")
         .unwrap();
-    let r = s.await_output(spec("^row 59$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec("^row 59$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched);
     s.send_text("q", "test").unwrap();
     prompt(&s).await;
@@ -362,7 +384,10 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     // vim asks for the cursor position and device attributes; it must start and draw.
     s.send_text(&format!("vim -u NONE -N {}\n", file.display()), "test")
         .unwrap();
-    let r = s.await_output(spec(r"^row 1$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec(r"^row 1$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(
         r.outcome,
         Outcome::Matched,
@@ -372,7 +397,10 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
     assert!(s.snapshot().alternate_screen);
     s.send_text(":q!\r", "test").unwrap();
     // The screen's lines are trimmed: the prompt reads `$`.
-    let r = s.await_output(spec(r"^\$$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec(r"^\$$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(
         r.outcome,
         Outcome::Matched,
@@ -515,7 +543,10 @@ async fn run_command_works_after_query_answers_landed_on_the_command_line() {
     s.send_text(&format!("cat {}; echo\n", file.display()), "test")
         .unwrap();
     // The answers end up after the prompt.
-    let r = s.await_output(spec(r"^\$ .*c$", Since::Screen, LONG)).await;
+    let r = s
+        .await_output(spec(r"^\$ .*c$", Since::Screen, LONG))
+        .await
+        .unwrap();
     assert_eq!(
         r.outcome,
         Outcome::Matched,
@@ -826,7 +857,7 @@ async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
     // Input first, then the waits: `last_input` makes the order safe.
     send.await;
     for r in waits.await {
-        assert_eq!(r.outcome, Outcome::Matched);
+        assert_eq!(r.unwrap().outcome, Outcome::Matched);
     }
 }
 

@@ -21,7 +21,7 @@ pub enum EngineError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     RunStart(#[from] super::runs::StartError),
-    #[error("no run {0} (run_list shows the runs)")]
+    #[error("no run {0} (the run history lists the runs)")]
     RunNotFound(String),
     #[error("run {0} has already finished")]
     RunFinished(String),

@@ -121,6 +121,12 @@ pub enum Change {
         session_id: String,
         exit: ExitInfo,
     },
+    /// The session can no longer read its program's output (a bug or an I/O error): its
+    /// waits ended with the reason, input is refused, and it can only be closed.
+    SessionFailed {
+        session_id: String,
+        reason: String,
+    },
     /// The session was closed and every process it started ended.
     SessionClosed {
         session_id: String,
@@ -152,6 +158,7 @@ impl EngineEvent {
             | Change::SessionActivity { session_id, .. }
             | Change::SessionInputRejected { session_id, .. }
             | Change::SessionExited { session_id, .. }
+            | Change::SessionFailed { session_id, .. }
             | Change::SessionClosed { session_id } => Some(session_id),
             _ => None,
         }

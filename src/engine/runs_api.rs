@@ -343,11 +343,7 @@ impl Engine {
         e: tokio::task::JoinError,
     ) -> (RunResult, Option<JournalEvent>) {
         let message = match e.try_into_panic() {
-            Ok(panic) => panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into()),
+            Ok(panic) => crate::panics::message(&*panic),
             Err(e) => e.to_string(),
         };
         let error = format!("flowdeck failed inside this run (a bug): {message}");

@@ -261,6 +261,7 @@ impl Engine {
         let weak = std::sync::Arc::downgrade(session);
         let mut activity = session.activity();
         runtime.spawn(async move {
+            let mut told_failure = false;
             while activity.changed().await.is_ok() {
                 let now = *activity.borrow_and_update();
                 hub.publish(
@@ -270,6 +271,19 @@ impl Engine {
                         bytes: now.bytes,
                     },
                 );
+                if now.failed
+                    && !told_failure
+                    && let Some(reason) = weak.upgrade().and_then(|s| s.failure())
+                {
+                    told_failure = true;
+                    hub.publish(
+                        Actor::System,
+                        Change::SessionFailed {
+                            session_id: id.clone(),
+                            reason,
+                        },
+                    );
+                }
                 if now.exited {
                     if let Some(exit) = weak.upgrade().and_then(|s| s.exit()) {
                         hub.publish(
@@ -374,7 +388,7 @@ impl Engine {
             timeout,
             typist: Some(actor.typist()),
         };
-        let result = s.await_output(spec).await;
+        let result = s.await_output(spec).await?;
         Ok(AwaitOutput {
             session_id: s.id().to_string(),
             result,
@@ -559,5 +573,118 @@ mod tests {
         assert_eq!((seconds, clamped), (300.0, true));
         let (_, seconds, clamped) = wait_duration(Some(-1.0), None);
         assert_eq!((seconds, clamped), (0.0, true));
+    }
+
+    fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+        serde_json::from_value(v).expect("test parameters")
+    }
+
+    /// A session whose output reader dies (here on a test-only sequence, as a bug would) is
+    /// marked failed with the reason: a wait in progress ends at once with it, input and new
+    /// waits are refused, front ends hear of it, and it can still be closed.
+    #[tokio::test]
+    async fn a_dead_reader_fails_its_session_and_ends_its_waits_at_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = crate::engine::EngineConfig {
+            watch: false,
+            ..Default::default()
+        };
+        let engine = Engine::open(dir.path(), config).expect("engine");
+        let mut events = engine.subscribe();
+        let id = engine
+            .open_terminal(
+                &params(serde_json::json!({
+                    "command": ["bash", "--norc", "--noprofile"],
+                    "env": {"PS1": "$ "},
+                })),
+                &Actor::Person,
+            )
+            .await
+            .expect("bash")
+            .session_id;
+        let long_wait = {
+            let (engine, id) = (engine.clone(), id.clone());
+            tokio::spawn(async move {
+                engine
+                    .await_output(
+                        &id,
+                        &params(serde_json::json!({"pattern": "never printed", "timeout": 120})),
+                        None,
+                        &Actor::Person,
+                    )
+                    .await
+            })
+        };
+        // The echo of this line holds the backslash escapes, not the sequence itself.
+        let kill = r"printf '\033]flowdeck-reader-dies\007'";
+        engine
+            .send_input(
+                &id,
+                &params(serde_json::json!({"input_text": format!("{kill}\n")})),
+                &Actor::Person,
+            )
+            .expect("input");
+        let ended = tokio::time::timeout(Duration::from_secs(20), long_wait)
+            .await
+            .expect("the 120 s wait ended with the failure, within 20 s")
+            .expect("the wait task");
+        match ended {
+            Err(EngineError::Term(crate::term::TermError::Failed { reason, .. })) => {
+                assert!(
+                    reason.contains("the test asked the reader to die"),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected the session's failure, got {other:?}"),
+        }
+        let failed = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        if let Change::SessionFailed { session_id, reason } = event.change {
+                            break (session_id, reason);
+                        }
+                    }
+                    Err(e) => panic!("event stream: {e}"),
+                }
+            }
+        })
+        .await
+        .expect("a session_failed event within 20 s");
+        assert_eq!(failed.0, id);
+        let info = engine.list_terminal_sessions().sessions;
+        assert_eq!(info[0].failed.as_deref(), Some(failed.1.as_str()));
+        let refused = engine.send_input(
+            &id,
+            &params(serde_json::json!({"input_text": "echo hi\n"})),
+            &Actor::Person,
+        );
+        assert!(
+            matches!(
+                refused,
+                Err(EngineError::Term(crate::term::TermError::Failed { .. }))
+            ),
+            "{refused:?}"
+        );
+        let again = engine
+            .await_output(
+                &id,
+                &params(serde_json::json!({"pattern": "x", "timeout": 120})),
+                None,
+                &Actor::Person,
+            )
+            .await;
+        assert!(
+            matches!(
+                again,
+                Err(EngineError::Term(crate::term::TermError::Failed { .. }))
+            ),
+            "{again:?}"
+        );
+        engine
+            .exit_terminal(&id, &Actor::Person)
+            .await
+            .expect("a failed session closes");
+        assert!(engine.list_terminal_sessions().sessions.is_empty());
     }
 }

@@ -166,6 +166,9 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::Exited { session, .. } => ToolError::new("SESSION_EXITED", -32005, "execution", message)
             .with("session_id", session)
             .suggest("Read its last screen with get_screen_content, then close it with exit_terminal."),
+        TermError::Failed { session, .. } => ToolError::new("SESSION_FAILED", -32005, "execution", message)
+            .with("session_id", session)
+            .suggest("Close it with exit_terminal and open a new session."),
         TermError::CommandTimeout { session, .. } => ToolError::new("RUN_TIMEOUT", -32005, "execution", message)
             .with("session_id", session)
             .retryable()
@@ -179,7 +182,11 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::Spawn { program, .. } => ToolError::new("SPAWN_FAILED", -32005, "execution", message)
             .with("program", program)
             .suggest("Check that the program exists and is executable."),
-        TermError::ShellProtocol { session, .. } | TermError::NotStarted { session, .. } | TermError::Io { session, .. } => {
+        TermError::NotStarted { session, .. } => ToolError::new("TERMINAL_ERROR", -32005, "execution", message)
+            .with("session_id", session)
+            .retryable()
+            .suggest("Read the screen with get_screen_content; if the command line is stuck, press Ctrl-C with send_input keys [{\"ctrl\": \"c\"}], then retry."),
+        TermError::ShellProtocol { session, .. } | TermError::Io { session, .. } => {
             ToolError::new("TERMINAL_ERROR", -32005, "execution", message).with("session_id", session).retryable()
         }
     }

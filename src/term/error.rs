@@ -5,7 +5,7 @@ use thiserror::Error;
 /// An error from the terminal layer. Every message names the session and says what to do.
 #[derive(Debug, Error)]
 pub enum TermError {
-    #[error("no terminal session `{0}` (list_terminal_sessions shows the open ones)")]
+    #[error("no terminal session `{0}` (the session list shows the open ones)")]
     NotFound(String),
     #[error("{open} terminal sessions are open, the limit is {max}; close one first")]
     TooManySessions { open: usize, max: usize },
@@ -28,6 +28,10 @@ pub enum TermError {
     )]
     Exited { session: String, status: String },
     #[error(
+        "terminal session `{session}` failed: {reason}; its output can no longer be read, so close it and open another"
+    )]
+    Failed { session: String, reason: String },
+    #[error(
         "terminal session `{session}` is not at a POSIX shell prompt: `{foreground}` is in the foreground"
     )]
     NotAShell { session: String, foreground: String },
@@ -40,7 +44,7 @@ pub enum TermError {
     #[error("the shell in session `{session}` did not answer as expected: {detail}")]
     ShellProtocol { session: String, detail: String },
     #[error(
-        "the shell in session `{session}` did not start the command within {seconds} s: it is busy, or its command line holds an unfinished command (an open quote or here-document); the line reads `{line}`. Check the screen, press Ctrl-C (send_input keys [{{\"ctrl\": \"c\"}}]) if the line is stuck, and retry"
+        "the shell in session `{session}` did not start the command within {seconds} s: it is busy, or its command line holds an unfinished command (an open quote or here-document); the line reads `{line}`. Check the screen, press Ctrl-C if the line is stuck, and retry"
     )]
     NotStarted {
         session: String,
@@ -74,6 +78,7 @@ impl TermError {
             TermError::InvalidCwd(_) => "invalid_cwd",
             TermError::InvalidArgument { .. } => "invalid_argument",
             TermError::Exited { .. } => "session_exited",
+            TermError::Failed { .. } => "session_failed",
             TermError::NotAShell { .. } => "not_a_shell",
             TermError::TooLarge { .. } => "too_large",
             TermError::ShellProtocol { .. } => "shell_protocol",

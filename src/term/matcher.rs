@@ -68,6 +68,8 @@ pub struct Hit {
 pub enum Event {
     Hit(Hit),
     Ended,
+    /// The session can no longer read its output (its reader failed): the reason.
+    Failed(String),
 }
 
 /// A registered wait.

@@ -101,6 +101,8 @@ impl std::fmt::Display for ExitInfo {
 pub struct Activity {
     pub bytes: u64,
     pub exited: bool,
+    /// The session can no longer read its output ([`Session::failure`] says why).
+    pub failed: bool,
 }
 
 /// What a session is, for listings.
@@ -117,6 +119,9 @@ pub struct SessionInfo {
     pub created_at_ms: u64,
     pub running: bool,
     pub exit: Option<ExitInfo>,
+    /// Why the session can no longer read its program's output, when it failed (a bug or
+    /// an I/O error): it can only be closed.
+    pub failed: Option<String>,
     pub output_bytes: u64,
     pub history_lines: u64,
     pub is_shell: bool,
@@ -172,6 +177,9 @@ pub(super) struct Live {
     eof: bool,
     /// The program exited and its output drained: waits end with `exited`.
     ended: bool,
+    /// Why the session can no longer read its output (its reader thread failed): waits
+    /// and input fail with it at once, rather than time out on a session that looks alive.
+    failed: Option<String>,
     bytes: u64,
 }
 
@@ -203,6 +211,17 @@ impl Live {
         answer
     }
 
+    fn fail(&mut self, reason: String) {
+        for mut w in self.watches.drain(..) {
+            if let Some(tx) = w.notify.take() {
+                let _ = tx.send(Event::Failed(reason.clone()));
+            }
+        }
+        self.failed = Some(reason);
+        // Nothing more will be read: the writer must not wait for output.
+        self.eof = true;
+    }
+
     fn resolve_ended(&mut self) {
         self.ended = true;
         for mut w in self.watches.drain(..) {
@@ -212,7 +231,13 @@ impl Live {
         }
     }
 
-    fn result(&self, started: Instant, event: Option<Event>) -> AwaitResult {
+    /// How a wait of `session` that began at `started` ended.
+    fn result(
+        &self,
+        session: &str,
+        started: Instant,
+        event: Option<Event>,
+    ) -> Result<AwaitResult, TermError> {
         let mut result = AwaitResult {
             outcome: Outcome::Timeout,
             matched_text: None,
@@ -226,6 +251,12 @@ impl Live {
         };
         match event {
             None => {}
+            Some(Event::Failed(reason)) => {
+                return Err(TermError::Failed {
+                    session: session.to_string(),
+                    reason,
+                });
+            }
             Some(Event::Ended) => result.outcome = Outcome::Exited,
             Some(Event::Hit(hit)) => {
                 result.outcome = if hit.stop.is_some() {
@@ -240,7 +271,7 @@ impl Live {
                 result.named_groups = hit.named.into_iter().collect();
             }
         }
-        result
+        Ok(result)
     }
 
     fn tail(&self) -> String {
@@ -436,6 +467,7 @@ impl Session {
                 exit: None,
                 eof: false,
                 ended: false,
+                failed: None,
                 bytes: 0,
             }),
             changed: Condvar::new(),
@@ -465,7 +497,23 @@ impl Session {
         let reader_shared = shared.clone();
         threads.push(spawn_thread(
             format!("pty-read-{id}"),
-            Box::new(move || read_loop(&pty, &reader_shared, &replies)),
+            Box::new(move || {
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_loop(&pty, &reader_shared, &replies)
+                }));
+                let reason = match read {
+                    Ok(Ok(())) => return,
+                    Ok(Err(e)) => format!("reading its terminal failed: {e}"),
+                    Err(panic) => format!(
+                        "its output reader stopped on a bug: {}",
+                        crate::panics::message(&*panic)
+                    ),
+                };
+                tracing::error!("terminal session: {reason}");
+                reader_shared.lock().fail(reason);
+                reader_shared.changed.notify_all();
+                reader_shared.activity.send_modify(|a| a.failed = true);
+            }),
         )?);
         let waiter_shared = shared.clone();
         threads.push(spawn_thread(
@@ -502,9 +550,9 @@ impl Session {
                 let bytes = live.bytes;
                 drop(live);
                 waiter_shared.changed.notify_all();
-                waiter_shared.activity.send_replace(Activity {
-                    bytes,
-                    exited: true,
+                waiter_shared.activity.send_modify(|a| {
+                    a.bytes = bytes;
+                    a.exited = true;
                 });
             }),
         )?);
@@ -558,11 +606,17 @@ impl Session {
                 .map_or(0, |d| d.as_millis() as u64),
             running: live.exit.is_none(),
             exit: live.exit.clone(),
+            failed: live.failed.clone(),
             output_bytes: live.bytes,
             history_lines: live.transcript.total_lines(),
             is_shell: self.is_shell,
             title: live.screen.title(),
         }
+    }
+
+    /// Why the session can no longer read its output, if it failed.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.lock().failed.clone()
     }
 
     /// The exit status, once the program has exited.
@@ -668,6 +722,12 @@ impl Session {
             });
         }
         let mut live = self.shared.lock();
+        if let Some(reason) = &live.failed {
+            return Err(TermError::Failed {
+                session: self.id.clone(),
+                reason: reason.clone(),
+            });
+        }
         if let Some(exit) = &live.exit {
             return Err(TermError::Exited {
                 session: self.id.clone(),
@@ -806,8 +866,9 @@ impl Session {
     }
 
     /// Waits until the pattern matches, a stop pattern matches, the program ends or time
-    /// runs out. Dropping the future (cancellation) removes the wait.
-    pub async fn await_output(&self, spec: AwaitSpec) -> AwaitResult {
+    /// runs out; fails at once when the session can no longer read its output. Dropping the
+    /// future (cancellation) removes the wait.
+    pub async fn await_output(&self, spec: AwaitSpec) -> Result<AwaitResult, TermError> {
         let started = Instant::now();
         let timeout = spec.timeout;
         let (tx, mut rx) = oneshot::channel();
@@ -815,12 +876,15 @@ impl Session {
             let mut guard = self.shared.lock();
             let live = &mut *guard;
             live.next_watch += 1;
+            if let Some(reason) = &live.failed {
+                return live.result(&self.id, started, Some(Event::Failed(reason.clone())));
+            }
             let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
             if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
-                return live.result(started, Some(Event::Hit(hit)));
+                return live.result(&self.id, started, Some(Event::Hit(hit)));
             }
             if live.ended {
-                return live.result(started, Some(Event::Ended));
+                return live.result(&self.id, started, Some(Event::Ended));
             }
             watch.notify = Some(tx);
             let id = watch.id;
@@ -838,7 +902,7 @@ impl Session {
             Err(_) => rx.try_recv().ok(),
         };
         drop(registered);
-        self.shared.lock().result(started, event)
+        self.shared.lock().result(&self.id, started, event)
     }
 
     /// Global stream offset of the newest output (for [`Since::After`](super::Since::After)).
@@ -973,7 +1037,16 @@ fn read_buffered(pty: &File, buf: &mut [u8]) -> Ready {
     }
 }
 
-fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
+/// Output a unit test prints to make the reader fail as a bug would.
+#[cfg(test)]
+const DIE_FOR_THE_TEST: &[u8] = b"\x1b]flowdeck-reader-dies\x07";
+
+/// Reads the program's output until the PTY ends; an error is a failure of the session.
+fn read_loop(
+    pty: &File,
+    shared: &Shared,
+    replies: &mpsc::Sender<Input>,
+) -> Result<(), std::io::Error> {
     use rustix::event::{PollFd, PollFlags, poll};
     let mut buf = vec![0u8; READ_BATCH];
     let mut ended = false;
@@ -984,7 +1057,7 @@ fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
         match poll(&mut fds, None) {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
+            Err(e) => return Err(e.into()),
         }
         let (answer, bytes) = {
             let mut live = shared.lock();
@@ -1016,6 +1089,13 @@ fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
                 // The writer took it, or the program is gone.
                 continue;
             }
+            #[cfg(test)]
+            if buf[..filled]
+                .windows(DIE_FOR_THE_TEST.len())
+                .any(|w| w == DIE_FOR_THE_TEST)
+            {
+                panic!("the test asked the reader to die");
+            }
             (live.take(&buf[..filled]), live.bytes)
         };
         if !answer.is_empty() {
@@ -1028,4 +1108,5 @@ fn read_loop(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
     }
     shared.lock().eof = true;
     shared.changed.notify_all();
+    Ok(())
 }

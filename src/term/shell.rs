@@ -256,7 +256,7 @@ async fn run_framed(
             timeout: start_wait,
             typist: None,
         })
-        .await;
+        .await?;
     if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
         return Err(TermError::NotStarted {
             session: session.id().to_string(),
@@ -272,7 +272,7 @@ async fn run_framed(
             timeout: timeout.saturating_sub(started.elapsed()),
             typist: None,
         })
-        .await;
+        .await?;
     let text = session.output_since(from);
     let body_start = text.find(&begin).map(|i| i + begin.len());
     let outcome = match waited.outcome {
