@@ -115,6 +115,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             keep_session: false,
             actor: agent(),
         })
+        .await
         .unwrap();
     let run_id = started.run_id.clone();
     let mut lines = Vec::new();
@@ -291,6 +292,7 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
                         keep_session: false,
                         actor: Actor::Cli,
                     })
+                    .await
                     .unwrap();
                 run.finished().await;
             }
@@ -370,6 +372,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
             keep_session: true,
             actor: Actor::Cli,
         })
+        .await
         .unwrap();
     let session = loop {
         let event = next(&mut events).await;

@@ -234,7 +234,10 @@ async fn values_no_shell_can_hold_are_refused_before_the_run_naming_the_input() 
         ("a\0b", "'MESSAGE' contains a NUL character"),
         (huge.as_str(), "'MESSAGE' is 131072 bytes"),
     ] {
-        match engine.start_run(request("contract", &[("MESSAGE", value)])) {
+        match engine
+            .start_run(request("contract", &[("MESSAGE", value)]))
+            .await
+        {
             Err(EngineError::InvalidParams(message)) => {
                 assert!(message.contains(expected), "{message}")
             }
@@ -391,7 +394,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "waiter.yaml", WAITER);
     let engine = engine_in(dir.path(), 8);
-    let started = engine.start_run(request("waiter", &[])).unwrap();
+    let started = engine.start_run(request("waiter", &[])).await.unwrap();
     let run_id = started.run_id.clone();
     wait_for_prompt(&engine, &run_id).await;
     assert_eq!(
@@ -464,7 +467,7 @@ async fn one_run_per_session_and_a_global_limit() {
     let session = bash_session(&engine).await;
     let mut req = request("waiter", &[]);
     req.session_id = Some(session.session_id.clone());
-    let first = engine.start_run(req.clone()).unwrap();
+    let first = engine.start_run(req.clone()).await.unwrap();
     // Feedback waits for the end of the run.
     assert!(matches!(
         engine.run_feedback(&first.run_id, Some(1.0), None),
@@ -472,7 +475,7 @@ async fn one_run_per_session_and_a_global_limit() {
     ));
     // By name or by id, it is the same session.
     req.session_id = Some(session.name.clone().unwrap_or_default());
-    match engine.start_run(req) {
+    match engine.start_run(req).await {
         Err(EngineError::RunStart(e)) => {
             let message = e.to_string();
             assert!(message.contains(&first.run_id), "{message}");
@@ -485,7 +488,7 @@ async fn one_run_per_session_and_a_global_limit() {
     let mut started = Vec::new();
     let mut refused = 0;
     for _ in 0..10 {
-        match engine.start_run(request("waiter", &[])) {
+        match engine.start_run(request("waiter", &[])).await {
             Ok(run) => started.push(run),
             Err(EngineError::RunStart(_)) => refused += 1,
             Err(other) => panic!("{other:?}"),
@@ -508,7 +511,7 @@ async fn a_run_keeps_the_version_it_started_with() {
     write(dir.path(), "waiter.yaml", WAITER);
     let engine = engine_in(dir.path(), 8);
     let mut changes = engine.subscribe();
-    let started = engine.start_run(request("waiter", &[])).unwrap();
+    let started = engine.start_run(request("waiter", &[])).await.unwrap();
     let run_id = started.run_id.clone();
     wait_for_prompt(&engine, &run_id).await;
     // Edit the manifest on disk mid-run: the prompt's rule now accepts anything, and the
@@ -550,7 +553,7 @@ async fn a_prompt_that_times_out_stops_waiting() {
         "name: impatient\ndescription: Asks briefly.\ninitial_state: ask\nstates:\n  ask:\n    timeout_seconds: 0.2\n    action: { tool: prompt, params: { prompt: Quick? } }\n    transitions: [{ condition: timeout, next_state: work }]\n  work:\n    action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } }\n",
     );
     let engine = engine_in(dir.path(), 8);
-    let started = engine.start_run(request("impatient", &[])).unwrap();
+    let started = engine.start_run(request("impatient", &[])).await.unwrap();
     let run_id = started.run_id.clone();
     wait_for_state(&engine, &run_id, "work").await;
     let status = engine.run_status(&run_id).unwrap();
@@ -575,7 +578,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
     let engine = engine_in(dir.path(), 8);
     let mut req = request("sleeper", &[]);
     req.keep_session = true;
-    let started = engine.start_run(req).unwrap();
+    let started = engine.start_run(req).await.unwrap();
     let run_id = started.run_id.clone();
     let mut cursor = 0;
     while cursor < 2 {
@@ -594,7 +597,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
         .unwrap()
         .pid as i32;
     // Wait until `sleep` holds the terminal.
-    common::wait_until(Duration::from_secs(30), "sleep in the session", || {
+    common::poll_until(Duration::from_secs(30), "sleep in the session", || {
         let sleeping = std::fs::read_dir("/proc").unwrap().any(|e| {
             let pid = e.unwrap().file_name();
             let pid = pid.to_str().and_then(|p| p.parse::<i32>().ok());
@@ -606,7 +609,8 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
                 })
         });
         sleeping.then_some(())
-    });
+    })
+    .await;
     engine.cancel_run(&run_id).await.unwrap();
     assert_final(&started.finished().await, FinalState::Canceled);
     // The session stays (keep_session), and its shell is back at its prompt: sleep is gone.

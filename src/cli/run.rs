@@ -85,13 +85,15 @@ async fn follow(
     let mut events = engine.subscribe();
     let mut input = StdinLines::new();
     // Followed: should this command stop following before the end, the run is cancelled.
-    let started = engine.follow_run(RunRequest {
-        workflow: WorkflowSource::Name(args.name.clone()),
-        session_id: None,
-        inputs,
-        keep_session: args.keep_session,
-        actor: Actor::Cli,
-    })?;
+    let started = engine
+        .follow_run(RunRequest {
+            workflow: WorkflowSource::Name(args.name.clone()),
+            session_id: None,
+            inputs,
+            keep_session: args.keep_session,
+            actor: Actor::Cli,
+        })
+        .await?;
     let run_id = started.run_id().to_string();
     let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
     let finished = started.finished();

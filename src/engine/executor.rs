@@ -147,7 +147,7 @@ pub(super) async fn execute(
     };
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
-    exec.withdraw_question("the run ended");
+    exec.withdraw_question("the run ended").await;
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),
         Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
@@ -176,6 +176,8 @@ pub(super) async fn execute(
         return_values: return_values.clone(),
         duration_ms,
     });
+    // Written, and the journal's lock let go, before anyone hears the run has ended.
+    exec.journal.finish().await;
     let finished_at = now();
     // Under a lock file shared with other flowdeck processes: off the async runtime.
     let recorder = engine.clone();
@@ -205,7 +207,7 @@ pub(super) async fn execute(
         started_at: plan.started_at,
         finished_at,
         duration_ms,
-        journal_error: exec.journal.failure().map(str::to_string),
+        journal_error: exec.journal.failure(),
     };
     (result, Some(last))
 }
@@ -352,7 +354,8 @@ impl Exec<'_> {
             phase: "arguments".into(),
             valid,
             detail,
-        });
+        })
+        .await;
         let inputs = resolved.map_err(|problems| {
             Stop::new(FinalState::ValidationFailed, problems.message(self.wf))
         })?;
@@ -461,7 +464,8 @@ impl Exec<'_> {
             phase: "return_values".into(),
             valid: checked.is_ok(),
             detail,
-        });
+        })
+        .await;
         checked.map_err(|missing| {
             let expected: Vec<&str> = self.wf.return_values.keys().map(String::as_str).collect();
             Stop::new(
@@ -512,7 +516,8 @@ impl Exec<'_> {
                 state: current.clone(),
                 tool: tool.into(),
                 params: params.clone(),
-            });
+            })
+            .await;
             let clock = Instant::now();
             let skip = match &state.when {
                 Some(guard) => !guard.evaluate(&self.vars).map_err(|e| {
@@ -549,7 +554,8 @@ impl Exec<'_> {
                 elapsed_ms,
                 output: shorten(&acted.outcome.observed, JOURNAL_OUTPUT),
                 error: acted.error.clone(),
-            });
+            })
+            .await;
             let taken = transition::next_state(state, &acted.outcome, &self.vars)
                 .map_err(|e| Stop::new(FinalState::Error, format!("state `{current}`: {e}")))?;
             let to = taken.as_ref().map(|t| t.next_state.clone());
@@ -565,7 +571,8 @@ impl Exec<'_> {
                 from: current.clone(),
                 to: to.clone(),
                 condition: taken.as_ref().map(|t| t.condition.clone()),
-            });
+            })
+            .await;
             match to {
                 Some(next) => current = next,
                 None => return Ok(()),
@@ -586,7 +593,8 @@ impl Exec<'_> {
                 match bounded {
                     Ok(acted) => acted,
                     Err(_) => {
-                        self.withdraw_question("the state's timeout_seconds ran out");
+                        self.withdraw_question("the state's timeout_seconds ran out")
+                            .await;
                         Acted {
                             outcome: StepOutcome {
                                 status: Status::Timeout,
@@ -755,13 +763,14 @@ impl Exec<'_> {
         self.record(RunEvent::WaitingForInput {
             state: state_name.to_string(),
             prompt: question.to_string(),
-        });
+        })
+        .await;
         // Whether the answer comes or the wait is dropped (the state's timeout, a cancel), the
         // run stops waiting: the guard withdraws the question either way.
         let _withdraw = Withdraw(self.run);
         let answer = rx.await.ok();
         if answer.is_none() {
-            self.withdraw_question("the run stopped waiting");
+            self.withdraw_question("the run stopped waiting").await;
         } else {
             self.asking = None;
         }
@@ -770,29 +779,32 @@ impl Exec<'_> {
 
     /// Records that a question which was waiting is not any more (its state timed out, the
     /// run was cancelled), so that whoever shows it takes it down.
-    fn withdraw_question(&mut self, reason: &str) {
+    async fn withdraw_question(&mut self, reason: &str) {
         if let Some(state) = self.asking.take() {
             self.record(RunEvent::PromptWithdrawn {
                 state,
                 reason: reason.to_string(),
-            });
+            })
+            .await;
         }
     }
 
     /// Journals an event of the run and publishes the line as written (secrets masked), once
-    /// the run's status shows it.
-    fn record(&mut self, body: RunEvent) -> u64 {
+    /// it is on disk and the run's status shows it.
+    async fn record(&mut self, body: RunEvent) -> u64 {
         let line = self.journal.append(body);
-        self.run.update(|s| s.last_event = line.seq);
-        self.engine.publish(
-            self.actor(),
-            Change::Run {
-                run_id: self.run.run_id.clone(),
-                journal_seq: line.seq,
-                line: line.body,
-            },
-        );
-        line.seq
+        let seq = line.seq;
+        // Announced however this ends: a step cancelled while its line is being written
+        // (its state's timeout) still leaves one event for the one line.
+        let announce = Announce {
+            engine: self.engine,
+            run: self.run,
+            actor: self.actor(),
+            line: Some(line),
+        };
+        self.journal.written().await;
+        drop(announce);
+        seq
     }
 
     async fn prompt(
@@ -826,7 +838,8 @@ impl Exec<'_> {
             state: state_name.to_string(),
             valid: outcome.valid,
             issues: outcome.issues.clone(),
-        });
+        })
+        .await;
         if outcome.valid
             && let Some(name) = &p.store_as
         {
@@ -961,4 +974,29 @@ fn shorten(text: &str, max: usize) -> String {
         start += 1;
     }
     format!("[...{} bytes cut...]{}", start, &text[start..])
+}
+
+/// Publishes a run's journal line when dropped: once it is written, or when the step that
+/// wrote it is cancelled (the writing thread writes it all the same).
+struct Announce<'a> {
+    engine: &'a Engine,
+    run: &'a ActiveRun,
+    actor: Actor,
+    line: Option<JournalEvent>,
+}
+
+impl Drop for Announce<'_> {
+    fn drop(&mut self) {
+        if let Some(line) = self.line.take() {
+            self.run.update(|s| s.last_event = line.seq);
+            self.engine.publish(
+                self.actor.clone(),
+                Change::Run {
+                    run_id: self.run.run_id.clone(),
+                    journal_seq: line.seq,
+                    line: line.body,
+                },
+            );
+        }
+    }
 }

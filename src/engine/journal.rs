@@ -3,8 +3,9 @@
 //! torn last line (a crash mid-write) is skipped when read.
 
 use super::events::Actor;
+pub use super::journal_writer::JournalWriter;
+use super::journal_writer::live_marker;
 use super::result::FinalState;
-use super::secrets::Secrets;
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -101,87 +102,6 @@ pub enum RunEvent {
 /// The current time as journal timestamps write it.
 pub fn now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
-}
-
-/// Appends one run's events. While it lives it holds an exclusive lock on the journal file
-/// and an in-flight marker (`<run_id>.live`) beside it: the lock goes with the process however
-/// it ends, so a marker whose journal can be locked by someone else belongs to a run whose
-/// flowdeck died (see [`Journal::recover_interrupted`]).
-#[derive(Debug)]
-pub struct JournalWriter {
-    file: Option<File>,
-    path: PathBuf,
-    seq: u64,
-    /// Masked in every line from the moment they are known.
-    secrets: Secrets,
-    /// Why the journal is not (or no longer) being written, if it is not.
-    failure: Option<String>,
-}
-
-/// The in-flight marker of a journal.
-fn live_marker(journal: &Path) -> PathBuf {
-    journal.with_extension("live")
-}
-
-impl JournalWriter {
-    /// Appends an event and returns its sequence number. A failed write is logged and the run
-    /// goes on: losing history is better than failing the work.
-    /// Appends an event, secrets masked, and returns it as written (for the event stream).
-    /// A failed write is logged and recorded, and the run goes on: losing history is better
-    /// than failing the work.
-    pub fn append(&mut self, body: RunEvent) -> JournalEvent {
-        self.seq += 1;
-        let mut event = JournalEvent {
-            seq: self.seq,
-            at: now(),
-            body,
-        };
-        if !self.secrets.is_empty()
-            && let Ok(mut value) = serde_json::to_value(&event)
-        {
-            self.secrets.redact_value(&mut value);
-            if let Ok(redacted) = serde_json::from_value(value) {
-                event = redacted;
-            }
-        }
-        if let Some(file) = &mut self.file {
-            match serde_json::to_string(&event) {
-                Ok(mut line) => {
-                    line.push('\n');
-                    // One write per line: a crash leaves at most the last line torn.
-                    if let Err(e) = file.write_all(line.as_bytes()) {
-                        tracing::warn!("journal {}: {e}", self.path.display());
-                        if self.failure.is_none() {
-                            self.failure = Some(format!(
-                                "the run journal {} could not be written: {e}",
-                                self.path.display()
-                            ));
-                        }
-                    }
-                    if matches!(event.body, RunEvent::RunFinished { .. }) {
-                        let _ = fs::remove_file(live_marker(&self.path));
-                    }
-                }
-                Err(e) => tracing::warn!("journal event: {e}"),
-            }
-        }
-        event
-    }
-
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// The run's secrets, masked in every line appended from now on.
-    pub fn set_secrets(&mut self, secrets: Secrets) {
-        self.secrets = secrets;
-    }
-
-    /// Why the journal was not (fully) written, if it was not: the run goes on, and its result
-    /// says so.
-    pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
-    }
 }
 
 /// A run as the history lists it.
@@ -325,50 +245,43 @@ impl Journal {
     /// writer only counts.
     pub fn create(&self, run_id: &str) -> JournalWriter {
         let path = self.path(run_id);
-        let file = fs::create_dir_all(&self.dir).and_then(|()| {
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                // What ran, with what inputs and output: the owner's business only.
-                .mode(0o600)
-                .open(&path)
-        });
-        let mut failure = None;
-        let file = match file {
-            Ok(file) => {
-                // Held until the writer is dropped, which is after the run's last event. The
-                // marker is made only under the lock: a marker whose journal is unlocked means
-                // a dead run.
-                // Blocking: readers probe the lock for an instant (see `Journal::is_owned`).
+        let (dir, file_path, id) = (self.dir.clone(), path.clone(), run_id.to_string());
+        JournalWriter::start(
+            path,
+            0,
+            Box::new(move || {
+                let file = fs::create_dir_all(&dir)
+                    .and_then(|()| {
+                        OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            // What ran, with what inputs and output: the owner's business only.
+                            .mode(0o600)
+                            .open(&file_path)
+                    })
+                    .map_err(|e| {
+                        format!(
+                            "the run journal {} could not be created: {e}",
+                            file_path.display()
+                        )
+                    })?;
+                // Held until the writer is done, after the run's last event. The marker is
+                // made only under the lock: a marker whose journal is unlocked means a dead
+                // run. Blocking: readers probe the lock for an instant (`Journal::is_owned`).
                 match file.lock() {
                     Ok(()) => {
-                        if let Err(e) = File::create(live_marker(&path)) {
-                            tracing::warn!("cannot mark run {run_id} as in flight: {e}");
+                        if let Err(e) = File::create(live_marker(&file_path)) {
+                            tracing::warn!("cannot mark run {id} as in flight: {e}");
                         }
                     }
                     Err(e) => tracing::warn!(
                         "cannot lock the run journal {}: {e}; if flowdeck is killed, the run will not be marked interrupted",
-                        path.display()
+                        file_path.display()
                     ),
                 }
-                Some(file)
-            }
-            Err(e) => {
-                tracing::warn!("cannot write the run journal {}: {e}", path.display());
-                failure = Some(format!(
-                    "the run journal {} could not be created: {e}",
-                    path.display()
-                ));
-                None
-            }
-        };
-        JournalWriter {
-            file,
-            path,
-            seq: 0,
-            secrets: Secrets::default(),
-            failure,
-        }
+                Ok(file)
+            }),
+        )
     }
 
     /// Goes on writing a run's journal after its writer was lost (the executor panicked):
@@ -380,34 +293,29 @@ impl Journal {
             .ok()
             .and_then(|events| events.last().map(|e| e.seq))
             .unwrap_or(0);
-        let file = OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .and_then(|file| {
-                file.lock()?;
-                Ok(file)
-            });
-        let (file, failure) = match file {
-            // After a torn line the next one must start on a line of its own.
-            Ok(mut file) => {
-                let _ = file.write_all(b"\n");
-                (Some(file), None)
-            }
-            Err(e) => (
-                None,
-                Some(format!(
-                    "the run journal {} could not be reopened: {e}",
-                    path.display()
-                )),
-            ),
-        };
-        JournalWriter {
-            file,
+        let file_path = path.clone();
+        JournalWriter::start(
             path,
             seq,
-            secrets: Secrets::default(),
-            failure,
-        }
+            Box::new(move || {
+                let reopened =
+                    OpenOptions::new()
+                        .append(true)
+                        .open(&file_path)
+                        .and_then(|mut file| {
+                            file.lock()?;
+                            // After a torn line the next one must start on a line of its own.
+                            file.write_all(b"\n")?;
+                            Ok(file)
+                        });
+                reopened.map_err(|e| {
+                    format!(
+                        "the run journal {} could not be reopened: {e}",
+                        file_path.display()
+                    )
+                })
+            }),
+        )
     }
 
     /// Whether a run has a journal with a readable start (one without is damaged: no tool
@@ -751,7 +659,7 @@ mod tests {
             inputs: IndexMap::new(),
             actor: None,
         });
-        drop(w);
+        w.finish_blocking();
         let path = dir.path().join("runs").join(format!("{id}.jsonl"));
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"{\"seq\":2,\"at\":\"x\",\"type\":\"run_fin")
@@ -794,6 +702,7 @@ mod tests {
                 params: Value::Null,
             });
         }
+        w.written_blocking();
         (id, w)
     }
 
@@ -803,12 +712,12 @@ mod tests {
         let runs = dir.path().join("runs");
         let journal = Journal::new(runs.clone());
         // Running: its writer holds the lock.
-        let (running, writer) = started(&journal, "demo");
+        let (running, mut writer) = started(&journal, "demo");
         assert!(journal.is_owned(&running));
         let summary = journal.summary(&running).unwrap();
         assert_eq!(summary.final_state, None);
         // Cut off: the same, once nobody writes it.
-        drop(writer);
+        writer.finish_blocking();
         assert!(!journal.is_owned(&running));
         let summary = journal.summary(&running).unwrap();
         assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
@@ -849,8 +758,8 @@ mod tests {
     fn recovery_ends_dead_runs_and_leaves_live_ones() {
         let dir = tempfile::tempdir().unwrap();
         let journal = Journal::new(dir.path().join("runs"));
-        let (dead, writer) = started(&journal, "demo");
-        drop(writer);
+        let (dead, mut writer) = started(&journal, "demo");
+        writer.finish_blocking();
         let (live, _writer) = started(&journal, "demo");
         assert_eq!(journal.recover_interrupted(), vec![dead.clone()]);
         let events = journal.read(&dead, 0, 100).unwrap();
@@ -877,21 +786,27 @@ mod tests {
         // `runs` is a file: the journal cannot even be created.
         fs::write(dir.path().join("runs"), b"").unwrap();
         let journal = Journal::new(dir.path().join("runs"));
-        let w = journal.create(&new_run_id(Utc::now()));
+        let mut w = journal.create(&new_run_id(Utc::now()));
+        w.finish_blocking();
         assert!(w.failure().unwrap().contains("could not be created"));
         // A full disk mid-run.
-        let mut w = JournalWriter {
-            file: Some(OpenOptions::new().append(true).open("/dev/full").unwrap()),
-            path: PathBuf::from("/dev/full"),
-            seq: 0,
-            secrets: Secrets::default(),
-            failure: None,
-        };
+        let mut w = JournalWriter::start(
+            PathBuf::from("/dev/full"),
+            0,
+            Box::new(|| {
+                OpenOptions::new()
+                    .append(true)
+                    .open("/dev/full")
+                    .map_err(|e| e.to_string())
+            }),
+        );
+        w.written_blocking();
         assert!(w.failure().is_none());
         w.append(RunEvent::Feedback {
             score: None,
             text: None,
         });
+        w.finish_blocking();
         assert!(
             w.failure().unwrap().contains("could not be written"),
             "{:?}",

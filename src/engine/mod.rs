@@ -16,6 +16,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod journal;
+mod journal_writer;
 pub mod meta;
 pub mod result;
 pub mod runs;

@@ -179,7 +179,10 @@ impl Engine {
     /// Starts a run. A workflow that does not exist or was never valid ends at once with
     /// `workflow_not_found` / `definition_invalid`; a busy session or the run limit is an
     /// error.
-    pub fn start_run(self: &Arc<Self>, request: RunRequest) -> Result<StartedRun, EngineError> {
+    pub async fn start_run(
+        self: &Arc<Self>,
+        request: RunRequest,
+    ) -> Result<StartedRun, EngineError> {
         // Values no shell can hold are refused before anything starts, naming the input.
         for (name, value) in &request.inputs {
             if let Some(problem) = contract::env_value_problem(name, value) {
@@ -198,14 +201,16 @@ impl Engine {
         let (workflow, version) = match resolved {
             Ok(found) => found,
             Err((final_state, error)) => {
-                return Ok(self.ended_before_start(
-                    &run_id,
-                    &requested_name,
-                    &request,
-                    final_state,
-                    error,
-                    started_at,
-                ));
+                return Ok(self
+                    .ended_before_start(
+                        &run_id,
+                        &requested_name,
+                        &request,
+                        final_state,
+                        error,
+                        started_at,
+                    )
+                    .await);
             }
         };
         // An unknown session is the caller's mistake, reported before anything runs; a name
@@ -263,21 +268,23 @@ impl Engine {
                     }
                     Err(e) => {
                         self.runs().discard(&run_id);
-                        return Ok(self.ended_before_start(
-                            &run_id,
-                            &workflow.name,
-                            &request,
-                            FinalState::Error,
-                            format!("cannot open a terminal for the run: {e}"),
-                            started_at,
-                        ));
+                        return Ok(self
+                            .ended_before_start(
+                                &run_id,
+                                &workflow.name,
+                                &request,
+                                FinalState::Error,
+                                format!("cannot open a terminal for the run: {e}"),
+                                started_at,
+                            )
+                            .await);
                     }
                 }
             }
         };
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(&run_id);
-        let line = writer.append(RunEvent::RunStarted {
+        let first = writer.append(RunEvent::RunStarted {
             run_id: run_id.clone(),
             workflow: workflow.name.clone(),
             version: version.clone(),
@@ -285,8 +292,6 @@ impl Engine {
             inputs: super::contract::masked(&workflow, &request.inputs),
             actor: Some(request.actor.clone()),
         });
-        run.update(|s| s.last_event = line.seq);
-        self.publish_run_line(&request.actor, &run_id, line);
         // Closed here if the executor dies before it can close it itself.
         let owned_session = match &session {
             SessionChoice::Opened { id, keep: false } => Some(id.clone()),
@@ -303,7 +308,13 @@ impl Engine {
         let receiver = run.status.subscribe();
         let engine = self.clone();
         let actor = request.actor;
+        let (announced, is_announced) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
+            // Announced once written, so that whoever hears of it can read it.
+            writer.written().await;
+            run.update(|s| s.last_event = first.seq);
+            engine.publish_run_line(&actor, &run.run_id, first);
+            let _ = announced.send(());
             // The executor runs in a task of its own: a panic in it ends the run as an error
             // (its slot and session freed) instead of leaving it running forever.
             let work = tokio::spawn(executor::execute(engine.clone(), run.clone(), plan, writer));
@@ -316,6 +327,9 @@ impl Engine {
                 engine.publish_run_line(&actor, &run.run_id, line);
             }
         });
+        // The caller learns of the run once its start is in the history (a caller that stops
+        // waiting here does not stop the run: the task goes on).
+        let _ = is_announced.await;
         Ok(StartedRun {
             run_id,
             status: receiver,
@@ -361,6 +375,7 @@ impl Engine {
             return_values: IndexMap::new(),
             duration_ms: 0.0,
         });
+        writer.finish().await;
         let at = journal::now();
         let result = RunResult {
             success: false,
@@ -380,16 +395,19 @@ impl Engine {
             started_at: status.started_at,
             finished_at: at,
             duration_ms: 0.0,
-            journal_error: writer.failure().map(str::to_string),
+            journal_error: writer.failure(),
         };
         (result, Some(last))
     }
 
     /// Starts a run that the caller follows to its end: dropping it before the end cancels
     /// the run.
-    pub fn follow_run(self: &Arc<Self>, request: RunRequest) -> Result<FollowedRun, EngineError> {
+    pub async fn follow_run(
+        self: &Arc<Self>,
+        request: RunRequest,
+    ) -> Result<FollowedRun, EngineError> {
         Ok(FollowedRun {
-            started: self.start_run(request)?,
+            started: self.start_run(request).await?,
             engine: self.clone(),
             armed: true,
         })
@@ -397,7 +415,7 @@ impl Engine {
 
     /// Starts a run and waits for its result.
     pub async fn run(self: &Arc<Self>, request: RunRequest) -> Result<RunResult, EngineError> {
-        Ok(self.start_run(request)?.finished().await)
+        Ok(self.start_run(request).await?.finished().await)
     }
 
     /// The names of a workflow's secret inputs (and secret return values), for whoever writes
@@ -469,7 +487,7 @@ impl Engine {
         }
     }
 
-    fn ended_before_start(
+    async fn ended_before_start(
         &self,
         run_id: &str,
         name: &str,
@@ -496,6 +514,7 @@ impl Engine {
             return_values: IndexMap::new(),
             duration_ms: 0.0,
         });
+        writer.finish().await;
         let seq = last.seq;
         let result = RunResult {
             success: false,
@@ -515,7 +534,7 @@ impl Engine {
             started_at: started_at.clone(),
             finished_at: journal::now(),
             duration_ms: 0.0,
-            journal_error: writer.failure().map(str::to_string),
+            journal_error: writer.failure(),
         };
         let status = RunStatus {
             run_id: run_id.to_string(),
@@ -777,7 +796,7 @@ mod tests {
         assert!(error.contains("a bug, injected by a test"), "{error}");
         // Its session is closed and its slot free: the next run (limit 1) starts.
         assert!(engine.terminals().is_empty());
-        let again = engine.start_run(request()).expect("the slot is free");
+        let again = engine.start_run(request()).await.expect("the slot is free");
         let events = engine
             .run_events(&result.run_id, 0, 100, Duration::ZERO)
             .await

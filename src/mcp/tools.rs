@@ -776,7 +776,7 @@ pub async fn run(
     cx: &CallContext,
 ) -> Result<JsonObject, ToolError> {
     if !wait {
-        let started = engine.start_run(request)?;
+        let started = engine.start_run(request).await?;
         return ok(RunOutcome::Started(RunStarted {
             status: started.status(),
             run_id: started.run_id,
@@ -784,7 +784,7 @@ pub async fn run(
     }
     let mut events = engine.subscribe();
     // Followed: if this call goes away before the end, the run is cancelled.
-    let followed = engine.follow_run(request)?;
+    let followed = engine.follow_run(request).await?;
     let run_id = followed.run_id().to_string();
     let finished = followed.finished();
     tokio::pin!(finished);

@@ -129,3 +129,21 @@ pub fn test_engine(
     )
     .unwrap()
 }
+
+/// [`wait_until`] for async tests: polls without holding up the runtime that what it waits
+/// for may run on.
+pub async fn poll_until<T>(
+    deadline: Duration,
+    what: &str,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    within(deadline, what, async {
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+}
