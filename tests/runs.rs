@@ -447,15 +447,16 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     assert_eq!(kinds.last().map(String::as_str), Some("run_finished"));
     assert_eq!(kinds.iter().filter(|k| *k == "answered").count(), 2);
     assert!(matches!(
-        engine.run_feedback(&run_id, None, Some("  ".into())),
+        engine.run_feedback(&run_id, None, Some("  ".into())).await,
         Err(EngineError::InvalidParams(_))
     ));
     engine
         .run_feedback(&run_id, Some(0.5), Some("cancelled on purpose".into()))
+        .await
         .unwrap();
     let listed = engine.run_list(Some("waiter"), 10);
     assert_eq!(listed.runs[0].feedback.len(), 1);
-    assert_eq!(engine.purge_history(Some("waiter")).removed, 1);
+    assert_eq!(engine.purge_history(Some("waiter")).await.removed, 1);
     assert!(engine.run_list(Some("waiter"), 10).runs.is_empty());
 }
 
@@ -470,7 +471,7 @@ async fn one_run_per_session_and_a_global_limit() {
     let first = engine.start_run(req.clone()).await.unwrap();
     // Feedback waits for the end of the run.
     assert!(matches!(
-        engine.run_feedback(&first.run_id, Some(1.0), None),
+        engine.run_feedback(&first.run_id, Some(1.0), None).await,
         Err(EngineError::InvalidParams(_))
     ));
     // By name or by id, it is the same session.

@@ -541,7 +541,7 @@ fn written_files_get_the_usual_modes_and_the_state_folder_is_owner_only() {
 /// Waits for a change to `file`, returning how long it took. The bound is generous because CI
 /// machines are shared; the latency itself is measured by `cargo bench --bench watch`.
 fn wait_for(
-    rx: &std::sync::mpsc::Receiver<flowdeck::store::Change>,
+    rx: &flowdeck::store::Subscription,
     file: &str,
     kind: ChangeKind,
     since: Instant,

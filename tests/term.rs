@@ -5,8 +5,8 @@
 use flowdeck::term::processes::{self, proc_info};
 use flowdeck::term::shell::{self, CommandOutcome};
 use flowdeck::term::{
-    AwaitResult, AwaitSpec, Content, KeyPress, Named, OpenOptions, Outcome, Program, Session,
-    Since, Size, TermConfig, TermError, Terminals,
+    AwaitResult, AwaitSpec, Content, KeyPress, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Named,
+    OpenOptions, Outcome, Program, Session, Since, Size, TermConfig, TermError, Terminals,
 };
 use regex::Regex;
 use std::sync::Arc;
@@ -900,4 +900,40 @@ async fn children_get_the_pty_and_nothing_else_of_flowdeck() {
     let marker = format!("FLOWDECK_SESSION={}", s.marker());
     assert!(environ.split(|&b| b == 0).any(|e| e == marker.as_bytes()));
     t.close(s.id()).await.unwrap();
+}
+
+/// A program that reads nothing: the session holds at most `MAX_QUEUED_INPUT` bytes of input
+/// for it, and refuses more with a retryable error instead of keeping it without bound.
+#[tokio::test]
+async fn input_a_program_never_reads_is_bounded() {
+    let t = terminals();
+    let s = t
+        .open(OpenOptions {
+            // Raw mode: the terminal keeps what it cannot pass on, and writes to it block.
+            program: Program::Command(vec![
+                "bash".into(),
+                "-c".into(),
+                "stty raw -echo; echo READY; exec sleep 300".into(),
+            ]),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    let r = s
+        .await_output(common::spec("READY", Since::All, LONG))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    let chunk = "x".repeat(MAX_INPUT_BYTES);
+    for i in 0..MAX_QUEUED_INPUT / MAX_INPUT_BYTES {
+        s.send_text(&chunk, "test")
+            .unwrap_or_else(|e| panic!("input {i} within the limit: {e}"));
+    }
+    match s.send_text(&chunk, "test") {
+        Err(TermError::InputQueueFull { queued, max, .. }) => {
+            assert_eq!(max, MAX_QUEUED_INPUT);
+            assert!(queued + MAX_INPUT_BYTES > max, "{queued}");
+        }
+        other => panic!("expected a full input queue, got {other:?}"),
+    }
+    t.close_all().await;
 }

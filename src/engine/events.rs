@@ -96,6 +96,12 @@ pub enum Change {
         name: String,
         file_name: String,
     },
+    /// Workflow changes came faster than they could be told one by one and `missed` of
+    /// them were not: read the workflow list again (a snapshot) rather than trust a view
+    /// built from events.
+    WorkflowsResync {
+        missed: u64,
+    },
     /// A terminal session was opened: what runs in it, its size, who opened it.
     SessionOpened {
         session: SessionInfo,

@@ -133,7 +133,13 @@ impl Engine {
         let spawned = std::thread::Builder::new()
             .name("engine-store-events".into())
             .spawn(move || {
-                for change in changes {
+                while let Some(change) = changes.recv() {
+                    let missed = changes.missed();
+                    if missed > 0 {
+                        // Changes came faster than this thread took them: front ends are
+                        // told to read the list again rather than trust their view.
+                        events.publish(Actor::System, Change::WorkflowsResync { missed });
+                    }
                     let (name, file_name, version) =
                         (change.name, change.file_name, change.version);
                     let change = match change.kind {

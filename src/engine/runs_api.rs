@@ -700,8 +700,21 @@ impl Engine {
             .map_err(|_| EngineError::NoPrompt(run_id.to_string()))
     }
 
-    /// Records feedback on a run: a score, a text, or both (not neither).
-    pub fn run_feedback(
+    /// Records feedback on a run: a score, a text, or both (not neither). The journal is
+    /// read and appended off the async runtime.
+    pub async fn run_feedback(
+        self: &Arc<Self>,
+        run_id: &str,
+        score: Option<f64>,
+        text: Option<String>,
+    ) -> Result<FeedbackRecorded, EngineError> {
+        let (engine, run_id) = (self.clone(), run_id.to_string());
+        tokio::task::spawn_blocking(move || engine.record_feedback(&run_id, score, text))
+            .await
+            .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))?
+    }
+
+    fn record_feedback(
         &self,
         run_id: &str,
         score: Option<f64>,
@@ -746,7 +759,21 @@ impl Engine {
     }
 
     /// Deletes the history of one workflow's runs, or of all; runs in progress are kept.
-    pub fn purge_history(&self, workflow: Option<&str>) -> Purged {
+    /// The files go off the async runtime.
+    pub async fn purge_history(self: &Arc<Self>, workflow: Option<&str>) -> Purged {
+        let (engine, workflow) = (self.clone(), workflow.map(str::to_string));
+        let purged =
+            tokio::task::spawn_blocking(move || engine.purge_files(workflow.as_deref())).await;
+        purged.unwrap_or_else(|e| {
+            tracing::warn!("purging the run history failed: {e}");
+            Purged {
+                removed: 0,
+                kept_active: self.runs().active_ids().len(),
+            }
+        })
+    }
+
+    fn purge_files(&self, workflow: Option<&str>) -> Purged {
         let active = self.runs().active_ids();
         let removed = self.journal().purge(workflow, &active);
         self.metadata().forget(workflow);

@@ -166,6 +166,11 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::Exited { session, .. } => ToolError::new("SESSION_EXITED", -32005, "execution", message)
             .with("session_id", session)
             .suggest("Read its last screen with get_screen_content, then close it with exit_terminal."),
+        TermError::InputQueueFull { session, max, .. } => ToolError::new("SESSION_BUSY", -32005, "conflict", message)
+            .with("session_id", session)
+            .with("limit", max)
+            .retryable()
+            .suggest("The program is not reading its input: check its screen with get_screen_content, then retry."),
         TermError::Failed { session, .. } => ToolError::new("SESSION_FAILED", -32005, "execution", message)
             .with("session_id", session)
             .suggest("Close it with exit_terminal and open a new session."),

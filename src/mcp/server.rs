@@ -585,25 +585,42 @@ impl ServerHandler for FlowdeckServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                event = events.recv() => match event {
-                    Ok(event) if event.workflow().is_some() => {
-                        let name = event.workflow().unwrap_or_default().to_string();
-                        let sink = context.sink();
-                        if context.accepted().tools_list_changed == Some(true) {
-                            let _ = sink.notify_tool_list_changed().await;
-                        }
-                        if context.accepted().resources_list_changed == Some(true) {
-                            let _ = sink.notify_resource_list_changed().await;
-                        }
-                        for uri in [format!("{}{name}", resources::WORKFLOW_PREFIX), resources::WORKFLOWS.to_string()] {
-                            if subscribed.contains(&uri) {
-                                let _ = sink.notify_resource_updated(uri).await;
+                event = events.recv() => {
+                    // Which workflow changed: one by name, or any of them when changes were
+                    // missed (this listener lagged, or the engine asks for a resync).
+                    let touched = match event {
+                        Ok(event) => match (&event.change, event.workflow()) {
+                            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
+                            (_, Some(name)) => Some(Some(name.to_string())),
+                            (_, None) => None,
+                        },
+                        Err(RecvError::Lagged(_)) => Some(None),
+                        Err(RecvError::Closed) => return Ok(()),
+                    };
+                    let Some(name) = touched else { continue };
+                    let sink = context.sink();
+                    if context.accepted().tools_list_changed == Some(true) {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    if context.accepted().resources_list_changed == Some(true) {
+                        let _ = sink.notify_resource_list_changed().await;
+                    }
+                    for uri in &subscribed {
+                        let about_it = match &name {
+                            Some(name) => {
+                                *uri == format!("{}{name}", resources::WORKFLOW_PREFIX)
+                                    || uri == resources::WORKFLOWS
                             }
+                            None => {
+                                uri.starts_with(resources::WORKFLOW_PREFIX)
+                                    || uri == resources::WORKFLOWS
+                            }
+                        };
+                        if about_it {
+                            let _ = sink.notify_resource_updated(uri.clone()).await;
                         }
                     }
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return Ok(()),
-                },
+                }
             }
         }
     }

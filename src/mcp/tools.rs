@@ -711,11 +711,11 @@ pub async fn call(
             .await?),
         "run_feedback" => {
             let a: FeedbackArgs = parse(name, args)?;
-            ok(e.run_feedback(&a.run_id, a.score, a.text)?)
+            ok(e.run_feedback(&a.run_id, a.score, a.text).await?)
         }
-        "workflow_purge_history" => {
-            ok(e.purge_history(parse::<PurgeArgs>(name, args)?.workflow_name.as_deref()))
-        }
+        "workflow_purge_history" => ok(e
+            .purge_history(parse::<PurgeArgs>(name, args)?.workflow_name.as_deref())
+            .await),
         "workflow_next" => {
             let a: NextArgs = parse(name, args)?;
             let answer = match (a.run_id.as_deref(), a.answer) {

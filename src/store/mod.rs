@@ -12,6 +12,7 @@ pub mod files;
 mod read;
 mod rename;
 pub mod state_dir;
+mod subscription;
 mod watch;
 mod write;
 
@@ -20,13 +21,13 @@ pub use entry::{Entry, LastGood, Status, Validated};
 pub use error::StoreError;
 pub use files::{META_DIR, content_version, is_manifest_name, write_atomic};
 pub use read::{Contents, FileKind, FileRead, ReadError, read_manifest};
+pub use subscription::Subscription;
 pub use watch::Watcher;
 
 use crate::workflow::{Format, Workflow};
 use rayon::prelude::*;
 use state_dir::StateLock;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// What a save, rename or delete did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -62,7 +63,7 @@ pub struct Store {
     /// after a newer one. Files are read and checked under this lock only, never under the
     /// catalog's, so that readers of the catalog never wait for the disk.
     scan_lock: Mutex<()>,
-    subscribers: Mutex<Vec<Sender<Change>>>,
+    subscribers: Mutex<Vec<subscription::Subscriber>>,
 }
 
 /// A write in progress: this process's lock, then every process's.
@@ -132,14 +133,15 @@ impl Store {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A stream of every change from now on. Dropping the receiver unsubscribes.
-    pub fn subscribe(&self) -> Receiver<Change> {
-        let (tx, rx) = channel();
+    /// A stream of every change from now on, bounded (subscription.rs). Dropping it
+    /// unsubscribes.
+    pub fn subscribe(&self) -> Subscription {
+        let (subscriber, subscription) = subscription::pair();
         self.subscribers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(tx);
-        rx
+            .push(subscriber);
+        subscription
     }
 
     fn publish(&self, changes: Vec<Change>) {
@@ -150,7 +152,7 @@ impl Store {
             .subscribers
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        subscribers.retain(|tx| changes.iter().all(|c| tx.send(c.clone()).is_ok()));
+        subscribers.retain(|subscriber| changes.iter().all(|c| subscriber.send(c)));
     }
 
     /// flowdeck's own state folder, `DIR/.flowdeck/`, created on first use, owner-only, with

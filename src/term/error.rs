@@ -28,6 +28,14 @@ pub enum TermError {
     )]
     Exited { session: String, status: String },
     #[error(
+        "terminal session `{session}` holds {queued} bytes of input its program has not read yet (the limit is {max}); retry once it has read them"
+    )]
+    InputQueueFull {
+        session: String,
+        queued: usize,
+        max: usize,
+    },
+    #[error(
         "terminal session `{session}` failed: {reason}; its output can no longer be read, so close it and open another"
     )]
     Failed { session: String, reason: String },
@@ -79,6 +87,7 @@ impl TermError {
             TermError::InvalidArgument { .. } => "invalid_argument",
             TermError::Exited { .. } => "session_exited",
             TermError::Failed { .. } => "session_failed",
+            TermError::InputQueueFull { .. } => "input_queue_full",
             TermError::NotAShell { .. } => "not_a_shell",
             TermError::TooLarge { .. } => "too_large",
             TermError::ShellProtocol { .. } => "shell_protocol",

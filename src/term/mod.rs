@@ -34,7 +34,10 @@ pub use keys::{KeyPress, Named};
 pub use matcher::{AwaitSpec, Outcome, Since};
 pub use processes::Teardown;
 pub use screen::{ScreenSnapshot, Size};
-pub use session::{AwaitResult, Content, ExitInfo, OpenOptions, Program, Session, SessionInfo};
+pub use session::{
+    AwaitResult, Content, ExitInfo, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, OpenOptions, Program,
+    Session, SessionInfo,
+};
 pub use shell::{CommandOutcome, CommandResult};
 
 use indexmap::IndexMap;

@@ -22,7 +22,7 @@ use serde::Serialize;
 use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -31,6 +31,9 @@ use tokio::sync::{oneshot, watch};
 
 /// Largest input accepted in one call.
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Typed input a session holds for a program that has not read it yet: more is refused
+/// (retryable) rather than kept without bound.
+pub const MAX_QUEUED_INPUT: usize = 4 * MAX_INPUT_BYTES;
 /// How long after the program exits its last output may take to drain before waits are told.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
 /// Lines of history in the tail of a wait's result.
@@ -296,6 +299,8 @@ struct Shared {
     activity: watch::Sender<Activity>,
     /// The writer holds typed input and wants to hear of each chunk of output.
     writer_waiting: AtomicBool,
+    /// Bytes of typed input queued and not yet written.
+    queued: AtomicUsize,
     /// The PTY's master side: output is taken from it only under the `live` lock.
     pty: Arc<File>,
 }
@@ -351,6 +356,10 @@ impl Host for Shared {
     fn ended(&self) -> bool {
         let live = self.lock();
         live.eof || live.exit.is_some()
+    }
+
+    fn dequeued(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::SeqCst);
     }
 }
 
@@ -473,6 +482,7 @@ impl Session {
             changed: Condvar::new(),
             activity,
             writer_waiting: AtomicBool::new(false),
+            queued: AtomicUsize::new(0),
             pty: pty.clone(),
         });
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
@@ -735,14 +745,24 @@ impl Session {
             });
         }
         // Until the writer types it (typing.rs), output is not yet "after" this input.
+        let len = bytes.len();
+        let queued = self.shared.queued.load(Ordering::SeqCst);
+        if queued + len > MAX_QUEUED_INPUT {
+            return Err(TermError::InputQueueFull {
+                session: self.id.clone(),
+                queued,
+                max: MAX_QUEUED_INPUT,
+            });
+        }
         let end = live.transcript.end();
         let seq = live.inputs.queued(by, end);
-        let len = bytes.len();
         let input = Input::Typed {
             bytes,
             seq,
             echo: echo.to_string(),
         };
+        // Counted before it can be written (and so taken off the count).
+        self.shared.queued.fetch_add(len, Ordering::SeqCst);
         let sent = self
             .input
             .lock()
@@ -750,6 +770,7 @@ impl Session {
             .as_ref()
             .is_some_and(|tx| tx.send(input).is_ok());
         if !sent {
+            self.shared.queued.fetch_sub(len, Ordering::SeqCst);
             return Err(TermError::Io {
                 session: self.id.clone(),
                 source: std::io::Error::new(

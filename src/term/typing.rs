@@ -81,6 +81,8 @@ pub trait Host {
     fn wait_for_output(&self, wait: Duration);
     /// Whether the program has ended (nothing will read any more).
     fn ended(&self) -> bool;
+    /// `bytes` of typed input left the queue (written, or failed to be).
+    fn dequeued(&self, bytes: usize);
 }
 
 /// Looks at the terminal from the master side: its modes and who is in its foreground.
@@ -332,10 +334,14 @@ fn type_in(
     buf: &mut [u8],
 ) -> std::io::Result<()> {
     let answer = host.typing(seq, echo, buf);
-    if !answer.is_empty() {
-        write(writer, &answer)?;
+    let written = if answer.is_empty() {
+        Ok(())
+    } else {
+        write(writer, &answer)
     }
-    write(writer, bytes)
+    .and_then(|()| write(writer, bytes));
+    host.dequeued(bytes.len());
+    written
 }
 
 fn write(writer: &mut Box<dyn Write + Send>, bytes: &[u8]) -> std::io::Result<()> {
