@@ -573,7 +573,7 @@ async fn read_only_and_toolsets_limit_what_is_offered() {
         &["--toolsets", "terminal", "--dynamic-filter", "git_*"],
     )
     .await;
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
     let names = tool_names(
         dir.path(),
         &["--toolsets", "dynamic", "--dynamic-filter", "git_*"],

@@ -272,7 +272,7 @@ pub fn search(
             page.rows(&screen, screen_from.min(rows)..rows);
         }
     }
-    let next_cursor = page.more.then(|| page.last).flatten().map(|at| {
+    let next_cursor = page.last.filter(|_| page.more).map(|at| {
         Cursor {
             order: query.order,
             at,

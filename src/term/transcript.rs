@@ -430,7 +430,8 @@ mod tests {
         let back: Vec<u64> = t.lines(7..9).rev().map(|(n, _)| n).collect();
         assert_eq!(back, [8, 7]);
         assert_eq!(t.lines(0..5).count(), 0);
-        assert_eq!(t.lines(9..3).count(), 0);
+        let (from, to) = (9, 3);
+        assert_eq!(t.lines(from..to).count(), 0, "a reversed range");
         assert_eq!(displayed("plain"), Cow::Borrowed("plain"));
         assert_eq!(displayed("10%\r20%"), "20%");
     }
