@@ -56,6 +56,11 @@ async fn bash(e: &Engine) -> String {
 
 /// Types a line and waits (at most 30 s) for `pattern` in what it prints.
 async fn run(e: &Engine, id: &str, line: &str, pattern: &str) {
+    run_until(e, id, line, pattern, "last_input").await;
+}
+
+/// Types a line and waits (at most 30 s) for `pattern` in the output `since` names.
+async fn run_until(e: &Engine, id: &str, line: &str, pattern: &str, since: &str) {
     e.send_input(
         id,
         &params::<SendInputParams>(json!({"input_text": format!("{line}\n")})),
@@ -65,7 +70,9 @@ async fn run(e: &Engine, id: &str, line: &str, pattern: &str) {
     let waited = e
         .await_output(
             id,
-            &params::<AwaitOutputParams>(json!({"pattern": pattern, "timeout": 30})),
+            &params::<AwaitOutputParams>(
+                json!({"pattern": pattern, "since": since, "timeout": 30}),
+            ),
             None,
         )
         .await
@@ -357,24 +364,14 @@ async fn a_full_screen_programs_screen_is_searched_and_marked() {
     let (e, _dir) = engine(10_000);
     let id = bash(&e).await;
     // Row 5, column 10 of the alternate screen; the typed line cannot match the pattern.
-    e.send_input(
+    run_until(
+        &e,
         &id,
-        &params::<SendInputParams>(json!({"input_text":
-            "printf '\\033[?1049h\\033[2J\\033[5;10HSCREEN''_MARK\\033[1;1H'; sleep 60\n"})),
-        &Actor::Cli,
+        "printf '\\033[?1049h\\033[2J\\033[5;10HSCREEN''_MARK\\033[1;1H'; sleep 60",
+        "SCREEN_MARK",
+        "screen",
     )
-    .unwrap();
-    let waited = e
-        .await_output(
-            &id,
-            &params::<AwaitOutputParams>(
-                json!({"pattern": "SCREEN_MARK", "since": "screen", "timeout": 30}),
-            ),
-            None,
-        )
-        .await
-        .unwrap();
-    assert_eq!(waited.result.outcome, Outcome::Matched);
+    .await;
     let found = search(&e, &id, json!({"pattern": "SCREEN_MARK", "context": 1}));
     assert!(found.found.screen_searched);
     let first = &found.found.hits[0];
@@ -405,25 +402,8 @@ async fn a_full_screen_programs_screen_is_searched_and_marked() {
         let file = dir.path().join("rows.txt");
         let rows: String = (1..=200).map(|i| format!("row {i}\n")).collect();
         std::fs::write(&file, rows).unwrap();
-        e.send_input(
-            &other,
-            &params::<SendInputParams>(
-                json!({"input_text": format!("LESS= less {}\n", file.display())}),
-            ),
-            &Actor::Cli,
-        )
-        .unwrap();
-        let waited = e
-            .await_output(
-                &other,
-                &params::<AwaitOutputParams>(
-                    json!({"pattern": "^row 29$", "since": "screen", "timeout": 30}),
-                ),
-                None,
-            )
-            .await
-            .unwrap();
-        assert_eq!(waited.result.outcome, Outcome::Matched);
+        let line = format!("LESS= less {}", file.display());
+        run_until(&e, &other, &line, "^row 29$", "screen").await;
         let found = search(&e, &other, json!({"pattern": "^row 2\\d$", "limit": 10}));
         let on_screen: BTreeSet<u64> = found
             .found

@@ -555,9 +555,12 @@ mod tests {
         t
     }
 
-    fn feed(t: &mut Transcript, text: &str) {
-        Decoder::default().feed(t, text.as_bytes());
-        t.trim(u64::MAX);
+    /// `line N` for each N, then old lines dropped as the reader drops them.
+    fn add_lines(t: &mut Transcript, numbers: std::ops::RangeInclusive<u32>) {
+        for i in numbers {
+            Decoder::default().feed(t, format!("line {i}\n").as_bytes());
+            t.trim(u64::MAX);
+        }
     }
 
     fn query(pattern: &str, order: Order, limit: usize, context: usize) -> Query {
@@ -579,6 +582,11 @@ mod tests {
         let mut q = q.clone();
         q.cursor = Some(Cursor::parse(cursor, q.order).unwrap_or_else(|e| panic!("{e}")));
         Some(q)
+    }
+
+    fn next_page(t: &Transcript, q: &Query, found: &Found) -> Found {
+        let q = next(q, found).unwrap_or_else(|| panic!("no next page"));
+        run(t, &q, None)
     }
 
     /// Every hit's (source, line), page after page.
@@ -616,11 +624,7 @@ mod tests {
         newest.reverse();
         assert_eq!(all_pages(&t, &q, None), newest);
         // A page that is not the first counts what is left from it on.
-        let second = run(
-            &t,
-            &next(&q, &run(&t, &q, None)).unwrap_or_else(|| panic!("a second page")),
-            None,
-        );
+        let second = next_page(&t, &q, &run(&t, &q, None));
         assert_eq!(second.total_hits, 10);
         assert_eq!(second.hits[0].line, 70);
     }
@@ -742,21 +746,13 @@ mod tests {
     #[test]
     fn lines_dropped_between_pages_are_counted_as_missed() {
         let mut t = Transcript::new(50, 8 << 20);
-        for i in 1..=40 {
-            feed(&mut t, &format!("line {i}\n"));
-        }
+        add_lines(&mut t, 1..=40);
         let q = query("line", Order::OldestFirst, 10, 0);
         let first = run(&t, &q, None);
         assert_eq!(first.hits.last().map(|h| h.line), Some(10));
         // 40 more lines: the oldest 30 go, lines 11 to 30 among them.
-        for i in 41..=80 {
-            feed(&mut t, &format!("line {i}\n"));
-        }
-        let second = run(
-            &t,
-            &next(&q, &first).unwrap_or_else(|| panic!("more")),
-            None,
-        );
+        add_lines(&mut t, 41..=80);
+        let second = next_page(&t, &q, &first);
         assert_eq!(second.missed_lines, 20);
         assert_eq!(second.hits[0].line, 31);
         // Newest first, the page goes on below where it ended, however much came since, and
@@ -764,14 +760,8 @@ mod tests {
         let q = query("line", Order::NewestFirst, 10, 0);
         let first = run(&t, &q, None);
         assert_eq!(first.hits[0].line, 80);
-        for i in 81..=110 {
-            feed(&mut t, &format!("line {i}\n"));
-        }
-        let second = run(
-            &t,
-            &next(&q, &first).unwrap_or_else(|| panic!("more")),
-            None,
-        );
+        add_lines(&mut t, 81..=110);
+        let second = next_page(&t, &q, &first);
         assert_eq!(second.hits[0].line, 70);
         assert_eq!(second.total_hits, 10, "lines 61 to 70 are left");
         assert_eq!(second.missed_lines, 30);
