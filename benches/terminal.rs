@@ -1,14 +1,17 @@
 //! Terminal session figures (SPEC §7, docs/PERFORMANCE.md): ingest against a raw PTY read of
 //! the same bytes in the same run (wall time, and the CPU each used, which a busy machine
 //! does not change), await detection lag, echo and `run_command` round trips, open-to-prompt
-//! time, memory of sessions with full history, parallel waits.
+//! time, memory of sessions with full history, parallel waits, searches of a full history and
+//! how long each holds the session lock.
 //!
 //! `cargo bench --bench terminal` prints each figure. Set `FLOWDECK_BENCH_QUICK=1` for a short
 //! run (fewer trials).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flowdeck::term::search::{self, Order, Query};
 use flowdeck::term::shell;
+use flowdeck::term::transcript::{Decoder, Transcript};
 use flowdeck::term::{
     AwaitSpec, OpenOptions, Outcome, Program, Session, Since, TermConfig, Terminals,
 };
@@ -340,6 +343,130 @@ async fn parallel_waits(t: &Terminals) {
     }
 }
 
+/// 10,000 numbered lines with `ERROR near N` after lines 1000, 3000, ..., 9000.
+const TEN_THOUSAND: &str =
+    "seq -f 'line %g' 1 10000 | awk '{print} NR%2000==1000 {print \"ERROR near \" NR}'";
+
+fn search_query(pattern: &str, order: Order, limit: usize, context: usize) -> Query {
+    Query {
+        regex: regex::Regex::new(&format!("(?mR){pattern}")).unwrap(),
+        order,
+        context,
+        limit,
+        cursor: None,
+    }
+}
+
+async fn searches(t: &Terminals) {
+    let s = bash(t).await;
+    s.send_text(&format!("{TEN_THOUSAND}; echo FILLED\n"))
+        .unwrap();
+    let r = s.await_output(spec("^FILLED$", Since::LastInput)).await;
+    assert_eq!(r.outcome, Outcome::Matched);
+    let n = if quick() { 100 } else { 1000 };
+    let cases = [
+        (
+            "search ^ERROR (5 hits), newest first",
+            "^ERROR",
+            Order::NewestFirst,
+            20,
+            0,
+            5,
+        ),
+        (
+            "search ^ERROR, oldest first, context 2",
+            "^ERROR",
+            Order::OldestFirst,
+            20,
+            2,
+            5,
+        ),
+        (
+            "search `line`, 20 hits, count capped",
+            "line",
+            Order::NewestFirst,
+            20,
+            0,
+            20,
+        ),
+        (
+            "search `line`, 200 hits, context 5",
+            "line",
+            Order::NewestFirst,
+            200,
+            5,
+            200,
+        ),
+    ];
+    for (name, pattern, order, limit, context, hits) in cases {
+        let query = search_query(pattern, order, limit, context);
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = Instant::now();
+            let found = s.search(&query);
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(found.hits.len(), hits, "{name}");
+        }
+        stats(name, samples, "ms");
+    }
+    let found = s.search(&search_query("^ERROR", Order::NewestFirst, 20, 0));
+    println!(
+        "{:<44} {} lines searched",
+        "search ^ERROR", found.lines_searched
+    );
+    t.close(s.id()).await.unwrap();
+
+    // The same history in a transcript of this process, to time each hold of the lock.
+    let mut history = Transcript::new(10_000, 8 << 20);
+    let mut decoder = Decoder::default();
+    for i in 1..=10_000 {
+        decoder.feed(&mut history, format!("line {i}\r\n").as_bytes());
+        if i % 2000 == 1000 {
+            decoder.feed(&mut history, format!("ERROR near {i}\r\n").as_bytes());
+        }
+    }
+    for (name, pattern) in [
+        ("lock held, longest slice: ^ERROR", "^ERROR"),
+        ("lock held, longest slice: ^line \\d+7$", r"^line \d+7$"),
+    ] {
+        let query = search_query(pattern, Order::NewestFirst, 20, 0);
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut longest = Duration::ZERO;
+            search::search(&query, None, |read| {
+                let started = Instant::now();
+                read(&history);
+                longest = longest.max(started.elapsed());
+            });
+            samples.push(longest.as_secs_f64() * 1000.0);
+        }
+        stats(name, samples, "ms");
+    }
+
+    // A history at its byte limit: 10,000 lines of 700 characters (7 MB). Slices end at
+    // 256 KiB as well as at 2,048 lines, so a hold stays short however long the lines.
+    let mut wide = Transcript::new(10_000, 8 << 20);
+    let filler = "x".repeat(690);
+    for i in 1..=10_000 {
+        decoder.feed(&mut wide, format!("{i:>8} {filler}\r\n").as_bytes());
+    }
+    let query = search_query("ERROR", Order::NewestFirst, 20, 0);
+    let (mut whole, mut holds) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let mut longest = Duration::ZERO;
+        let started = Instant::now();
+        search::search(&query, None, |read| {
+            let started = Instant::now();
+            read(&wide);
+            longest = longest.max(started.elapsed());
+        });
+        whole.push(started.elapsed().as_secs_f64() * 1000.0);
+        holds.push(longest.as_secs_f64() * 1000.0);
+    }
+    stats("search ERROR in 7 MB of 700-char lines", whole, "ms");
+    stats("lock held, longest slice: the same", holds, "ms");
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument picks sections.
     let filter: Vec<String> = std::env::args()
@@ -374,6 +501,9 @@ fn main() {
         }
         if wants("parallel") {
             parallel_waits(&t).await;
+        }
+        if wants("search") {
+            searches(&t).await;
         }
         t.close_all().await;
     });

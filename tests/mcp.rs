@@ -123,10 +123,11 @@ async fn next_notification(rx: &mut mpsc::UnboundedReceiver<String>, what: &str)
     }
 }
 
-const STATIC_TOOLS: [&str; 28] = [
+const STATIC_TOOLS: [&str; 29] = [
     "open_terminal",
     "send_input",
     "get_screen_content",
+    "search_output",
     "await_output",
     "list_terminal_sessions",
     "exit_terminal",
@@ -251,6 +252,25 @@ async fn terminal_tools_drive_a_real_shell() {
     );
     let screen = ok(&client, "get_screen_content", json!({"session_id": id})).await;
     assert!(screen["content"].as_str().unwrap().contains("MARK_42"));
+    let found = ok(
+        &client,
+        "search_output",
+        json!({"session_id": "agent", "pattern": "^MARK_(\\d+)$", "order": "oldest_first"}),
+    )
+    .await;
+    assert_eq!(found["total_hits"], 1, "{found:#}");
+    assert_eq!(found["hits"][0]["text"], "MARK_42");
+    assert_eq!(found["hits"][0]["column"], 0);
+    assert!(found["hits"][0]["line"].as_u64().unwrap() >= 2);
+    let (error, payload) = call(
+        &client,
+        "search_output",
+        json!({"session_id": id, "pattern": "(a{1000}){1000}"}),
+    )
+    .await;
+    assert!(error);
+    assert_eq!(payload["error_code"], "INVALID_PATTERN");
+    assert_eq!(payload["context"]["pattern"], "(a{1000}){1000}");
     let resized = ok(
         &client,
         "resize_terminal",
@@ -553,7 +573,7 @@ async fn read_only_and_toolsets_limit_what_is_offered() {
         &["--toolsets", "terminal", "--dynamic-filter", "git_*"],
     )
     .await;
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
     let names = tool_names(
         dir.path(),
         &["--toolsets", "dynamic", "--dynamic-filter", "git_*"],
@@ -1078,6 +1098,24 @@ async fn every_result_matches_its_tools_output_schema() {
         )
         .await;
     }
+    // A search with context, and its next page through the cursor.
+    let searched = out
+        .call(
+            &client,
+            "search_output",
+            json!({"session_id": id, "pattern": "OUT_|\\$", "context": 1, "limit": 1}),
+        )
+        .await;
+    assert_eq!(searched["hits"][0]["source"], "history");
+    let cursor = searched["next_cursor"].as_str().unwrap().to_string();
+    let next = out
+        .call(
+            &client,
+            "search_output",
+            json!({"session_id": id, "pattern": "OUT_|\\$", "context": 1, "limit": 1, "cursor": cursor}),
+        )
+        .await;
+    assert!(next["hits"][0]["line"].as_u64() < searched["hits"][0]["line"].as_u64());
     out.call(
         &client,
         "run_command",

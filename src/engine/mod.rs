@@ -8,7 +8,8 @@
 //! - [`executor`]: one run's state machine; [`transition`] the pure choice of the next state;
 //!   [`contract`] the input and output contracts;
 //! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
-//! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream.
+//! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream;
+//! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search.
 
 pub mod authoring;
 pub mod contract;
@@ -21,6 +22,7 @@ pub mod meta;
 pub mod result;
 pub mod runs;
 pub mod runs_api;
+pub mod search;
 pub mod secrets;
 pub mod terminal;
 pub mod transition;
@@ -34,6 +36,7 @@ pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};
 pub use runs::{Phase, RunStatus};
 pub use runs_api::{FollowedRun, RunRequest, StartedRun, WorkflowSource};
+pub use search::SearchResult;
 pub use terminal::{
     AwaitOutput, ClosedSession, CommandOutput, EnvValues, Resized, ScreenContent, SentInput,
     SessionList, SetEnvResult,

@@ -4,7 +4,7 @@
 
 use crate::workflow::action::{
     AwaitOutputParams, CaptureGroup, ContentMode, GetScreenContentParams, Key, OpenTerminalParams,
-    RunCommandParams, SendInputParams, Since,
+    RunCommandParams, SearchOrder, SearchOutputParams, SendInputParams, Since,
 };
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -142,6 +142,45 @@ impl AwaitArgs {
                 stop_patterns: self.stop_patterns,
                 since: self.since,
                 captures: IndexMap::<String, CaptureGroup>::new(),
+            },
+        )
+    }
+}
+
+/// `search_output`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchOutputArgs {
+    /// The session id or name.
+    pub session_id: String,
+    /// Regex (Rust syntax) matched against each line as displayed, e.g. "error|failed"; a
+    /// match never spans lines.
+    pub pattern: String,
+    /// Match letters of either case (as `(?i)` in the pattern does).
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Lines to give before and after each hit (default 0; more than 20 is clamped to 20).
+    pub context: Option<u32>,
+    /// `newest_first` (default: the latest hit first) or `oldest_first`.
+    pub order: Option<SearchOrder>,
+    /// Hits in a page (default 20; clamped to 1..200).
+    pub limit: Option<u32>,
+    /// The previous answer's `next_cursor`, for the next page (give the same `order`).
+    pub cursor: Option<String>,
+}
+
+impl SearchOutputArgs {
+    pub fn split(self) -> (String, SearchOutputParams) {
+        (
+            self.session_id,
+            SearchOutputParams {
+                session_id: None,
+                pattern: self.pattern,
+                ignore_case: self.ignore_case,
+                context: self.context,
+                order: self.order,
+                limit: self.limit,
+                cursor: self.cursor,
             },
         )
     }

@@ -14,8 +14,8 @@ use crate::engine::authoring::{
 use crate::engine::runs_api::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
 use crate::engine::{
     Actor, AwaitOutput, Change, ClosedSession, CommandOutput, Engine, EngineEvent, Resized,
-    RunEvent, RunRequest, RunResult, RunStatus, Saved, ScreenContent, SentInput, SessionInfo,
-    SessionList,
+    RunEvent, RunRequest, RunResult, RunStatus, Saved, ScreenContent, SearchResult, SentInput,
+    SessionInfo, SessionList,
 };
 use crate::workflow::action::ToolName;
 use crate::workflow::plan::Plan;
@@ -324,6 +324,14 @@ pub fn catalog() -> Vec<ToolDef> {
             "Read a session as plain text: the visible screen (default), its history, the last N lines, or the output since the last input."
         ),
         tool!(
+            "search_output",
+            Terminal,
+            "Search a terminal's output",
+            READ,
+            SearchOutputArgs => SearchResult,
+            "Find the lines of a session's output that match a regex: its whole retained history (the last 10,000 lines), and the screen of a full-screen program (vim, less, top) while one is in front. The newest hit first by default, each with its line number (which stays the same as older history is dropped), column, matched text and optional context lines. Pass next_cursor back as cursor for the next page. Use it to find an error that scrolled away instead of reading the whole history."
+        ),
+        tool!(
             "await_output",
             Terminal,
             "Wait for output",
@@ -588,6 +596,10 @@ pub async fn call(
         "get_screen_content" => {
             let (id, p) = parse::<ScreenArgs>(name, args)?.split();
             ok(e.get_screen_content(&id, &p, &cx.actor)?)
+        }
+        "search_output" => {
+            let (id, p) = parse::<SearchOutputArgs>(name, args)?.split();
+            ok(e.search_output(&id, &p)?)
         }
         "await_output" => {
             let (id, p) = parse::<AwaitArgs>(name, args)?.split();

@@ -8,6 +8,7 @@
 //! - [`decode`]: the parser that turns output bytes into that text;
 //! - [`echo`]: where output caused by an input starts, past its echo;
 //! - [`matcher`]: waits registered with the reader thread;
+//! - [`search`]: finding lines of the history and a full-screen program's screen;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
 //! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
 //! - [`typing`]: the writer, which types input when someone reads the terminal;
@@ -23,6 +24,7 @@ pub mod keys;
 pub mod matcher;
 pub mod processes;
 pub mod screen;
+pub mod search;
 pub mod session;
 pub mod shell;
 pub mod transcript;

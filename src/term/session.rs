@@ -14,6 +14,7 @@ use super::keys::{self, KeyPress, Modes};
 use super::matcher::{AwaitSpec, Event, Outcome, Watch};
 use super::processes::{self, MARKER_VAR, Teardown};
 use super::screen::{Screen, ScreenSnapshot, Size};
+use super::search::{self, Found, Query};
 use super::transcript::{Decoder, Transcript, render_line, render_text};
 use super::typing::{self, Host, Input, Probe};
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
@@ -801,6 +802,14 @@ impl Session {
                     .trim_end_matches('\n'),
             ),
         }
+    }
+
+    /// Searches the history and, while a full-screen program is in front, its screen
+    /// (search.rs). The history is read a slice per hold of the lock, so that the reader is
+    /// never kept waiting for a whole search.
+    pub fn search(&self, query: &Query) -> Found {
+        let screen = search::screen_rows(self.shared.lock().screen.vt());
+        search::search(query, screen, |read| read(&self.shared.lock().transcript))
     }
 
     /// The screen with colours and attributes.

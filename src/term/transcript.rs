@@ -11,7 +11,9 @@
 //! state the program printed can be matched; [`render_line`] applies them for display.
 
 pub use super::decode::Decoder;
+use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// A line longer than this is broken, so that output without newlines stays bounded.
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
@@ -116,6 +118,22 @@ impl Transcript {
         let count = self.retained_lines();
         let skip = count.saturating_sub(n);
         (skip..count).map(move |i| self.line(i))
+    }
+
+    /// Numbers of the retained lines: each line's place in the output since the session
+    /// began (0 = its first line), so a number keeps meaning the same line while old ones are
+    /// dropped. The partial last line counts once it has text.
+    pub fn line_numbers(&self) -> Range<u64> {
+        self.first_line..self.first_line + self.retained_lines() as u64
+    }
+
+    /// The retained lines numbered within `numbers` (see [`Transcript::line_numbers`]), raw,
+    /// in either direction; numbers no longer or not yet retained are left out.
+    pub fn lines(&self, numbers: Range<u64>) -> impl DoubleEndedIterator<Item = (u64, &str)> {
+        let kept = self.line_numbers();
+        let from = numbers.start.clamp(kept.start, kept.end);
+        let to = numbers.end.clamp(from, kept.end);
+        (from..to).map(move |n| (n, self.line((n - self.first_line) as usize)))
     }
 
     /// Retained line `i` (0 = oldest), raw, without its newline.
@@ -299,6 +317,16 @@ pub fn render_line(raw: &str) -> String {
     cells.into_iter().collect()
 }
 
+/// [`render_line`], borrowing the line when there is nothing to apply (most lines), so that
+/// reading many lines allocates only for the few that need it.
+pub fn displayed(raw: &str) -> Cow<'_, str> {
+    if raw.contains(['\r', '\u{8}', '\t']) {
+        Cow::Owned(render_line(raw))
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
 /// Renders raw text of several lines.
 pub fn render_text(raw: &str) -> String {
     raw.split('\n')
@@ -382,6 +410,30 @@ mod tests {
             t.trim(mark);
         }
         assert_eq!(t.retained_lines(), (KEEP_AFTER_INPUT / 10_000) as usize + 1);
+    }
+
+    #[test]
+    fn lines_keep_their_numbers_while_old_ones_are_dropped() {
+        let mut t = Transcript::new(3, 1 << 20);
+        let mut d = Decoder::default();
+        for i in 0..10 {
+            feed(&mut t, &mut d, format!("line {i}\r\n").as_bytes());
+        }
+        feed(&mut t, &mut d, b"part");
+        // Three whole lines and the partial one.
+        assert_eq!(t.line_numbers(), 7..11);
+        let all: Vec<(u64, &str)> = t.lines(0..u64::MAX).collect();
+        assert_eq!(
+            all,
+            [(7, "line 7"), (8, "line 8"), (9, "line 9"), (10, "part")]
+        );
+        let back: Vec<u64> = t.lines(7..9).rev().map(|(n, _)| n).collect();
+        assert_eq!(back, [8, 7]);
+        assert_eq!(t.lines(0..5).count(), 0);
+        let (from, to) = (9, 3);
+        assert_eq!(t.lines(from..to).count(), 0, "a reversed range");
+        assert_eq!(displayed("plain"), Cow::Borrowed("plain"));
+        assert_eq!(displayed("10%\r20%"), "20%");
     }
 
     #[test]

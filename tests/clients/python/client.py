@@ -41,7 +41,8 @@ LIST_CHANGED_S = 15.0
 EXIT_S = 2.0
 
 STATIC_TOOLS = [
-    "open_terminal", "send_input", "get_screen_content", "await_output", "list_terminal_sessions",
+    "open_terminal", "send_input", "get_screen_content", "search_output", "await_output",
+    "list_terminal_sessions",
     "exit_terminal", "run_command", "resize_terminal", "get_workflow_schema", "create_workflow",
     "workflow_list", "workflow_get", "workflow_validate", "workflow_save", "workflow_rename",
     "workflow_delete", "workflow_preview_inputs", "workflow_resolve_inputs",

@@ -29,7 +29,8 @@ const LIST_CHANGED_MS = 15_000;
 const EXIT_MS = 5_000;
 
 const STATIC_TOOLS = [
-  'open_terminal', 'send_input', 'get_screen_content', 'await_output', 'list_terminal_sessions',
+  'open_terminal', 'send_input', 'get_screen_content', 'search_output', 'await_output',
+  'list_terminal_sessions',
   'exit_terminal', 'run_command', 'resize_terminal', 'get_workflow_schema', 'create_workflow',
   'workflow_list', 'workflow_get', 'workflow_validate', 'workflow_save', 'workflow_rename',
   'workflow_delete', 'workflow_preview_inputs', 'workflow_resolve_inputs',
