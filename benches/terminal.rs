@@ -185,7 +185,7 @@ async fn echo_round_trip(t: &Terminals) {
     let mut samples = Vec::with_capacity(n);
     for i in 0..n {
         let started = Instant::now();
-        s.send_text(&format!("echo R{i}\n"), "test").unwrap();
+        s.send_text(&format!("echo R{i}\n"), "bench").unwrap();
         let r = s
             .await_output(spec(&format!("^R{i}$"), Since::LastInput))
             .await
@@ -198,7 +198,7 @@ async fn echo_round_trip(t: &Terminals) {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let started = Instant::now();
-        let r = shell::run_command(&s, "true", WAIT, "test").await.unwrap();
+        let r = shell::run_command(&s, "true", WAIT, "bench").await.unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(r.exit_code, Some(0));
     }
@@ -223,7 +223,7 @@ async fn detection_lag(t: &Terminals) {
     let n = if quick() { 100 } else { 1000 };
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        s.send_text("\n", "test").unwrap();
+        s.send_text("\n", "bench").unwrap();
         let r = s
             .await_output(spec(r"^M(\d+)$", Since::LastInput))
             .await
@@ -288,7 +288,7 @@ async fn memory(t: &Terminals) {
             .unwrap();
         assert_eq!(r.outcome, Outcome::Matched);
         // A new input lets the history limit apply to that flood.
-        s.send_text("echo next\n", "test").unwrap();
+        s.send_text("echo next\n", "bench").unwrap();
         s.await_output(spec("^next$", Since::LastInput))
             .await
             .unwrap();
@@ -317,7 +317,7 @@ async fn parallel_waits(t: &Terminals) {
     for i in 0..n {
         let started = Instant::now();
         for s in &sessions {
-            s.send_text(&format!("echo GO{i}\n"), "test").unwrap();
+            s.send_text(&format!("echo GO{i}\n"), "bench").unwrap();
         }
         // `last_input` makes sending first safe: the waits see all output after the input.
         let results = futures::future::join_all(
@@ -359,9 +359,12 @@ fn search_query(pattern: &str, order: Order, limit: usize, context: usize) -> Qu
 
 async fn searches(t: &Terminals) {
     let s = bash(t).await;
-    s.send_text(&format!("{TEN_THOUSAND}; echo FILLED\n"))
+    s.send_text(&format!("{TEN_THOUSAND}; echo FILLED\n"), "bench")
         .unwrap();
-    let r = s.await_output(spec("^FILLED$", Since::LastInput)).await;
+    let r = s
+        .await_output(spec("^FILLED$", Since::LastInput))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Matched);
     let n = if quick() { 100 } else { 1000 };
     let cases = [

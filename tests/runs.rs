@@ -622,3 +622,32 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
     assert!(back.is_ok(), "the step's command still runs");
     engine.shutdown().await;
 }
+
+/// A run cancelled at once, before its first state (even before its executor first runs),
+/// still closes the session it opened.
+#[tokio::test]
+async fn a_run_cancelled_before_its_first_state_closes_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "sleeper.yaml",
+        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    for _ in 0..5 {
+        let started = engine.start_run(request("sleeper", &[])).await.unwrap();
+        assert_eq!(engine.list_terminal_sessions().sessions.len(), 1);
+        engine.cancel_run(&started.run_id).await.unwrap();
+        let result = common::within(
+            Duration::from_secs(30),
+            "the cancelled run's result",
+            started.finished(),
+        )
+        .await;
+        assert_final(&result, FinalState::Canceled);
+        assert!(
+            engine.list_terminal_sessions().sessions.is_empty(),
+            "the run's session is still open"
+        );
+    }
+}

@@ -74,6 +74,7 @@ async fn run_until(e: &Engine, id: &str, line: &str, pattern: &str, since: &str)
                 json!({"pattern": pattern, "since": since, "timeout": 30}),
             ),
             None,
+            &Actor::Cli,
         )
         .await
         .unwrap();

@@ -145,6 +145,12 @@ pub(super) async fn execute(
         secrets: Secrets::default(),
         asking: None,
     };
+    // A session opened for the run is the run's from the first instant: a cancel that comes
+    // before the first state (even before the executor first runs) still closes it.
+    if let SessionChoice::Opened { id, .. } = &plan.session {
+        exec.owned.push(id.clone());
+        exec.session = Some(id.clone());
+    }
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
     exec.withdraw_question("the run ended").await;
@@ -282,9 +288,7 @@ impl Exec<'_> {
                 self.session = Some(session.id().to_string());
             }
             SessionChoice::Opened { id, .. } => {
-                // Owned from the start, so a cancel during the wait below still closes it.
-                self.owned.push(id.clone());
-                self.session = Some(id.clone());
+                // Already owned (see `execute`), so a cancel during the wait below closes it.
                 let session = self
                     .engine
                     .terminals()

@@ -308,13 +308,11 @@ impl Engine {
         let receiver = run.status.subscribe();
         let engine = self.clone();
         let actor = request.actor;
-        let (announced, is_announced) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             // Announced once written, so that whoever hears of it can read it.
             writer.written().await;
             run.update(|s| s.last_event = first.seq);
             engine.publish_run_line(&actor, &run.run_id, first);
-            let _ = announced.send(());
             // The executor runs in a task of its own: a panic in it ends the run as an error
             // (its slot and session freed) instead of leaving it running forever.
             let work = tokio::spawn(executor::execute(engine.clone(), run.clone(), plan, writer));
@@ -327,9 +325,8 @@ impl Engine {
                 engine.publish_run_line(&actor, &run.run_id, line);
             }
         });
-        // The caller learns of the run once its start is in the history (a caller that stops
-        // waiting here does not stop the run: the task goes on).
-        let _ = is_announced.await;
+        // No wait from the run's registration to here: a caller that follows the run holds it
+        // (cancel-on-drop) from the first instant.
         Ok(StartedRun {
             run_id,
             status: receiver,
@@ -606,12 +603,13 @@ impl Engine {
         let limit = limit.clamp(1, MAX_PAGE);
         let wait = wait.min(MAX_EVENTS_WAIT);
         let not_found = || EngineError::RunNotFound(crate::workflow::names::display_safe(run_id));
-        if !self.journal().exists(run_id) {
-            return Err(not_found());
-        }
         // Whether the run has ended is decided before each read, so that `finished: true`
         // always comes with every event up to the end (within `limit`).
         let live = self.runs().get(run_id);
+        // A run in progress exists even before its first line is written.
+        if live.is_none() && !self.journal().exists(run_id) {
+            return Err(not_found());
+        }
         // A run another flowdeck process is writing is not finished either.
         let mut finished = live.is_none() && !self.journal().is_owned(run_id);
         let mut events = self
