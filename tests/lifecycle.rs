@@ -273,11 +273,12 @@ async fn a_person_typing_json_lines_in_a_terminal_gets_answers() {
         })
         .unwrap();
     let wait = |pattern: &str| AwaitSpec {
-        pattern: regex::Regex::new(pattern).unwrap(),
+        pattern: Some(regex::Regex::new(pattern).unwrap()),
         stop_patterns: Vec::new(),
         since: Since::LastInput,
         timeout: LONG,
         typist: None,
+        quiet: None,
     };
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "person", "version": "0"}}});
     session.send_text(&format!("{init}\n"), "test").unwrap();

@@ -277,11 +277,12 @@ async fn stop_patterns_captures_and_exit() {
         .unwrap();
     let r = s
         .await_output(AwaitSpec {
-            pattern: Regex::new("never").unwrap(),
+            pattern: Some(Regex::new("never").unwrap()),
             stop_patterns: vec![Regex::new(r"ERROR: (\w+)").unwrap()],
             since: Since::LastInput,
             timeout: LONG,
             typist: None,
+            quiet: None,
         })
         .await
         .unwrap();

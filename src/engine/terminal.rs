@@ -377,8 +377,30 @@ impl Engine {
     ) -> Result<AwaitOutput, EngineError> {
         let s = self.terminals.get(session)?;
         let (timeout, timeout_seconds, timeout_clamped) = wait_duration(p.timeout, state_timeout);
+        if p.pattern.is_none() && p.quiet_ms.is_none() {
+            return Err(EngineError::InvalidParams(
+                "await_output needs `pattern`, `quiet_ms`, or both (the pattern, then quiet)"
+                    .into(),
+            ));
+        }
+        let quiet = match p.quiet_ms {
+            Some(ms) if ms == 0 || ms > action::MAX_QUIET_MS => {
+                return Err(EngineError::InvalidParams(format!(
+                    "quiet_ms must be 1 to {} (milliseconds), not {ms}",
+                    action::MAX_QUIET_MS
+                )));
+            }
+            Some(ms) => Some(term::Quiet {
+                quiet: Duration::from_millis(ms),
+                on: match p.quiet_on.unwrap_or_default() {
+                    action::QuietOn::Output => term::QuietOn::Output,
+                    action::QuietOn::Screen => term::QuietOn::Screen,
+                },
+            }),
+            None => None,
+        };
         let spec = AwaitSpec {
-            pattern: compile(&p.pattern)?,
+            pattern: p.pattern.as_deref().map(compile).transpose()?,
             stop_patterns: p
                 .stop_patterns
                 .iter()
@@ -387,6 +409,7 @@ impl Engine {
             since: since(p.since.unwrap_or_default()),
             timeout,
             typist: Some(actor.typist()),
+            quiet,
         };
         let result = s.await_output(spec).await?;
         Ok(AwaitOutput {

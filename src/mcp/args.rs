@@ -4,7 +4,7 @@
 
 use crate::workflow::action::{
     AwaitOutputParams, CaptureGroup, ContentMode, GetScreenContentParams, Key, OpenTerminalParams,
-    RunCommandParams, SearchOrder, SearchOutputParams, SendInputParams, Since,
+    QuietOn, RunCommandParams, SearchOrder, SearchOutputParams, SendInputParams, Since,
 };
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -119,8 +119,15 @@ impl ScreenArgs {
 pub struct AwaitArgs {
     /// The session id or name.
     pub session_id: String,
-    /// Regex to wait for (multi-line: `^` and `$` match at line ends).
-    pub pattern: String,
+    /// Regex to wait for (multi-line: `^` and `$` match at line ends). Optional with
+    /// `quiet_ms`.
+    pub pattern: Option<String>,
+    /// Then (or, without `pattern`, only) wait until the program has been quiet this many
+    /// milliseconds (1 to 60000): for full-screen programs whose text you cannot name.
+    pub quiet_ms: Option<u64>,
+    /// What `quiet_ms` watches: `output` (default: no output at all) or `screen` (the
+    /// screen's text unchanged, for programs that keep redrawing).
+    pub quiet_on: Option<QuietOn>,
     /// Seconds to wait (default 30, at most 300). A timeout is an outcome, not an error.
     pub timeout: Option<f64>,
     /// Regexes that end the wait at once with outcome `stopped` (error messages).
@@ -138,6 +145,8 @@ impl AwaitArgs {
             AwaitOutputParams {
                 session_id: None,
                 pattern: self.pattern,
+                quiet_ms: self.quiet_ms,
+                quiet_on: self.quiet_on,
                 timeout: self.timeout,
                 stop_patterns: self.stop_patterns,
                 since: self.since,

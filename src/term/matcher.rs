@@ -31,15 +31,39 @@ pub enum Since {
     After(u64),
 }
 
-/// What to wait for.
+/// What "quiet" means for a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuietOn {
+    /// No output at all.
+    #[default]
+    Output,
+    /// The screen's text unchanged (output that redraws the same text, moves the cursor,
+    /// blinks it or sets the title does not count), for programs that keep redrawing.
+    Screen,
+}
+
+/// Waiting for the program to settle: `quiet` long without output (or screen change),
+/// counted from when the wait (or, after a pattern, its match) began or the last change,
+/// whichever is later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quiet {
+    pub quiet: Duration,
+    pub on: QuietOn,
+}
+
+/// What to wait for: a pattern, quiet, or a pattern and then quiet.
 #[derive(Debug, Clone)]
 pub struct AwaitSpec {
-    pub pattern: Regex,
+    /// `None`: quiet alone (stop patterns still end the wait).
+    pub pattern: Option<Regex>,
     pub stop_patterns: Vec<Regex>,
     pub since: Since,
     pub timeout: Duration,
     /// Whose last input `Since::LastInput` means (inputs.rs); `None`: anyone's.
     pub typist: Option<String>,
+    /// After the pattern (or alone), wait for the program to settle.
+    pub quiet: Option<Quiet>,
 }
 
 /// How a wait ended.
@@ -131,7 +155,7 @@ impl Watch {
     /// pattern wins.
     fn scan_text(&self, text: &str, at: usize) -> Option<Hit> {
         let mut best: Option<(usize, Option<usize>)> = None;
-        let candidates = std::iter::once((None, &self.spec.pattern)).chain(
+        let candidates = self.spec.pattern.iter().map(|r| (None, r)).chain(
             self.spec
                 .stop_patterns
                 .iter()
@@ -147,7 +171,7 @@ impl Watch {
         }
         let (_, stop) = best?;
         let regex = match stop {
-            None => &self.spec.pattern,
+            None => self.spec.pattern.as_ref()?,
             Some(i) => &self.spec.stop_patterns[i],
         };
         let caps = regex.captures_at(text, at)?;
@@ -213,11 +237,12 @@ mod tests {
 
     fn spec(pattern: &str, stops: &[&str], since: Since) -> AwaitSpec {
         AwaitSpec {
-            pattern: Regex::new(&format!("(?m){pattern}")).unwrap(),
+            pattern: Some(Regex::new(&format!("(?m){pattern}")).unwrap()),
             stop_patterns: stops.iter().map(|s| Regex::new(s).unwrap()).collect(),
             since,
             timeout: Duration::from_secs(1),
             typist: None,
+            quiet: None,
         }
     }
 

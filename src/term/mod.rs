@@ -23,6 +23,7 @@ pub mod inputs;
 pub mod keys;
 pub mod matcher;
 pub mod processes;
+pub mod quiet;
 pub mod screen;
 pub mod search;
 pub mod session;
@@ -33,7 +34,7 @@ pub mod watchdog;
 
 pub use error::TermError;
 pub use keys::{KeyPress, Named};
-pub use matcher::{AwaitSpec, Outcome, Since};
+pub use matcher::{AwaitSpec, Outcome, Quiet, QuietOn, Since};
 pub use processes::Teardown;
 pub use screen::{ScreenSnapshot, Size};
 pub use session::{

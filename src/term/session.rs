@@ -11,8 +11,9 @@
 use super::error::TermError;
 use super::inputs::Inputs;
 use super::keys::{self, KeyPress, Modes};
-use super::matcher::{AwaitSpec, Event, Outcome, Watch};
+use super::matcher::{AwaitSpec, Event, Hit, Outcome, Quiet, QuietOn, Watch};
 use super::processes::{self, MARKER_VAR, Teardown};
+use super::quiet::QuietClock;
 use super::screen::{Screen, ScreenSnapshot, Size};
 use super::search::{self, Found, Query};
 use super::transcript::{Decoder, Transcript, render_line, render_text};
@@ -160,6 +161,8 @@ pub struct AwaitResult {
     /// The last lines of output, bounded.
     pub tail: String,
     pub exit: Option<ExitInfo>,
+    /// For a wait for quiet that ended so: how long the output (or screen) had been quiet.
+    pub quiet_ms: Option<f64>,
 }
 
 /// Limits for one session's history.
@@ -175,6 +178,8 @@ pub(super) struct Live {
     decoder: Decoder,
     /// Each typist's last input, and where its output begins.
     pub inputs: Inputs,
+    /// When output, and the screen's text, last changed (for quiet waits).
+    quiet: QuietClock,
     watches: Vec<Watch>,
     next_watch: u64,
     pub exit: Option<ExitInfo>,
@@ -194,6 +199,7 @@ impl Live {
     fn take(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.bytes += chunk.len() as u64;
         let answer = self.screen.feed(chunk);
+        self.quiet.output(&mut self.screen);
         self.decoder.feed(&mut self.transcript, chunk);
         self.inputs
             .advance(self.transcript.text(), self.transcript.offset(0));
@@ -252,6 +258,7 @@ impl Live {
             elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
             tail: self.tail(),
             exit: self.exit.clone(),
+            quiet_ms: None,
         };
         match event {
             None => {}
@@ -472,6 +479,7 @@ impl Session {
                 transcript: Transcript::new(limits.lines, limits.bytes),
                 decoder: Decoder::default(),
                 inputs: Inputs::default(),
+                quiet: QuietClock::new(),
                 watches: Vec::new(),
                 next_watch: 0,
                 exit: None,
@@ -895,44 +903,135 @@ impl Session {
         }
     }
 
-    /// Waits until the pattern matches, a stop pattern matches, the program ends or time
-    /// runs out; fails at once when the session can no longer read its output. Dropping the
-    /// future (cancellation) removes the wait.
+    /// Waits until the pattern matches (and then, or alone, until the program settles: see
+    /// quiet.rs), a stop pattern matches, the program ends or time runs out; fails at once
+    /// when the session can no longer read its output. Dropping the future (cancellation)
+    /// removes the wait.
     pub async fn await_output(&self, spec: AwaitSpec) -> Result<AwaitResult, TermError> {
         let started = Instant::now();
-        let timeout = spec.timeout;
+        let deadline = started + spec.timeout;
+        let (Some(quiet), pattern) = (spec.quiet, spec.pattern.is_some()) else {
+            let event = self.watch(spec, deadline).await;
+            return self.shared.lock().result(&self.id, started, event);
+        };
+        let stops = spec.stop_patterns.clone();
+        let matched = if pattern {
+            match self.watch(spec, deadline).await {
+                Some(Event::Hit(hit)) if hit.stop.is_none() => Some(hit),
+                event => return self.shared.lock().result(&self.id, started, event),
+            }
+        } else {
+            None
+        };
+        self.settle(stops, quiet, started, deadline, matched).await
+    }
+
+    /// Registers a wait and waits for its event until `deadline`; `None` when time ran out.
+    async fn watch(&self, spec: AwaitSpec, deadline: Instant) -> Option<Event> {
         let (tx, mut rx) = oneshot::channel();
         let id = {
             let mut guard = self.shared.lock();
             let live = &mut *guard;
             live.next_watch += 1;
             if let Some(reason) = &live.failed {
-                return live.result(&self.id, started, Some(Event::Failed(reason.clone())));
+                return Some(Event::Failed(reason.clone()));
             }
             let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
             if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
-                return live.result(&self.id, started, Some(Event::Hit(hit)));
+                return Some(Event::Hit(hit));
             }
             if live.ended {
-                return live.result(&self.id, started, Some(Event::Ended));
+                return Some(Event::Ended);
             }
             watch.notify = Some(tx);
             let id = watch.id;
             live.watches.push(watch);
             id
         };
-        let registered = Registered {
+        let _registered = Registered {
             shared: &self.shared,
             id,
+            screen: false,
         };
-        let event = match tokio::time::timeout(timeout, &mut rx).await {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(wait, &mut rx).await {
             Ok(Ok(event)) => Some(event),
             Ok(Err(_)) => Some(Event::Ended),
             // A hit sent in the same instant as the timeout still counts.
             Err(_) => rx.try_recv().ok(),
+        }
+    }
+
+    /// Waits until the session has been quiet for `quiet` (after `matched`, the pattern's
+    /// match, if there was one); stop patterns, the program's end and the deadline still end
+    /// the wait. A timer, re-armed to the last change when output came meanwhile: no
+    /// polling, and one wake-up per quiet period however fast the output.
+    async fn settle(
+        &self,
+        stop_patterns: Vec<regex::Regex>,
+        quiet: Quiet,
+        started: Instant,
+        deadline: Instant,
+        matched: Option<Hit>,
+    ) -> Result<AwaitResult, TermError> {
+        let from = Instant::now();
+        let stops = AwaitSpec {
+            pattern: None,
+            stop_patterns,
+            since: super::Since::Entry,
+            timeout: Duration::ZERO,
+            typist: None,
+            quiet: None,
         };
-        drop(registered);
-        self.shared.lock().result(&self.id, started, event)
+        // Registered once; its event (a stop pattern, the end) is awaited across timers.
+        let (tx, mut rx) = oneshot::channel();
+        let id = {
+            let mut guard = self.shared.lock();
+            let live = &mut *guard;
+            if let Some(reason) = &live.failed {
+                return live.result(&self.id, started, Some(Event::Failed(reason.clone())));
+            }
+            if live.ended {
+                return live.result(&self.id, started, Some(Event::Ended));
+            }
+            live.next_watch += 1;
+            let mut watch = Watch::new(live.next_watch, stops, &live.transcript);
+            if quiet.on == QuietOn::Screen {
+                live.quiet.watch_screen(&mut live.screen);
+            }
+            watch.notify = Some(tx);
+            let id = watch.id;
+            live.watches.push(watch);
+            id
+        };
+        let _registered = Registered {
+            shared: &self.shared,
+            id,
+            screen: quiet.on == QuietOn::Screen,
+        };
+        loop {
+            let last = self.shared.lock().quiet.last_change(quiet.on).max(from);
+            let now = Instant::now();
+            let settled_at = last + quiet.quiet;
+            if now >= settled_at || now >= deadline {
+                let live = self.shared.lock();
+                let mut result = live.result(&self.id, started, matched.map(Event::Hit))?;
+                if now >= settled_at {
+                    result.outcome = Outcome::Matched;
+                    result.quiet_ms = Some(now.duration_since(last).as_secs_f64() * 1000.0);
+                } else {
+                    result.outcome = Outcome::Timeout;
+                }
+                return Ok(result);
+            }
+            tokio::select! {
+                event = &mut rx => {
+                    let event = event.unwrap_or(Event::Ended);
+                    return self.shared.lock().result(&self.id, started, Some(event));
+                }
+                () = tokio::time::sleep_until(settled_at.min(deadline).into()) => {}
+            }
+        }
     }
 
     /// Global stream offset of the newest output (for [`Since::After`](super::Since::After)).
@@ -996,12 +1095,17 @@ impl Drop for Session {
 struct Registered<'a> {
     shared: &'a Shared,
     id: u64,
+    /// The wait watches the screen's text (quiet.rs).
+    screen: bool,
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
         let mut live = self.shared.lock();
         live.watches.retain(|w| w.id != self.id);
+        if self.screen {
+            live.quiet.unwatch_screen();
+        }
     }
 }
 

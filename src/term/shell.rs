@@ -250,11 +250,12 @@ async fn run_framed(
     let start_wait = timeout.min(START_WAIT);
     let start = session
         .await_output(AwaitSpec {
-            pattern: begun,
+            pattern: Some(begun),
             stop_patterns: Vec::new(),
             since: Since::After(from),
             timeout: start_wait,
             typist: None,
+            quiet: None,
         })
         .await?;
     if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
@@ -266,11 +267,12 @@ async fn run_framed(
     }
     let waited = session
         .await_output(AwaitSpec {
-            pattern: end,
+            pattern: Some(end),
             stop_patterns: Vec::new(),
             since: Since::After(from),
             timeout: timeout.saturating_sub(started.elapsed()),
             typist: None,
+            quiet: None,
         })
         .await?;
     let text = session.output_since(from);

@@ -405,16 +405,41 @@ pub enum Since {
     All,
 }
 
-/// `await_output`: wait until output matches.
+/// What `quiet_ms` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QuietOn {
+    // No output at all for `quiet_ms` (default).
+    #[default]
+    Output,
+    // The screen's text unchanged for `quiet_ms` (redraws of the same text, cursor moves and
+    // blinks, titles do not count): for programs that keep redrawing.
+    Screen,
+}
+
+/// The longest `quiet_ms`, in milliseconds.
+pub const MAX_QUIET_MS: u64 = 60_000;
+
+/// `await_output`: wait until output matches, or the program settles, or both in turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AwaitOutputParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub session_id: Option<String>,
-    /// Regex to wait for.
+    /// Regex to wait for. Optional with `quiet_ms`: then the wait is for quiet alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1000))]
-    pub pattern: String,
+    pub pattern: Option<String>,
+    /// Then (or, without `pattern`, only) wait until the program has been quiet this many
+    /// milliseconds: no output (`quiet_on: output`) or no change of the screen's text
+    /// (`quiet_on: screen`), counted from the match (or the wait's start) or the last change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 60000))]
+    pub quiet_ms: Option<u64>,
+    /// What `quiet_ms` watches: `output` (default) or `screen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_on: Option<QuietOn>,
     /// Seconds to wait (default: the state's `timeout_seconds`, else 30; at most 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]

@@ -2,7 +2,7 @@
 //! summary of its action and its transitions. The CLI prints it, the TUI draws it and MCP
 //! returns it, so it is computed once, here.
 
-use super::action::{Action, ContentMode, Key, NamedKey};
+use super::action::{Action, ContentMode, Key, NamedKey, QuietOn};
 use super::guard::{Comparison, Guard};
 use super::model::{Condition, ConditionKind, Workflow};
 use schemars::JsonSchema;
@@ -201,7 +201,16 @@ pub fn summarize(action: &Action) -> String {
             (None, None) => "send nothing".to_string(),
         },
         Action::AwaitOutput(p) => {
-            let mut s = format!("wait for /{}/", p.pattern);
+            let quiet = p.quiet_ms.map(|ms| match p.quiet_on.unwrap_or_default() {
+                QuietOn::Output => format!("{ms} ms without output"),
+                QuietOn::Screen => format!("the screen to stay unchanged {ms} ms"),
+            });
+            let mut s = match (&p.pattern, quiet) {
+                (Some(pattern), Some(quiet)) => format!("wait for /{pattern}/, then {quiet}"),
+                (Some(pattern), None) => format!("wait for /{pattern}/"),
+                (None, Some(quiet)) => format!("wait for {quiet}"),
+                (None, None) => "wait".to_string(),
+            };
             if let Some(t) = p.timeout {
                 let _ = write!(s, " ({t} s)");
             }

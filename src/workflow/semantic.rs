@@ -311,7 +311,31 @@ impl Checker<'_> {
         let Some(action) = action else { return };
         match &action {
             Action::AwaitOutput(p) => {
-                let regex = self.regex(&p.pattern, &format!("{action_path}/pattern"));
+                if p.pattern.is_none() && p.quiet_ms.is_none() {
+                    self.push(Violation::error(
+                        "await_needs_pattern_or_quiet",
+                        action_path.clone(),
+                        "await_output needs 'pattern', 'quiet_ms', or both (the pattern, then quiet)",
+                    ));
+                }
+                if p.quiet_on.is_some() && p.quiet_ms.is_none() {
+                    self.push(Violation::error(
+                        "quiet_on_without_quiet_ms",
+                        format!("{action_path}/quiet_on"),
+                        "'quiet_on' says what 'quiet_ms' watches; give 'quiet_ms' too",
+                    ));
+                }
+                if p.pattern.is_none() && !p.captures.is_empty() {
+                    self.push(Violation::error(
+                        "captures_without_pattern",
+                        format!("{action_path}/captures"),
+                        "captures take groups of 'pattern'; this wait has none",
+                    ));
+                }
+                let regex = p
+                    .pattern
+                    .as_ref()
+                    .and_then(|pattern| self.regex(pattern, &format!("{action_path}/pattern")));
                 for (i, stop) in p.stop_patterns.iter().enumerate() {
                     self.regex(stop, &format!("{action_path}/stop_patterns/{i}"));
                 }

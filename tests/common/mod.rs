@@ -32,11 +32,12 @@ pub async fn bash(t: &Terminals, timeout: Duration) -> Arc<Session> {
 /// A wait for a pattern in multi-line mode where `\r` ends lines too, as manifests compile.
 pub fn spec(pattern: &str, since: Since, timeout: Duration) -> AwaitSpec {
     AwaitSpec {
-        pattern: Regex::new(&format!("(?mR){pattern}")).unwrap(),
+        pattern: Some(Regex::new(&format!("(?mR){pattern}")).unwrap()),
         stop_patterns: Vec::new(),
         since,
         timeout,
         typist: None,
+        quiet: None,
     }
 }
 
