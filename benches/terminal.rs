@@ -13,7 +13,7 @@ use flowdeck::term::search::{self, Order, Query};
 use flowdeck::term::shell;
 use flowdeck::term::transcript::{Decoder, Transcript};
 use flowdeck::term::{
-    AwaitSpec, OpenOptions, Outcome, Program, Session, Since, TermConfig, Terminals,
+    AwaitSpec, OpenOptions, Outcome, Program, Quiet, QuietOn, Session, Since, TermConfig, Terminals,
 };
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::Read;
@@ -236,6 +236,45 @@ async fn detection_lag(t: &Terminals) {
         samples.push((now - stamp) / 1e6);
     }
     stats("await detection lag (print -> return)", samples, "ms");
+    t.close(s.id()).await.unwrap();
+}
+
+async fn quiet_lag(t: &Terminals) {
+    // As for the detection lag, the child stamps the clock just before it prints and then
+    // stays silent; the lag is how long after the quiet period ends the wait returns.
+    let s = t
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                "python3".into(),
+                "-u".into(),
+                "-c".into(),
+                "import sys, time\nfor line in sys.stdin:\n    print('M%d' % time.time_ns(), flush=True)\n".into(),
+            ]),
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    let quiet = Duration::from_millis(20);
+    for on in [QuietOn::Output, QuietOn::Screen] {
+        let n = if quick() { 50 } else { 300 };
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            s.send_text("\n", "bench").unwrap();
+            let mut wait = spec(r"^M(\d+)$", Since::LastInput);
+            wait.quiet = Some(Quiet { quiet, on });
+            let r = s.await_output(wait).await.unwrap();
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as f64;
+            let stamp: f64 = r.groups[0].as_deref().unwrap().parse().unwrap();
+            samples.push((now - stamp) / 1e6 - quiet.as_secs_f64() * 1000.0);
+        }
+        stats(
+            &format!("quiet lag, {on:?} (quiet end -> return, 20 ms quiet)"),
+            samples,
+            "ms",
+        );
+    }
     t.close(s.id()).await.unwrap();
 }
 
@@ -495,6 +534,9 @@ fn main() {
         }
         if wants("lag") {
             detection_lag(&t).await;
+        }
+        if wants("quiet") {
+            quiet_lag(&t).await;
         }
         if wants("open") {
             open_to_prompt(&t).await;

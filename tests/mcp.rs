@@ -240,6 +240,15 @@ async fn terminal_tools_drive_a_real_shell() {
     )
     .await;
     assert_eq!(waited["outcome"], "matched");
+    // Quiet alone: the prompt is back and nothing more comes.
+    let settled = ok(
+        &client,
+        "await_output",
+        json!({"session_id": id, "quiet_ms": 100, "quiet_on": "screen", "timeout": 20}),
+    )
+    .await;
+    assert_eq!(settled["outcome"], "matched", "{settled}");
+    assert!(settled["quiet_ms"].as_f64().unwrap() >= 100.0, "{settled}");
     let ran = ok(
         &client,
         "run_command",

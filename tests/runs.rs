@@ -651,3 +651,18 @@ async fn a_run_cancelled_before_its_first_state_closes_its_session() {
         );
     }
 }
+
+/// A step that waits for its command's output and then for quiet, as a workflow writes it.
+#[tokio::test]
+async fn a_workflow_step_waits_for_quiet_after_its_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "settle.yaml",
+        "name: settle\ndescription: Waits for quiet.\ninitial_state: go\nstates:\n  go:\n    action: { tool: send_input, params: { input_text: \"echo UP; sleep 0.2; echo SETTLED=$((20+22))\\n\" } }\n    transitions: [{ next_state: wait }]\n  wait:\n    action: { tool: await_output, params: { pattern: '^UP', quiet_ms: 1000, timeout: 30 } }\n    transitions:\n      - { condition: success, next_state: read }\n  read:\n    action: { tool: get_screen_content, params: { content_mode: since_input } }\n    transitions:\n      - { condition: pattern_match, pattern: 'SETTLED=42', next_state: done }\n  done:\n    action: { tool: list_terminal_sessions }\n",
+    );
+    let engine = engine_in(dir.path(), 8);
+    let result = engine.run(request("settle", &[])).await.unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert_eq!(result.last_state.as_deref(), Some("done"), "{result:?}");
+}
