@@ -216,6 +216,45 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             break;
         }
     }
+
+    // Saved, renamed and deleted through the engine: each change names who made it.
+    let saved = e
+        .workflow_save(&QUICK.replace("quick", "mine"), None, false, &agent())
+        .unwrap();
+    let event = loop {
+        let event = next(&mut events).await;
+        check_order(&event);
+        if matches!(&event.change, Change::WorkflowAdded { name, .. } if name == "mine") {
+            break event;
+        }
+    };
+    assert_eq!(event.actor, agent());
+    e.workflow_rename("mine", "yours", saved.version.as_deref(), &Actor::Person)
+        .unwrap();
+    let mut renamed = Vec::new();
+    while renamed.len() < 2 {
+        let event = next(&mut events).await;
+        check_order(&event);
+        match &event.change {
+            Change::WorkflowRemoved { name, .. } if name == "mine" => {
+                renamed.push(event.actor.clone())
+            }
+            Change::WorkflowAdded { name, .. } if name == "yours" => {
+                renamed.push(event.actor.clone())
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(renamed, [Actor::Person, Actor::Person]);
+    e.workflow_delete("yours", None, &Actor::Cli).unwrap();
+    let event = loop {
+        let event = next(&mut events).await;
+        check_order(&event);
+        if matches!(&event.change, Change::WorkflowRemoved { name, .. } if name == "yours") {
+            break event;
+        }
+    };
+    assert_eq!(event.actor, Actor::Cli);
 }
 
 /// The sessions and runs an observer believes exist.

@@ -552,7 +552,15 @@ async fn an_agent_authors_fixes_runs_and_reads_a_workflow() {
     assert!(purged["removed"].as_u64().unwrap() >= 3);
     let audit = std::fs::read_to_string(dir.path().join(".flowdeck/audit.jsonl")).unwrap();
     assert!(audit.lines().count() > 20);
-    assert!(audit.contains("\"tool\":\"workflow_delete\""));
+    let deleted: Value = audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["tool"] == "workflow_delete")
+        .unwrap();
+    // Who called: this client, as the engine's events name it.
+    assert_eq!(deleted["actor"]["kind"], "agent", "{deleted}");
+    assert!(deleted["actor"]["client"].is_string(), "{deleted}");
+    assert!(deleted["actor"]["connection"].is_string(), "{deleted}");
     client.cancel().await.unwrap();
 }
 

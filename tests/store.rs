@@ -139,6 +139,7 @@ fn save_create_conflict_and_overwrite() {
         .save(SaveRequest {
             content: &third,
             overwrite: true,
+            author: None,
             ..Default::default()
         })
         .expect("overwrite");
@@ -235,16 +236,20 @@ fn rename_rewrites_the_name_and_moves_the_file() {
     write(dir.path(), "taken.yaml", &manifest("taken", "t"));
     let store = Store::open(dir.path()).expect("open");
     let err = store
-        .rename("old_name", "taken", None)
+        .rename("old_name", "taken", None, None)
         .expect_err("onto an existing name");
     assert!(matches!(err, StoreError::AlreadyExists { .. }), "{err}");
-    let err = store.rename("old_name", "../x", None).expect_err("unsafe");
+    let err = store
+        .rename("old_name", "../x", None, None)
+        .expect_err("unsafe");
     assert!(matches!(err, StoreError::InvalidName(_)));
     let err = store
-        .rename("old_name", "new_name", Some("stale"))
+        .rename("old_name", "new_name", Some("stale"), None)
         .expect_err("stale version");
     assert!(matches!(err, StoreError::Conflict { .. }));
-    let saved = store.rename("old_name", "new_name", None).expect("rename");
+    let saved = store
+        .rename("old_name", "new_name", None, None)
+        .expect("rename");
     assert_eq!(saved.file_name, "new_name.yaml");
     assert!(!dir.path().join("old_name.yaml").exists());
     let text = fs::read_to_string(dir.path().join("new_name.yaml")).expect("read");
@@ -262,14 +267,14 @@ fn delete_checks_the_version() {
     write(dir.path(), "gone.yaml", &manifest("gone", "x"));
     let store = Store::open(dir.path()).expect("open");
     assert!(matches!(
-        store.delete("gone", Some("stale")),
+        store.delete("gone", Some("stale"), None),
         Err(StoreError::Conflict { .. })
     ));
     let version = store.entry("gone").expect("entry").version;
-    store.delete("gone", Some(&version)).expect("delete");
+    store.delete("gone", Some(&version), None).expect("delete");
     assert!(!dir.path().join("gone.yaml").exists());
     assert!(matches!(
-        store.delete("gone", None),
+        store.delete("gone", None, None),
         Err(StoreError::NotFound(_))
     ));
 }
@@ -526,12 +531,13 @@ fn written_files_get_the_usual_modes_and_the_state_folder_is_owner_only() {
             content: &manifest("fresh", "y"),
             expected_version: None,
             overwrite: true,
+            author: None,
             ..Default::default()
         })
         .expect("replace");
     assert_eq!(mode("fresh.yaml"), 0o640, "a replaced file keeps its mode");
     assert!(saved.version.is_some());
-    store.rename("fresh", "moved", None).expect("rename");
+    store.rename("fresh", "moved", None, None).expect("rename");
     assert_eq!(mode("moved.yaml"), 0o640, "a renamed file keeps its mode");
     assert_eq!(mode(".flowdeck"), 0o700, "the state folder is owner-only");
 }
@@ -814,6 +820,7 @@ fn writes_onto_a_fifo_are_refused_without_blocking() {
         saving.save(SaveRequest {
             content: &manifest("piped", "x"),
             overwrite: true,
+            author: None,
             ..Default::default()
         })
     });
@@ -823,7 +830,7 @@ fn writes_onto_a_fifo_are_refused_without_blocking() {
     }
     let deleting = store.clone();
     let result = within("deleting a FIFO", move || {
-        deleting.delete("piped.yaml", None)
+        deleting.delete("piped.yaml", None, None)
     });
     assert!(
         matches!(result, Err(StoreError::NotRegularFile { .. })),

@@ -279,6 +279,7 @@ impl Engine {
         &self,
         definition: Value,
         overwrite: bool,
+        actor: &Actor,
     ) -> Result<Created, EngineError> {
         let checked = check_value(definition.clone(), Format::Json);
         let name = checked
@@ -311,11 +312,13 @@ impl Engine {
         let content = serde_json::to_string_pretty(&definition)
             .map_err(|e| EngineError::InvalidParams(e.to_string()))?
             + "\n";
+        let author = author_tag(actor);
         let saved = self.store().save(SaveRequest {
             content: &content,
             format: Some(Format::Json),
             expected_version: None,
             overwrite,
+            author: Some(&author),
         })?;
         Ok(Created {
             success: true,
@@ -334,12 +337,15 @@ impl Engine {
         content: &str,
         expected_version: Option<&str>,
         overwrite: bool,
+        actor: &Actor,
     ) -> Result<Saved, EngineError> {
+        let author = author_tag(actor);
         Ok(self.store().save(SaveRequest {
             content,
             format: None,
             expected_version,
             overwrite,
+            author: Some(&author),
         })?)
     }
 
@@ -349,9 +355,13 @@ impl Engine {
         name: &str,
         new_name: &str,
         expected_version: Option<&str>,
+        actor: &Actor,
     ) -> Result<Saved, EngineError> {
         self.refuse_if_running(name, "renamed")?;
-        Ok(self.store().rename(name, new_name, expected_version)?)
+        let author = author_tag(actor);
+        Ok(self
+            .store()
+            .rename(name, new_name, expected_version, Some(&author))?)
     }
 
     /// Deletes a workflow's file. Refused while it runs.
@@ -359,9 +369,11 @@ impl Engine {
         &self,
         name: &str,
         expected_version: Option<&str>,
+        actor: &Actor,
     ) -> Result<Saved, EngineError> {
         self.refuse_if_running(name, "deleted")?;
-        Ok(self.store().delete(name, expected_version)?)
+        let author = author_tag(actor);
+        Ok(self.store().delete(name, expected_version, Some(&author))?)
     }
 
     fn refuse_if_running(&self, name: &str, what: &'static str) -> Result<(), EngineError> {
@@ -637,6 +649,19 @@ fn is_name(s: &str) -> bool {
         .next()
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && s.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The tag a write through the engine gives the store, so that the change it causes is
+/// published with who made it (see `Engine::forward_store_changes`).
+pub(super) fn author_tag(actor: &Actor) -> String {
+    serde_json::to_string(actor).unwrap_or_default()
+}
+
+/// Who made a change of the folder: the actor its writer tagged it with, or flowdeck itself
+/// (the watcher) for a change found on disk.
+pub(super) fn author_of(tag: Option<&str>) -> Actor {
+    tag.and_then(|tag| serde_json::from_str(tag).ok())
+        .unwrap_or(Actor::System)
 }
 
 #[cfg(test)]

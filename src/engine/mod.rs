@@ -143,6 +143,7 @@ impl Engine {
                         // told to read the list again rather than trust their view.
                         events.publish(Actor::System, Change::WorkflowsResync { missed });
                     }
+                    let actor = authoring::author_of(change.author.as_deref());
                     let (name, file_name, version) =
                         (change.name, change.file_name, change.version);
                     let change = match change.kind {
@@ -160,8 +161,7 @@ impl Engine {
                             Change::WorkflowRemoved { name, file_name }
                         }
                     };
-                    // The store does not know who wrote a file: an editor, an agent's save.
-                    events.publish(Actor::System, change);
+                    events.publish(actor, change);
                 }
             });
         if let Err(e) = spawned {

@@ -418,6 +418,8 @@ impl ServerHandler for FlowdeckServer {
         let engine = loaded.engine.clone();
         let audited_args = Audit::redact(&engine, &name, &args);
         let actor = self.actor(&context.peer);
+        // Who called, as the engine's events and the journal name them.
+        let audited_actor = serde_json::to_value(&actor).unwrap_or(Value::Null);
         let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
         if runs_a_workflow
             && context
@@ -447,6 +449,7 @@ impl ServerHandler for FlowdeckServer {
             loaded.audit.record_later(json!({
                 "at": crate::engine::journal::now(),
                 "tool": name,
+                "actor": audited_actor,
                 "arguments": audited_args,
                 "outcome": "task",
                 "task_id": task.task_id,
@@ -487,6 +490,7 @@ impl ServerHandler for FlowdeckServer {
         loaded.audit.record_later(json!({
             "at": crate::engine::journal::now(),
             "tool": name,
+            "actor": audited_actor,
             "arguments": audited_args,
             "outcome": match &outcome { Ok(_) => "ok".to_string(), Err(e) => e.error_code.to_string() },
             "duration_ms": started.elapsed().as_secs_f64() * 1000.0,

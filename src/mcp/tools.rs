@@ -625,7 +625,11 @@ pub async fn call(
         }),
         "create_workflow" => {
             let a: CreateArgs = parse(name, args)?;
-            ok(e.create_workflow(Value::Object(a.workflow_definition), a.overwrite_existing)?)
+            ok(e.create_workflow(
+                Value::Object(a.workflow_definition),
+                a.overwrite_existing,
+                &cx.actor,
+            )?)
         }
         "workflow_list" => ok(e.workflow_list()),
         "workflow_get" => ok(e.workflow_get(&parse::<NameArgs>(name, args)?.name)?),
@@ -646,15 +650,25 @@ pub async fn call(
         }
         "workflow_save" => {
             let a: SaveArgs = parse(name, args)?;
-            ok(e.workflow_save(&a.content, a.expected_version.as_deref(), a.overwrite)?)
+            ok(e.workflow_save(
+                &a.content,
+                a.expected_version.as_deref(),
+                a.overwrite,
+                &cx.actor,
+            )?)
         }
         "workflow_rename" => {
             let a: RenameArgs = parse(name, args)?;
-            ok(e.workflow_rename(&a.name, &a.new_name, a.expected_version.as_deref())?)
+            ok(e.workflow_rename(
+                &a.name,
+                &a.new_name,
+                a.expected_version.as_deref(),
+                &cx.actor,
+            )?)
         }
         "workflow_delete" => {
             let a: DeleteArgs = parse(name, args)?;
-            ok(e.workflow_delete(&a.name, a.expected_version.as_deref())?)
+            ok(e.workflow_delete(&a.name, a.expected_version.as_deref(), &cx.actor)?)
         }
         "workflow_preview_inputs" => {
             ok(e.workflow_preview_inputs(&parse::<NameArgs>(name, args)?.name)?)

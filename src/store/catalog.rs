@@ -25,6 +25,9 @@ pub struct Change {
     pub name: String,
     /// The new content version (`None` when removed).
     pub version: Option<String>,
+    /// Who made the change, as the writer tagged its save, rename or delete (a tag the
+    /// store passes on without reading it); `None` for changes found on disk (an editor).
+    pub author: Option<String>,
 }
 
 /// Every manifest of the folder, by file name.
@@ -108,6 +111,7 @@ impl Catalog {
             file_name: file_name.to_string(),
             name,
             version: Some(version),
+            author: None,
         })
     }
 
@@ -118,6 +122,7 @@ impl Catalog {
             file_name: file_name.to_string(),
             name: e.name().to_string(),
             version: None,
+            author: None,
         })
     }
 

@@ -50,6 +50,8 @@ pub struct SaveRequest<'a> {
     /// different (or gone). `None` with an existing file needs `overwrite`.
     pub expected_version: Option<&'a str>,
     pub overwrite: bool,
+    /// Tags the changes this save causes (see [`Change::author`]).
+    pub author: Option<&'a str>,
 }
 
 /// The workflows folder.
@@ -192,6 +194,15 @@ impl Store {
     /// Re-reads some files of the folder at once: read and checked on both cores, with one
     /// folder-level recheck for all of them (a `git checkout` changes hundreds).
     pub fn refresh_files(&self, files: &[String]) -> Vec<Change> {
+        self.refresh_files_as(files, None)
+    }
+
+    /// Re-reads a file this store just wrote, tagging the changes with their `author`.
+    fn refresh_as(&self, file_name: &str, author: Option<&str>) -> Vec<Change> {
+        self.refresh_files_as(&[file_name.to_string()], author)
+    }
+
+    fn refresh_files_as(&self, files: &[String], author: Option<&str>) -> Vec<Change> {
         let files: Vec<String> = files
             .iter()
             .filter(|f| is_manifest_name(f))
@@ -208,6 +219,9 @@ impl Store {
             if !changes.is_empty() {
                 let folder = folder_changes(&mut catalog, &changes);
                 changes.extend(folder);
+            }
+            for change in &mut changes {
+                change.author = author.map(str::to_string);
             }
             changes
         };
@@ -319,6 +333,7 @@ fn folder_changes(catalog: &mut Catalog, already: &[Change]) -> Vec<Change> {
         .filter(|f| !already.iter().any(|c| &c.file_name == f))
         .filter_map(|f| {
             catalog.get_file(&f).map(|e| Change {
+                author: None,
                 kind: ChangeKind::Changed,
                 file_name: f.clone(),
                 name: e.name().to_string(),

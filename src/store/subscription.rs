@@ -84,6 +84,7 @@ mod tests {
             file_name: "a.yaml".into(),
             name: "a".into(),
             version: Some("v".into()),
+            author: None,
         };
         for _ in 0..CAPACITY + 5 {
             assert!(subscriber.send(&change));

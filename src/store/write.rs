@@ -100,7 +100,7 @@ impl Store {
         let path = self.root.join(&file_name);
         write_atomic(&self.root, &file_name, request.content.as_bytes())
             .map_err(|e| StoreError::io(&path, e))?;
-        self.refresh(&file_name);
+        self.refresh_as(&file_name, request.author);
         Ok(Saved {
             name,
             file_name,
@@ -140,13 +140,19 @@ impl Store {
     }
 
     /// Deletes the manifest of `name`. With `expected_version`, only if it is unchanged.
-    pub fn delete(&self, name: &str, expected_version: Option<&str>) -> Result<Saved, StoreError> {
+    /// `author` tags the change (see [`Change::author`](super::Change::author)).
+    pub fn delete(
+        &self,
+        name: &str,
+        expected_version: Option<&str>,
+        author: Option<&str>,
+    ) -> Result<Saved, StoreError> {
         let _writing = self.lock_writes()?;
         let (entry, current) = self.existing(name, expected_version)?;
         let path = self.root.join(&entry.file_name);
         std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
         files::sync_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
-        self.refresh(&entry.file_name);
+        self.refresh_as(&entry.file_name, author);
         Ok(Saved {
             name: name.to_string(),
             file_name: entry.file_name,
@@ -162,6 +168,7 @@ impl Store {
         from: &str,
         to: &str,
         expected_version: Option<&str>,
+        author: Option<&str>,
     ) -> Result<Saved, StoreError> {
         if let Some(problem) = name_problem(to) {
             return Err(StoreError::InvalidName(problem));
@@ -222,9 +229,9 @@ impl Store {
         if new_file != entry.file_name {
             std::fs::remove_file(&old_path).map_err(|e| StoreError::io(&old_path, e))?;
             files::sync_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
-            self.refresh(&entry.file_name);
+            self.refresh_as(&entry.file_name, author);
         }
-        self.refresh(&new_file);
+        self.refresh_as(&new_file, author);
         Ok(Saved {
             name: to.to_string(),
             file_name: new_file,
