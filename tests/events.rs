@@ -449,7 +449,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
         "session_busy"
     );
     // Once the run has ended, the session (kept) takes anyone's input again.
-    e.cancel_run(&run.run_id).await.unwrap();
+    e.cancel_run(&run.run_id, &Actor::Cli).await.unwrap();
     run.finished().await;
     e.send_input(&session, &typed, &agent()).unwrap();
     e.shutdown().await;

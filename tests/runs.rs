@@ -401,10 +401,14 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
         engine.run_status(&run_id).unwrap().prompt.as_deref(),
         Some("Which environment?")
     );
-    engine.answer_prompt(&run_id, "moon".into()).unwrap();
+    engine
+        .answer_prompt(&run_id, "moon".into(), &Actor::Cli)
+        .unwrap();
     // validation_failed loops back to the same prompt.
     wait_for_prompt(&engine, &run_id).await;
-    engine.answer_prompt(&run_id, "staging".into()).unwrap();
+    engine
+        .answer_prompt(&run_id, "staging".into(), &Actor::Cli)
+        .unwrap();
     // Now in `sleep 60`: cancel it.
     wait_for_state(&engine, &run_id, "work").await;
     let session = engine.run_status(&run_id).unwrap().session_id.unwrap();
@@ -415,7 +419,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
         .find(|s| s.session_id == session)
         .unwrap()
         .pid;
-    let status = engine.cancel_run(&run_id).await.unwrap();
+    let status = engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
     assert_eq!(status.status, Phase::Finished);
     let result = started.finished().await;
     assert_final(&result, FinalState::Canceled);
@@ -424,7 +428,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     assert!(engine.list_terminal_sessions().sessions.is_empty());
     assert!(flowdeck::term::processes::proc_info(session_pid as i32).is_none());
     assert!(matches!(
-        engine.answer_prompt(&run_id, "x".into()),
+        engine.answer_prompt(&run_id, "x".into(), &Actor::Cli),
         Err(EngineError::RunNotFound(_))
     ));
     // The journal tells the story, and takes feedback.
@@ -446,6 +450,24 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
     assert_eq!(kinds.first().map(String::as_str), Some("run_started"));
     assert_eq!(kinds.last().map(String::as_str), Some("run_finished"));
     assert_eq!(kinds.iter().filter(|k| *k == "answered").count(), 2);
+    // Who answered and who cancelled are on the record.
+    let lines: Vec<serde_json::Value> = events
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    for answered in lines.iter().filter(|l| l["type"] == "answered") {
+        assert_eq!(answered["actor"]["kind"], "cli", "{answered}");
+    }
+    let finished = lines.last().unwrap();
+    assert_eq!(finished["cancelled_by"]["kind"], "cli", "{finished}");
+    assert!(
+        finished["error"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled by cli"),
+        "{finished}"
+    );
     assert!(matches!(
         engine.run_feedback(&run_id, None, Some("  ".into())).await,
         Err(EngineError::InvalidParams(_))
@@ -483,7 +505,7 @@ async fn one_run_per_session_and_a_global_limit() {
         }
         other => panic!("{other:?}"),
     }
-    engine.cancel_run(&first.run_id).await.unwrap();
+    engine.cancel_run(&first.run_id, &Actor::Cli).await.unwrap();
 
     // Ten at once against a limit of eight: two are refused, not queued.
     let mut started = Vec::new();
@@ -497,7 +519,7 @@ async fn one_run_per_session_and_a_global_limit() {
     }
     assert_eq!((started.len(), refused), (8, 2));
     for run in &started {
-        engine.cancel_run(&run.run_id).await.unwrap();
+        engine.cancel_run(&run.run_id, &Actor::Cli).await.unwrap();
     }
     for run in started {
         assert_final(&run.finished().await, FinalState::Canceled);
@@ -535,10 +557,12 @@ async fn a_run_keeps_the_version_it_started_with() {
             break;
         }
     }
-    engine.answer_prompt(&run_id, "moon".into()).unwrap();
+    engine
+        .answer_prompt(&run_id, "moon".into(), &Actor::Cli)
+        .unwrap();
     // The old rule still applies: "moon" fails and the prompt comes back.
     wait_for_prompt(&engine, &run_id).await;
-    engine.cancel_run(&run_id).await.unwrap();
+    engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
     let result = started.finished().await;
     assert_final(&result, FinalState::Canceled);
     let old = flowdeck::store::files::content_version(WAITER.as_bytes());
@@ -561,10 +585,10 @@ async fn a_prompt_that_times_out_stops_waiting() {
     assert_eq!(status.status, Phase::Running);
     assert_eq!(status.prompt, None);
     assert!(matches!(
-        engine.answer_prompt(&run_id, "late".into()),
+        engine.answer_prompt(&run_id, "late".into(), &Actor::Cli),
         Err(EngineError::NoPrompt(_))
     ));
-    engine.cancel_run(&run_id).await.unwrap();
+    engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
     assert_final(&started.finished().await, FinalState::Canceled);
 }
 
@@ -612,7 +636,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
         sleeping.then_some(())
     })
     .await;
-    engine.cancel_run(&run_id).await.unwrap();
+    engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
     assert_final(&started.finished().await, FinalState::Canceled);
     // The session stays (keep_session), and its shell is back at its prompt: sleep is gone.
     let back = tokio::time::timeout(Duration::from_secs(10), async {
@@ -637,7 +661,10 @@ async fn a_run_cancelled_before_its_first_state_closes_its_session() {
     for _ in 0..5 {
         let started = engine.start_run(request("sleeper", &[])).await.unwrap();
         assert_eq!(engine.list_terminal_sessions().sessions.len(), 1);
-        engine.cancel_run(&started.run_id).await.unwrap();
+        engine
+            .cancel_run(&started.run_id, &Actor::Cli)
+            .await
+            .unwrap();
         let result = common::within(
             Duration::from_secs(30),
             "the cancelled run's result",

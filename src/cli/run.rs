@@ -106,7 +106,7 @@ async fn follow(
             }
             signal = termination.recv() => {
                 progress.line(&format!("{signal}: cancelling the run"));
-                let _ = engine.cancel_run(&run_id).await;
+                let _ = engine.cancel_run(&run_id, &Actor::Cli).await;
             }
             event = events.recv() => match event {
                 Ok(EngineEvent { change: Change::Run { run_id: id, line, .. }, .. }) if id == run_id => {
@@ -206,13 +206,13 @@ async fn ask(
     };
     match answer {
         Some(answer) => {
-            if let Err(e) = engine.answer_prompt(run_id, answer) {
+            if let Err(e) = engine.answer_prompt(run_id, answer, &Actor::Cli) {
                 eprintln!("flowdeck: {}", sanitize(&e.to_string()));
             }
         }
         None => {
             eprintln!("\nflowdeck: no answer; cancelling the run");
-            let _ = engine.cancel_run(run_id).await;
+            let _ = engine.cancel_run(run_id, &Actor::Cli).await;
         }
     }
 }

@@ -526,6 +526,7 @@ impl Engine {
         completed: &[String],
         context: &Map<String, Value>,
         run_answer: Option<(&str, String)>,
+        actor: &Actor,
     ) -> Result<Next, EngineError> {
         let mut answered = false;
         let mut run_id = None;
@@ -541,7 +542,7 @@ impl Engine {
                     display_safe(workflow)
                 )));
             }
-            self.answer_prompt(id, answer)?;
+            self.answer_prompt(id, answer, actor)?;
             answered = true;
             run_id = Some(id.to_string());
         }

@@ -181,6 +181,9 @@ pub(super) async fn execute(
         error: error.clone(),
         return_values: return_values.clone(),
         duration_ms,
+        cancelled_by: (final_state == FinalState::Canceled)
+            .then(|| run.canceller())
+            .flatten(),
     });
     // Written, and the journal's lock let go, before anyone hears the run has ended.
     exec.journal.finish().await;
@@ -251,7 +254,13 @@ impl Exec<'_> {
         };
         let result = tokio::select! {
             biased;
-            () = cancel.cancelled() => Err(Stop::new(FinalState::Canceled, "the run was cancelled")),
+            () = cancel.cancelled() => Err(Stop::new(
+                FinalState::Canceled,
+                match self.run.canceller() {
+                    Some(by) => format!("the run was cancelled by {by}"),
+                    None => "the run was cancelled".to_string(),
+                },
+            )),
             result = bounded => result,
         };
         if matches!(&result, Err(stop) if matches!(stop.final_state, FinalState::Canceled | FinalState::Timeout))
@@ -751,7 +760,7 @@ impl Exec<'_> {
     }
 
     /// Pauses the run until an answer arrives through [`Engine::answer_prompt`].
-    async fn ask(&mut self, state_name: &str, question: &str) -> Option<String> {
+    async fn ask(&mut self, state_name: &str, question: &str) -> Option<(String, Actor)> {
         let (tx, rx) = oneshot::channel();
         *self.run.pending_prompt() = Some(PendingPrompt {
             state: state_name.to_string(),
@@ -816,7 +825,7 @@ impl Exec<'_> {
         state_name: &str,
         p: &crate::workflow::action::PromptParams,
     ) -> Acted {
-        let Some(answer) = self.ask(state_name, &p.prompt).await else {
+        let Some((answer, mut answered_by)) = self.ask(state_name, &p.prompt).await else {
             return Acted::failed("the prompt was withdrawn before an answer came");
         };
         let mut outcome = match rules::validate_output(&p.validation, &answer, &self.vars) {
@@ -827,8 +836,13 @@ impl Exec<'_> {
         let mut confirmed = None;
         if outcome.valid && p.require_confirmation {
             let question = format!("Confirm this answer (yes or no): {}", shorten(&answer, 500));
-            let reply = self.ask(state_name, &question).await.unwrap_or_default();
-            let yes = is_confirmation(&reply);
+            let reply = self.ask(state_name, &question).await;
+            let yes = reply
+                .as_ref()
+                .is_some_and(|(text, _)| is_confirmation(text));
+            if let Some((_, by)) = reply {
+                answered_by = by;
+            }
             confirmed = Some(yes);
             if !yes {
                 outcome.valid = false;
@@ -842,6 +856,7 @@ impl Exec<'_> {
             state: state_name.to_string(),
             valid: outcome.valid,
             issues: outcome.issues.clone(),
+            actor: Some(answered_by),
         })
         .await;
         if outcome.valid

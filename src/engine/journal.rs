@@ -84,6 +84,9 @@ pub enum RunEvent {
         state: String,
         valid: bool,
         issues: Vec<String>,
+        /// Who answered (absent in journals of older flowdeck versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<Actor>,
     },
     RunFinished {
         final_state: String,
@@ -92,6 +95,9 @@ pub enum RunEvent {
         error: Option<String>,
         return_values: IndexMap<String, String>,
         duration_ms: f64,
+        /// Who cancelled the run, when it was cancelled.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cancelled_by: Option<Actor>,
     },
     Feedback {
         score: Option<f64>,
@@ -556,6 +562,7 @@ impl Journal {
                     ),
                     return_values: IndexMap::new(),
                     duration_ms,
+                    cancelled_by: None,
                 },
             };
             let Ok(mut line) = serde_json::to_string(&event) else {

@@ -1,6 +1,7 @@
 //! Runs in progress: their live status, the one-run-per-session rule, the global limit,
 //! cancellation, and the answers to paused `prompt` steps.
 
+use super::events::Actor;
 use super::result::RunResult;
 use super::secrets::Secrets;
 use schemars::JsonSchema;
@@ -42,7 +43,8 @@ pub struct RunStatus {
 pub struct PendingPrompt {
     pub state: String,
     pub prompt: String,
-    pub answer: oneshot::Sender<String>,
+    /// The answer, and who gave it.
+    pub answer: oneshot::Sender<(String, Actor)>,
 }
 
 /// One run in progress.
@@ -55,9 +57,28 @@ pub struct ActiveRun {
     /// The run's secret values, once its inputs are known: for whoever writes down what is
     /// done to the run from outside (the audit log).
     pub secrets: Mutex<Secrets>,
+    /// Who cancelled the run, once someone has: its end says so.
+    pub cancelled_by: Mutex<Option<Actor>>,
 }
 
 impl ActiveRun {
+    /// Cancels the run, remembering who asked first.
+    pub fn cancel_by(&self, actor: &Actor) {
+        self.cancelled_by
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| actor.clone());
+        self.cancel.cancel();
+    }
+
+    /// Who cancelled the run, if someone did.
+    pub fn canceller(&self) -> Option<Actor> {
+        self.cancelled_by
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     pub fn set_secrets(&self, secrets: Secrets) {
         *self.secrets.lock().unwrap_or_else(|p| p.into_inner()) = secrets;
     }
@@ -151,6 +172,7 @@ impl Runs {
             status: status_tx,
             prompt: Mutex::new(None),
             secrets: Mutex::new(Secrets::default()),
+            cancelled_by: Mutex::new(None),
         });
         active.insert(status.run_id, run.clone());
         Ok(run)
@@ -230,7 +252,7 @@ impl Runs {
     /// Cancels every run (on shutdown).
     pub fn cancel_all(&self) {
         for run in self.active().values() {
-            run.cancel.cancel();
+            run.cancel_by(&Actor::System);
         }
     }
 }

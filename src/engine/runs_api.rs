@@ -88,6 +88,8 @@ pub struct FollowedRun {
     started: StartedRun,
     engine: Arc<Engine>,
     armed: bool,
+    /// Who follows it: the one who cancels it by going away.
+    follower: Actor,
 }
 
 impl FollowedRun {
@@ -110,8 +112,9 @@ impl Drop for FollowedRun {
         {
             let engine = self.engine.clone();
             let run_id = self.started.run_id.clone();
+            let follower = self.follower.clone();
             runtime.spawn(async move {
-                let _ = engine.cancel_run(&run_id).await;
+                let _ = engine.cancel_run(&run_id, &follower).await;
             });
         }
     }
@@ -371,6 +374,7 @@ impl Engine {
             error: Some(error.clone()),
             return_values: IndexMap::new(),
             duration_ms: 0.0,
+            cancelled_by: None,
         });
         writer.finish().await;
         let at = journal::now();
@@ -403,10 +407,12 @@ impl Engine {
         self: &Arc<Self>,
         request: RunRequest,
     ) -> Result<FollowedRun, EngineError> {
+        let follower = request.actor.clone();
         Ok(FollowedRun {
             started: self.start_run(request).await?,
             engine: self.clone(),
             armed: true,
+            follower,
         })
     }
 
@@ -510,6 +516,7 @@ impl Engine {
             error: Some(error.clone()),
             return_values: IndexMap::new(),
             duration_ms: 0.0,
+            cancelled_by: None,
         });
         writer.finish().await;
         let seq = last.seq;
@@ -660,7 +667,8 @@ impl Engine {
 
     /// Cancels a run in progress: the step in progress is interrupted and its processes
     /// killed. Returns its status once it has ended.
-    pub async fn cancel_run(&self, run_id: &str) -> Result<RunStatus, EngineError> {
+    /// Cancels a run; its end names `actor` as who cancelled it.
+    pub async fn cancel_run(&self, run_id: &str, actor: &Actor) -> Result<RunStatus, EngineError> {
         let run = self
             .runs()
             .get(run_id)
@@ -669,7 +677,7 @@ impl Engine {
                 None => EngineError::RunNotFound(crate::workflow::names::display_safe(run_id)),
             })?;
         let mut status = run.status.subscribe();
-        run.cancel.cancel();
+        run.cancel_by(actor);
         let _ = tokio::time::timeout(
             Duration::from_secs(10),
             status.wait_for(|s| s.status == Phase::Finished),
@@ -678,8 +686,13 @@ impl Engine {
         Ok(run.snapshot())
     }
 
-    /// Answers a run's paused `prompt` step.
-    pub fn answer_prompt(&self, run_id: &str, answer: String) -> Result<(), EngineError> {
+    /// Answers a run's paused `prompt` step; the journal records who answered.
+    pub fn answer_prompt(
+        &self,
+        run_id: &str,
+        answer: String,
+        actor: &Actor,
+    ) -> Result<(), EngineError> {
         let run = self.runs().get(run_id).ok_or_else(|| {
             EngineError::RunNotFound(crate::workflow::names::display_safe(run_id))
         })?;
@@ -694,7 +707,7 @@ impl Engine {
         });
         pending
             .answer
-            .send(answer)
+            .send((answer, actor.clone()))
             .map_err(|_| EngineError::NoPrompt(run_id.to_string()))
     }
 

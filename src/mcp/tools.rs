@@ -733,7 +733,7 @@ pub async fn call(
             ok(e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50)))
         }
         "workflow_cancel" => ok(e
-            .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id)
+            .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id, &cx.actor)
             .await?),
         "run_feedback" => {
             let a: FeedbackArgs = parse(name, args)?;
@@ -754,7 +754,13 @@ pub async fn call(
                     ));
                 }
             };
-            ok(e.workflow_next(&a.workflow_id, &a.completed_steps, &a.context, answer)?)
+            ok(e.workflow_next(
+                &a.workflow_id,
+                &a.completed_steps,
+                &a.context,
+                answer,
+                &cx.actor,
+            )?)
         }
         _ => Err(ToolError::new(
             "UNKNOWN_TOOL",
@@ -819,7 +825,7 @@ pub async fn run(
         tokio::select! {
             result = &mut finished => return ok(RunOutcome::Finished(result)),
             () = cx.cancel.cancelled() => {
-                let _ = engine.cancel_run(&run_id).await;
+                let _ = engine.cancel_run(&run_id, &cx.actor).await;
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
             }
             event = events.recv() => {
