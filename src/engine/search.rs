@@ -81,7 +81,7 @@ fn compile(text: &str, ignore_case: bool) -> Result<Regex, EngineError> {
     };
     if text.is_empty() {
         return Err(refused(PatternError::Invalid(
-            "the pattern is empty and would match every line; to read lines, use get_screen_content".into(),
+            "the pattern is empty and would match every line; to read lines, read the history instead".into(),
         )));
     }
     pattern::compile_with_flags(text, if ignore_case { "mi" } else { "m" }).map_err(refused)

@@ -216,19 +216,17 @@ impl FlowdeckServer {
         let mut events = engine.subscribe();
         tokio::spawn(async move {
             loop {
-                match events.recv().await {
-                    Ok(event) if event.workflow().is_some() => {
-                        let name = event.workflow().unwrap_or_default().to_string();
-                        let _ = peer.notify_tool_list_changed().await;
-                        let _ = peer.notify_resource_list_changed().await;
-                        for uri in server.updated_uris(&name) {
-                            let _ = peer
-                                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                                .await;
-                        }
+                let Some(touched) = workflows_touched(events.recv().await) else {
+                    break;
+                };
+                if let Some(name) = touched {
+                    let _ = peer.notify_tool_list_changed().await;
+                    let _ = peer.notify_resource_list_changed().await;
+                    for uri in server.updated_uris(name.as_deref()) {
+                        let _ = peer
+                            .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                            .await;
                     }
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => break,
                 }
                 if peer.is_transport_closed() {
                     break;
@@ -237,20 +235,18 @@ impl FlowdeckServer {
         });
     }
 
-    /// The subscribed resources a change to workflow `name` touches.
-    fn updated_uris(&self, name: &str) -> Vec<String> {
+    /// The subscribed resources a change to workflow `name` (to any, for `None`) touches.
+    fn updated_uris(&self, name: Option<&str>) -> Vec<String> {
         let subscribed = self
             .inner
             .subscriptions
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        [
-            format!("{}{name}", resources::WORKFLOW_PREFIX),
-            resources::WORKFLOWS.to_string(),
-        ]
-        .into_iter()
-        .filter(|u| subscribed.contains(u))
-        .collect()
+        subscribed
+            .iter()
+            .filter(|uri| is_about(uri, name))
+            .cloned()
+            .collect()
     }
 
     async fn run_tool(
@@ -590,16 +586,8 @@ impl ServerHandler for FlowdeckServer {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
                 event = events.recv() => {
-                    // Which workflow changed: one by name, or any of them when changes were
-                    // missed (this listener lagged, or the engine asks for a resync).
-                    let touched = match event {
-                        Ok(event) => match (&event.change, event.workflow()) {
-                            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
-                            (_, Some(name)) => Some(Some(name.to_string())),
-                            (_, None) => None,
-                        },
-                        Err(RecvError::Lagged(_)) => Some(None),
-                        Err(RecvError::Closed) => return Ok(()),
+                    let Some(touched) = workflows_touched(event) else {
+                        return Ok(());
                     };
                     let Some(name) = touched else { continue };
                     let sink = context.sink();
@@ -609,20 +597,8 @@ impl ServerHandler for FlowdeckServer {
                     if context.accepted().resources_list_changed == Some(true) {
                         let _ = sink.notify_resource_list_changed().await;
                     }
-                    for uri in &subscribed {
-                        let about_it = match &name {
-                            Some(name) => {
-                                *uri == format!("{}{name}", resources::WORKFLOW_PREFIX)
-                                    || uri == resources::WORKFLOWS
-                            }
-                            None => {
-                                uri.starts_with(resources::WORKFLOW_PREFIX)
-                                    || uri == resources::WORKFLOWS
-                            }
-                        };
-                        if about_it {
-                            let _ = sink.notify_resource_updated(uri.clone()).await;
-                        }
+                    for uri in subscribed.iter().filter(|uri| is_about(uri, name.as_deref())) {
+                        let _ = sink.notify_resource_updated(uri.clone()).await;
                     }
                 }
             }
@@ -689,6 +665,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn missed_changes_touch_every_workflow_resource() {
+        let event = |change| {
+            Ok(crate::engine::EngineEvent {
+                seq: 1,
+                at: String::new(),
+                actor: crate::engine::Actor::System,
+                change,
+            })
+        };
+        let changed = crate::engine::Change::WorkflowRemoved {
+            name: "deploy".into(),
+            file_name: "deploy.yaml".into(),
+        };
+        assert_eq!(
+            workflows_touched(event(changed)),
+            Some(Some(Some("deploy".into())))
+        );
+        let resync = crate::engine::Change::WorkflowsResync { missed: 3 };
+        assert_eq!(workflows_touched(event(resync)), Some(Some(None)));
+        assert_eq!(workflows_touched(Err(RecvError::Lagged(9))), Some(Some(None)));
+        assert_eq!(workflows_touched(Err(RecvError::Closed)), None);
+        let closed = crate::engine::Change::SessionClosed {
+            session_id: "s1".into(),
+        };
+        assert_eq!(workflows_touched(event(closed)), Some(None));
+
+        let one = format!("{}deploy", resources::WORKFLOW_PREFIX);
+        let other = format!("{}deployer", resources::WORKFLOW_PREFIX);
+        assert!(is_about(&one, Some("deploy")));
+        assert!(!is_about(&other, Some("deploy")));
+        assert!(is_about(resources::WORKFLOWS, Some("deploy")));
+        assert!(is_about(&other, None) && is_about(&one, None));
+        assert!(!is_about("flowdeck://sessions", None));
+    }
+
+    #[test]
     fn the_tool_list_serializes_with_an_output_schema_for_every_tool() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -739,4 +751,34 @@ mod tests {
             true
         );
     }
+}
+
+/// What an engine event means for listeners to workflow changes: `None` when the stream has
+/// ended, else which workflows it touches ([`Touched`]); both MCP listeners (the 2025
+/// protocol's notifications and the 2026 `subscriptions/listen` stream) use it.
+fn workflows_touched(event: Result<crate::engine::EngineEvent, RecvError>) -> Option<Touched> {
+    match event {
+        Ok(event) => Some(match (&event.change, event.workflow()) {
+            // Changes were missed: anything may have changed.
+            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
+            (_, Some(name)) => Some(Some(name.to_string())),
+            (_, None) => None,
+        }),
+        // This listener fell behind: the same.
+        Err(RecvError::Lagged(_)) => Some(Some(None)),
+        Err(RecvError::Closed) => None,
+    }
+}
+
+/// Workflows an event touches: none; one, by name (`Some(Some(name))`); or any of them
+/// (`Some(None)`), when changes were missed.
+type Touched = Option<Option<String>>;
+
+/// Whether resource `uri` is about workflow `name` (about any workflow, for `None`).
+fn is_about(uri: &str, name: Option<&str>) -> bool {
+    uri == resources::WORKFLOWS
+        || match name {
+            Some(name) => uri.strip_prefix(resources::WORKFLOW_PREFIX) == Some(name),
+            None => uri.starts_with(resources::WORKFLOW_PREFIX),
+        }
 }
