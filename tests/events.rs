@@ -454,3 +454,28 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
     e.send_input(&session, &typed, &agent()).unwrap();
     e.shutdown().await;
 }
+
+/// Shutting down closes every session, and says so for each.
+#[tokio::test]
+async fn shutdown_announces_every_session_it_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let mut opened = Vec::new();
+    for _ in 0..2 {
+        opened.push(e.open_terminal(&bash(), &agent()).await.unwrap().session_id);
+    }
+    let mut events = e.subscribe();
+    e.shutdown().await;
+    let mut closed = Vec::new();
+    while closed.len() < opened.len() {
+        let event = next(&mut events).await;
+        if let Change::SessionClosed { session_id } = event.change {
+            assert_eq!(event.actor, Actor::System);
+            closed.push(session_id);
+        }
+    }
+    closed.sort();
+    opened.sort();
+    assert_eq!(closed, opened);
+    assert!(e.snapshot().sessions.is_empty());
+}

@@ -109,7 +109,6 @@ struct Exec<'a> {
     log: Vec<Value>,
     vars: IndexMap<String, String>,
     session: Option<String>,
-    owned: Vec<String>,
     /// Sessions the run opened stay open at the end (`keep_session`).
     keep: bool,
     steps: u32,
@@ -138,7 +137,6 @@ pub(super) async fn execute(
         log: Vec::new(),
         vars: IndexMap::new(),
         session: None,
-        owned: Vec::new(),
         keep: matches!(plan.session, SessionChoice::Opened { keep: true, .. }),
         steps: 0,
         last_state: None,
@@ -148,7 +146,7 @@ pub(super) async fn execute(
     // A session opened for the run is the run's from the first instant: a cancel that comes
     // before the first state (even before the executor first runs) still closes it.
     if let SessionChoice::Opened { id, .. } = &plan.session {
-        exec.owned.push(id.clone());
+        run.own(id);
         exec.session = Some(id.clone());
     }
     let keep = exec.keep;
@@ -167,7 +165,7 @@ pub(super) async fn execute(
         exec.secrets.redact_value(entry);
     }
     if !keep {
-        for id in std::mem::take(&mut exec.owned) {
+        for id in run.take_owned() {
             let _ = engine.exit_terminal(&id, &exec.actor()).await;
         }
     }
@@ -275,7 +273,7 @@ impl Exec<'_> {
     /// foreground job is ended.
     async fn interrupt(&mut self) {
         if let Some(id) = &self.session
-            && (self.keep || !self.owned.contains(id))
+            && (self.keep || !self.run.owns(id))
             && let Ok(session) = self.engine.terminals().get(id)
         {
             let by = self.actor().typist();
@@ -642,7 +640,7 @@ impl Exec<'_> {
             Action::OpenTerminal(p) => match engine.open_session(p, &self.actor()) {
                 Ok(session) => {
                     // The run continues in the new session and closes it at the end.
-                    self.owned.push(session.id().to_string());
+                    self.run.own(session.id());
                     self.session = Some(session.id().to_string());
                     engine.runs().set_session(self.run, self.session.clone());
                     Engine::wait_until_ready(&session).await;
@@ -746,7 +744,7 @@ impl Exec<'_> {
             }
             Action::ExitTerminal(_) => match engine.exit_terminal(sid, &self.actor()).await {
                 Ok(closed) => {
-                    self.owned.retain(|o| *o != closed.session_id);
+                    self.run.disown(&closed.session_id);
                     if self.session.as_deref() == Some(closed.session_id.as_str()) {
                         self.session = None;
                         engine.runs().set_session(self.run, None);

@@ -238,6 +238,8 @@ impl Engine {
             }
         };
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, ended).await;
-        self.terminals.close_all().await;
+        for session_id in self.terminals.close_all().await {
+            self.publish(Actor::System, Change::SessionClosed { session_id });
+        }
     }
 }

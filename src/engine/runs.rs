@@ -59,6 +59,9 @@ pub struct ActiveRun {
     pub secrets: Mutex<Secrets>,
     /// Who cancelled the run, once someone has: its end says so.
     pub cancelled_by: Mutex<Option<Actor>>,
+    /// Sessions the run opened and closes at its end: here rather than in the executor, so
+    /// that a run whose executor died still closes them.
+    owned: Mutex<Vec<String>>,
 }
 
 impl ActiveRun {
@@ -69,6 +72,29 @@ impl ActiveRun {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert_with(|| actor.clone());
         self.cancel.cancel();
+    }
+
+    /// The run opened this session and closes it at its end.
+    pub fn own(&self, session_id: &str) {
+        self.owned_sessions().push(session_id.to_string());
+    }
+
+    /// The session was closed before the run's end.
+    pub fn disown(&self, session_id: &str) {
+        self.owned_sessions().retain(|s| s != session_id);
+    }
+
+    pub fn owns(&self, session_id: &str) -> bool {
+        self.owned_sessions().iter().any(|s| s == session_id)
+    }
+
+    /// The sessions to close at the run's end (taken: closed once).
+    pub fn take_owned(&self) -> Vec<String> {
+        std::mem::take(&mut *self.owned_sessions())
+    }
+
+    fn owned_sessions(&self) -> MutexGuard<'_, Vec<String>> {
+        self.owned.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Who cancelled the run, if someone did.
@@ -173,6 +199,7 @@ impl Runs {
             prompt: Mutex::new(None),
             secrets: Mutex::new(Secrets::default()),
             cancelled_by: Mutex::new(None),
+            owned: Mutex::new(Vec::new()),
         });
         active.insert(status.run_id, run.clone());
         Ok(run)

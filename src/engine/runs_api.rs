@@ -295,11 +295,8 @@ impl Engine {
             inputs: super::contract::masked(&workflow, &request.inputs),
             actor: Some(request.actor.clone()),
         });
-        // Closed here if the executor dies before it can close it itself.
-        let owned_session = match &session {
-            SessionChoice::Opened { id, keep: false } => Some(id.clone()),
-            _ => None,
-        };
+        // Sessions the run opened are closed here if its executor dies (unless kept).
+        let keep = request.keep_session;
         let plan = RunPlan {
             run_id: run_id.clone(),
             workflow,
@@ -321,7 +318,7 @@ impl Engine {
             let work = tokio::spawn(executor::execute(engine.clone(), run.clone(), plan, writer));
             let (result, last) = match work.await {
                 Ok(done) => done,
-                Err(e) => engine.panicked_run(&run, owned_session, e).await,
+                Err(e) => engine.panicked_run(&run, keep, e).await,
             };
             engine.runs().finish(&run, result);
             if let Some(line) = last {
@@ -353,7 +350,7 @@ impl Engine {
     async fn panicked_run(
         &self,
         run: &ActiveRun,
-        owned_session: Option<String>,
+        keep: bool,
         e: tokio::task::JoinError,
     ) -> (RunResult, Option<JournalEvent>) {
         let message = match e.try_into_panic() {
@@ -363,8 +360,13 @@ impl Engine {
         let error = format!("flowdeck failed inside this run (a bug): {message}");
         tracing::error!("run {}: {error}", run.run_id);
         let status = run.snapshot();
-        if let Some(id) = owned_session {
-            let _ = self.terminals().close(&id).await;
+        if !keep {
+            let actor = Actor::Run {
+                run_id: run.run_id.clone(),
+            };
+            for id in run.take_owned() {
+                let _ = self.exit_terminal(&id, &actor).await;
+            }
         }
         let mut writer = self.journal().reopen(&run.run_id);
         let last = writer.append(RunEvent::RunFinished {
@@ -805,7 +807,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary folder");
         std::fs::write(
             dir.path().join("buggy.yaml"),
-            "name: buggy\ndescription: Hits a bug.\ninitial_state: panic_for_the_test\nstates:\n  panic_for_the_test: { action: { tool: list_terminal_sessions } }\n",
+            "name: buggy\ndescription: Hits a bug.\ninitial_state: second\nstates:\n  second: { action: { tool: open_terminal, params: { command: [bash, --norc] } }, transitions: [{ next_state: panic_for_the_test }] }\n  panic_for_the_test: { action: { tool: list_terminal_sessions } }\n",
         )
         .expect("the manifest");
         let engine = Engine::open(
@@ -825,6 +827,7 @@ mod tests {
             keep_session: false,
             actor: Actor::Cli,
         };
+        let mut events = engine.subscribe();
         let result = tokio::time::timeout(Duration::from_secs(30), engine.run(request()))
             .await
             .expect("the run ended")
@@ -832,8 +835,21 @@ mod tests {
         assert_eq!(result.final_state, FinalState::Error);
         let error = result.error.unwrap_or_default();
         assert!(error.contains("a bug, injected by a test"), "{error}");
-        // Its session is closed and its slot free: the next run (limit 1) starts.
+        // Both sessions it opened (its own, and one a step opened) are closed, each with its
+        // event, and its slot is free: the next run (limit 1) starts.
         assert!(engine.terminals().is_empty());
+        let (mut opened, mut closed) = (Vec::new(), Vec::new());
+        while let Ok(event) = events.try_recv() {
+            match event.change {
+                Change::SessionOpened { session } => opened.push(session.session_id),
+                Change::SessionClosed { session_id } => closed.push(session_id),
+                _ => {}
+            }
+        }
+        assert_eq!(opened.len(), 2, "{opened:?}");
+        closed.sort();
+        opened.sort();
+        assert_eq!(closed, opened);
         let again = engine.start_run(request()).await.expect("the slot is free");
         let events = engine
             .run_events(&result.run_id, 0, 100, Duration::ZERO)

@@ -684,7 +684,10 @@ mod tests {
         );
         let resync = crate::engine::Change::WorkflowsResync { missed: 3 };
         assert_eq!(workflows_touched(event(resync)), Some(Some(None)));
-        assert_eq!(workflows_touched(Err(RecvError::Lagged(9))), Some(Some(None)));
+        assert_eq!(
+            workflows_touched(Err(RecvError::Lagged(9))),
+            Some(Some(None))
+        );
         assert_eq!(workflows_touched(Err(RecvError::Closed)), None);
         let closed = crate::engine::Change::SessionClosed {
             session_id: "s1".into(),

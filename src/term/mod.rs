@@ -212,9 +212,10 @@ impl Terminals {
         Ok(report)
     }
 
-    /// Closes every session at once (on shutdown).
-    pub async fn close_all(&self) {
+    /// Closes every session at once (on shutdown). Returns the ids of those closed.
+    pub async fn close_all(&self) -> Vec<String> {
         let sessions: Vec<Arc<Session>> = self.sessions().drain(..).map(|(_, s)| s).collect();
+        let ids: Vec<String> = sessions.iter().map(|s| s.id().to_string()).collect();
         self.closing_set()
             .extend(sessions.iter().map(|s| s.pid() as i32));
         let grace = self.config.kill_grace;
@@ -232,6 +233,7 @@ impl Terminals {
         }
         self.closing_set().clear();
         self.reap();
+        ids
     }
 
     fn closing_set(&self) -> MutexGuard<'_, HashSet<i32>> {
