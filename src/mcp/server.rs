@@ -660,6 +660,36 @@ impl ServerHandler for FlowdeckServer {
     }
 }
 
+/// What an engine event means for listeners to workflow changes: `None` when the stream has
+/// ended, else which workflows it touches ([`Touched`]); both MCP listeners (the 2025
+/// protocol's notifications and the 2026 `subscriptions/listen` stream) use it.
+fn workflows_touched(event: Result<crate::engine::EngineEvent, RecvError>) -> Option<Touched> {
+    match event {
+        Ok(event) => Some(match (&event.change, event.workflow()) {
+            // Changes were missed: anything may have changed.
+            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
+            (_, Some(name)) => Some(Some(name.to_string())),
+            (_, None) => None,
+        }),
+        // This listener fell behind: the same.
+        Err(RecvError::Lagged(_)) => Some(Some(None)),
+        Err(RecvError::Closed) => None,
+    }
+}
+
+/// Workflows an event touches: none; one, by name (`Some(Some(name))`); or any of them
+/// (`Some(None)`), when changes were missed.
+type Touched = Option<Option<String>>;
+
+/// Whether resource `uri` is about workflow `name` (about any workflow, for `None`).
+fn is_about(uri: &str, name: Option<&str>) -> bool {
+    uri == resources::WORKFLOWS
+        || match name {
+            Some(name) => uri.strip_prefix(resources::WORKFLOW_PREFIX) == Some(name),
+            None => uri.starts_with(resources::WORKFLOW_PREFIX),
+        }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,34 +784,4 @@ mod tests {
             true
         );
     }
-}
-
-/// What an engine event means for listeners to workflow changes: `None` when the stream has
-/// ended, else which workflows it touches ([`Touched`]); both MCP listeners (the 2025
-/// protocol's notifications and the 2026 `subscriptions/listen` stream) use it.
-fn workflows_touched(event: Result<crate::engine::EngineEvent, RecvError>) -> Option<Touched> {
-    match event {
-        Ok(event) => Some(match (&event.change, event.workflow()) {
-            // Changes were missed: anything may have changed.
-            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
-            (_, Some(name)) => Some(Some(name.to_string())),
-            (_, None) => None,
-        }),
-        // This listener fell behind: the same.
-        Err(RecvError::Lagged(_)) => Some(Some(None)),
-        Err(RecvError::Closed) => None,
-    }
-}
-
-/// Workflows an event touches: none; one, by name (`Some(Some(name))`); or any of them
-/// (`Some(None)`), when changes were missed.
-type Touched = Option<Option<String>>;
-
-/// Whether resource `uri` is about workflow `name` (about any workflow, for `None`).
-fn is_about(uri: &str, name: Option<&str>) -> bool {
-    uri == resources::WORKFLOWS
-        || match name {
-            Some(name) => uri.strip_prefix(resources::WORKFLOW_PREFIX) == Some(name),
-            None => uri.starts_with(resources::WORKFLOW_PREFIX),
-        }
 }
