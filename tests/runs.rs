@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{
-    Actor, Engine, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
+    Actor, Change, Engine, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -469,17 +469,50 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
         "{finished}"
     );
     assert!(matches!(
-        engine.run_feedback(&run_id, None, Some("  ".into())).await,
+        engine
+            .run_feedback(&run_id, None, Some("  ".into()), &Actor::Cli)
+            .await,
         Err(EngineError::InvalidParams(_))
     ));
     engine
-        .run_feedback(&run_id, Some(0.5), Some("cancelled on purpose".into()))
+        .run_feedback(
+            &run_id,
+            Some(0.5),
+            Some("cancelled on purpose".into()),
+            &Actor::Person,
+        )
         .await
         .unwrap();
     let listed = engine.run_list(Some("waiter"), 10);
     assert_eq!(listed.runs[0].feedback.len(), 1);
-    assert_eq!(engine.purge_history(Some("waiter")).await.removed, 1);
+    let last = engine
+        .run_events(&run_id, 0, 1000, Duration::ZERO)
+        .await
+        .unwrap()
+        .events
+        .pop()
+        .unwrap();
+    let last = serde_json::to_value(&last).unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["actor"]["kind"].as_str()),
+        (Some("feedback"), Some("person")),
+        "{last}"
+    );
+    let mut events = engine.subscribe();
+    assert_eq!(
+        engine
+            .purge_history(Some("waiter"), &Actor::Cli)
+            .await
+            .removed,
+        1
+    );
     assert!(engine.run_list(Some("waiter"), 10).runs.is_empty());
+    let purged = events.try_recv().unwrap();
+    assert_eq!(purged.actor, Actor::Cli);
+    assert!(
+        matches!(&purged.change, Change::HistoryPurged { workflow: Some(w), removed: 1 } if w == "waiter"),
+        "{purged:?}"
+    );
 }
 
 #[tokio::test]
@@ -493,7 +526,9 @@ async fn one_run_per_session_and_a_global_limit() {
     let first = engine.start_run(req.clone()).await.unwrap();
     // Feedback waits for the end of the run.
     assert!(matches!(
-        engine.run_feedback(&first.run_id, Some(1.0), None).await,
+        engine
+            .run_feedback(&first.run_id, Some(1.0), None, &Actor::Cli)
+            .await,
         Err(EngineError::InvalidParams(_))
     ));
     // By name or by id, it is the same session.

@@ -3,7 +3,7 @@
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
 
 use crate::engine::{
-    Actor, Change, Engine, EngineEvent, RunEvent, RunRequest, RunResult, WorkflowSource,
+    Actor, Change, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
 };
 use crate::signals::Termination;
 use crate::workflow::action::GetScreenContentParams;
@@ -118,7 +118,24 @@ async fn follow(
                         progress.show(&line);
                     }
                 }
-                Ok(_) | Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => {}
+                Err(RecvError::Lagged(_)) => {
+                    // Events were missed: the run's status says whether a question waits.
+                    if let Ok(status) = engine.run_status(&run_id)
+                        && status.status == Phase::WaitingForInput
+                        && let Some(prompt) = status.prompt
+                    {
+                        progress.pause();
+                        ask(engine, &run_id, &prompt, &mut input, &mut events, termination).await;
+                        progress.resume();
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    // No more events (the engine is going away): only the result is left.
+                    let result = (&mut finished).await;
+                    progress.done();
+                    return Ok(result);
+                }
+                Ok(_) => {}
             },
         }
     }

@@ -183,7 +183,15 @@ pub struct Next {
 impl Engine {
     /// The workflows of the folder with their state and run history.
     pub fn workflow_list(&self) -> WorkflowList {
-        let meta = self.metadata().all();
+        self.workflow_list_with(&self.metadata().all())
+    }
+
+    /// The list, with run counts and last results from `meta` (read beforehand, off any lock
+    /// that a disk read must not hold).
+    pub(super) fn workflow_list_with(
+        &self,
+        meta: &std::collections::BTreeMap<String, super::meta::WorkflowMeta>,
+    ) -> WorkflowList {
         let catalog = self.store().catalog();
         let mut workflows: Vec<WorkflowSummary> = catalog
             .entries()

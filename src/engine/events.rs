@@ -137,6 +137,12 @@ pub enum Change {
     SessionClosed {
         session_id: String,
     },
+    /// The run history of one workflow (or of all, for `None`) was deleted; runs in
+    /// progress were kept.
+    HistoryPurged {
+        workflow: Option<String>,
+        removed: usize,
+    },
     /// A run's journal line, as written.
     Run {
         run_id: String,

@@ -102,6 +102,9 @@ pub enum RunEvent {
     Feedback {
         score: Option<f64>,
         text: Option<String>,
+        /// Who gave it (absent in journals of older flowdeck versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        actor: Option<Actor>,
     },
 }
 
@@ -420,7 +423,7 @@ impl Journal {
                         s.duration_ms = Some(duration_ms);
                     }
                 }
-                RunEvent::Feedback { score, text } => {
+                RunEvent::Feedback { score, text, .. } => {
                     if let Some(s) = &mut summary {
                         s.feedback.push(Feedback {
                             score,
@@ -484,7 +487,8 @@ impl Journal {
         run_id: &str,
         score: Option<f64>,
         text: Option<String>,
-    ) -> std::io::Result<u64> {
+        actor: &Actor,
+    ) -> std::io::Result<JournalEvent> {
         let last = self
             .read(run_id, 0, usize::MAX)?
             .last()
@@ -493,14 +497,18 @@ impl Journal {
         let event = JournalEvent {
             seq: last + 1,
             at: now(),
-            body: RunEvent::Feedback { score, text },
+            body: RunEvent::Feedback {
+                score,
+                text,
+                actor: Some(actor.clone()),
+            },
         };
         let mut line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
         // After a torn line the new one must start on a line of its own.
         line.insert(0, '\n');
         line.push('\n');
         file.write_all(line.as_bytes())?;
-        Ok(event.seq)
+        Ok(event)
     }
 
     /// Ends the journals of runs whose flowdeck died while they were in flight (a `kill -9`,
@@ -677,9 +685,9 @@ mod tests {
         f.write_all(b"\n{\"seq\":3,\"text\":\"caf\xc3").unwrap();
         assert_eq!(journal.read(&id, 0, 100).unwrap().len(), 1);
         let seq = journal
-            .append_feedback(&id, Some(1.0), Some("good".into()))
+            .append_feedback(&id, Some(1.0), Some("good".into()), &Actor::Person)
             .unwrap();
-        assert_eq!(seq, 2);
+        assert_eq!(seq.seq, 2);
         let summary = journal.summary(&id).unwrap();
         assert_eq!(summary.feedback.len(), 1);
         // No end, and nobody writes it any more: cut off.
@@ -812,6 +820,7 @@ mod tests {
         w.append(RunEvent::Feedback {
             score: None,
             text: None,
+            actor: None,
         });
         w.finish_blocking();
         assert!(

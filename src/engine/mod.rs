@@ -217,9 +217,12 @@ impl Engine {
     /// The engine's state and the number of the last event it reflects: subscribe first,
     /// then take a snapshot, then apply the events numbered above it.
     pub fn snapshot(&self) -> Snapshot {
+        // Run counts and last results are a file shared with other flowdeck processes: read
+        // before holding the event stream still, which a slow disk must not hold up.
+        let meta = self.metadata.all();
         self.events.at_rest(|seq| Snapshot {
             seq,
-            workflows: self.workflow_list().workflows,
+            workflows: self.workflow_list_with(&meta).workflows,
             sessions: self.terminals.list(),
             runs: self.runs.list_active(),
         })

@@ -720,11 +720,20 @@ impl Engine {
         run_id: &str,
         score: Option<f64>,
         text: Option<String>,
+        actor: &Actor,
     ) -> Result<FeedbackRecorded, EngineError> {
-        let (engine, run_id) = (self.clone(), run_id.to_string());
-        tokio::task::spawn_blocking(move || engine.record_feedback(&run_id, score, text))
-            .await
-            .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))?
+        let (engine, run_id, by) = (self.clone(), run_id.to_string(), actor.clone());
+        let recorded = tokio::task::spawn_blocking(move || {
+            engine
+                .record_feedback(&run_id, score, text, &by)
+                .map(|line| (run_id, line))
+        })
+        .await
+        .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))?;
+        let (run_id, line) = recorded?;
+        let seq = line.seq;
+        self.publish_run_line(actor, &run_id, line);
+        Ok(FeedbackRecorded { run_id, seq })
     }
 
     fn record_feedback(
@@ -732,7 +741,8 @@ impl Engine {
         run_id: &str,
         score: Option<f64>,
         text: Option<String>,
-    ) -> Result<FeedbackRecorded, EngineError> {
+        actor: &Actor,
+    ) -> Result<JournalEvent, EngineError> {
         let text = text.filter(|t| !t.trim().is_empty());
         if score.is_none() && text.is_none() {
             return Err(EngineError::InvalidParams(
@@ -761,29 +771,31 @@ impl Engine {
                 "the run is still going; give feedback once it has finished".into(),
             ));
         }
-        let seq = self
-            .journal()
-            .append_feedback(run_id, score, text)
-            .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))?;
-        Ok(FeedbackRecorded {
-            run_id: run_id.to_string(),
-            seq,
-        })
+        self.journal()
+            .append_feedback(run_id, score, text, actor)
+            .map_err(|e| EngineError::InvalidParams(format!("cannot record feedback: {e}")))
     }
 
     /// Deletes the history of one workflow's runs, or of all; runs in progress are kept.
     /// The files go off the async runtime.
-    pub async fn purge_history(self: &Arc<Self>, workflow: Option<&str>) -> Purged {
-        let (engine, workflow) = (self.clone(), workflow.map(str::to_string));
-        let purged =
-            tokio::task::spawn_blocking(move || engine.purge_files(workflow.as_deref())).await;
-        purged.unwrap_or_else(|e| {
+    pub async fn purge_history(self: &Arc<Self>, workflow: Option<&str>, actor: &Actor) -> Purged {
+        let (engine, name) = (self.clone(), workflow.map(str::to_string));
+        let purged = tokio::task::spawn_blocking(move || engine.purge_files(name.as_deref())).await;
+        let purged = purged.unwrap_or_else(|e| {
             tracing::warn!("purging the run history failed: {e}");
             Purged {
                 removed: 0,
                 kept_active: self.runs().active_ids().len(),
             }
-        })
+        });
+        self.publish(
+            actor.clone(),
+            Change::HistoryPurged {
+                workflow: workflow.map(str::to_string),
+                removed: purged.removed,
+            },
+        );
+        purged
     }
 
     fn purge_files(&self, workflow: Option<&str>) -> Purged {

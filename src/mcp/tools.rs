@@ -737,10 +737,14 @@ pub async fn call(
             .await?),
         "run_feedback" => {
             let a: FeedbackArgs = parse(name, args)?;
-            ok(e.run_feedback(&a.run_id, a.score, a.text).await?)
+            ok(e.run_feedback(&a.run_id, a.score, a.text, &cx.actor)
+                .await?)
         }
         "workflow_purge_history" => ok(e
-            .purge_history(parse::<PurgeArgs>(name, args)?.workflow_name.as_deref())
+            .purge_history(
+                parse::<PurgeArgs>(name, args)?.workflow_name.as_deref(),
+                &cx.actor,
+            )
             .await),
         "workflow_next" => {
             let a: NextArgs = parse(name, args)?;
