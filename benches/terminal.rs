@@ -206,20 +206,34 @@ async fn echo_round_trip(t: &Terminals) {
     t.close(s.id()).await.unwrap();
 }
 
+/// A child that, for each line it reads, stamps the wall clock and prints the stamp.
+fn stamping_child(t: &Terminals) -> Arc<Session> {
+    t.open(OpenOptions {
+        program: Program::Command(vec![
+            "python3".into(),
+            "-u".into(),
+            "-c".into(),
+            "import sys, time\nfor line in sys.stdin:\n    print('M%d' % time.time_ns(), flush=True)\n".into(),
+        ]),
+        ..OpenOptions::default()
+    })
+    .unwrap()
+}
+
+/// Milliseconds from the child's stamp in a wait's first group to now.
+fn since_stamp(r: &flowdeck::term::AwaitResult) -> f64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as f64;
+    let stamp: f64 = r.groups[0].as_deref().unwrap().parse().unwrap();
+    (now - stamp) / 1e6
+}
+
 async fn detection_lag(t: &Terminals) {
     // The child stamps the wall clock just before it prints; the lag is from that stamp to
     // the moment await_output returns.
-    let s = t
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                "python3".into(),
-                "-u".into(),
-                "-c".into(),
-                "import sys, time\nfor line in sys.stdin:\n    print('M%d' % time.time_ns(), flush=True)\n".into(),
-            ]),
-            ..OpenOptions::default()
-        })
-        .unwrap();
+    let s = stamping_child(t);
     let n = if quick() { 100 } else { 1000 };
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
@@ -228,12 +242,7 @@ async fn detection_lag(t: &Terminals) {
             .await_output(spec(r"^M(\d+)$", Since::LastInput))
             .await
             .unwrap();
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as f64;
-        let stamp: f64 = r.groups[0].as_deref().unwrap().parse().unwrap();
-        samples.push((now - stamp) / 1e6);
+        samples.push(since_stamp(&r));
     }
     stats("await detection lag (print -> return)", samples, "ms");
     t.close(s.id()).await.unwrap();
@@ -242,17 +251,7 @@ async fn detection_lag(t: &Terminals) {
 async fn quiet_lag(t: &Terminals) {
     // As for the detection lag, the child stamps the clock just before it prints and then
     // stays silent; the lag is how long after the quiet period ends the wait returns.
-    let s = t
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                "python3".into(),
-                "-u".into(),
-                "-c".into(),
-                "import sys, time\nfor line in sys.stdin:\n    print('M%d' % time.time_ns(), flush=True)\n".into(),
-            ]),
-            ..OpenOptions::default()
-        })
-        .unwrap();
+    let s = stamping_child(t);
     let quiet = Duration::from_millis(20);
     for on in [QuietOn::Output, QuietOn::Screen] {
         let n = if quick() { 50 } else { 300 };
@@ -262,12 +261,7 @@ async fn quiet_lag(t: &Terminals) {
             let mut wait = spec(r"^M(\d+)$", Since::LastInput);
             wait.quiet = Some(Quiet { quiet, on });
             let r = s.await_output(wait).await.unwrap();
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as f64;
-            let stamp: f64 = r.groups[0].as_deref().unwrap().parse().unwrap();
-            samples.push((now - stamp) / 1e6 - quiet.as_secs_f64() * 1000.0);
+            samples.push(since_stamp(&r) - quiet.as_secs_f64() * 1000.0);
         }
         stats(
             &format!("quiet lag, {on:?} (quiet end -> return, 20 ms quiet)"),

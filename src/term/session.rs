@@ -926,32 +926,48 @@ impl Session {
         self.settle(stops, quiet, started, deadline, matched).await
     }
 
-    /// Registers a wait and waits for its event until `deadline`; `None` when time ran out.
-    async fn watch(&self, spec: AwaitSpec, deadline: Instant) -> Option<Event> {
-        let (tx, mut rx) = oneshot::channel();
-        let id = {
-            let mut guard = self.shared.lock();
-            let live = &mut *guard;
-            live.next_watch += 1;
-            if let Some(reason) = &live.failed {
-                return Some(Event::Failed(reason.clone()));
-            }
-            let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
-            if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
-                return Some(Event::Hit(hit));
-            }
-            if live.ended {
-                return Some(Event::Ended);
-            }
-            watch.notify = Some(tx);
-            let id = watch.id;
-            live.watches.push(watch);
-            id
-        };
-        let _registered = Registered {
+    /// Registers a wait, unless its event is already decided (a match in what has arrived,
+    /// the program's end, a failure). With `screen`, the screen's text is watched while the
+    /// returned guard lives.
+    fn register(
+        &self,
+        spec: AwaitSpec,
+        screen: bool,
+    ) -> Result<(Registered<'_>, oneshot::Receiver<Event>), Event> {
+        let (tx, rx) = oneshot::channel();
+        let mut guard = self.shared.lock();
+        let live = &mut *guard;
+        if let Some(reason) = &live.failed {
+            return Err(Event::Failed(reason.clone()));
+        }
+        live.next_watch += 1;
+        let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
+        if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
+            return Err(Event::Hit(hit));
+        }
+        if live.ended {
+            return Err(Event::Ended);
+        }
+        if screen {
+            live.quiet.watch_screen(&mut live.screen);
+        }
+        watch.notify = Some(tx);
+        let id = watch.id;
+        live.watches.push(watch);
+        drop(guard);
+        let registered = Registered {
             shared: &self.shared,
             id,
-            screen: false,
+            screen,
+        };
+        Ok((registered, rx))
+    }
+
+    /// Registers a wait and waits for its event until `deadline`; `None` when time ran out.
+    async fn watch(&self, spec: AwaitSpec, deadline: Instant) -> Option<Event> {
+        let (_registered, mut rx) = match self.register(spec, false) {
+            Ok(registered) => registered,
+            Err(event) => return Some(event),
         };
         let wait = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(wait, &mut rx).await {
@@ -984,30 +1000,9 @@ impl Session {
             quiet: None,
         };
         // Registered once; its event (a stop pattern, the end) is awaited across timers.
-        let (tx, mut rx) = oneshot::channel();
-        let id = {
-            let mut guard = self.shared.lock();
-            let live = &mut *guard;
-            if let Some(reason) = &live.failed {
-                return live.result(&self.id, started, Some(Event::Failed(reason.clone())));
-            }
-            if live.ended {
-                return live.result(&self.id, started, Some(Event::Ended));
-            }
-            live.next_watch += 1;
-            let mut watch = Watch::new(live.next_watch, stops, &live.transcript);
-            if quiet.on == QuietOn::Screen {
-                live.quiet.watch_screen(&mut live.screen);
-            }
-            watch.notify = Some(tx);
-            let id = watch.id;
-            live.watches.push(watch);
-            id
-        };
-        let _registered = Registered {
-            shared: &self.shared,
-            id,
-            screen: quiet.on == QuietOn::Screen,
+        let (_registered, mut rx) = match self.register(stops, quiet.on == QuietOn::Screen) {
+            Ok(registered) => registered,
+            Err(event) => return self.shared.lock().result(&self.id, started, Some(event)),
         };
         loop {
             let last = self.shared.lock().quiet.last_change(quiet.on).max(from);
