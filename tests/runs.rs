@@ -20,6 +20,14 @@ fn write(dir: &Path, file: &str, text: &str) {
     std::fs::write(dir.join(file), text).unwrap();
 }
 
+/// A folder holding one manifest, and an engine on it (at most 8 runs).
+fn with_manifest(file: &str, text: &str) -> (tempfile::TempDir, Arc<Engine>) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), file, text);
+    let engine = engine_in(dir.path(), 8);
+    (dir, engine)
+}
+
 fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
     RunRequest {
         workflow: WorkflowSource::Name(name.into()),
@@ -344,13 +352,10 @@ async fn loops_stop_at_max_steps_and_runs_time_out() {
 
 #[tokio::test]
 async fn not_found_and_never_valid_end_before_any_state() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    let (_dir, engine) = with_manifest(
         "broken.yaml",
         "name: broken\ndescription: x\ninitial_state: nowhere\nstates: {}\n",
     );
-    let engine = engine_in(dir.path(), 8);
     let result = engine.run(request("no_such_flow", &[])).await.unwrap();
     assert_final(&result, FinalState::WorkflowNotFound);
     let result = engine.run(request("broken", &[])).await.unwrap();
@@ -606,13 +611,10 @@ async fn a_run_keeps_the_version_it_started_with() {
 
 #[tokio::test]
 async fn a_prompt_that_times_out_stops_waiting() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    let (_dir, engine) = with_manifest(
         "impatient.yaml",
         "name: impatient\ndescription: Asks briefly.\ninitial_state: ask\nstates:\n  ask:\n    timeout_seconds: 0.2\n    action: { tool: prompt, params: { prompt: Quick? } }\n    transitions: [{ condition: timeout, next_state: work }]\n  work:\n    action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } }\n",
     );
-    let engine = engine_in(dir.path(), 8);
     let started = engine.start_run(request("impatient", &[])).await.unwrap();
     let run_id = started.run_id.clone();
     wait_for_state(&engine, &run_id, "work").await;
@@ -629,13 +631,10 @@ async fn a_prompt_that_times_out_stops_waiting() {
 
 #[tokio::test]
 async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    let (_dir, engine) = with_manifest(
         "sleeper.yaml",
         "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
     );
-    let engine = engine_in(dir.path(), 8);
     let mut req = request("sleeper", &[]);
     req.keep_session = true;
     let started = engine.start_run(req).await.unwrap();
@@ -686,13 +685,10 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
 /// still closes the session it opened.
 #[tokio::test]
 async fn a_run_cancelled_before_its_first_state_closes_its_session() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    let (_dir, engine) = with_manifest(
         "sleeper.yaml",
         "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
     );
-    let engine = engine_in(dir.path(), 8);
     for _ in 0..5 {
         let started = engine.start_run(request("sleeper", &[])).await.unwrap();
         assert_eq!(engine.list_terminal_sessions().sessions.len(), 1);
@@ -717,13 +713,10 @@ async fn a_run_cancelled_before_its_first_state_closes_its_session() {
 /// A step that waits for its command's output and then for quiet, as a workflow writes it.
 #[tokio::test]
 async fn a_workflow_step_waits_for_quiet_after_its_pattern() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    let (_dir, engine) = with_manifest(
         "settle.yaml",
         "name: settle\ndescription: Waits for quiet.\ninitial_state: go\nstates:\n  go:\n    action: { tool: send_input, params: { input_text: \"echo UP; sleep 0.2; echo SETTLED=$((20+22))\\n\" } }\n    transitions: [{ next_state: wait }]\n  wait:\n    action: { tool: await_output, params: { pattern: '^UP', quiet_ms: 1000, timeout: 30 } }\n    transitions:\n      - { condition: success, next_state: read }\n  read:\n    action: { tool: get_screen_content, params: { content_mode: since_input } }\n    transitions:\n      - { condition: pattern_match, pattern: 'SETTLED=42', next_state: done }\n  done:\n    action: { tool: list_terminal_sessions }\n",
     );
-    let engine = engine_in(dir.path(), 8);
     let result = engine.run(request("settle", &[])).await.unwrap();
     assert_final(&result, FinalState::Completed);
     assert_eq!(result.last_state.as_deref(), Some("done"), "{result:?}");
