@@ -4,6 +4,7 @@
 //! Layers (see docs/ARCHITECTURE.md): [`workflow`] is the pure manifest model; [`store`] is the
 //! workflows folder on disk.
 
+pub mod actor;
 pub mod cli;
 pub mod engine;
 pub mod mcp;

@@ -464,6 +464,13 @@ async fn shutdown_announces_every_session_it_closes() {
     for _ in 0..2 {
         opened.push(e.open_terminal(&bash(), &agent()).await.unwrap().session_id);
     }
+    // Each session remembers who opened it.
+    let listed = e.snapshot().sessions;
+    assert_eq!(listed.len(), 2);
+    assert!(
+        listed.iter().all(|s| s.opened_by == Some(agent())),
+        "{listed:?}"
+    );
     let mut events = e.subscribe();
     e.shutdown().await;
     let mut closed = Vec::new();

@@ -10,59 +10,12 @@
 
 use crate::term::{ExitInfo, SessionInfo};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
 pub use super::journal::RunEvent;
-
-/// Who asked for a change.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Actor {
-    /// A person in the studio.
-    Person,
-    /// An agent over MCP: its client's name (from `initialize`) and its connection.
-    Agent { client: String, connection: String },
-    /// The command line (`flowdeck run`).
-    Cli,
-    /// A run's own steps.
-    Run { run_id: String },
-    /// flowdeck itself: the folder watcher, shutdown, recovery after a crash.
-    System,
-}
-
-impl Actor {
-    /// A short name for people: `you`, `agent: claude-code`, `cli`, `run r17…`, `flowdeck`.
-    pub fn label(&self) -> String {
-        match self {
-            Actor::Person => "you".into(),
-            Actor::Agent { client, .. } => format!("agent: {client}"),
-            Actor::Cli => "cli".into(),
-            Actor::Run { run_id } => format!("run {run_id}"),
-            Actor::System => "flowdeck".into(),
-        }
-    }
-
-    /// Who this is as a session's typist: each keeps its own "since the last input"
-    /// (term/inputs.rs). Agents are told apart by connection, not by client name, so two
-    /// instances of one client do not move each other's waits.
-    pub fn typist(&self) -> String {
-        match self {
-            Actor::Person => "person".into(),
-            Actor::Agent { connection, .. } => format!("agent:{connection}"),
-            Actor::Cli => "cli".into(),
-            Actor::Run { run_id } => format!("run:{run_id}"),
-            Actor::System => "system".into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Actor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.label())
-    }
-}
+pub use crate::actor::Actor;
 
 /// One change, as every observer sees it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -759,16 +759,18 @@ impl Engine {
                 "the feedback text is over 10,000 bytes".into(),
             ));
         }
-        if !self.journal().exists(run_id) {
-            return Err(EngineError::RunNotFound(
-                crate::workflow::names::display_safe(run_id),
-            ));
-        }
+        // Checked before the history: a run in progress exists before its first line is
+        // written.
         if self.runs().get(run_id).is_some() || self.journal().is_owned(run_id) {
             // The run's own writer numbers its events (here or in another flowdeck process);
             // feedback waits for it to finish.
             return Err(EngineError::InvalidParams(
                 "the run is still going; give feedback once it has finished".into(),
+            ));
+        }
+        if !self.journal().exists(run_id) {
+            return Err(EngineError::RunNotFound(
+                crate::workflow::names::display_safe(run_id),
             ));
         }
         self.journal()

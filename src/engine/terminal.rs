@@ -237,6 +237,7 @@ impl Engine {
                 rows: p.rows.unwrap_or(30),
             },
             name: p.name.clone(),
+            opened_by: Some(actor.clone()),
         };
         let session = self.terminals.open(options)?;
         self.publish(

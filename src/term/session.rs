@@ -18,6 +18,7 @@ use super::screen::{Screen, ScreenSnapshot, Size};
 use super::search::{self, Found, Query};
 use super::transcript::{Decoder, Transcript, render_line, render_text};
 use super::typing::{self, Host, Input, Probe};
+use crate::actor::Actor;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -65,6 +66,8 @@ pub struct OpenOptions {
     pub env: Vec<(String, String)>,
     pub size: Size,
     pub name: Option<String>,
+    /// Who opens it: recorded on the session for those who list it, never interpreted here.
+    pub opened_by: Option<Actor>,
 }
 
 impl Default for OpenOptions {
@@ -78,6 +81,7 @@ impl Default for OpenOptions {
                 rows: 30,
             },
             name: None,
+            opened_by: None,
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct SessionInfo {
     /// Why the session can no longer read its program's output, when it failed (a bug or
     /// an I/O error): it can only be closed.
     pub failed: Option<String>,
+    /// Who opened it (a person, an agent, a run), when known.
+    pub opened_by: Option<Actor>,
     pub output_bytes: u64,
     pub history_lines: u64,
     pub is_shell: bool,
@@ -375,6 +381,7 @@ impl Host for Shared {
 pub struct Session {
     id: String,
     name: Option<String>,
+    opened_by: Option<Actor>,
     command: Vec<String>,
     pid: u32,
     is_shell: bool,
@@ -580,6 +587,7 @@ impl Session {
             is_shell: is_posix_shell(&program),
             id,
             name: options.name,
+            opened_by: options.opened_by,
             command: argv,
             pid,
             marker,
@@ -626,6 +634,7 @@ impl Session {
             running: live.exit.is_none(),
             exit: live.exit.clone(),
             failed: live.failed.clone(),
+            opened_by: self.opened_by.clone(),
             output_bytes: live.bytes,
             history_lines: live.transcript.total_lines(),
             is_shell: self.is_shell,
