@@ -11,4 +11,5 @@ pub mod panics;
 pub mod signals;
 pub mod store;
 pub mod term;
+pub mod tui;
 pub mod workflow;
