@@ -24,3 +24,6 @@ pub mod theme;
 pub mod update;
 
 pub use app::{StudioOptions, run};
+
+#[cfg(test)]
+mod update_tests;

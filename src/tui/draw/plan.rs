@@ -9,7 +9,9 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use crate::tui::state::RunView;
+use crate::tui::theme::Theme;
+use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
@@ -33,7 +35,8 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             title.push_str(&format!("▸ {} ", clean(state)));
         }
     }
-    let mut lines: Vec<Line> = Vec::new();
+    // The run's outcome comes first: a long plan must not push it out of sight.
+    let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
     match &view.plan {
         Err(e) => lines.push(Line::styled(clean(e), Style::default().fg(t.error))),
         Ok(plan) => {
@@ -86,40 +89,47 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             }
         }
     }
-    if let Some(run) = run {
-        lines.push(Line::raw(""));
-        match (&run.finished, run.phase) {
-            (Some(f), _) => {
-                let colour = if f.success { t.valid } else { t.error };
-                lines.push(Line::styled(
-                    format!(
-                        "result: {} in {}",
-                        clean(&f.final_state),
-                        duration(f.duration_ms)
-                    ),
-                    Style::default().fg(colour).add_modifier(Modifier::BOLD),
-                ));
-                if let Some(e) = &f.error {
-                    lines.push(Line::styled(clean(e), Style::default().fg(t.error)));
-                }
-                for (k, v) in &f.return_values {
-                    lines.push(Line::raw(format!("  {} = {}", clean(k), clean(v))));
-                }
-            }
-            (None, Phase::WaitingForInput) => lines.push(Line::styled(
-                format!(
-                    "waiting for an answer: {} (a answers)",
-                    clean(run.prompt.as_deref().unwrap_or(""))
-                ),
-                Style::default().fg(t.warning),
-            )),
-            (None, _) => {}
-        }
-    }
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block(title, app.view == View::Plan, t)),
+        Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
         area,
     );
+}
+
+/// The run's result, or the question it waits on, in a few lines.
+fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    match (&run.finished, run.phase) {
+        (Some(f), _) => {
+            let colour = if f.success { t.valid } else { t.error };
+            let mut text = format!(
+                "result: {} in {}",
+                clean(&f.final_state),
+                duration(f.duration_ms)
+            );
+            let values: Vec<String> = f
+                .return_values
+                .iter()
+                .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
+                .collect();
+            if !values.is_empty() {
+                text.push_str(&format!(" · {}", values.join(" ")));
+            }
+            lines.push(Line::styled(
+                text,
+                Style::default().fg(colour).add_modifier(Modifier::BOLD),
+            ));
+            if let Some(e) = &f.error {
+                lines.push(Line::styled(clean(e), Style::default().fg(t.error)));
+            }
+        }
+        (None, Phase::WaitingForInput) => lines.push(Line::styled(
+            format!(
+                "waiting for an answer: {} (a answers)",
+                clean(run.prompt.as_deref().unwrap_or(""))
+            ),
+            Style::default().fg(t.warning),
+        )),
+        (None, _) => {}
+    }
+    lines
 }
