@@ -63,10 +63,17 @@ async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
     expect(&session, r"Workflows \(8\)").await;
     expect(&session, "make_build").await;
     assert!(session.with_screen(|s| s.alternate_screen()));
-    assert!(!session.content(Content::Screen).contains("before the studio"));
+    assert!(
+        !session
+            .content(Content::Screen)
+            .contains("before the studio")
+    );
 
     session.send_text("q", "test").unwrap();
-    let r = session.await_output(on_screen("never printed")).await.unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
     // The alternate screen was left: what was on the terminal before is back, the cursor
@@ -74,7 +81,10 @@ async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
     session.with_screen(|s| {
         assert!(!s.alternate_screen());
         assert!(!s.hide_cursor());
-        assert!(!s.mouse_protocol_mode().eq(&vt100::MouseProtocolMode::AnyMotion));
+        assert!(
+            !s.mouse_protocol_mode()
+                .eq(&vt100::MouseProtocolMode::AnyMotion)
+        );
     });
     let screen = session.content(Content::Screen);
     assert!(screen.contains("before the studio"), "{screen}");
@@ -98,7 +108,10 @@ async fn a_workflow_runs_from_the_studio_and_its_result_is_shown() {
     }
     expect(&session, r"result: completed in").await;
     session.send_text("q", "test").unwrap();
-    let r = session.await_output(on_screen("never printed")).await.unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }

@@ -24,7 +24,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .map(|w| w.name.chars().count())
         .max()
         .unwrap_or(0)
-        .min(24);
+        // Room for the border, the selection mark and the longest state label.
+        .min(usize::from(area.width.saturating_sub(2 + 2 + 11)))
+        .max(4);
     let items: Vec<ListItem> = visible
         .iter()
         .map(|w| {
@@ -56,7 +58,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             };
             ListItem::new(Line::from(vec![
                 Span::styled(
-                    format!("{:<name_width$} ", clean(&w.name)),
+                    format!("{} ", fit(&clean(&w.name), name_width)),
                     Style::default().fg(t.foreground),
                 ),
                 Span::styled(label, Style::default().fg(colour)),
@@ -85,5 +87,17 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             ratatui::widgets::Paragraph::new(text).style(Style::default().fg(t.muted)),
             inner,
         );
+    }
+}
+
+/// `text` cut or padded to `width` characters, with `…` where it was cut.
+fn fit(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        format!("{text:<width$}")
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
     }
 }

@@ -4,13 +4,13 @@
 use super::text::{clean, duration};
 use super::{Ctx, block};
 use crate::engine::Phase;
+use crate::tui::state::RunView;
 use crate::tui::state::View;
+use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use crate::tui::state::RunView;
-use crate::tui::theme::Theme;
 use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
