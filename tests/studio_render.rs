@@ -95,3 +95,16 @@ async fn a_workflow_name_with_escapes_is_drawn_escaped() {
     let text: String = cells.iter().map(|c| c.symbol()).collect();
     assert!(text.contains("ev\\u{1b}]0;pwned"), "{text}");
 }
+
+#[test]
+fn the_bundled_themes_parse_and_a_bad_colour_is_a_warning() {
+    for name in ["dark", "light", "high-contrast"] {
+        let text = std::fs::read_to_string(format!("themes/{name}.yaml")).unwrap();
+        let (theme, warnings) = Theme::parse(&text).unwrap();
+        assert_eq!(theme.name, name);
+        assert!(warnings.is_empty(), "{name}: {warnings:?}");
+    }
+    let (theme, warnings) = Theme::parse("name: odd\naccent: notacolour\n").unwrap();
+    assert_eq!(theme.accent, Theme::default().accent);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+}
