@@ -19,13 +19,18 @@ use std::process::ExitCode;
 ///
 /// Workflows are YAML/JSON manifests in a folder: state machines whose steps drive real
 /// terminal sessions, with a contract of inputs they need and values they must produce.
-/// Without a command, flowdeck shows the workflows of the folder and their state.
+/// Without a command, flowdeck opens the studio on a terminal, and prints the workflows of the
+/// folder and their state when its output is not a terminal.
 #[derive(Debug, Parser)]
 #[command(name = "flowdeck", version, about, long_about)]
 pub struct Cli {
     /// The workflows folder [default: ./workflows]
     #[arg(long, global = true, env = "FLOWDECK_WORKFLOWS", value_name = "DIR")]
     pub workflows: Option<PathBuf>,
+
+    /// The studio's theme: a name in themes/ (dark, light, high-contrast) or a file
+    #[arg(long, global = true, env = "FLOWDECK_THEME", value_name = "NAME")]
+    pub theme: Option<String>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -59,6 +64,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open the studio: the workflows, their step plans, runs and terminal panes.
+    Tui,
     /// Print the manifest JSON Schema (draft 2020-12).
     Schema,
     /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
@@ -105,8 +112,8 @@ pub enum Command {
 /// Runs the command line and turns failures into an exit status: 0 success, 1 when what was
 /// checked has errors, 2 when the command itself could not run.
 pub fn main() -> ExitCode {
-    init_logging();
     let cli = Cli::parse();
+    init_logging(opens_studio(&cli));
     match run(cli) {
         Ok(code) => code,
         // A reader that stops early (`flowdeck list | head`) is not a failure.
@@ -124,13 +131,33 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
-fn init_logging() {
+/// Bare `flowdeck` is the studio only for a person at a terminal: scripts that read its
+/// output keep getting the list.
+fn opens_studio(cli: &Cli) -> bool {
+    match cli.command {
+        Some(Command::Tui) => true,
+        None => std::io::stdout().is_terminal() && std::io::stdin().is_terminal(),
+        Some(_) => false,
+    }
+}
+
+fn init_logging(studio: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // Logs go to stderr, never stdout: stdout carries results (and, for `flowdeck mcp`, the
     // protocol).
     // Colours only for a person at a terminal: agent hosts keep stderr in log files.
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if studio {
+        // The studio owns the terminal that stderr writes to: a log line would tear its
+        // screen. Logs go nowhere until the studio has a log view.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(std::io::sink)
+            .try_init();
+        return;
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(colour)
@@ -139,12 +166,22 @@ fn init_logging() {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
     // Not locked for the whole command: `flowdeck mcp` writes the protocol from its own thread,
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();
+    if studio {
+        return crate::tui::run(crate::tui::StudioOptions {
+            folder,
+            theme: cli.theme,
+            engine: engine_config(true),
+        });
+    }
     match cli.command {
-        None | Some(Command::List { json: false }) => list(&folder, false, &mut out),
+        None | Some(Command::Tui) | Some(Command::List { json: false }) => {
+            list(&folder, false, &mut out)
+        }
         Some(Command::List { json }) => list(&folder, json, &mut out),
         Some(Command::Validate { paths, json }) => {
             let paths = if paths.is_empty() {

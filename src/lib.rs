@@ -12,4 +12,5 @@ pub mod panics;
 pub mod signals;
 pub mod store;
 pub mod term;
+pub mod tui;
 pub mod workflow;

@@ -19,6 +19,7 @@ pub mod executor;
 pub mod journal;
 mod journal_writer;
 pub mod meta;
+pub mod panes;
 pub mod result;
 pub mod runs;
 pub mod runs_api;

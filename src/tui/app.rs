@@ -1,0 +1,286 @@
+//! The studio's loop: terminal input (crossterm's `EventStream`), engine events, the results
+//! of effects and termination signals, merged in one `select!`. It redraws only when
+//! something shown changed, at most once per frame (so a flooding pane costs at most 60
+//! frames a second and keys are still read between them), and sleeps otherwise.
+
+use super::draw;
+use super::effect::Effect;
+use super::state::App;
+use super::terminal::{self, Tui};
+use super::theme::Theme;
+use super::update::{Event, update};
+use crate::engine::{Actor, Change, Engine, EngineConfig, EngineEvent, RunRequest, WorkflowSource};
+use crate::signals::Termination;
+use crate::workflow::action::{OpenTerminalParams, SendInputParams};
+use anyhow::{Context, Result};
+use crossterm::event::{Event as TermEvent, EventStream};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// At most this many frames a second, however fast panes print.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// How the studio was asked to start.
+#[derive(Debug, Clone)]
+pub struct StudioOptions {
+    pub folder: PathBuf,
+    /// A theme name (`themes/NAME.yaml`) or a theme file's path.
+    pub theme: Option<String>,
+    pub engine: EngineConfig,
+}
+
+/// Opens the studio on the folder and runs it until the person quits or a termination
+/// signal arrives; the terminal is given back and the engine shut down either way.
+pub fn run(options: StudioOptions) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime.block_on(async {
+        // Before the terminal is taken: a kill request from here on still restores it.
+        let mut termination = Termination::register().context("cannot handle signals")?;
+        let engine = Engine::open(&options.folder, options.engine.clone()).context(
+            "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
+        )?;
+        let (theme, theme_warning) = load_theme(options.theme.as_deref());
+        let mut app = App::new(options.folder.display().to_string());
+        app.message = theme_warning;
+        let outcome = match terminal::enter() {
+            Ok((mut tui, guard)) => {
+                let outcome = event_loop(&engine, &mut tui, &theme, app, &mut termination).await;
+                drop(guard);
+                outcome
+            }
+            Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
+        };
+        // The terminal is the person's again before shutdown waits for runs to end.
+        engine.shutdown().await;
+        outcome
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+fn load_theme(name: Option<&str>) -> (Theme, Option<String>) {
+    let Some(name) = name else {
+        return (Theme::default(), None);
+    };
+    let path = if name.contains('/') || name.ends_with(".yaml") {
+        PathBuf::from(name)
+    } else {
+        PathBuf::from("themes").join(format!("{name}.yaml"))
+    };
+    let shown = crate::workflow::names::display_safe(&path.display().to_string());
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match Theme::parse(&text) {
+            Ok((theme, warnings)) => (theme, warnings.into_iter().next()),
+            Err(e) => (
+                Theme::default(),
+                Some(format!("theme {shown} is not valid ({e}): using dark")),
+            ),
+        },
+        Err(e) => (
+            Theme::default(),
+            Some(format!("theme {shown} cannot be read ({e}): using dark")),
+        ),
+    }
+}
+
+async fn next_input(stream: &mut EventStream) -> Option<std::io::Result<TermEvent>> {
+    std::future::poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *stream), cx)).await
+}
+
+/// Whether an engine event changes what is on screen: output of a pane nobody sees does not.
+fn shown(app: &App, event: &EngineEvent) -> bool {
+    match &event.change {
+        Change::SessionActivity { session_id, .. } => app
+            .focused_pane()
+            .is_some_and(|p| &p.session_id == session_id),
+        _ => true,
+    }
+}
+
+async fn event_loop(
+    engine: &Arc<Engine>,
+    tui: &mut Tui,
+    theme: &Theme,
+    mut app: App,
+    termination: &mut Termination,
+) -> Result<()> {
+    // Subscribed before the snapshot: no event can fall between them.
+    let mut events = engine.subscribe();
+    let size = tui.size()?;
+    app.size = (size.width, size.height);
+    let mut pending = VecDeque::from([Event::Snapshot(Box::new(engine.snapshot()))]);
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Event>();
+    let mut input = EventStream::new();
+    let mut dirty = true;
+    let mut last_frame: Option<Instant> = None;
+    loop {
+        while let Some(event) = pending.pop_front() {
+            dirty |= match &event {
+                Event::Engine(e) => shown(&app, e),
+                _ => true,
+            };
+            for effect in update(&mut app, event) {
+                execute(engine, effect, &done_tx, &mut pending);
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+        let next_frame = last_frame.map(|at| at + FRAME);
+        if dirty && next_frame.is_none_or(|at| Instant::now() >= at) {
+            tui.draw(|frame| draw::draw(frame, &app, theme, engine.as_ref()))?;
+            dirty = false;
+            last_frame = Some(Instant::now());
+        }
+        let frame_due = if dirty { next_frame } else { None };
+        tokio::select! {
+            input = next_input(&mut input) => match input {
+                Some(Ok(TermEvent::Key(key))) => pending.push_back(Event::Key(key)),
+                Some(Ok(TermEvent::Paste(text))) => pending.push_back(Event::Paste(text)),
+                Some(Ok(TermEvent::Resize(cols, rows))) => {
+                    pending.push_back(Event::Resize(cols, rows));
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
+                // The terminal is gone: nobody is left to show anything to.
+                None => return Ok(()),
+            },
+            event = events.recv() => match event {
+                Ok(event) => pending.push_back(Event::Engine(Box::new(event))),
+                // Behind the stream: start again from a fresh snapshot, as the contract says.
+                Err(RecvError::Lagged(_)) => {
+                    pending.push_back(Event::Snapshot(Box::new(engine.snapshot())));
+                }
+                Err(RecvError::Closed) => return Ok(()),
+            },
+            Some(done) = done_rx.recv() => pending.push_back(done),
+            _ = termination.recv() => return Ok(()),
+            _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
+        }
+    }
+}
+
+/// Carries out one effect. Quick reads answer at once (into `now`); what may wait (starting
+/// a run, opening a shell, cancelling) runs as a task that reports back through `done`.
+fn execute(
+    engine: &Arc<Engine>,
+    effect: Effect,
+    done: &mpsc::UnboundedSender<Event>,
+    now: &mut VecDeque<Event>,
+) {
+    let person = Actor::Person;
+    match effect {
+        Effect::ReloadList => now.push_back(Event::List(engine.workflow_list().workflows)),
+        Effect::Resnapshot => now.push_back(Event::Snapshot(Box::new(engine.snapshot()))),
+        Effect::LoadPlan(workflow) => {
+            let plan = engine
+                .workflow_step_plan(&workflow)
+                .map_err(|e| e.to_string());
+            now.push_back(Event::Plan { workflow, plan });
+        }
+        Effect::LoadInputs(workflow) => {
+            let inputs = engine
+                .workflow_preview_inputs(&workflow)
+                .map(|p| p.inputs)
+                .map_err(|e| e.to_string());
+            now.push_back(Event::Inputs { workflow, inputs });
+        }
+        Effect::StartRun { workflow, inputs } => {
+            let (engine, done) = (engine.clone(), done.clone());
+            tokio::spawn(async move {
+                let started = engine
+                    .start_run(RunRequest {
+                        workflow: WorkflowSource::Name(workflow),
+                        session_id: None,
+                        inputs,
+                        // Its screen stays to be read after the end; x closes it.
+                        keep_session: true,
+                        actor: Actor::Person,
+                    })
+                    .await;
+                let _ = done.send(Event::RunStarted(
+                    started.map(|s| s.run_id).map_err(|e| e.to_string()),
+                ));
+            });
+        }
+        Effect::CancelRun(run_id) => {
+            let (engine, done) = (engine.clone(), done.clone());
+            tokio::spawn(async move {
+                if let Err(e) = engine.cancel_run(&run_id, &Actor::Person).await {
+                    let _ = done.send(Event::Failed(e.to_string()));
+                }
+            });
+        }
+        Effect::AnswerPrompt { run_id, answer } => {
+            if let Err(e) = engine.answer_prompt(&run_id, answer, &person) {
+                now.push_back(Event::Failed(e.to_string()));
+            }
+        }
+        Effect::OpenShell { cols, rows } => {
+            let (engine, done) = (engine.clone(), done.clone());
+            tokio::spawn(async move {
+                let params = OpenTerminalParams {
+                    cols: Some(cols),
+                    rows: Some(rows),
+                    ..OpenTerminalParams::default()
+                };
+                let opened = engine.open_terminal(&params, &Actor::Person).await;
+                let _ = done.send(Event::ShellOpened(opened.map_err(|e| e.to_string())));
+            });
+        }
+        Effect::CloseSession(session_id) => {
+            let (engine, done) = (engine.clone(), done.clone());
+            tokio::spawn(async move {
+                if let Err(e) = engine.exit_terminal(&session_id, &Actor::Person).await {
+                    let _ = done.send(Event::Failed(e.to_string()));
+                }
+            });
+        }
+        Effect::SendKeys { session_id, keys } => {
+            let params = SendInputParams {
+                keys: Some(keys),
+                ..SendInputParams::default()
+            };
+            if let Err(e) = engine.send_input(&session_id, &params, &person) {
+                now.push_back(Event::Failed(e.to_string()));
+            }
+        }
+        Effect::Paste { session_id, text } => {
+            let bracketed = engine
+                .with_session_screen(&session_id, |s| s.bracketed_paste())
+                .unwrap_or(false);
+            let text = if bracketed {
+                format!("\u{1b}[200~{text}\u{1b}[201~")
+            } else {
+                text
+            };
+            let params = SendInputParams {
+                input_text: Some(text),
+                ..SendInputParams::default()
+            };
+            if let Err(e) = engine.send_input(&session_id, &params, &person) {
+                now.push_back(Event::Failed(e.to_string()));
+            }
+        }
+        Effect::Resize {
+            session_id,
+            cols,
+            rows,
+        } => {
+            if let Err(e) = engine.resize_terminal(&session_id, cols, rows, &person) {
+                now.push_back(Event::Failed(e.to_string()));
+            }
+        }
+    }
+}

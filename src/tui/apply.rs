@@ -1,0 +1,209 @@
+//! Engine events and snapshots applied to the studio's state: the engine's contract (subscribe,
+//! snapshot, then every event numbered above it) followed to the letter.
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::state::{App, Finished, RunView, StepMark};
+use super::update::{fit_pane, is_persons, open_prompt, plan_follows_selection, show_pane};
+use crate::engine::{Actor, Change, EngineEvent, Phase, RunEvent, Snapshot};
+
+pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
+    app.seq = snapshot.seq;
+    app.workflows = snapshot.workflows;
+    app.panes = snapshot.sessions;
+    // Runs that ended stay on show (their results); the engine lists only those in progress.
+    for run in app.runs.values_mut() {
+        if run.active() && !snapshot.runs.iter().any(|r| r.run_id == run.run_id) {
+            run.phase = Phase::Finished;
+        }
+    }
+    for status in &snapshot.runs {
+        let view = app
+            .runs
+            .entry(status.run_id.clone())
+            .or_insert_with(|| RunView::from_status(status));
+        view.phase = status.status;
+        view.current_state = status.current_state.clone();
+        view.prompt = status.prompt.clone();
+    }
+    app.clamp_selection();
+    let mut effects = plan_follows_selection(app, true);
+    effects.extend(fit_pane(app));
+    effects
+}
+
+pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
+    // Already in the snapshot this state was built from.
+    if event.seq <= app.seq {
+        return Vec::new();
+    }
+    app.seq = event.seq;
+    let actor = event.actor;
+    match event.change {
+        Change::WorkflowAdded { name, .. } | Change::WorkflowChanged { name, .. } => {
+            let mut effects = vec![Effect::ReloadList];
+            if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
+                effects.push(Effect::LoadPlan(name));
+            }
+            effects
+        }
+        Change::WorkflowRemoved { .. } | Change::HistoryPurged { .. } => vec![Effect::ReloadList],
+        Change::WorkflowsResync { .. } => vec![Effect::Resnapshot],
+        Change::SessionOpened { session } => {
+            let id = session.session_id.clone();
+            if !app.panes.iter().any(|p| p.session_id == id) {
+                app.panes.push(session);
+            }
+            if is_persons(app, &actor) {
+                show_pane(app, &id)
+            } else {
+                Vec::new()
+            }
+        }
+        Change::SessionResized {
+            session_id,
+            cols,
+            rows,
+        } => {
+            if let Some(p) = app.panes.iter_mut().find(|p| p.session_id == session_id) {
+                (p.cols, p.rows) = (cols, rows);
+            }
+            Vec::new()
+        }
+        Change::SessionActivity { .. } => Vec::new(),
+        Change::SessionInputRejected { reason, .. } => {
+            app.message = Some(reason);
+            Vec::new()
+        }
+        Change::SessionExited { session_id, exit } => {
+            if let Some(p) = app.panes.iter_mut().find(|p| p.session_id == session_id) {
+                p.running = false;
+                p.exit = Some(exit);
+            }
+            if app.mode == Mode::Focus
+                && app
+                    .focused_pane()
+                    .is_some_and(|p| p.session_id == session_id)
+            {
+                app.mode = Mode::Normal;
+            }
+            Vec::new()
+        }
+        Change::SessionFailed { session_id, reason } => {
+            if let Some(p) = app.panes.iter_mut().find(|p| p.session_id == session_id) {
+                p.failed = Some(reason);
+            }
+            Vec::new()
+        }
+        Change::SessionClosed { session_id } => {
+            app.panes.retain(|p| p.session_id != session_id);
+            if app.mode == Mode::Focus {
+                app.mode = Mode::Normal;
+            }
+            app.clamp_selection();
+            fit_pane(app)
+        }
+        Change::Run { run_id, line, .. } => run_event(app, run_id, line, actor),
+    }
+}
+
+fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec<Effect> {
+    if let RunEvent::RunStarted {
+        workflow,
+        session_id,
+        actor: started_by,
+        ..
+    } = &line
+    {
+        let by = started_by.clone().unwrap_or(actor);
+        let view = app.runs.entry(run_id.clone()).or_insert_with(|| RunView {
+            run_id: run_id.clone(),
+            workflow: workflow.clone(),
+            session_id: session_id.clone(),
+            actor: None,
+            phase: Phase::Running,
+            current_state: None,
+            prompt: None,
+            steps: Default::default(),
+            finished: None,
+        });
+        view.actor = Some(by.clone());
+        view.session_id = session_id.clone();
+        return match (by, session_id) {
+            (Actor::Person, Some(id)) => show_pane(app, &id.clone()),
+            _ => Vec::new(),
+        };
+    }
+    let Some(run) = app.runs.get_mut(&run_id) else {
+        return Vec::new();
+    };
+    match line {
+        RunEvent::StepStarted { state, .. } => {
+            run.current_state = Some(state);
+            run.phase = Phase::Running;
+        }
+        RunEvent::StepFinished {
+            state,
+            status,
+            elapsed_ms,
+            ..
+        } => {
+            run.steps.insert(state, StepMark { status, elapsed_ms });
+        }
+        RunEvent::WaitingForInput { prompt, .. } => {
+            run.phase = Phase::WaitingForInput;
+            run.prompt = Some(prompt);
+            let workflow = run.workflow.clone();
+            if run.actor == Some(Actor::Person) && app.mode == Mode::Normal {
+                open_prompt(app, run_id);
+            } else {
+                app.message = Some(format!("{workflow} waits for an answer: a answers"));
+            }
+        }
+        RunEvent::Answered { .. } | RunEvent::PromptWithdrawn { .. } => {
+            run.phase = Phase::Running;
+            run.prompt = None;
+            if app.answering.as_deref() == Some(run_id.as_str()) {
+                app.answering = None;
+                if app.mode == Mode::Prompt {
+                    app.mode = Mode::Normal;
+                }
+            }
+        }
+        RunEvent::RunFinished {
+            final_state,
+            success,
+            error,
+            return_values,
+            duration_ms,
+            ..
+        } => {
+            run.phase = Phase::Finished;
+            run.prompt = None;
+            app.message = Some(format!(
+                "{} ended: {final_state} in {}",
+                run.workflow,
+                super::draw::text::duration(duration_ms)
+            ));
+            run.finished = Some(Finished {
+                final_state,
+                success,
+                error,
+                return_values,
+                duration_ms,
+            });
+            if app.answering.as_deref() == Some(run_id.as_str()) {
+                app.answering = None;
+                if app.mode == Mode::Prompt {
+                    app.mode = Mode::Normal;
+                }
+            }
+            return vec![Effect::ReloadList];
+        }
+        RunEvent::RunStarted { .. }
+        | RunEvent::ContractChecked { .. }
+        | RunEvent::Transition { .. }
+        | RunEvent::Feedback { .. } => {}
+    }
+    Vec::new()
+}

@@ -1,0 +1,103 @@
+//! The workflow list: each workflow with its state, filtered as the person types.
+
+use super::text::clean;
+use super::{Ctx, block};
+use crate::engine::WorkflowStatus;
+use crate::tui::keymap::Mode;
+use crate::tui::state::View;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState};
+
+pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
+    let app = cx.app;
+    let t = cx.theme;
+    let visible = app.visible();
+    let mut title = format!(" Workflows ({}) ", app.workflows.len());
+    if app.mode == Mode::Filter || !app.filter.is_empty() {
+        title.push_str(&format!("/{} ", clean(&app.filter)));
+    }
+    let name_width = visible
+        .iter()
+        .map(|w| w.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        // Room for the border, the selection mark and the longest state label.
+        .min(usize::from(area.width.saturating_sub(2 + 2 + 11)))
+        .max(4);
+    let items: Vec<ListItem> = visible
+        .iter()
+        .map(|w| {
+            let (label, colour) = if app.active_run_of(&w.name).is_some() {
+                ("● running".to_string(), t.running)
+            } else {
+                match w.status {
+                    WorkflowStatus::Invalid => (
+                        format!(
+                            "✗ {} error{}",
+                            w.errors,
+                            if w.errors == 1 { "" } else { "s" }
+                        ),
+                        t.error,
+                    ),
+                    WorkflowStatus::Warnings => (
+                        format!(
+                            "! {} warning{}",
+                            w.warnings,
+                            if w.warnings == 1 { "" } else { "s" }
+                        ),
+                        t.warning,
+                    ),
+                    WorkflowStatus::Valid => match &w.last_result {
+                        Some(last) => (format!("✓ {}", clean(last)), t.valid),
+                        None => ("valid".to_string(), t.valid),
+                    },
+                }
+            };
+            ListItem::new(Line::from(vec![
+                Span::styled(
+                    format!("{} ", fit(&clean(&w.name), name_width)),
+                    Style::default().fg(t.foreground),
+                ),
+                Span::styled(label, Style::default().fg(colour)),
+            ]))
+        })
+        .collect();
+    let empty = items.is_empty();
+    let list = List::new(items)
+        .block(block(title, app.view == View::List, t))
+        .highlight_style(
+            Style::default()
+                .bg(t.selection_bg)
+                .add_modifier(Modifier::BOLD),
+        )
+        .highlight_symbol("▶ ");
+    let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
+    frame.render_stateful_widget(list, area, &mut state);
+    if empty {
+        let text = if app.workflows.is_empty() {
+            "no workflows in this folder"
+        } else {
+            "nothing matches the filter"
+        };
+        let inner = area.inner(ratatui::layout::Margin::new(2, 1));
+        frame.render_widget(
+            ratatui::widgets::Paragraph::new(text).style(Style::default().fg(t.muted)),
+            inner,
+        );
+    }
+}
+
+/// `text` cut or padded to `width` characters, with `…` where it was cut.
+fn fit(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        format!("{text:<width$}")
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}

@@ -1,0 +1,73 @@
+//! Drawing: pure functions of the state (and of the panes' screens, lent by the engine) into
+//! a ratatui frame. Nothing here changes state or calls the engine otherwise.
+
+pub mod list;
+pub mod overlay;
+pub mod pane;
+pub mod plan;
+pub mod status;
+pub mod text;
+
+use super::layout;
+use super::state::App;
+use super::theme::Theme;
+use pane::Screens;
+use ratatui::Frame;
+use ratatui::style::Style;
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
+
+/// What every part of a frame reads.
+pub struct Ctx<'a> {
+    pub app: &'a App,
+    pub theme: &'a Theme,
+    pub screens: &'a dyn Screens,
+}
+
+impl std::fmt::Debug for Ctx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx").finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+    let colour = if focused {
+        theme.focus_border
+    } else {
+        theme.border
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(colour))
+        .title(title)
+}
+
+/// Draws the whole studio.
+pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) {
+    let cx = Ctx {
+        app,
+        theme,
+        screens,
+    };
+    let area = frame.area();
+    if layout::too_small(area) {
+        frame.render_widget(
+            Paragraph::new(format!(
+                "the terminal is too small for the studio ({}x{}; at least {}x{}) · q quits",
+                area.width,
+                area.height,
+                layout::MIN_COLS,
+                layout::MIN_ROWS
+            ))
+            .wrap(Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let areas = layout::areas(area);
+    list::draw(frame, areas.list, &cx);
+    plan::draw(frame, areas.plan, &cx);
+    pane::draw(frame, areas.panes, &cx);
+    status::draw(frame, areas.status, &cx);
+    overlay::draw(frame, &cx);
+}

@@ -1,0 +1,184 @@
+//! Boxes drawn over the views: help (from the keymap), the inputs form, a prompt's
+//! question, and the question before quitting during a run.
+
+use super::Ctx;
+use super::text::clean;
+use crate::tui::keymap::{self, Mode};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
+        .flex(Flex::Center)
+        .areas(row);
+    cell
+}
+
+fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(Style::default().fg(cx.theme.focus_border))
+        .title(title)
+}
+
+pub fn help(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let mut lines = Vec::new();
+    let mut last = None;
+    for (mode, key, what) in keymap::help_lines() {
+        if last != Some(mode) {
+            if last.is_some() {
+                lines.push(Line::raw(""));
+            }
+            lines.push(Line::styled(
+                mode.title().to_string(),
+                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+            ));
+            last = Some(mode);
+        }
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {key:<10}"), Style::default().fg(t.warning)),
+            Span::styled(what.to_string(), Style::default().fg(t.foreground)),
+        ]));
+    }
+    let area = centered(frame.area(), 64, frame.area().height.saturating_sub(2));
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(boxed(" Keys · Esc closes ".into(), cx)),
+        area,
+    );
+}
+
+pub fn form(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let Some(form) = &cx.app.form else {
+        return;
+    };
+    let mut lines = Vec::new();
+    for (i, field) in form.fields.iter().enumerate() {
+        let selected = i == form.selected;
+        let marker = if selected { "▶ " } else { "  " };
+        let required = if field.spec.required { "*" } else { "" };
+        let shown = if field.spec.secret {
+            "•".repeat(field.value.chars().count())
+        } else {
+            clean(&field.value)
+        };
+        let mut value_style = Style::default().fg(t.foreground);
+        if selected {
+            value_style = value_style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+        }
+        let mut spans = vec![
+            Span::styled(marker, Style::default().fg(t.accent)),
+            Span::styled(
+                format!("{}{required} ", clean(&field.spec.name)),
+                Style::default().fg(t.accent),
+            ),
+            Span::styled(
+                format!("({}) ", field.spec.kind),
+                Style::default().fg(t.muted),
+            ),
+            Span::styled(
+                if field.spec.choices.is_some() {
+                    format!("◂ {shown} ▸")
+                } else {
+                    format!("{shown}▏")
+                },
+                value_style,
+            ),
+        ];
+        if let Some(e) = &field.error {
+            spans.push(Span::styled(
+                format!("  ✗ {}", clean(e)),
+                Style::default().fg(t.error),
+            ));
+        }
+        lines.push(Line::from(spans));
+        if !field.spec.description.is_empty() {
+            lines.push(Line::styled(
+                format!("    {}", clean(&field.spec.description)),
+                Style::default().fg(t.muted),
+            ));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Enter runs · Tab next field · ←/→ choices · Esc cancels · * required",
+        Style::default().fg(t.muted),
+    ));
+    let height = (lines.len() as u16).saturating_add(2);
+    let area = centered(frame.area(), 76, height);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(boxed(format!(" Run {} ", clean(&form.workflow)), cx)),
+        area,
+    );
+}
+
+pub fn prompt(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let app = cx.app;
+    let Some(run) = app.answering.as_ref().and_then(|id| app.runs.get(id)) else {
+        return;
+    };
+    let lines = vec![
+        Line::styled(
+            clean(run.prompt.as_deref().unwrap_or("")),
+            Style::default().fg(t.foreground),
+        ),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("> ", Style::default().fg(t.accent)),
+            Span::styled(
+                format!("{}▏", clean(&app.answer)),
+                Style::default().fg(t.foreground),
+            ),
+        ]),
+        Line::raw(""),
+        Line::styled(
+            "Enter answers · Esc later (a answers)",
+            Style::default().fg(t.muted),
+        ),
+    ];
+    let area = centered(frame.area(), 70, 8);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(boxed(format!(" {} asks ", clean(&run.workflow)), cx)),
+        area,
+    );
+}
+
+pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
+    let area = centered(frame.area(), 52, 5);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::raw("A run is in progress: quitting cancels it."),
+            Line::styled("Quit? y / n", Style::default().add_modifier(Modifier::BOLD)),
+        ])
+        .block(boxed(" Quit ".into(), cx)),
+        area,
+    );
+}
+
+/// The overlay of the current mode, if it has one.
+pub fn draw(frame: &mut Frame, cx: &Ctx) {
+    match cx.app.mode {
+        Mode::Help => help(frame, cx),
+        Mode::Form => form(frame, cx),
+        Mode::Prompt => prompt(frame, cx),
+        Mode::ConfirmQuit => confirm_quit(frame, cx),
+        Mode::Normal | Mode::Filter | Mode::Focus => {}
+    }
+}

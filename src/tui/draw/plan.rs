@@ -1,0 +1,135 @@
+//! The step plan of the selected workflow: states in run order with their actions and
+//! transitions; during and after a run, where it is and how each executed state ended.
+
+use super::text::{clean, duration};
+use super::{Ctx, block};
+use crate::engine::Phase;
+use crate::tui::state::RunView;
+use crate::tui::state::View;
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
+    let app = cx.app;
+    let t = cx.theme;
+    let Some(view) = &app.plan else {
+        frame.render_widget(
+            Paragraph::new("select a workflow").block(block(
+                " Plan ".into(),
+                app.view == View::Plan,
+                t,
+            )),
+            area,
+        );
+        return;
+    };
+    let run = app.latest_run_of(&view.workflow);
+    let mut title = format!(" Plan · {} ", clean(&view.workflow));
+    if let Some(run) = run {
+        title.push_str(&format!("· run {} ", clean(&run.run_id)));
+        if let (true, Some(state)) = (run.active(), &run.current_state) {
+            title.push_str(&format!("▸ {} ", clean(state)));
+        }
+    }
+    // The run's outcome comes first: a long plan must not push it out of sight.
+    let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
+    match &view.plan {
+        Err(e) => lines.push(Line::styled(clean(e), Style::default().fg(t.error))),
+        Ok(plan) => {
+            let width = plan
+                .steps
+                .iter()
+                .map(|s| s.state.chars().count())
+                .max()
+                .unwrap_or(0)
+                .min(20);
+            for step in &plan.steps {
+                let current = run.is_some_and(|r| {
+                    r.active() && r.current_state.as_deref() == Some(step.state.as_str())
+                });
+                let mark = run.and_then(|r| r.steps.get(&step.state));
+                let (symbol, colour) = match mark {
+                    _ if current => ("▶", t.running),
+                    Some(m) if m.status == "success" => ("✓", t.valid),
+                    Some(_) => ("✗", t.error),
+                    None => (" ", t.foreground),
+                };
+                let mut style = Style::default().fg(t.foreground);
+                if current {
+                    style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+                }
+                let mut spans = vec![
+                    Span::styled(format!("{:>2} ", step.number), Style::default().fg(t.muted)),
+                    Span::styled(format!("{symbol} "), Style::default().fg(colour)),
+                    Span::styled(format!("{:<width$}  ", clean(&step.state)), style),
+                    Span::styled(clean(&step.action), Style::default().fg(t.foreground)),
+                ];
+                if let Some(m) = mark {
+                    spans.push(Span::styled(
+                        format!("  {} {}", clean(&m.status), duration(m.elapsed_ms)),
+                        Style::default().fg(t.muted),
+                    ));
+                }
+                lines.push(Line::from(spans));
+                if !step.transitions.is_empty() {
+                    let arrows: Vec<String> = step
+                        .transitions
+                        .iter()
+                        .map(|tr| format!("{} → {}", clean(&tr.condition), clean(&tr.next_state)))
+                        .collect();
+                    lines.push(Line::styled(
+                        format!("{:width$}      {}", "", arrows.join(" · ")),
+                        Style::default().fg(t.muted),
+                    ));
+                }
+            }
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
+        area,
+    );
+}
+
+/// The run's result, or the question it waits on, in a few lines.
+fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    match (&run.finished, run.phase) {
+        (Some(f), _) => {
+            let colour = if f.success { t.valid } else { t.error };
+            let mut text = format!(
+                "result: {} in {}",
+                clean(&f.final_state),
+                duration(f.duration_ms)
+            );
+            let values: Vec<String> = f
+                .return_values
+                .iter()
+                .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
+                .collect();
+            if !values.is_empty() {
+                text.push_str(&format!(" · {}", values.join(" ")));
+            }
+            lines.push(Line::styled(
+                text,
+                Style::default().fg(colour).add_modifier(Modifier::BOLD),
+            ));
+            if let Some(e) = &f.error {
+                lines.push(Line::styled(clean(e), Style::default().fg(t.error)));
+            }
+        }
+        (None, Phase::WaitingForInput) => lines.push(Line::styled(
+            format!(
+                "waiting for an answer: {} (a answers)",
+                clean(run.prompt.as_deref().unwrap_or(""))
+            ),
+            Style::default().fg(t.warning),
+        )),
+        (None, _) => {}
+    }
+    lines
+}

@@ -1,0 +1,127 @@
+//! The inputs form shown before a run: one field per argument of the workflow, pre-filled
+//! with its default, checked before the run may start. Pure: no terminal, no engine.
+
+use crate::engine::authoring::InputSpec;
+use indexmap::IndexMap;
+
+/// One argument being filled.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub spec: InputSpec,
+    pub value: String,
+    /// Why the value cannot be used, once the person tried to start.
+    pub error: Option<String>,
+}
+
+/// The form of one workflow's run.
+#[derive(Debug, Clone)]
+pub struct InputsForm {
+    pub workflow: String,
+    pub fields: Vec<Field>,
+    pub selected: usize,
+}
+
+impl InputsForm {
+    pub fn new(workflow: String, inputs: Vec<InputSpec>) -> InputsForm {
+        let fields = inputs
+            .into_iter()
+            .map(|spec| Field {
+                value: spec
+                    .default
+                    .clone()
+                    .or_else(|| spec.choices.as_ref().and_then(|c| c.first().cloned()))
+                    .unwrap_or_default(),
+                spec,
+                error: None,
+            })
+            .collect();
+        InputsForm {
+            workflow,
+            fields,
+            selected: 0,
+        }
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        let n = self.fields.len();
+        if n > 0 {
+            self.selected = (self.selected as isize + delta).rem_euclid(n as isize) as usize;
+        }
+    }
+
+    pub fn type_char(&mut self, c: char) {
+        if let Some(field) = self.fields.get_mut(self.selected) {
+            // A field with choices is picked, not typed: free text could only be wrong.
+            if field.spec.choices.is_none() {
+                field.value.push(c);
+                field.error = check(field);
+            }
+        }
+    }
+
+    pub fn delete_char(&mut self) {
+        if let Some(field) = self.fields.get_mut(self.selected)
+            && field.spec.choices.is_none()
+        {
+            field.value.pop();
+            field.error = check(field);
+        }
+    }
+
+    /// Moves an enum field to its previous (-1) or next (+1) choice.
+    pub fn cycle_choice(&mut self, delta: isize) {
+        let Some(field) = self.fields.get_mut(self.selected) else {
+            return;
+        };
+        let Some(choices) = field.spec.choices.as_ref().filter(|c| !c.is_empty()) else {
+            return;
+        };
+        let at = choices.iter().position(|c| *c == field.value).unwrap_or(0) as isize;
+        let next = (at + delta).rem_euclid(choices.len() as isize) as usize;
+        field.value = choices[next].clone();
+        field.error = None;
+    }
+
+    /// The values to start the run with, or `None` with each field's error set. Empty
+    /// optional fields are left out so that the workflow's own default applies.
+    pub fn submit(&mut self) -> Option<IndexMap<String, String>> {
+        let mut ok = true;
+        for field in &mut self.fields {
+            field.error = check(field);
+            ok &= field.error.is_none();
+        }
+        if !ok {
+            if let Some(first) = self.fields.iter().position(|f| f.error.is_some()) {
+                self.selected = first;
+            }
+            return None;
+        }
+        Some(
+            self.fields
+                .iter()
+                .filter(|f| !f.value.is_empty())
+                .map(|f| (f.spec.name.clone(), f.value.clone()))
+                .collect(),
+        )
+    }
+}
+
+/// What is wrong with a field's value, as far as the form can tell before the engine checks
+/// the contract again at start.
+fn check(field: &Field) -> Option<String> {
+    let value = field.value.as_str();
+    if value.is_empty() {
+        return field.spec.required.then(|| "required".to_string());
+    }
+    if let Some(choices) = &field.spec.choices
+        && !choices.iter().any(|c| c == value)
+    {
+        return Some(format!("one of {}", choices.join(", ")));
+    }
+    match field.spec.kind {
+        "integer" if value.parse::<i64>().is_err() => Some("a whole number".into()),
+        "number" if value.parse::<f64>().is_err() => Some("a number".into()),
+        "boolean" if !matches!(value, "true" | "false") => Some("true or false".into()),
+        _ => None,
+    }
+}

@@ -1,0 +1,182 @@
+//! The keys of each mode, as one table: key handling looks commands up here and the help
+//! overlay and status line are generated from it, so a key is never documented twice.
+
+use super::command::Command;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What the keyboard is doing right now; each mode has its own keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// Moving around the views.
+    #[default]
+    Normal,
+    /// Typing the list's filter.
+    Filter,
+    /// Keys go to the focused pane's program.
+    Focus,
+    /// Filling a workflow's inputs before its run.
+    Form,
+    /// Answering a run's prompt step.
+    Prompt,
+    Help,
+    /// Asked whether to quit while a run is in progress.
+    ConfirmQuit,
+}
+
+impl Mode {
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Normal => "studio",
+            Mode::Filter => "filter",
+            Mode::Focus => "focus mode",
+            Mode::Form => "inputs form",
+            Mode::Prompt => "prompt",
+            Mode::Help => "help",
+            Mode::ConfirmQuit => "quit?",
+        }
+    }
+
+    /// Modes where printable keys are text being typed, not commands.
+    pub fn takes_text(self) -> bool {
+        matches!(self, Mode::Filter | Mode::Form | Mode::Prompt)
+    }
+}
+
+/// One key of one mode.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub mode: Mode,
+    pub code: KeyCode,
+    pub modifiers: KeyModifiers,
+    /// How the help overlay writes the key.
+    pub label: &'static str,
+    pub command: Command,
+    /// Shown on the status line of its mode.
+    pub hint: bool,
+}
+
+const fn bind(mode: Mode, code: KeyCode, label: &'static str, command: Command) -> Binding {
+    Binding {
+        mode,
+        code,
+        modifiers: KeyModifiers::NONE,
+        label,
+        command,
+        hint: false,
+    }
+}
+
+const fn hint(mode: Mode, code: KeyCode, label: &'static str, command: Command) -> Binding {
+    Binding {
+        hint: true,
+        ..bind(mode, code, label, command)
+    }
+}
+
+const fn ctrl(mode: Mode, c: char, label: &'static str, command: Command) -> Binding {
+    Binding {
+        modifiers: KeyModifiers::CONTROL,
+        hint: true,
+        ..bind(mode, KeyCode::Char(c), label, command)
+    }
+}
+
+use KeyCode::{BackTab, Backspace, Char, Down, Enter, Esc, Left, Right, Tab, Up};
+use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Prompt};
+
+/// Every key the studio knows, mode by mode, in the order help lists them.
+pub const BINDINGS: &[Binding] = &[
+    hint(Normal, Char('r'), "r", Command::Run),
+    hint(Normal, Char('t'), "t", Command::NewShell),
+    hint(Normal, Char('i'), "i", Command::Focus),
+    hint(Normal, Char('/'), "/", Command::Filter),
+    hint(Normal, Char('?'), "?", Command::Help),
+    hint(Normal, Char('q'), "q", Command::Quit),
+    Binding {
+        hint: false,
+        ..ctrl(Normal, 'c', "Ctrl-c", Command::Quit)
+    },
+    bind(Normal, Char('j'), "j", Command::Down),
+    bind(Normal, Down, "↓", Command::Down),
+    bind(Normal, Char('k'), "k", Command::Up),
+    bind(Normal, Up, "↑", Command::Up),
+    bind(Normal, Tab, "Tab", Command::NextView),
+    bind(Normal, BackTab, "Shift-Tab", Command::PrevView),
+    bind(Normal, Enter, "Enter", Command::Confirm),
+    bind(Normal, Char('c'), "c", Command::Cancel),
+    bind(Normal, Char('a'), "a", Command::Answer),
+    bind(Normal, Char(']'), "]", Command::NextPane),
+    bind(Normal, Char('['), "[", Command::PrevPane),
+    bind(Normal, Char('x'), "x", Command::ClosePane),
+    bind(Normal, Esc, "Esc", Command::Close),
+    ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
+    hint(Filter, Enter, "Enter", Command::Confirm),
+    hint(Filter, Esc, "Esc", Command::Close),
+    bind(Filter, Backspace, "Backspace", Command::DeleteChar),
+    bind(Filter, Down, "↓", Command::Down),
+    bind(Filter, Up, "↑", Command::Up),
+    hint(Form, Enter, "Enter", Command::Confirm),
+    hint(Form, Esc, "Esc", Command::Close),
+    hint(Form, Tab, "Tab", Command::Down),
+    bind(Form, Down, "↓", Command::Down),
+    bind(Form, BackTab, "Shift-Tab", Command::Up),
+    bind(Form, Up, "↑", Command::Up),
+    hint(Form, Left, "←", Command::ChoicePrev),
+    hint(Form, Right, "→", Command::ChoiceNext),
+    bind(Form, Backspace, "Backspace", Command::DeleteChar),
+    hint(Prompt, Enter, "Enter", Command::Confirm),
+    hint(Prompt, Esc, "Esc", Command::Close),
+    bind(Prompt, Backspace, "Backspace", Command::DeleteChar),
+    hint(Help, Esc, "Esc", Command::Close),
+    bind(Help, Char('?'), "?", Command::Close),
+    bind(Help, Char('q'), "q", Command::Close),
+    hint(ConfirmQuit, Char('y'), "y", Command::Yes),
+    hint(ConfirmQuit, Char('n'), "n", Command::No),
+    bind(ConfirmQuit, Esc, "Esc", Command::No),
+];
+
+/// The command `key` means in `mode`, if any.
+pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
+    // Shift is part of the character typed ('?' is Shift-/), not a chord of its own.
+    let modifiers = key.modifiers - KeyModifiers::SHIFT;
+    BINDINGS
+        .iter()
+        .find(|b| b.mode == mode && b.code == key.code && b.modifiers == modifiers)
+        .map(|b| b.command)
+}
+
+/// The lines of the help overlay: every mode's keys with what they do.
+pub fn help_lines() -> Vec<(Mode, &'static str, &'static str)> {
+    BINDINGS
+        .iter()
+        .map(|b| (b.mode, b.label, b.command.describe()))
+        .collect()
+}
+
+/// The status line's keys for `mode`: `r run · t shell · ...`.
+pub fn hints(mode: Mode) -> Vec<(&'static str, &'static str)> {
+    BINDINGS
+        .iter()
+        .filter(|b| b.mode == mode && b.hint)
+        .map(|b| (b.label, short(b.command)))
+        .collect()
+}
+
+fn short(command: Command) -> &'static str {
+    match command {
+        Command::Run => "run",
+        Command::NewShell => "shell",
+        Command::Focus => "focus",
+        Command::Filter => "filter",
+        Command::Help => "help",
+        Command::Quit => "quit",
+        Command::LeaveFocus => "leave focus",
+        Command::Confirm => "confirm",
+        Command::Close => "close",
+        Command::Down => "next field",
+        Command::ChoicePrev | Command::ChoiceNext => "choice",
+        Command::Yes => "yes",
+        Command::No => "no",
+        other => other.describe(),
+    }
+}

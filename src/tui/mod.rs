@@ -1,0 +1,29 @@
+//! The studio: a ratatui front end over the live engine (SPEC §5). A thin layer: it calls
+//! engine methods and follows the engine's snapshot and events, and holds no business logic.
+//!
+//! - [`state`]: what is shown; [`update`]: `(state, event) → effects`, with [`apply`] for
+//!   engine events; [`effect`]: what an update asks of the engine;
+//! - [`command`]: every action, one type; [`keymap`]: keys → commands per mode (help and
+//!   the status line are generated from it); [`keys`]: focus-mode keys for the PTY;
+//! - [`draw`]: pure drawing; [`layout`]: where views go; [`theme`]: colours;
+//! - [`app`]: the loop that merges terminal input, engine events and timers; [`terminal`]:
+//!   taking the terminal over and giving it back.
+
+pub mod app;
+pub mod apply;
+pub mod command;
+pub mod draw;
+pub mod effect;
+pub mod form;
+pub mod keymap;
+pub mod keys;
+pub mod layout;
+pub mod state;
+pub mod terminal;
+pub mod theme;
+pub mod update;
+
+pub use app::{StudioOptions, run};
+
+#[cfg(test)]
+mod update_tests;

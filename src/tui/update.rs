@@ -1,0 +1,422 @@
+//! The studio's one state transition: `(state, event) → effects`. Keys become commands
+//! through the keymap, commands change the state, and anything that needs the engine comes
+//! back as an [`Effect`] for the loop to carry out. No terminal, no engine: unit-testable.
+
+use super::command::Command;
+use super::effect::Effect;
+use super::form::InputsForm;
+use super::keymap::{self, Mode};
+use super::layout;
+use super::state::{App, PlanView, View};
+use crate::engine::authoring::{InputSpec, WorkflowSummary};
+use crate::engine::{Actor, EngineEvent, Phase, SessionInfo, Snapshot};
+use crate::workflow::plan::Plan;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// Something that happened: from the terminal, the engine, or an effect that finished.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Key(KeyEvent),
+    Paste(String),
+    Resize(u16, u16),
+    Engine(Box<EngineEvent>),
+    Snapshot(Box<Snapshot>),
+    List(Vec<WorkflowSummary>),
+    Plan {
+        workflow: String,
+        plan: Result<Plan, String>,
+    },
+    Inputs {
+        workflow: String,
+        inputs: Result<Vec<InputSpec>, String>,
+    },
+    RunStarted(Result<String, String>),
+    ShellOpened(Result<SessionInfo, String>),
+    /// An effect failed: tell the person.
+    Failed(String),
+}
+
+pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
+    match event {
+        Event::Key(key) => on_key(app, key),
+        Event::Paste(text) => match (app.mode, app.focused_pane()) {
+            (Mode::Focus, Some(pane)) => vec![Effect::Paste {
+                session_id: pane.session_id.clone(),
+                text,
+            }],
+            (mode, _) if mode.takes_text() => {
+                // Typed one character at a time so each field's checks apply; controls
+                // (a pasted newline) would end or break the line.
+                text.chars()
+                    .filter(|c| !c.is_control())
+                    .flat_map(|c| type_char(app, c))
+                    .collect()
+            }
+            _ => Vec::new(),
+        },
+        Event::Resize(cols, rows) => {
+            app.size = (cols, rows);
+            fit_pane(app)
+        }
+        Event::Engine(event) => super::apply::engine_event(app, *event),
+        Event::Snapshot(snapshot) => super::apply::snapshot(app, *snapshot),
+        Event::List(workflows) => {
+            app.workflows = workflows;
+            app.clamp_selection();
+            plan_follows_selection(app, false)
+        }
+        Event::Plan { workflow, plan } => {
+            if app.selected_workflow().is_some_and(|w| w.name == workflow) {
+                app.plan = Some(PlanView { workflow, plan });
+            }
+            Vec::new()
+        }
+        Event::Inputs { workflow, inputs } => match inputs {
+            Ok(inputs) if inputs.is_empty() => vec![Effect::StartRun {
+                workflow,
+                inputs: Default::default(),
+            }],
+            Ok(inputs) => {
+                app.form = Some(InputsForm::new(workflow, inputs));
+                app.mode = Mode::Form;
+                Vec::new()
+            }
+            Err(e) => {
+                app.message = Some(format!("cannot run {workflow}: {e}"));
+                Vec::new()
+            }
+        },
+        Event::RunStarted(result) => {
+            app.message = Some(match result {
+                Ok(run_id) => format!("run {run_id} started"),
+                Err(e) => format!("the run did not start: {e}"),
+            });
+            Vec::new()
+        }
+        Event::ShellOpened(result) => match result {
+            Ok(info) => {
+                let id = info.session_id.clone();
+                if !app.panes.iter().any(|p| p.session_id == id) {
+                    app.panes.push(info);
+                }
+                show_pane(app, &id)
+            }
+            Err(e) => {
+                app.message = Some(format!("no shell: {e}"));
+                Vec::new()
+            }
+        },
+        Event::Failed(e) => {
+            app.message = Some(e);
+            Vec::new()
+        }
+    }
+}
+
+fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    if key.kind == KeyEventKind::Release {
+        return Vec::new();
+    }
+    if let Some(command) = keymap::lookup(app.mode, &key) {
+        return run_command(app, command);
+    }
+    if app.mode == Mode::Focus {
+        let Some(pane) = app.focused_pane() else {
+            app.mode = Mode::Normal;
+            return Vec::new();
+        };
+        return super::keys::to_pty(&key)
+            .map(|k| Effect::SendKeys {
+                session_id: pane.session_id.clone(),
+                keys: vec![k],
+            })
+            .into_iter()
+            .collect();
+    }
+    let chord = key
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(c) if app.mode.takes_text() && !chord => type_char(app, c),
+        _ => Vec::new(),
+    }
+}
+
+fn type_char(app: &mut App, c: char) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.filter.push(c);
+            app.selected = 0;
+            plan_follows_selection(app, false)
+        }
+        Mode::Form => {
+            if let Some(form) = &mut app.form {
+                form.type_char(c);
+            }
+            Vec::new()
+        }
+        Mode::Prompt => {
+            app.answer.push(c);
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Carries out one command on the state.
+pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Quit => {
+            if app.any_run_active() {
+                app.mode = Mode::ConfirmQuit;
+            } else {
+                app.quit = true;
+            }
+        }
+        Command::Yes => app.quit = true,
+        Command::No => app.mode = Mode::Normal,
+        Command::Help => app.mode = Mode::Help,
+        Command::Filter => {
+            app.mode = Mode::Filter;
+            app.view = View::List;
+        }
+        Command::Up | Command::Down => {
+            let delta = if command == Command::Up { -1 } else { 1 };
+            return move_by(app, delta);
+        }
+        Command::NextView | Command::PrevView => {
+            let at = View::ALL.iter().position(|v| *v == app.view).unwrap_or(0);
+            let step = if command == Command::NextView { 1 } else { 2 };
+            app.view = View::ALL[(at + step) % View::ALL.len()];
+        }
+        Command::Confirm => return confirm(app),
+        Command::Close => match app.mode {
+            Mode::Filter => {
+                app.filter.clear();
+                app.mode = Mode::Normal;
+                return plan_follows_selection(app, false);
+            }
+            Mode::Form => {
+                app.form = None;
+                app.mode = Mode::Normal;
+            }
+            Mode::Prompt => {
+                app.answering = None;
+                app.mode = Mode::Normal;
+            }
+            _ => {
+                app.mode = Mode::Normal;
+                app.message = None;
+            }
+        },
+        Command::Run => {
+            if let Some(w) = app.selected_workflow() {
+                return vec![Effect::LoadInputs(w.name.clone())];
+            }
+            app.message = Some("no workflow selected".into());
+        }
+        Command::Cancel => {
+            let run = app
+                .selected_workflow()
+                .and_then(|w| app.active_run_of(&w.name))
+                .map(|r| r.run_id.clone());
+            match run {
+                Some(run_id) => return vec![Effect::CancelRun(run_id)],
+                None => app.message = Some("the selected workflow has no run in progress".into()),
+            }
+        }
+        Command::Answer => {
+            let selected = app.selected_workflow().map(|w| w.name.clone());
+            let waiting = app
+                .runs
+                .values()
+                .rev()
+                .filter(|r| r.phase == Phase::WaitingForInput)
+                .max_by_key(|r| Some(&r.workflow) == selected.as_ref())
+                .map(|r| r.run_id.clone());
+            match waiting {
+                Some(run_id) => open_prompt(app, run_id),
+                None => app.message = Some("no run is waiting for an answer".into()),
+            }
+        }
+        Command::NewShell => {
+            let (cols, rows) = layout::pane_size(app.size.0, app.size.1);
+            return vec![Effect::OpenShell { cols, rows }];
+        }
+        Command::Focus => match app.focused_pane() {
+            Some(pane) if pane.running => {
+                app.mode = Mode::Focus;
+                app.view = View::Panes;
+            }
+            Some(_) => app.message = Some("the pane's program has ended".into()),
+            None => app.message = Some("no pane to focus: t opens a shell".into()),
+        },
+        Command::LeaveFocus => app.mode = Mode::Normal,
+        Command::NextPane | Command::PrevPane => {
+            let n = app.panes.len();
+            if n > 0 {
+                let step = if command == Command::NextPane {
+                    1
+                } else {
+                    n - 1
+                };
+                app.pane = (app.pane + step) % n;
+                return fit_pane(app);
+            }
+        }
+        Command::ClosePane => {
+            if let Some(pane) = app.focused_pane() {
+                return vec![Effect::CloseSession(pane.session_id.clone())];
+            }
+        }
+        Command::ChoicePrev | Command::ChoiceNext => {
+            if let Some(form) = &mut app.form {
+                form.cycle_choice(if command == Command::ChoicePrev {
+                    -1
+                } else {
+                    1
+                });
+            }
+        }
+        Command::DeleteChar => match app.mode {
+            Mode::Filter => {
+                app.filter.pop();
+                return plan_follows_selection(app, false);
+            }
+            Mode::Form => {
+                if let Some(form) = &mut app.form {
+                    form.delete_char();
+                }
+            }
+            Mode::Prompt => {
+                app.answer.pop();
+            }
+            _ => {}
+        },
+    }
+    Vec::new()
+}
+
+fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
+    match (app.mode, app.view) {
+        (Mode::Form, _) => {
+            if let Some(form) = &mut app.form {
+                form.move_by(delta);
+            }
+            Vec::new()
+        }
+        (Mode::Filter, _) | (_, View::List) => {
+            let n = app.visible().len();
+            if n > 0 {
+                app.selected = (app.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+            }
+            plan_follows_selection(app, false)
+        }
+        (_, View::Panes) => run_command(
+            app,
+            if delta < 0 {
+                Command::PrevPane
+            } else {
+                Command::NextPane
+            },
+        ),
+        (_, View::Plan) => Vec::new(),
+    }
+}
+
+fn confirm(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+        Mode::Form => {
+            let Some(form) = &mut app.form else {
+                app.mode = Mode::Normal;
+                return Vec::new();
+            };
+            match form.submit() {
+                Some(inputs) => {
+                    let workflow = form.workflow.clone();
+                    app.form = None;
+                    app.mode = Mode::Normal;
+                    vec![Effect::StartRun { workflow, inputs }]
+                }
+                None => Vec::new(),
+            }
+        }
+        Mode::Prompt => {
+            app.mode = Mode::Normal;
+            match app.answering.take() {
+                Some(run_id) => vec![Effect::AnswerPrompt {
+                    run_id,
+                    answer: std::mem::take(&mut app.answer),
+                }],
+                None => Vec::new(),
+            }
+        }
+        _ => match app.view {
+            View::List => {
+                app.view = View::Plan;
+                Vec::new()
+            }
+            View::Panes => run_command(app, Command::Focus),
+            View::Plan => Vec::new(),
+        },
+    }
+}
+
+pub(super) fn open_prompt(app: &mut App, run_id: String) {
+    app.answering = Some(run_id);
+    app.answer.clear();
+    app.mode = Mode::Prompt;
+}
+
+/// Loads the plan of the selected workflow when it is not the one shown (or always, when the
+/// workflow itself changed).
+pub(super) fn plan_follows_selection(app: &mut App, changed: bool) -> Vec<Effect> {
+    let Some(selected) = app.selected_workflow().map(|w| w.name.clone()) else {
+        app.plan = None;
+        return Vec::new();
+    };
+    let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
+    if changed || shown != Some(selected.as_str()) {
+        vec![Effect::LoadPlan(selected)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Shows a session in the pane area and gives its program the pane's size.
+pub(super) fn show_pane(app: &mut App, session_id: &str) -> Vec<Effect> {
+    if let Some(at) = app.panes.iter().position(|p| p.session_id == session_id) {
+        app.pane = at;
+        app.view = View::Panes;
+    }
+    fit_pane(app)
+}
+
+/// Resizes the shown pane's PTY to the cells it is drawn in, when they differ.
+pub(super) fn fit_pane(app: &App) -> Vec<Effect> {
+    let (cols, rows) = layout::pane_size(app.size.0, app.size.1);
+    match app.focused_pane() {
+        Some(p) if p.running && (p.cols, p.rows) != (cols, rows) => vec![Effect::Resize {
+            session_id: p.session_id.clone(),
+            cols,
+            rows,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether what an actor started is the person's own (their run's session is shown at once).
+pub(super) fn is_persons(app: &App, actor: &Actor) -> bool {
+    match actor {
+        Actor::Person => true,
+        Actor::Run { run_id } => app
+            .runs
+            .get(run_id)
+            .is_some_and(|r| r.actor == Some(Actor::Person)),
+        _ => false,
+    }
+}

@@ -1,0 +1,248 @@
+//! Keys → commands → state and effects, without a terminal or an engine.
+
+use super::effect::Effect;
+use super::form::InputsForm;
+use super::keymap::{self, Mode};
+use super::state::{App, View};
+use super::update::{Event, update};
+use crate::engine::WorkflowStatus;
+use crate::engine::authoring::{InputSpec, WorkflowSummary};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn summary(name: &str) -> WorkflowSummary {
+    WorkflowSummary {
+        name: name.into(),
+        file: format!("{name}.yaml"),
+        status: WorkflowStatus::Valid,
+        description: None,
+        states: Some(2),
+        version: "v".into(),
+        errors: 0,
+        warnings: 0,
+        runs: 0,
+        last_result: None,
+    }
+}
+
+fn app() -> App {
+    let mut app = App::new("workflows".into());
+    app.workflows = vec![summary("build"), summary("deploy"), summary("git_health")];
+    app
+}
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn input(name: &str, required: bool, kind: &'static str, choices: Option<&[&str]>) -> InputSpec {
+    InputSpec {
+        name: name.into(),
+        description: String::new(),
+        required,
+        kind,
+        default: None,
+        choices: choices.map(|c| c.iter().map(|s| s.to_string()).collect()),
+        pattern: None,
+        secret: false,
+    }
+}
+
+#[test]
+fn moving_down_selects_the_next_workflow_and_loads_its_plan() {
+    let mut app = app();
+    let effects = update(&mut app, key(KeyCode::Char('j')));
+    assert_eq!(app.selected, 1);
+    assert_eq!(effects, vec![Effect::LoadPlan("deploy".into())]);
+    update(&mut app, key(KeyCode::Down));
+    update(&mut app, key(KeyCode::Down));
+    assert_eq!(app.selected, 2, "the selection stops at the end");
+    update(&mut app, key(KeyCode::Up));
+    assert_eq!(app.selected, 1);
+}
+
+#[test]
+fn the_filter_narrows_the_list_as_you_type_and_esc_clears_it() {
+    let mut app = app();
+    update(&mut app, key(KeyCode::Char('/')));
+    assert_eq!(app.mode, Mode::Filter);
+    for c in "git".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    let names: Vec<_> = app.visible().iter().map(|w| w.name.clone()).collect();
+    assert_eq!(names, vec!["git_health"]);
+    // 'q' is text while filtering, not quit.
+    update(&mut app, key(KeyCode::Char('q')));
+    assert!(!app.quit);
+    assert!(app.visible().is_empty());
+    update(&mut app, key(KeyCode::Backspace));
+    assert_eq!(app.visible().len(), 1);
+    update(&mut app, key(KeyCode::Esc));
+    assert_eq!((app.mode, app.filter.as_str()), (Mode::Normal, ""));
+    assert_eq!(app.visible().len(), 3);
+}
+
+#[test]
+fn r_loads_the_inputs_and_a_workflow_without_inputs_starts_at_once() {
+    let mut app = app();
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('r'))),
+        vec![Effect::LoadInputs("build".into())]
+    );
+    let effects = update(
+        &mut app,
+        Event::Inputs {
+            workflow: "build".into(),
+            inputs: Ok(Vec::new()),
+        },
+    );
+    assert!(matches!(&effects[..], [Effect::StartRun { workflow, .. }] if workflow == "build"));
+}
+
+#[test]
+fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
+    let mut app = app();
+    update(
+        &mut app,
+        Event::Inputs {
+            workflow: "build".into(),
+            inputs: Ok(vec![
+                input("TARGET", true, "string", None),
+                input("JOBS", false, "integer", None),
+                input("MODE", false, "string", Some(&["debug", "release"])),
+            ]),
+        },
+    );
+    assert_eq!(app.mode, Mode::Form);
+    assert!(update(&mut app, key(KeyCode::Enter)).is_empty());
+    let form = app.form.as_ref().unwrap();
+    assert_eq!(form.fields[0].error.as_deref(), Some("required"));
+    for c in "all".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    update(&mut app, key(KeyCode::Tab));
+    update(&mut app, key(KeyCode::Char('x')));
+    assert_eq!(
+        app.form.as_ref().unwrap().fields[1].error.as_deref(),
+        Some("a whole number")
+    );
+    update(&mut app, key(KeyCode::Backspace));
+    update(&mut app, key(KeyCode::Char('4')));
+    update(&mut app, key(KeyCode::Tab));
+    update(&mut app, key(KeyCode::Right));
+    let effects = update(&mut app, key(KeyCode::Enter));
+    let Some(Effect::StartRun { workflow, inputs }) = effects.first() else {
+        panic!("no run started: {effects:?}");
+    };
+    assert_eq!(workflow, "build");
+    let inputs: Vec<_> = inputs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    assert_eq!(inputs, vec!["TARGET=all", "JOBS=4", "MODE=release"]);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn a_form_field_with_choices_is_picked_not_typed() {
+    let mut form = InputsForm::new(
+        "w".into(),
+        vec![input("MODE", true, "string", Some(&["a", "b"]))],
+    );
+    form.type_char('z');
+    assert_eq!(form.fields[0].value, "a");
+    form.cycle_choice(-1);
+    assert_eq!(form.fields[0].value, "b");
+}
+
+#[test]
+fn focus_mode_sends_keys_to_the_pane_and_ctrl_g_leaves() {
+    let mut app = app();
+    assert!(update(&mut app, key(KeyCode::Char('i'))).is_empty());
+    assert_eq!(app.mode, Mode::Normal, "no pane: nothing to focus");
+    app.panes.push(crate::engine::SessionInfo {
+        session_id: "s1".into(),
+        name: None,
+        command: vec!["bash".into()],
+        pid: 1,
+        cols: 80,
+        rows: 10,
+        created_at_ms: 0,
+        running: true,
+        exit: None,
+        failed: None,
+        output_bytes: 0,
+        history_lines: 0,
+        is_shell: true,
+        title: String::new(),
+    });
+    update(&mut app, key(KeyCode::Char('i')));
+    assert_eq!((app.mode, app.view), (Mode::Focus, View::Panes));
+    // 'q' and Ctrl-c go to the program in focus mode.
+    let effects = update(&mut app, key(KeyCode::Char('q')));
+    assert!(matches!(&effects[..], [Effect::SendKeys { session_id, .. }] if session_id == "s1"));
+    let effects = update(&mut app, ctrl('c'));
+    assert!(matches!(&effects[..], [Effect::SendKeys { .. }]));
+    assert!(!app.quit);
+    update(&mut app, ctrl('g'));
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn q_quits_at_once_without_runs_and_asks_during_one() {
+    let mut app = app();
+    update(&mut app, key(KeyCode::Char('q')));
+    assert!(app.quit);
+    let mut app = app_with_active_run();
+    update(&mut app, key(KeyCode::Char('q')));
+    assert_eq!((app.mode, app.quit), (Mode::ConfirmQuit, false));
+    update(&mut app, key(KeyCode::Char('n')));
+    assert_eq!((app.mode, app.quit), (Mode::Normal, false));
+    update(&mut app, key(KeyCode::Char('q')));
+    update(&mut app, key(KeyCode::Char('y')));
+    assert!(app.quit);
+}
+
+fn app_with_active_run() -> App {
+    let mut app = app();
+    app.runs.insert(
+        "r1".into(),
+        super::state::RunView {
+            run_id: "r1".into(),
+            workflow: "build".into(),
+            session_id: None,
+            actor: None,
+            phase: crate::engine::Phase::Running,
+            current_state: None,
+            prompt: None,
+            steps: Default::default(),
+            finished: None,
+        },
+    );
+    app
+}
+
+#[test]
+fn c_cancels_the_selected_workflows_run() {
+    let mut app = app_with_active_run();
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('c'))),
+        vec![Effect::CancelRun("r1".into())]
+    );
+}
+
+#[test]
+fn help_is_generated_from_the_keymap_and_lists_every_binding() {
+    let lines = keymap::help_lines();
+    assert_eq!(lines.len(), keymap::BINDINGS.len());
+    assert!(
+        lines
+            .iter()
+            .any(|(mode, key, _)| *mode == Mode::Focus && *key == "Ctrl-g")
+    );
+    let mut app = app();
+    update(&mut app, key(KeyCode::Char('?')));
+    assert_eq!(app.mode, Mode::Help);
+    update(&mut app, key(KeyCode::Esc));
+    assert_eq!(app.mode, Mode::Normal);
+}

@@ -1,0 +1,196 @@
+//! The real `flowdeck` binary in a terminal (flowdeck's own `term` layer as the harness): the
+//! studio opens, shows the bundled workflows, runs one, and gives the terminal back as it
+//! was when `q` is pressed.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use flowdeck::term::{AwaitSpec, Content, OpenOptions, Outcome, Program, Session, Since};
+use flowdeck::term::{Size, TermConfig, Terminals};
+use std::sync::Arc;
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn on_screen(pattern: &str) -> AwaitSpec {
+    AwaitSpec {
+        pattern: Some(regex::Regex::new(pattern).unwrap()),
+        stop_patterns: Vec::new(),
+        since: Since::Screen,
+        timeout: LONG,
+        typist: None,
+        quiet: None,
+    }
+}
+
+/// The studio in a 100x30 terminal, started by a shell that first prints a line the
+/// studio's alternate screen must hide and its exit must bring back.
+fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
+    terminals
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                "sh".into(),
+                "-c".into(),
+                r#"printf 'before the studio\n'; exec "$0" --workflows "$1""#.into(),
+                env!("CARGO_BIN_EXE_flowdeck").into(),
+                dir.display().to_string(),
+            ]),
+            size: Size {
+                cols: 100,
+                rows: 30,
+            },
+            ..OpenOptions::default()
+        })
+        .unwrap()
+}
+
+async fn expect(session: &Session, pattern: &str) {
+    let r = session.await_output(on_screen(pattern)).await.unwrap();
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "waiting for {pattern:?}; screen:\n{}",
+        session.content(Content::Screen)
+    );
+}
+
+#[tokio::test]
+async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, r"Workflows \(8\)").await;
+    expect(&session, "make_build").await;
+    assert!(session.with_screen(|s| s.alternate_screen()));
+    // A manifest added on disk appears without a keypress.
+    let added = std::fs::read_to_string(dir.path().join("git_health.yaml"))
+        .unwrap()
+        .replace("name: git_health", "name: zz_added");
+    std::fs::write(dir.path().join("zz_added.yaml"), added).unwrap();
+    expect(&session, r"Workflows \(9\)").await;
+    expect(&session, "zz_added").await;
+    assert!(
+        !session
+            .content(Content::Screen)
+            .contains("before the studio")
+    );
+
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+    // The alternate screen was left: what was on the terminal before is back, the cursor
+    // is shown.
+    session.with_screen(|s| {
+        assert!(!s.alternate_screen());
+        assert!(!s.hide_cursor());
+        assert!(
+            !s.mouse_protocol_mode()
+                .eq(&vt100::MouseProtocolMode::AnyMotion)
+        );
+    });
+    let screen = session.content(Content::Screen);
+    assert!(screen.contains("before the studio"), "{screen}");
+    assert!(!screen.contains("Workflows ("), "{screen}");
+}
+
+#[tokio::test]
+async fn a_workflow_runs_from_the_studio_and_its_result_is_shown() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, "git_health").await;
+    // Filter down to one workflow, run it, and start it from the inputs form as it is.
+    session.send_text("/git_health", "test").unwrap();
+    expect(&session, "/git_health").await;
+    session.send_text("\r", "test").unwrap();
+    session.send_text("r", "test").unwrap();
+    expect(&session, r"Run git_health|run r").await;
+    if session.content(Content::Screen).contains("Run git_health") {
+        session.send_text("\r", "test").unwrap();
+    }
+    expect(&session, r"result: completed in").await;
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+}
+
+const ASKER: &str = r#"
+name: asker
+description: Asks which environment, then says it.
+initial_state: ask
+states:
+  ask:
+    action:
+      tool: prompt
+      params:
+        prompt: Which environment?
+        store_as: TARGET_ENV
+    transitions:
+      - { condition: validation_passed, next_state: say }
+  say:
+    action: { tool: run_command, params: { command: 'echo "env=$TARGET_ENV"' } }
+"#;
+
+#[tokio::test]
+async fn a_prompt_step_is_answered_in_the_studio() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("asker.yaml"), ASKER).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, "asker").await;
+    session.send_text("r", "test").unwrap();
+    expect(&session, "asker asks").await;
+    expect(&session, "Which environment").await;
+    session.send_text("staging\r", "test").unwrap();
+    expect(&session, r"result: completed in").await;
+    expect(&session, "env=staging").await;
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+}
+
+#[tokio::test]
+async fn sigterm_gives_the_terminal_back_and_ends_the_shells() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, "make_build").await;
+    session.send_text("t", "test").unwrap();
+    // The shell's tab, with the shell's process under the studio.
+    expect(&session, r"\[s\d+ · ").await;
+    let pid = session.pid();
+    common::wait_until(LONG, "the shell pane's process", || {
+        (!common::session_processes_of(pid).is_empty()).then_some(())
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    session.with_screen(|s| assert!(!s.alternate_screen() && !s.hide_cursor()));
+    assert!(
+        session
+            .content(Content::Screen)
+            .contains("before the studio")
+    );
+    common::wait_until(LONG, "the shell pane's processes to end", || {
+        common::session_processes_of(pid).is_empty().then_some(())
+    });
+}
