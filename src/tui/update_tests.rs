@@ -171,6 +171,7 @@ fn focus_mode_sends_keys_to_the_pane_and_ctrl_g_leaves() {
         running: true,
         exit: None,
         failed: None,
+        opened_by: Some(crate::engine::Actor::Person),
         output_bytes: 0,
         history_lines: 0,
         is_shell: true,
