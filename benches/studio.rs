@@ -1,0 +1,211 @@
+//! Studio figures (SPEC §5, §7; docs/PERFORMANCE.md): the cost of one frame, the studio's CPU
+//! when nothing happens, and while a pane streams at full speed, with how long a key then
+//! takes to show its answer. The studio is the real binary in a PTY, driven through
+//! flowdeck's own terminal layer; CPU is read from /proc, so it does not depend on what else
+//! the machine runs.
+//!
+//! `cargo bench --bench studio`; `FLOWDECK_BENCH_QUICK=1` shortens it.
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use flowdeck::engine::Actor;
+use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Size, TermConfig};
+use flowdeck::term::{Outcome, Terminals};
+use flowdeck::tui::draw;
+use flowdeck::tui::state::App;
+use flowdeck::tui::theme::Theme;
+use flowdeck::tui::update::{Event, update};
+use flowdeck::workflow::action::{OpenTerminalParams, SendInputParams};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn quick() -> bool {
+    std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
+}
+
+fn stats(name: &str, mut samples: Vec<f64>, unit: &str) {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "{name:<58} median {:>9.3} {unit}  p99 {:>9.3} {unit}  (n={})",
+        at(0.5),
+        at(0.99),
+        samples.len()
+    );
+}
+
+/// CPU seconds (user + system) a process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// The CPU share `pid` used over `span`.
+async fn cpu_share(pid: u32, span: Duration) -> f64 {
+    let before = cpu_seconds(pid);
+    tokio::time::sleep(span).await;
+    (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
+}
+
+fn on_screen(pattern: &str) -> AwaitSpec {
+    AwaitSpec {
+        pattern: Some(regex::Regex::new(pattern).unwrap()),
+        stop_patterns: Vec::new(),
+        since: Since::Screen,
+        timeout: WAIT,
+        typist: None,
+        quiet: None,
+    }
+}
+
+async fn expect(session: &Session, pattern: &str) {
+    let r = session.await_output(on_screen(pattern)).await.unwrap();
+    assert_eq!(r.outcome, Outcome::Matched, "waiting for {pattern:?}");
+}
+
+/// One frame of the main screen at 120x40 with a pane full of coloured text, drawn in-process.
+async fn frame_cost() {
+    let dir = common::bundled_workflows_copy();
+    let engine = common::test_engine(dir.path(), 1, false);
+    let id = engine
+        .open_terminal(
+            &serde_json::from_value::<OpenTerminalParams>(serde_json::json!({
+                "command": ["bash", "--norc", "--noprofile"], "cols": 118, "rows": 20,
+            }))
+            .unwrap(),
+            &Actor::Person,
+        )
+        .await
+        .unwrap()
+        .session_id;
+    engine
+        .send_input(
+            &id,
+            &serde_json::from_value::<SendInputParams>(serde_json::json!({
+                "input_text": "for i in $(seq 1 40); do printf '\\e[3%dm%s \\e[1mbold\\e[0m %s\\n' $((i%8)) line-$i \"$(printf '%.0s=' $(seq 1 80))\"; done\n"
+            }))
+            .unwrap(),
+            &Actor::Person,
+        )
+        .unwrap();
+    let mut app = App::new("workflows".into());
+    app.size = (120, 40);
+    for effect in update(&mut app, Event::Snapshot(Box::new(engine.snapshot()))) {
+        if let flowdeck::tui::effect::Effect::LoadPlan(workflow) = effect {
+            let plan = engine
+                .workflow_step_plan(&workflow)
+                .map_err(|e| e.to_string());
+            update(&mut app, Event::Plan { workflow, plan });
+        }
+    }
+    // The pane's output is in before frames are timed.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let theme = Theme::default();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let n = if quick() { 200 } else { 2000 };
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        terminal
+            .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
+            .unwrap();
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    stats(
+        "one frame, 120x40, list + plan + a full pane",
+        samples,
+        "ms",
+    );
+    engine.shutdown().await;
+}
+
+/// The studio binary in a 120x40 terminal on the bundled workflows.
+fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
+    terminals
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                env!("CARGO_BIN_EXE_flowdeck").into(),
+                "--workflows".into(),
+                dir.display().to_string(),
+            ]),
+            size: Size {
+                cols: 120,
+                rows: 40,
+            },
+            ..OpenOptions::default()
+        })
+        .unwrap()
+}
+
+async fn idle_and_flood() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let s = studio(&terminals, dir.path());
+    expect(&s, "make_build").await;
+    let pid = s.pid();
+    let span = Duration::from_secs(if quick() { 1 } else { 3 });
+    // Settled, then nothing happens.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let idle = cpu_share(pid, span).await;
+    println!(
+        "{:<58} {idle:>9.2} % of a core over {span:?}",
+        "studio CPU, idle"
+    );
+
+    // A shell pane that prints as fast as it can, for longer than the measurement.
+    s.send_text("t", "bench").unwrap();
+    expect(&s, r"\[s\d+ · ").await;
+    s.send_text("i", "bench").unwrap();
+    expect(&s, "FOCUS").await;
+    s.send_text(
+        "yes \"$(printf '\\e[32mgreen\\e[0m and plain text, all of it, quickly')\" | head -c 3000000000\r",
+        "bench",
+    )
+    .unwrap();
+    expect(&s, "green and plain").await;
+    let flood = cpu_share(pid, span).await;
+    println!(
+        "{:<58} {flood:>9.2} % of a core over {span:?}",
+        "studio CPU, a pane streaming `yes` at full speed"
+    );
+    // Keys answer while the pane streams: leave focus mode, open help, close it.
+    let rounds = if quick() { 5 } else { 20 };
+    let mut samples = Vec::with_capacity(rounds);
+    s.send_text("\u{7}", "bench").unwrap();
+    for _ in 0..rounds {
+        let started = Instant::now();
+        s.send_text("?", "bench").unwrap();
+        expect(&s, "Keys · Esc closes").await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        // Closed again before the next round (a frame is at most 16 ms away).
+        s.send_text("\u{1b}", "bench").unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stats(
+        "key to its answer on screen while a pane streams (`?`)",
+        samples,
+        "ms",
+    );
+    terminals.close_all().await;
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        frame_cost().await;
+        idle_and_flood().await;
+    });
+}
