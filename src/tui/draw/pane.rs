@@ -89,7 +89,11 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .filter(|s| s.session_id == pane.session_id);
     match scroll {
         Some(s) if s.lines.is_empty() => title.push_str("· history (reading…) "),
-        Some(s) => title.push_str(&format!("· history −{} · End leaves ", s.offset)),
+        Some(s) => title.push_str(&format!(
+            "· history −{} · End leaves ",
+            // While a read to the oldest line is under way, the offset is "as far as it goes".
+            s.offset.min(s.lines.len())
+        )),
         None => {}
     }
     if let Some(search) = search {
