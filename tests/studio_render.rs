@@ -59,6 +59,11 @@ async fn help_overlay_lists_the_keymap() {
     let mut app = studio(&engine, 100, 40);
     flowdeck::tui::update::run_command(&mut app, flowdeck::tui::command::Command::Help);
     insta::assert_snapshot!(render(&engine, &app, 100, 40));
+    // Its end, scrolled to: every key can be read on a 40-row terminal.
+    for _ in 0..100 {
+        flowdeck::tui::update::run_command(&mut app, flowdeck::tui::command::Command::Down);
+    }
+    insta::assert_snapshot!("help_overlay_end", render(&engine, &app, 100, 40));
 }
 
 #[tokio::test]

@@ -163,6 +163,10 @@ pub const BINDINGS: &[Binding] = &[
     hint(Help, Esc, "Esc", Command::Close),
     bind(Help, Char('?'), "?", Command::Close),
     bind(Help, Char('q'), "q", Command::Close),
+    bind(Help, Char('j'), "j", Command::Down),
+    bind(Help, Down, "↓", Command::Down),
+    bind(Help, Char('k'), "k", Command::Up),
+    bind(Help, Up, "↑", Command::Up),
     hint(ConfirmQuit, Char('y'), "y", Command::Yes),
     hint(ConfirmQuit, Char('n'), "n", Command::No),
     bind(ConfirmQuit, Esc, "Esc", Command::No),
@@ -207,6 +211,14 @@ pub fn help_lines() -> Vec<(Mode, &'static str, &'static str)> {
         })
         .map(|(_, b)| (b.mode, b.label, b.command.describe()))
         .collect()
+}
+
+/// How many lines the help overlay has: each mode's title, its keys, a blank line between.
+pub fn help_height() -> usize {
+    let lines = help_lines();
+    let mut modes: Vec<Mode> = lines.iter().map(|l| l.0).collect();
+    modes.dedup();
+    lines.len() + modes.len() * 2 - 1
 }
 
 /// The status line's keys for `mode` in `view`: `r run · t shell · ...`.

@@ -184,6 +184,8 @@ pub struct App {
     pub search: Option<PaneSearch>,
     /// The selected workflow's violations, while they are shown.
     pub problems: Option<ProblemsView>,
+    /// The first line of the help overlay shown (it scrolls when the terminal is short).
+    pub help_top: usize,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.

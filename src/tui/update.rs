@@ -233,7 +233,10 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Yes => app.quit = true,
         Command::No => app.mode = Mode::Normal,
-        Command::Help => app.mode = Mode::Help,
+        Command::Help => {
+            app.mode = Mode::Help;
+            app.help_top = 0;
+        }
         Command::Filter => {
             app.mode = Mode::Filter;
             app.view = View::List;
@@ -398,6 +401,13 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             if let Some(form) = &mut app.form {
                 form.move_by(delta);
             }
+            Vec::new()
+        }
+        (Mode::Help, _) => {
+            // The overlay is the terminal's height less 2, inside its border.
+            let shown = usize::from(app.size.1).saturating_sub(4);
+            let last = keymap::help_height().saturating_sub(shown);
+            app.help_top = app.help_top.saturating_add_signed(delta).min(last);
             Vec::new()
         }
         (Mode::Problems, _) => {

@@ -254,6 +254,14 @@ fn help_is_generated_from_the_keymap_and_lists_every_binding() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('?')));
     assert_eq!(app.mode, Mode::Help);
+    // A short terminal: j scrolls the help, up to its last line.
+    app.size = (80, 24);
+    for _ in 0..500 {
+        update(&mut app, key(KeyCode::Char('j')));
+    }
+    assert_eq!(app.help_top, keymap::help_height() - 20);
+    update(&mut app, key(KeyCode::Char('k')));
+    assert_eq!(app.help_top, keymap::help_height() - 21);
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Normal);
 }

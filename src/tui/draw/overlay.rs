@@ -49,9 +49,23 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
         ]));
     }
     let area = centered(frame.area(), 64, frame.area().height.saturating_sub(2));
+    let shown = usize::from(area.height.saturating_sub(2));
+    let top = cx.app.help_top.min(lines.len().saturating_sub(shown));
+    let title = if lines.len() > shown {
+        format!(
+            " Keys {}-{} of {} · j/k scroll · Esc closes ",
+            top + 1,
+            (top + shown).min(lines.len()),
+            lines.len()
+        )
+    } else {
+        " Keys · Esc closes ".into()
+    };
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(boxed(" Keys · Esc closes ".into(), cx)),
+        Paragraph::new(lines)
+            .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+            .block(boxed(title, cx)),
         area,
     );
 }
