@@ -194,3 +194,83 @@ async fn sigterm_gives_the_terminal_back_and_ends_the_shells() {
         common::session_processes_of(pid).is_empty().then_some(())
     });
 }
+
+#[tokio::test]
+async fn no_color_draws_the_studio_without_colours() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = terminals
+        .open(OpenOptions {
+            program: Program::Command(vec![
+                "sh".into(),
+                "-c".into(),
+                r#"NO_COLOR=1 exec "$0" --workflows "$1""#.into(),
+                env!("CARGO_BIN_EXE_flowdeck").into(),
+                dir.path().display().to_string(),
+            ]),
+            size: Size {
+                cols: 100,
+                rows: 30,
+            },
+            ..OpenOptions::default()
+        })
+        .unwrap();
+    expect(&session, r"Workflows \(8\)").await;
+    expect(&session, "q quit").await;
+    session.with_screen(|s| {
+        let (rows, cols) = s.size();
+        for row in 0..rows.get() {
+            for col in 0..cols.get() {
+                let cell = s.cell(row, col).unwrap();
+                assert_eq!(
+                    (cell.fgcolor(), cell.bgcolor()),
+                    (vt100::Color::Default, vt100::Color::Default),
+                    "row {row} col {col}: {:?}",
+                    cell.contents()
+                );
+            }
+        }
+        // The selected workflow is still marked, in reverse video.
+        assert!((0..cols.get()).any(|col| s.cell(1, col).unwrap().inverse()));
+    });
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_shells_history_is_scrolled_and_searched() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, "make_build").await;
+    session.send_text("t", "test").unwrap();
+    expect(&session, r"\[s\d+ · ").await;
+    // Focus mode: the shell prints 300 numbered lines; Ctrl-g leaves.
+    session.send_text("i", "test").unwrap();
+    expect(&session, "FOCUS").await;
+    session.send_text("seq 1 300\r", "test").unwrap();
+    expect(&session, r"(?m)^│300 ").await;
+    session.send_text("\u{7}", "test").unwrap();
+    // PageUp: the history, with its indicator.
+    session.send_text("\u{1b}[5~", "test").unwrap();
+    expect(&session, r"history −\d+").await;
+    // A search: ten hits, the newest (299) first, and n goes to the next.
+    session.send_text("/^29.$\r", "test").unwrap();
+    expect(&session, r"hit 1 of 10").await;
+    expect(&session, r"(?m)^│299 ").await;
+    session.send_text("n", "test").unwrap();
+    expect(&session, r"hit 2 of 10").await;
+    // End: the live screen again (the title loses its `history −N`, keeps the search).
+    session.send_text("\u{1b}[F", "test").unwrap();
+    expect(&session, r"\] · /\^29\.\$ hit 2 of 10 ─").await;
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+}

@@ -59,6 +59,11 @@ async fn help_overlay_lists_the_keymap() {
     let mut app = studio(&engine, 100, 40);
     flowdeck::tui::update::run_command(&mut app, flowdeck::tui::command::Command::Help);
     insta::assert_snapshot!(render(&engine, &app, 100, 40));
+    // Its end, scrolled to: every key can be read on a 40-row terminal.
+    for _ in 0..100 {
+        flowdeck::tui::update::run_command(&mut app, flowdeck::tui::command::Command::Down);
+    }
+    insta::assert_snapshot!("help_overlay_end", render(&engine, &app, 100, 40));
 }
 
 #[tokio::test]
@@ -107,4 +112,161 @@ fn the_bundled_themes_parse_and_a_bad_colour_is_a_warning() {
     let (theme, warnings) = Theme::parse("name: odd\naccent: notacolour\n").unwrap();
     assert_eq!(theme.accent, Theme::default().accent);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
+}
+
+/// Feeds `event` to the studio and answers its reads (plan, history, search, problems) from
+/// the engine, as the loop does, until no read is left.
+fn feed(engine: &flowdeck::engine::Engine, app: &mut App, event: Event) {
+    let mut pending = vec![event];
+    while let Some(event) = pending.pop() {
+        for effect in update(app, event) {
+            if let Ok(answer) = flowdeck::tui::app::read(engine, effect) {
+                pending.push(answer);
+            }
+        }
+    }
+}
+
+fn press(engine: &flowdeck::engine::Engine, app: &mut App, code: crossterm::event::KeyCode) {
+    let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+    feed(engine, app, Event::Key(key));
+}
+
+/// A pane whose program printed `line 1` to `line 200`, then `RED` in red, and waits.
+async fn printed_pane(engine: &flowdeck::engine::Engine) -> String {
+    let params = flowdeck::workflow::action::OpenTerminalParams {
+        command: Some(vec![
+            "sh".into(),
+            "-c".into(),
+            r"i=1; while [ $i -le 200 ]; do echo line $i; i=$((i+1)); done; printf '\033[31mRED\033[0m\n'; exec sleep 60".into(),
+        ]),
+        cols: Some(78),
+        rows: Some(10),
+        ..Default::default()
+    };
+    let info = engine
+        .open_terminal(&params, &flowdeck::engine::Actor::Person)
+        .await
+        .unwrap();
+    let id = info.session_id.clone();
+    common::poll_until(
+        std::time::Duration::from_secs(20),
+        "the pane's output",
+        || {
+            engine
+                .list_terminal_sessions()
+                .sessions
+                .iter()
+                .any(|s| s.session_id == id && s.history_lines >= 201)
+                .then_some(())
+        },
+    )
+    .await;
+    id
+}
+
+#[tokio::test]
+async fn no_color_draws_every_cell_in_the_terminals_colours() {
+    use ratatui::style::{Color, Modifier};
+    let dir = common::bundled_workflows_copy();
+    let engine = common::test_engine(dir.path(), 1, false);
+    printed_pane(&engine).await;
+    let mut app = studio(&engine, 80, 24);
+    feed(
+        &engine,
+        &mut app,
+        Event::Snapshot(Box::new(engine.snapshot())),
+    );
+    let theme = Theme::default().without_colour();
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let text: String = buffer.content().iter().map(|c| c.symbol()).collect();
+    assert!(text.contains("RED"), "the pane's red text is drawn: {text}");
+    for cell in buffer.content() {
+        assert_eq!((cell.fg, cell.bg), (Color::Reset, Color::Reset), "{cell:?}");
+    }
+    // The selected workflow is still marked: reverse video and bold.
+    assert!(buffer.content().iter().any(|c| {
+        c.modifier.contains(Modifier::REVERSED | Modifier::BOLD) && c.symbol() != " "
+    }));
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
+    use crossterm::event::KeyCode;
+    let dir = common::bundled_workflows_copy();
+    let engine = common::test_engine(dir.path(), 1, false);
+    printed_pane(&engine).await;
+    let mut app = studio(&engine, 80, 24);
+    feed(
+        &engine,
+        &mut app,
+        Event::Snapshot(Box::new(engine.snapshot())),
+    );
+    // Two pages up from the bottom of 201 lines.
+    press(&engine, &mut app, KeyCode::Tab);
+    press(&engine, &mut app, KeyCode::Tab);
+    press(&engine, &mut app, KeyCode::PageUp);
+    press(&engine, &mut app, KeyCode::PageUp);
+    insta::assert_snapshot!("scrolled_pane", render(&engine, &app, 80, 24));
+    // Search: the newest hit is shown and marked.
+    press(&engine, &mut app, KeyCode::Char('/'));
+    for c in "line 1.7$".chars() {
+        press(&engine, &mut app, KeyCode::Char(c));
+    }
+    press(&engine, &mut app, KeyCode::Enter);
+    assert_eq!(app.message.as_deref(), Some("/line 1.7$: hit 1 of 10"));
+    press(&engine, &mut app, KeyCode::Char('n'));
+    assert_eq!(app.message.as_deref(), Some("/line 1.7$: hit 2 of 10"));
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|frame| draw::draw(frame, &app, &Theme::default(), &*engine))
+        .unwrap();
+    insta::assert_snapshot!("searched_pane", terminal.backend().to_string());
+    let marked: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .filter(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED))
+        .map(|c| c.symbol())
+        .collect();
+    assert!(marked.contains("line 187"), "{marked:?}");
+    // A bad regex: the engine's words on the status line.
+    press(&engine, &mut app, KeyCode::Char('/'));
+    press(&engine, &mut app, KeyCode::Char('('));
+    press(&engine, &mut app, KeyCode::Enter);
+    let message = app.message.clone().unwrap();
+    assert!(message.starts_with("invalid pattern `(`"), "{message}");
+    // End: the live screen again.
+    press(&engine, &mut app, KeyCode::End);
+    assert!(app.scroll.is_none());
+    engine.shutdown().await;
+}
+
+const BROKEN: &str = "name: broken\ndescription: A manifest with problems.\ninitial_state: start\nstates:\n  start:\n    action: { tool: run_command, params: { command: \"true\" } }\n    transitions:\n      - { condition: success, next_state: \"nowhere\\u001b[2J\" }\n      - { condition: sometimes, next_state: start }\n";
+
+#[tokio::test]
+async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.yaml"), BROKEN).unwrap();
+    let engine = common::test_engine(dir.path(), 1, false);
+    let mut app = studio(&engine, 100, 24);
+    press(&engine, &mut app, crossterm::event::KeyCode::Char('e'));
+    assert_eq!(app.mode, flowdeck::tui::keymap::Mode::Problems);
+    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
+    terminal
+        .draw(|frame| draw::draw(frame, &app, &Theme::default(), &*engine))
+        .unwrap();
+    let cells = terminal.backend().buffer().content();
+    assert!(cells.iter().all(|c| {
+        !c.symbol()
+            .chars()
+            .any(flowdeck::workflow::names::is_dangerous_char)
+    }));
+    insta::assert_snapshot!("problems", terminal.backend().to_string());
 }

@@ -11,7 +11,10 @@ use super::theme::Theme;
 use super::update::{Event, update};
 use crate::engine::{Actor, Change, Engine, EngineConfig, EngineEvent, RunRequest, WorkflowSource};
 use crate::signals::Termination;
-use crate::workflow::action::{OpenTerminalParams, SendInputParams};
+use crate::workflow::action::{
+    ContentMode, GetScreenContentParams, OpenTerminalParams, SearchOrder, SearchOutputParams,
+    SendInputParams,
+};
 use anyhow::{Context, Result};
 use crossterm::event::{Event as TermEvent, EventStream};
 use std::collections::VecDeque;
@@ -50,7 +53,10 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         let engine = Engine::open(&options.folder, options.engine.clone()).context(
             "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
         )?;
-        let (theme, theme_warning) = load_theme(options.theme.as_deref());
+        let (mut theme, theme_warning) = load_theme(options.theme.as_deref());
+        if super::theme::no_color_requested(std::env::var_os("NO_COLOR").as_deref()) {
+            theme = theme.without_colour();
+        }
         let mut app = App::new(options.folder.display().to_string());
         app.message = theme_warning;
         let outcome = match terminal::enter() {
@@ -180,22 +186,19 @@ fn execute(
     now: &mut VecDeque<Event>,
 ) {
     let person = Actor::Person;
+    let effect = match read(engine, effect) {
+        Ok(event) => return now.push_back(event),
+        Err(effect) => effect,
+    };
     match effect {
-        Effect::ReloadList => now.push_back(Event::List(engine.workflow_list().workflows)),
-        Effect::Resnapshot => now.push_back(Event::Snapshot(Box::new(engine.snapshot()))),
-        Effect::LoadPlan(workflow) => {
-            let plan = engine
-                .workflow_step_plan(&workflow)
-                .map_err(|e| e.to_string());
-            now.push_back(Event::Plan { workflow, plan });
-        }
-        Effect::LoadInputs(workflow) => {
-            let inputs = engine
-                .workflow_preview_inputs(&workflow)
-                .map(|p| p.inputs)
-                .map_err(|e| e.to_string());
-            now.push_back(Event::Inputs { workflow, inputs });
-        }
+        // Reads, answered above.
+        Effect::ReloadList
+        | Effect::Resnapshot
+        | Effect::LoadPlan(_)
+        | Effect::LoadInputs(_)
+        | Effect::ReadHistory { .. }
+        | Effect::Search { .. }
+        | Effect::LoadProblems(_) => {}
         Effect::StartRun { workflow, inputs } => {
             let (engine, done) = (engine.clone(), done.clone());
             tokio::spawn(async move {
@@ -281,6 +284,107 @@ fn execute(
             if let Err(e) = engine.resize_terminal(&session_id, cols, rows, &person) {
                 now.push_back(Event::Failed(e.to_string()));
             }
+        }
+    }
+}
+
+/// Answers an effect that only reads from the engine, at once, as the event it asks for;
+/// any other effect is given back. Tests drive the studio's reads through this too.
+pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
+    Ok(match effect {
+        Effect::ReloadList => Event::List(engine.workflow_list().workflows),
+        Effect::Resnapshot => Event::Snapshot(Box::new(engine.snapshot())),
+        Effect::LoadPlan(workflow) => {
+            let plan = engine
+                .workflow_step_plan(&workflow)
+                .map_err(|e| e.to_string());
+            Event::Plan { workflow, plan }
+        }
+        Effect::LoadInputs(workflow) => {
+            let inputs = engine
+                .workflow_preview_inputs(&workflow)
+                .map(|p| p.inputs)
+                .map_err(|e| e.to_string());
+            Event::Inputs { workflow, inputs }
+        }
+        Effect::ReadHistory { session_id, lines } => {
+            let lines = read_history(engine, &session_id, lines, &Actor::Person);
+            Event::History { session_id, lines }
+        }
+        Effect::Search {
+            session_id,
+            pattern,
+            cursor,
+        } => {
+            let more = cursor.is_some();
+            let params = SearchOutputParams {
+                session_id: None,
+                pattern: pattern.clone(),
+                ignore_case: false,
+                context: None,
+                order: Some(SearchOrder::NewestFirst),
+                limit: Some(super::history::SEARCH_PAGE),
+                cursor,
+            };
+            let found = engine
+                .search_output(&session_id, &params)
+                .map(|r| r.found)
+                .map_err(|e| e.to_string());
+            Event::Found {
+                session_id,
+                pattern,
+                more,
+                found,
+            }
+        }
+        Effect::LoadProblems(workflow) => {
+            let problems = engine
+                .workflow_get(&workflow)
+                .map(|d| (d.file, d.violations))
+                .map_err(|e| e.to_string());
+            Event::Problems { workflow, problems }
+        }
+        other => return Err(other),
+    })
+}
+
+/// The last `lines` lines of a session's history and the number of the last one (the
+/// session's line count, read before and after so that output arriving between does not
+/// shift the numbers; a few tries, then the count after).
+fn read_history(
+    engine: &Engine,
+    session_id: &str,
+    lines: usize,
+    actor: &Actor,
+) -> Result<(Vec<String>, u64), String> {
+    let count = || {
+        engine
+            .list_terminal_sessions()
+            .sessions
+            .into_iter()
+            .find(|s| s.session_id == session_id)
+            .map_or(0, |s| s.history_lines)
+    };
+    let params = GetScreenContentParams {
+        session_id: None,
+        content_mode: Some(ContentMode::Tail),
+        lines: Some(u32::try_from(lines).unwrap_or(u32::MAX)),
+    };
+    let mut tries = 0;
+    loop {
+        let before = count();
+        let content = engine
+            .get_screen_content(session_id, &params, actor)
+            .map_err(|e| e.to_string())?;
+        let after = count();
+        tries += 1;
+        if before == after || tries == 3 {
+            let text: Vec<String> = if content.content.is_empty() {
+                Vec::new()
+            } else {
+                content.content.split('\n').map(str::to_string).collect()
+            };
+            return Ok((text, after));
         }
     }
 }

@@ -97,6 +97,20 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
         }
         Change::SessionClosed { session_id } => {
             app.panes.retain(|p| p.session_id != session_id);
+            if app
+                .scroll
+                .as_ref()
+                .is_some_and(|s| s.session_id == session_id)
+            {
+                app.scroll = None;
+            }
+            if app
+                .search
+                .as_ref()
+                .is_some_and(|s| s.session_id == session_id)
+            {
+                app.search = None;
+            }
             if app.mode == Mode::Focus {
                 app.mode = Mode::Normal;
             }

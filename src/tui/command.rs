@@ -34,6 +34,22 @@ pub enum Command {
     /// The next choice of an enum field in the inputs form.
     ChoiceNext,
     DeleteChar,
+    /// Scroll the shown pane's history a page up (older).
+    ScrollUp,
+    /// A page down (newer); at the bottom the live screen is back.
+    ScrollDown,
+    /// The oldest line the view reads.
+    ScrollTop,
+    /// Back to the live screen.
+    ScrollLive,
+    /// Search the shown pane's output.
+    Search,
+    /// The next (older) hit of the search.
+    NextHit,
+    /// The previous (newer) hit.
+    PrevHit,
+    /// The selected workflow's problems (its violations).
+    Problems,
 }
 
 impl Command {
@@ -63,6 +79,14 @@ impl Command {
             Command::ChoicePrev => "previous choice",
             Command::ChoiceNext => "next choice",
             Command::DeleteChar => "delete a character",
+            Command::ScrollUp => "scroll the pane's history a page up",
+            Command::ScrollDown => "scroll a page down (at the bottom: live again)",
+            Command::ScrollTop => "the oldest line of the pane's history",
+            Command::ScrollLive => "leave the history: the live screen",
+            Command::Search => "search the pane's output (panes view)",
+            Command::NextHit => "next (older) hit of the search",
+            Command::PrevHit => "previous (newer) hit of the search",
+            Command::Problems => "the selected workflow's problems (file:line:col)",
         }
     }
 }

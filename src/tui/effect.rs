@@ -41,4 +41,17 @@ pub enum Effect {
         cols: u16,
         rows: u16,
     },
+    /// Read the last `lines` lines of a session's history (for the scrollback view).
+    ReadHistory {
+        session_id: String,
+        lines: usize,
+    },
+    /// Search a session's output, newest first; `cursor` goes on from an earlier page.
+    Search {
+        session_id: String,
+        pattern: String,
+        cursor: Option<String>,
+    },
+    /// Read a workflow's violations from its file.
+    LoadProblems(String),
 }

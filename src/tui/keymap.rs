@@ -2,6 +2,7 @@
 //! overlay and status line are generated from it, so a key is never documented twice.
 
 use super::command::Command;
+use super::state::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What the keyboard is doing right now; each mode has its own keys.
@@ -21,6 +22,10 @@ pub enum Mode {
     Help,
     /// Asked whether to quit while a run is in progress.
     ConfirmQuit,
+    /// Typing a search in the shown pane's output.
+    Search,
+    /// Reading the selected workflow's problems.
+    Problems,
 }
 
 impl Mode {
@@ -33,12 +38,17 @@ impl Mode {
             Mode::Prompt => "prompt",
             Mode::Help => "help",
             Mode::ConfirmQuit => "quit?",
+            Mode::Search => "pane search",
+            Mode::Problems => "problems",
         }
     }
 
     /// Modes where printable keys are text being typed, not commands.
     pub fn takes_text(self) -> bool {
-        matches!(self, Mode::Filter | Mode::Form | Mode::Prompt)
+        matches!(
+            self,
+            Mode::Filter | Mode::Form | Mode::Prompt | Mode::Search
+        )
     }
 }
 
@@ -53,6 +63,8 @@ pub struct Binding {
     pub command: Command,
     /// Shown on the status line of its mode.
     pub hint: bool,
+    /// Only in this view (before the mode's binding of the same key in the table).
+    pub view: Option<View>,
 }
 
 const fn bind(mode: Mode, code: KeyCode, label: &'static str, command: Command) -> Binding {
@@ -63,6 +75,15 @@ const fn bind(mode: Mode, code: KeyCode, label: &'static str, command: Command) 
         label,
         command,
         hint: false,
+        view: None,
+    }
+}
+
+/// A binding that holds only while `view` is the active view.
+const fn in_view(view: View, binding: Binding) -> Binding {
+    Binding {
+        view: Some(view),
+        ..binding
     }
 }
 
@@ -81,15 +102,20 @@ const fn ctrl(mode: Mode, c: char, label: &'static str, command: Command) -> Bin
     }
 }
 
-use KeyCode::{BackTab, Backspace, Char, Down, Enter, Esc, Left, Right, Tab, Up};
-use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Prompt};
+use KeyCode::{
+    BackTab, Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
+};
+use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Problems, Prompt, Search};
 
 /// Every key the studio knows, mode by mode, in the order help lists them.
 pub const BINDINGS: &[Binding] = &[
     hint(Normal, Char('r'), "r", Command::Run),
     hint(Normal, Char('t'), "t", Command::NewShell),
     hint(Normal, Char('i'), "i", Command::Focus),
+    in_view(View::Panes, hint(Normal, Char('/'), "/", Command::Search)),
     hint(Normal, Char('/'), "/", Command::Filter),
+    in_view(View::Panes, hint(Normal, PageUp, "PgUp", Command::ScrollUp)),
+    in_view(View::List, hint(Normal, Char('e'), "e", Command::Problems)),
     hint(Normal, Char('?'), "?", Command::Help),
     hint(Normal, Char('q'), "q", Command::Quit),
     Binding {
@@ -109,6 +135,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('['), "[", Command::PrevPane),
     bind(Normal, Char('x'), "x", Command::ClosePane),
     bind(Normal, Esc, "Esc", Command::Close),
+    bind(Normal, PageUp, "PgUp", Command::ScrollUp),
+    bind(Normal, PageDown, "PgDn", Command::ScrollDown),
+    bind(Normal, Home, "Home", Command::ScrollTop),
+    bind(Normal, End, "End", Command::ScrollLive),
+    in_view(View::Panes, bind(Normal, Char('n'), "n", Command::NextHit)),
+    in_view(View::Panes, bind(Normal, Char('N'), "N", Command::PrevHit)),
+    bind(Normal, Char('e'), "e", Command::Problems),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),
@@ -130,18 +163,38 @@ pub const BINDINGS: &[Binding] = &[
     hint(Help, Esc, "Esc", Command::Close),
     bind(Help, Char('?'), "?", Command::Close),
     bind(Help, Char('q'), "q", Command::Close),
+    bind(Help, Char('j'), "j", Command::Down),
+    bind(Help, Down, "↓", Command::Down),
+    bind(Help, Char('k'), "k", Command::Up),
+    bind(Help, Up, "↑", Command::Up),
     hint(ConfirmQuit, Char('y'), "y", Command::Yes),
     hint(ConfirmQuit, Char('n'), "n", Command::No),
     bind(ConfirmQuit, Esc, "Esc", Command::No),
+    hint(Search, Enter, "Enter", Command::Confirm),
+    hint(Search, Esc, "Esc", Command::Close),
+    bind(Search, Backspace, "Backspace", Command::DeleteChar),
+    hint(Problems, Esc, "Esc", Command::Close),
+    bind(Problems, Char('e'), "e", Command::Close),
+    bind(Problems, Char('q'), "q", Command::Close),
+    bind(Problems, Char('j'), "j", Command::Down),
+    bind(Problems, Down, "↓", Command::Down),
+    bind(Problems, Char('k'), "k", Command::Up),
+    bind(Problems, Up, "↑", Command::Up),
 ];
 
-/// The command `key` means in `mode`, if any.
-pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
-    // Shift is part of the character typed ('?' is Shift-/), not a chord of its own.
-    let modifiers = key.modifiers - KeyModifiers::SHIFT;
+/// The bindings that hold in `mode` with `view` active, first ones first.
+fn active(mode: Mode, view: View) -> impl Iterator<Item = &'static Binding> {
     BINDINGS
         .iter()
-        .find(|b| b.mode == mode && b.code == key.code && b.modifiers == modifiers)
+        .filter(move |b| b.mode == mode && b.view.is_none_or(|v| v == view))
+}
+
+/// The command `key` means in `mode` with `view` active, if any.
+pub fn lookup(mode: Mode, view: View, key: &KeyEvent) -> Option<Command> {
+    // Shift is part of the character typed ('?' is Shift-/), not a chord of its own.
+    let modifiers = key.modifiers - KeyModifiers::SHIFT;
+    active(mode, view)
+        .find(|b| b.code == key.code && b.modifiers == modifiers)
         .map(|b| b.command)
 }
 
@@ -149,17 +202,40 @@ pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
 pub fn help_lines() -> Vec<(Mode, &'static str, &'static str)> {
     BINDINGS
         .iter()
-        .map(|b| (b.mode, b.label, b.command.describe()))
+        .enumerate()
+        // A key bound twice to one command (once as a view's hint) is listed once.
+        .filter(|(i, b)| {
+            !BINDINGS[..*i].iter().any(|a| {
+                (a.mode, a.code, a.modifiers, a.command) == (b.mode, b.code, b.modifiers, b.command)
+            })
+        })
+        .map(|(_, b)| (b.mode, b.label, b.command.describe()))
         .collect()
 }
 
-/// The status line's keys for `mode`: `r run · t shell · ...`.
-pub fn hints(mode: Mode) -> Vec<(&'static str, &'static str)> {
-    BINDINGS
-        .iter()
-        .filter(|b| b.mode == mode && b.hint)
-        .map(|b| (b.label, short(b.command)))
-        .collect()
+/// How many lines the help overlay has: each mode's title, its keys, a blank line between.
+pub fn help_height() -> usize {
+    let lines = help_lines();
+    let mut modes: Vec<Mode> = lines.iter().map(|l| l.0).collect();
+    modes.dedup();
+    lines.len() + modes.len() * 2 - 1
+}
+
+/// The status line's keys for `mode` in `view`: `r run · t shell · ...`.
+pub fn hints(mode: Mode, view: View) -> Vec<(&'static str, &'static str)> {
+    let mut taken = Vec::new();
+    let mut hints = Vec::new();
+    for b in active(mode, view) {
+        // A key the view binds hides the mode's binding of it.
+        if taken.contains(&(b.code, b.modifiers)) {
+            continue;
+        }
+        taken.push((b.code, b.modifiers));
+        if b.hint {
+            hints.push((b.label, short(b.command)));
+        }
+    }
+    hints
 }
 
 fn short(command: Command) -> &'static str {
@@ -177,6 +253,10 @@ fn short(command: Command) -> &'static str {
         Command::ChoicePrev | Command::ChoiceNext => "choice",
         Command::Yes => "yes",
         Command::No => "no",
+        Command::ScrollUp => "history",
+        Command::Search => "search",
+        Command::NextHit => "next hit",
+        Command::Problems => "problems",
         other => other.describe(),
     }
 }

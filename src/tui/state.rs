@@ -5,8 +5,10 @@
 use super::form::InputsForm;
 use super::keymap::Mode;
 use crate::engine::authoring::WorkflowSummary;
+use crate::engine::search::Hit;
 use crate::engine::{Actor, Phase, RunStatus, SessionInfo};
 use crate::workflow::plan::Plan;
+use crate::workflow::violation::Violation;
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -81,6 +83,78 @@ impl RunView {
     }
 }
 
+/// A pane's history shown instead of its live screen: lines read from the engine and kept
+/// as read, so that new output does not move what the person is reading.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scrollback {
+    pub session_id: String,
+    /// The lines read, oldest first; empty until the first read arrives.
+    pub lines: Vec<String>,
+    /// The number (1 = the session's first line) of the last of `lines`.
+    pub last_line: u64,
+    /// How many lines the last read asked for: fewer came back when the history has no more.
+    pub asked: usize,
+    /// Lines between the bottom of the view and the end of `lines` (`history −N`).
+    pub offset: usize,
+    /// A line to bring into view when the read arrives (a search hit).
+    pub target: Option<u64>,
+}
+
+impl Scrollback {
+    /// The number of `lines[0]`.
+    pub fn first_line(&self) -> u64 {
+        (self.last_line + 1).saturating_sub(self.lines.len() as u64)
+    }
+
+    /// Whether the whole retained history (or as much as the studio reads) is in `lines`.
+    pub fn complete(&self, max: usize) -> bool {
+        self.lines.len() < self.asked || self.asked >= max
+    }
+}
+
+/// A search in a pane's output: the hits of the pages read so far, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaneSearch {
+    pub session_id: String,
+    pub pattern: String,
+    pub hits: Vec<Hit>,
+    /// Hits in all, as the first page counted them (counting stops at 1,000).
+    pub total: usize,
+    pub truncated: bool,
+    /// The engine's cursor for the page after the hits read.
+    pub next_cursor: Option<String>,
+    /// The newest history line when the search ran.
+    pub last_line: Option<u64>,
+    /// The hit shown.
+    pub at: usize,
+}
+
+impl PaneSearch {
+    pub fn hit(&self) -> Option<&Hit> {
+        self.hits.get(self.at)
+    }
+
+    /// `hit 2 of 17`.
+    pub fn position(&self) -> String {
+        format!(
+            "hit {} of {}{}",
+            self.at + 1,
+            self.total.max(self.hits.len()),
+            if self.truncated { "+" } else { "" }
+        )
+    }
+}
+
+/// A workflow's violations, as the engine reads them from its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProblemsView {
+    pub workflow: String,
+    pub file: String,
+    pub violations: Vec<Violation>,
+    /// The first line shown.
+    pub top: usize,
+}
+
 /// Everything the studio shows.
 #[derive(Debug, Clone, Default)]
 pub struct App {
@@ -102,6 +176,16 @@ pub struct App {
     /// The run whose prompt is being answered, and the answer typed so far.
     pub answering: Option<String>,
     pub answer: String,
+    /// The shown pane's history, while the person scrolls it.
+    pub scroll: Option<Scrollback>,
+    /// The search typed so far (search mode).
+    pub search_input: String,
+    /// The last search in a pane and the hit shown.
+    pub search: Option<PaneSearch>,
+    /// The selected workflow's violations, while they are shown.
+    pub problems: Option<ProblemsView>,
+    /// The first line of the help overlay shown (it scrolls when the terminal is short).
+    pub help_top: usize,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.

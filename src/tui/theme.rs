@@ -1,8 +1,10 @@
 //! The studio's colours. The dark theme is built in so that the studio never depends on a
-//! file to start; `themes/*.yaml` can replace it.
+//! file to start; `themes/*.yaml` can replace it. `NO_COLOR` (no-color.org) turns every
+//! colour off: selection and focus are then marked by attributes (bold, reverse) only.
 
-use ratatui::style::Color;
+use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
+use std::ffi::OsStr;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
@@ -17,6 +19,9 @@ pub struct Theme {
     pub warning: Color,
     pub error: Color,
     pub running: Color,
+    /// False under `NO_COLOR`: every colour above is `Reset`, panes drop their programs'
+    /// colours, and attributes mark what colours would.
+    pub colour: bool,
 }
 
 impl Default for Theme {
@@ -33,8 +38,14 @@ impl Default for Theme {
             warning: Color::Rgb(0xe5, 0xc0, 0x7b),
             error: Color::Rgb(0xe0, 0x6c, 0x75),
             running: Color::Rgb(0x56, 0xb6, 0xc2),
+            colour: true,
         }
     }
+}
+
+/// Whether `NO_COLOR`'s value asks for no colour: set and not empty (no-color.org).
+pub fn no_color_requested(value: Option<&OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty())
 }
 
 /// A theme file as written: colour names or `#rrggbb`, any of them left out.
@@ -54,6 +65,35 @@ struct ThemeFile {
 }
 
 impl Theme {
+    /// This theme without colours (`NO_COLOR`): every colour is the terminal's own.
+    pub fn without_colour(self) -> Theme {
+        Theme {
+            foreground: Color::Reset,
+            accent: Color::Reset,
+            muted: Color::Reset,
+            border: Color::Reset,
+            focus_border: Color::Reset,
+            selection_bg: Color::Reset,
+            valid: Color::Reset,
+            warning: Color::Reset,
+            error: Color::Reset,
+            running: Color::Reset,
+            colour: false,
+            ..self
+        }
+    }
+
+    /// What a selected row or field looks like: a background, or reverse video without
+    /// colours.
+    pub fn selection(&self) -> Style {
+        let style = Style::default().add_modifier(Modifier::BOLD);
+        if self.colour {
+            style.bg(self.selection_bg)
+        } else {
+            style.add_modifier(Modifier::REVERSED)
+        }
+    }
+
     /// Parses a theme file; colours it leaves out or writes wrongly keep the default's, and
     /// each wrong one is named in the warnings.
     pub fn parse(text: &str) -> Result<(Theme, Vec<String>), String> {

@@ -5,12 +5,15 @@
 use super::command::Command;
 use super::effect::Effect;
 use super::form::InputsForm;
+use super::history;
 use super::keymap::{self, Mode};
 use super::layout;
-use super::state::{App, PlanView, View};
+use super::state::{App, PlanView, ProblemsView, View};
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
+use crate::engine::search::Found;
 use crate::engine::{Actor, EngineEvent, Phase, SessionInfo, Snapshot};
 use crate::workflow::plan::Plan;
+use crate::workflow::violation::Violation;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// Something that happened: from the terminal, the engine, or an effect that finished.
@@ -32,6 +35,23 @@ pub enum Event {
     },
     RunStarted(Result<String, String>),
     ShellOpened(Result<SessionInfo, String>),
+    /// The last lines of a session's history; `last_line` is the number of the last one.
+    History {
+        session_id: String,
+        lines: Result<(Vec<String>, u64), String>,
+    },
+    /// A page of a pane search (`more`: a page after the first).
+    Found {
+        session_id: String,
+        pattern: String,
+        more: bool,
+        found: Result<Found, String>,
+    },
+    /// A workflow's file name and violations.
+    Problems {
+        workflow: String,
+        problems: Result<(String, Vec<Violation>), String>,
+    },
     /// An effect failed: tell the person.
     Failed(String),
 }
@@ -106,6 +126,40 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 Vec::new()
             }
         },
+        Event::History { session_id, lines } => {
+            match lines {
+                Ok((lines, last)) => history::history_read(app, &session_id, lines, last),
+                Err(e) => {
+                    history::leave(app);
+                    app.message = Some(format!("cannot read the pane's history: {e}"));
+                }
+            }
+            Vec::new()
+        }
+        Event::Found {
+            session_id,
+            pattern,
+            more,
+            found,
+        } => history::search_found(app, session_id, pattern, more, found),
+        Event::Problems { workflow, problems } => {
+            match problems {
+                Ok((_, violations)) if violations.is_empty() => {
+                    app.message = Some(format!("{workflow} has no problems"));
+                }
+                Ok((file, violations)) => {
+                    app.problems = Some(ProblemsView {
+                        workflow,
+                        file,
+                        violations,
+                        top: 0,
+                    });
+                    app.mode = Mode::Problems;
+                }
+                Err(e) => app.message = Some(format!("cannot read {workflow}: {e}")),
+            }
+            Vec::new()
+        }
         Event::Failed(e) => {
             app.message = Some(e);
             Vec::new()
@@ -117,7 +171,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();
     }
-    if let Some(command) = keymap::lookup(app.mode, &key) {
+    if let Some(command) = keymap::lookup(app.mode, app.view, &key) {
         return run_command(app, command);
     }
     if app.mode == Mode::Focus {
@@ -159,6 +213,10 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             app.answer.push(c);
             Vec::new()
         }
+        Mode::Search => {
+            app.search_input.push(c);
+            Vec::new()
+        }
         _ => Vec::new(),
     }
 }
@@ -175,7 +233,10 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Yes => app.quit = true,
         Command::No => app.mode = Mode::Normal,
-        Command::Help => app.mode = Mode::Help,
+        Command::Help => {
+            app.mode = Mode::Help;
+            app.help_top = 0;
+        }
         Command::Filter => {
             app.mode = Mode::Filter;
             app.view = View::List;
@@ -204,7 +265,20 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.answering = None;
                 app.mode = Mode::Normal;
             }
+            Mode::Search => {
+                app.search_input.clear();
+                app.mode = Mode::Normal;
+            }
+            Mode::Problems => {
+                app.problems = None;
+                app.mode = Mode::Normal;
+            }
             _ => {
+                // Esc in the panes view also leaves the history and the search.
+                if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
+                    history::leave(app);
+                    app.search = None;
+                }
                 app.mode = Mode::Normal;
                 app.message = None;
             }
@@ -245,6 +319,8 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Focus => match app.focused_pane() {
             Some(pane) if pane.running => {
+                // Keys go to the live program: show its live screen.
+                history::leave(app);
                 app.mode = Mode::Focus;
                 app.view = View::Panes;
             }
@@ -261,6 +337,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                     n - 1
                 };
                 app.pane = (app.pane + step) % n;
+                history::leave(app);
                 return fit_pane(app);
             }
         }
@@ -291,7 +368,28 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             Mode::Prompt => {
                 app.answer.pop();
             }
+            Mode::Search => {
+                app.search_input.pop();
+            }
             _ => {}
+        },
+        Command::ScrollUp => return history::scroll(app, 1),
+        Command::ScrollDown => return history::scroll(app, -1),
+        Command::ScrollTop => return history::top(app),
+        Command::ScrollLive => history::leave(app),
+        Command::Search => match app.focused_pane() {
+            Some(_) => {
+                app.search_input.clear();
+                app.mode = Mode::Search;
+                app.view = View::Panes;
+            }
+            None => app.message = Some("no pane to search: t opens a shell".into()),
+        },
+        Command::NextHit => return history::next_hit(app, 1),
+        Command::PrevHit => return history::next_hit(app, -1),
+        Command::Problems => match app.selected_workflow() {
+            Some(w) => return vec![Effect::LoadProblems(w.name.clone())],
+            None => app.message = Some("no workflow selected".into()),
         },
     }
     Vec::new()
@@ -302,6 +400,20 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
         (Mode::Form, _) => {
             if let Some(form) = &mut app.form {
                 form.move_by(delta);
+            }
+            Vec::new()
+        }
+        (Mode::Help, _) => {
+            // The overlay is the terminal's height less 2, inside its border.
+            let shown = usize::from(app.size.1).saturating_sub(4);
+            let last = keymap::help_height().saturating_sub(shown);
+            app.help_top = app.help_top.saturating_add_signed(delta).min(last);
+            Vec::new()
+        }
+        (Mode::Problems, _) => {
+            if let Some(p) = &mut app.problems {
+                let last = p.violations.len().saturating_sub(1);
+                p.top = (p.top as isize + delta).clamp(0, last as isize) as usize;
             }
             Vec::new()
         }
@@ -344,6 +456,10 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 }
                 None => Vec::new(),
             }
+        }
+        Mode::Search => {
+            app.mode = Mode::Normal;
+            history::start_search(app)
         }
         Mode::Prompt => {
             app.mode = Mode::Normal;

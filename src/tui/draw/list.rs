@@ -7,7 +7,7 @@ use crate::tui::keymap::Mode;
 use crate::tui::state::View;
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
@@ -68,11 +68,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let empty = items.is_empty();
     let list = List::new(items)
         .block(block(title, app.view == View::List, t))
-        .highlight_style(
-            Style::default()
-                .bg(t.selection_bg)
-                .add_modifier(Modifier::BOLD),
-        )
+        .highlight_style(t.selection())
         .highlight_symbol("▶ ");
     let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
     frame.render_stateful_widget(list, area, &mut state);

@@ -13,7 +13,7 @@ use super::state::App;
 use super::theme::Theme;
 use pane::Screens;
 use ratatui::Frame;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};
 
 /// What every part of a frame reads.
@@ -35,10 +35,19 @@ pub(crate) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a
     } else {
         theme.border
     };
+    // Without colours a focused view's border is thick and bold instead of coloured.
+    let (kind, style) = if focused && !theme.colour {
+        (
+            BorderType::Thick,
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    } else {
+        (BorderType::Rounded, Style::default().fg(colour))
+    };
     Block::default()
         .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(colour))
+        .border_type(kind)
+        .border_style(style)
         .title(title)
 }
 

@@ -49,9 +49,23 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
         ]));
     }
     let area = centered(frame.area(), 64, frame.area().height.saturating_sub(2));
+    let shown = usize::from(area.height.saturating_sub(2));
+    let top = cx.app.help_top.min(lines.len().saturating_sub(shown));
+    let title = if lines.len() > shown {
+        format!(
+            " Keys {}-{} of {} · j/k scroll · Esc closes ",
+            top + 1,
+            (top + shown).min(lines.len()),
+            lines.len()
+        )
+    } else {
+        " Keys · Esc closes ".into()
+    };
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(boxed(" Keys · Esc closes ".into(), cx)),
+        Paragraph::new(lines)
+            .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
+            .block(boxed(title, cx)),
         area,
     );
 }
@@ -73,7 +87,7 @@ pub fn form(frame: &mut Frame, cx: &Ctx) {
         };
         let mut value_style = Style::default().fg(t.foreground);
         if selected {
-            value_style = value_style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+            value_style = value_style.patch(t.selection());
         }
         let mut spans = vec![
             Span::styled(marker, Style::default().fg(t.accent)),
@@ -172,6 +186,66 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     );
 }
 
+/// The selected workflow's violations, one a line: where, how bad, which rule, what.
+pub fn problems(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let Some(view) = &cx.app.problems else {
+        return;
+    };
+    let file = clean(&view.file);
+    let mut lines = Vec::new();
+    for v in view.violations.iter().skip(view.top) {
+        let place = match (v.line, v.column) {
+            (Some(line), Some(col)) => format!("{file}:{line}:{col}"),
+            (Some(line), None) => format!("{file}:{line}"),
+            _ => file.clone(),
+        };
+        let colour = match v.severity {
+            crate::workflow::violation::Severity::Error => t.error,
+            crate::workflow::violation::Severity::Warning => t.warning,
+        };
+        lines.push(Line::from(vec![
+            Span::styled(place, Style::default().fg(t.accent)),
+            Span::raw(" "),
+            Span::styled(
+                v.severity.to_string(),
+                Style::default().fg(colour).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(" "),
+            Span::styled(clean(&v.rule), Style::default().fg(t.muted)),
+        ]));
+        let mut message = clean(&v.message);
+        if let Some(expected) = &v.expected {
+            message.push_str(&format!(" (expected {})", clean(expected)));
+        }
+        lines.push(Line::styled(
+            format!("  {message}"),
+            Style::default().fg(t.foreground),
+        ));
+        if !v.path.is_empty() {
+            lines.push(Line::styled(
+                format!("  at {}", clean(&v.path)),
+                Style::default().fg(t.muted),
+            ));
+        }
+    }
+    let area = centered(frame.area(), 90, frame.area().height.saturating_sub(2));
+    frame.render_widget(Clear, area);
+    let n = view.violations.len();
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(boxed(
+                format!(
+                    " Problems · {} · {n} · j/k scroll · Esc closes ",
+                    clean(&view.workflow)
+                ),
+                cx,
+            )),
+        area,
+    );
+}
+
 /// The overlay of the current mode, if it has one.
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
     match cx.app.mode {
@@ -179,6 +253,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Form => form(frame, cx),
         Mode::Prompt => prompt(frame, cx),
         Mode::ConfirmQuit => confirm_quit(frame, cx),
-        Mode::Normal | Mode::Filter | Mode::Focus => {}
+        Mode::Problems => problems(frame, cx),
+        Mode::Normal | Mode::Filter | Mode::Focus | Mode::Search => {}
     }
 }

@@ -5,12 +5,14 @@
 use super::text::clean;
 use super::{Ctx, block};
 use crate::engine::Engine;
+use crate::engine::search::{Hit, Source};
 use crate::tui::keymap::Mode;
-use crate::tui::state::View;
+use crate::tui::state::{Scrollback, View};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 /// Where the panes' screens come from: the engine, lent for one frame.
@@ -73,17 +75,62 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     if app.mode == Mode::Focus {
         title.push_str("· FOCUS (Ctrl-g leaves) ");
     }
+    let Some(pane) = app.focused_pane() else {
+        frame.render_widget(block(title, focused, t), area);
+        return;
+    };
+    let scroll = app
+        .scroll
+        .as_ref()
+        .filter(|s| s.session_id == pane.session_id);
+    let search = app
+        .search
+        .as_ref()
+        .filter(|s| s.session_id == pane.session_id);
+    match scroll {
+        Some(s) if s.lines.is_empty() => title.push_str("· history (reading…) "),
+        Some(s) => title.push_str(&format!(
+            "· history −{} · End leaves ",
+            // While a read to the oldest line is under way, the offset is "as far as it goes".
+            s.offset.min(s.lines.len())
+        )),
+        None => {}
+    }
+    if let Some(search) = search {
+        title.push_str(&format!(
+            "· /{} {} ",
+            clean(&search.pattern),
+            search.position()
+        ));
+    }
     let b = block(title, focused, t);
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    let Some(pane) = app.focused_pane() else {
+    let hit = search.and_then(|s| s.hit());
+    if let Some(scroll) = scroll.filter(|s| !s.lines.is_empty()) {
+        frame.render_widget(history(scroll, hit, inner), inner);
         return;
-    };
+    }
     let mut cursor = None;
     let buf = frame.buffer_mut();
     cx.screens.with_screen(&pane.session_id, &mut |screen| {
-        cursor = render_screen(screen, inner, buf);
+        cursor = render_screen(screen, inner, buf, t.colour);
     });
+    // A hit on a full-screen program's screen is marked where it is.
+    if let Some(hit) = hit.filter(|h| h.source == Source::Screen) {
+        let row = inner.y + (hit.line.saturating_sub(1)).min(u64::from(u16::MAX)) as u16;
+        for col in hit.column..hit.column + hit.length.max(1) {
+            let x = inner
+                .x
+                .saturating_add(col.min(usize::from(u16::MAX)) as u16);
+            if row < inner.bottom()
+                && x < inner.right()
+                && let Some(cell) = buf.cell_mut(Position::new(x, row))
+            {
+                cell.modifier.insert(Modifier::REVERSED | Modifier::BOLD);
+            }
+        }
+    }
     if app.mode == Mode::Focus
         && let Some(at) = cursor
     {
@@ -91,9 +138,52 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     }
 }
 
+/// The history lines in view (`offset` lines above the end), with the search's hit marked:
+/// plain text, sanitized.
+fn history(scroll: &Scrollback, hit: Option<&Hit>, area: Rect) -> Paragraph<'static> {
+    let rows = usize::from(area.height);
+    let end = scroll.lines.len().saturating_sub(scroll.offset);
+    let start = end.saturating_sub(rows);
+    let first = scroll.first_line();
+    let lines: Vec<Line> = scroll.lines[start..end]
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let number = first + (start + i) as u64;
+            match hit.filter(|h| h.source == Source::History && h.line == number) {
+                Some(h) => marked(text, h.column, h.length),
+                None => Line::raw(clean(text)),
+            }
+        })
+        .collect();
+    Paragraph::new(lines)
+}
+
+/// A line with `length` characters from `column` shown in reverse video.
+fn marked(text: &str, column: usize, length: usize) -> Line<'static> {
+    let chars: Vec<char> = text.chars().collect();
+    let at = column.min(chars.len());
+    let to = (column + length.max(1)).min(chars.len());
+    let part = |a: usize, b: usize| clean(&chars[a..b].iter().collect::<String>());
+    Line::from(vec![
+        Span::raw(part(0, at)),
+        Span::styled(
+            part(at, to),
+            Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        ),
+        Span::raw(part(to, chars.len())),
+    ])
+}
+
 /// Copies the screen's cells into `buf`; returns where the cursor is, when it is shown and
-/// inside `area`.
-pub fn render_screen(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) -> Option<Position> {
+/// inside `area`. Without `colour` (`NO_COLOR`) the program's colours are dropped and its
+/// attributes kept.
+pub fn render_screen(
+    screen: &vt100::Screen,
+    area: Rect,
+    buf: &mut Buffer,
+    colour: bool,
+) -> Option<Position> {
     let (rows, cols) = screen.size();
     let (rows, cols) = (rows.get(), cols.get());
     for row in 0..rows.min(area.height) {
@@ -116,7 +206,7 @@ pub fn render_screen(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) -> Op
             } else {
                 target.set_symbol(text);
             }
-            target.set_style(style_of(cell));
+            target.set_style(style_of(cell, colour));
         }
     }
     let (row, col) = screen.cursor_position();
@@ -124,10 +214,13 @@ pub fn render_screen(screen: &vt100::Screen, area: Rect, buf: &mut Buffer) -> Op
         .then(|| Position::new(area.x + col, area.y + row))
 }
 
-fn style_of(cell: &vt100::Cell) -> Style {
-    let mut style = Style::default()
-        .fg(colour(cell.fgcolor()))
-        .bg(colour(cell.bgcolor()));
+fn style_of(cell: &vt100::Cell, with_colour: bool) -> Style {
+    let mut style = Style::default();
+    if with_colour {
+        style = style.fg(colour(cell.fgcolor())).bg(colour(cell.bgcolor()));
+    } else {
+        style = style.fg(Color::Reset).bg(Color::Reset);
+    }
     let mut modifiers = Modifier::empty();
     if cell.bold() {
         modifiers |= Modifier::BOLD;

@@ -60,7 +60,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                 };
                 let mut style = Style::default().fg(t.foreground);
                 if current {
-                    style = style.bg(t.selection_bg).add_modifier(Modifier::BOLD);
+                    style = style.patch(t.selection());
                 }
                 let mut spans = vec![
                     Span::styled(format!("{:>2} ", step.number), Style::default().fg(t.muted)),

@@ -2,23 +2,31 @@
 
 use super::Ctx;
 use super::text::clean;
-use crate::tui::keymap;
+use crate::tui::keymap::{self, Mode};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let t = cx.theme;
-    let hints: Vec<String> = keymap::hints(cx.app.mode)
+    let hints: Vec<String> = keymap::hints(cx.app.mode, cx.app.view)
         .into_iter()
         .map(|(key, what)| format!("{key} {what}"))
         .collect();
-    let mut spans = vec![Span::styled(
+    let mut spans = Vec::new();
+    if cx.app.mode == Mode::Search {
+        // The search box: what is typed, then its keys.
+        spans.push(Span::styled(
+            format!(" search /{}▏ ", clean(&cx.app.search_input)),
+            Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+        ));
+    }
+    spans.push(Span::styled(
         format!(" {}", hints.join(" · ")),
         Style::default().fg(t.muted),
-    )];
+    ));
     if let Some(message) = &cx.app.message {
         spans.push(Span::styled(
             format!("  │ {}", clean(message)),
