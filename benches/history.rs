@@ -7,20 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use flowdeck::engine::{Engine, EngineConfig};
 use std::time::Instant;
 
 const RUNS: usize = 10_000;
-
-fn stats(name: &str, mut samples: Vec<f64>) {
-    samples.sort_by(f64::total_cmp);
-    let median = samples[samples.len() / 2];
-    let p99 = samples[(samples.len() * 99 / 100).min(samples.len() - 1)];
-    println!(
-        "{name:<58} median {median:>8.3} ms  p99 {p99:>8.3}  (n={})",
-        samples.len()
-    );
-}
 
 /// A finished run's journal, as the executor writes one: 8 lines.
 fn journal(run_id: &str, workflow: &str) -> String {
@@ -96,6 +89,6 @@ fn main() {
         rare.push(start.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(listed.runs.len(), 50);
     }
-    stats(&format!("run_list(all, 50) over {RUNS} runs"), all);
-    stats(&format!("run_list(rare, 50) over {RUNS} runs"), rare);
+    support::stats(&format!("run_list(all, 50) over {RUNS} runs"), all, "ms");
+    support::stats(&format!("run_list(rare, 50) over {RUNS} runs"), rare, "ms");
 }

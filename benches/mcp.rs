@@ -6,23 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 use std::time::Instant;
-
-fn stats(name: &str, mut samples: Vec<f64>) {
-    samples.sort_by(f64::total_cmp);
-    let pick = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    println!(
-        "{name:<48} median {:>8.3} ms  p99 {:>8.3} ms  min {:>8.3}  (n={})",
-        pick(0.5),
-        pick(0.99),
-        samples[0],
-        samples.len()
-    );
-}
 
 fn args(v: Value) -> serde_json::Map<String, Value> {
     match v {
@@ -35,11 +26,7 @@ fn main() {
     let quick = std::env::var_os("FLOWDECK_BENCH_QUICK").is_some();
     let n = if quick { 100 } else { 1000 };
     let starts = if quick { 5 } else { 30 };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let command = || {
             tokio::process::Command::new(env!("CARGO_BIN_EXE_flowdeck")).configure(|c| {
@@ -53,7 +40,7 @@ fn main() {
             init.push(t.elapsed().as_secs_f64() * 1000.0);
             client.cancel().await.unwrap();
         }
-        stats("initialize answered, from process start", init);
+        support::stats("initialize answered, from process start", init, "ms");
 
         let client = ().serve(TokioChildProcess::new(command()).unwrap()).await.unwrap();
         let call = |name: &'static str, a: Value| {
@@ -85,7 +72,7 @@ fn main() {
                 call(name, a.clone()).await;
                 samples.push(t.elapsed().as_secs_f64() * 1000.0);
             }
-            stats(&format!("{name} round trip"), samples);
+            support::stats(&format!("{name} round trip"), samples, "ms");
         }
         let mut samples = Vec::with_capacity(n);
         for i in 0..n {
@@ -103,7 +90,7 @@ fn main() {
             samples.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(r["outcome"], "matched");
         }
-        stats("echo round trip (send_input + await_output)", samples);
+        support::stats("echo round trip (send_input + await_output)", samples, "ms");
         client.cancel().await.unwrap();
     });
 }

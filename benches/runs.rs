@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use flowdeck::engine::{Actor, Engine, EngineConfig, FinalState, RunRequest, WorkflowSource};
 use flowdeck::term::TermConfig;
 use flowdeck::workflow::action::{OpenTerminalParams, SetEnvParams};
@@ -27,18 +30,6 @@ fn manifest(name: &str, action: impl Fn(usize) -> String) -> String {
     text
 }
 
-fn stats(name: &str, mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    let median = samples[samples.len() / 2];
-    println!(
-        "{name:<52} median {median:>8.3} ms/state  min {:>8.3}  max {:>8.3}  (n={})",
-        samples[0],
-        samples[samples.len() - 1],
-        samples.len()
-    );
-    median
-}
-
 fn main() {
     let quick = std::env::var_os("FLOWDECK_BENCH_QUICK").is_some();
     let rounds = if quick { 3 } else { 20 };
@@ -57,11 +48,7 @@ fn main() {
         }),
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let engine = Engine::open(
             dir.path(),
@@ -125,16 +112,21 @@ fn main() {
             assert_eq!(result.final_state, FinalState::Completed);
             per_state_pure.push(t.elapsed().as_secs_f64() * 1000.0 / STATES as f64);
         }
-        let run = stats("run of 50 set_env states", per_state_run);
-        let direct = stats("the same 50 set_env calls, no executor", per_state_direct);
+        let run = support::stats("run of 50 set_env states", per_state_run, "ms/state");
+        let direct = support::stats(
+            "the same 50 set_env calls, no executor",
+            per_state_direct,
+            "ms/state",
+        );
         println!(
             "{:<52} {:>8.3} ms/state",
             "executor overhead (difference)",
             run - direct
         );
-        stats(
+        support::stats(
             "run of 50 list_terminal_sessions states (no I/O)",
             per_state_pure,
+            "ms/state",
         );
         engine.shutdown().await;
     });

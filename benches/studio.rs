@@ -11,6 +11,9 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+#[path = "support/mod.rs"]
+mod support;
+
 use flowdeck::engine::Actor;
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Size, TermConfig};
 use flowdeck::term::{Outcome, Terminals};
@@ -28,17 +31,6 @@ const WAIT: Duration = Duration::from_secs(60);
 
 fn quick() -> bool {
     std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
-}
-
-fn stats(name: &str, mut samples: Vec<f64>, unit: &str) {
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    println!(
-        "{name:<58} median {:>9.3} {unit}  p99 {:>9.3} {unit}  (n={})",
-        at(0.5),
-        at(0.99),
-        samples.len()
-    );
 }
 
 /// CPU seconds (user + system) a process has used.
@@ -120,7 +112,7 @@ async fn frame_cost() {
             .unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
     }
-    stats(
+    support::stats(
         "one frame, 120x40, list + plan + a full pane",
         samples,
         "ms",
@@ -190,7 +182,7 @@ async fn idle_and_flood() {
         s.send_text("\u{1b}", "bench").unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    stats(
+    support::stats(
         "key to its answer on screen while a pane streams (`?`)",
         samples,
         "ms",
@@ -199,11 +191,7 @@ async fn idle_and_flood() {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         frame_cost().await;
         idle_and_flood().await;

@@ -235,10 +235,7 @@ fn mcp(
         })?;
         sets.insert(set);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
     // Checked up front for a clear error; the folder itself loads alongside the handshake.
     if !folder.is_dir() {
         bail!(
@@ -274,10 +271,30 @@ fn engine_config(watch: bool) -> crate::engine::EngineConfig {
     config
 }
 
+/// What a command says when the folder it was given cannot be opened.
+const FOLDER_HELP: &str =
+    "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)";
+
 fn open_store(folder: &Path) -> Result<std::sync::Arc<Store>> {
-    Store::open(folder).with_context(|| {
-        "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)".to_string()
-    })
+    Store::open(folder).context(FOLDER_HELP)
+}
+
+/// The async runtime of the commands that run the engine: two workers, one per core of a
+/// small machine, so that a busy reader never starves the loop.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The engine on `folder`, or an error that says how to name another folder.
+pub(crate) fn open_engine(
+    folder: &Path,
+    config: crate::engine::EngineConfig,
+) -> Result<std::sync::Arc<crate::engine::Engine>> {
+    crate::engine::Engine::open(folder, config).context(FOLDER_HELP)
 }
 
 // --- validate ------------------------------------------------------------------------------

@@ -55,6 +55,25 @@ async fn expect(session: &Session, pattern: &str) {
     );
 }
 
+/// The studio opened on a copy of the bundled workflows, its list drawn.
+async fn opened() -> (tempfile::TempDir, Terminals, Arc<Session>) {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path());
+    expect(&session, "make_build").await;
+    (dir, terminals, session)
+}
+
+/// `q`, and the studio exits.
+async fn quit(session: &Session) {
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+}
+
 #[tokio::test]
 async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
     let dir = common::bundled_workflows_copy();
@@ -76,12 +95,7 @@ async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
             .contains("before the studio")
     );
 
-    session.send_text("q", "test").unwrap();
-    let r = session
-        .await_output(on_screen("never printed"))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    quit(&session).await;
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
     // The alternate screen was left: what was on the terminal before is back, the cursor
     // is shown.
@@ -114,12 +128,7 @@ async fn a_workflow_runs_from_the_studio_and_its_result_is_shown() {
         session.send_text("\r", "test").unwrap();
     }
     expect(&session, r"result: completed in").await;
-    session.send_text("q", "test").unwrap();
-    let r = session
-        .await_output(on_screen("never printed"))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    quit(&session).await;
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
 
@@ -153,20 +162,12 @@ async fn a_prompt_step_is_answered_in_the_studio() {
     session.send_text("staging\r", "test").unwrap();
     expect(&session, r"result: completed in").await;
     expect(&session, "env=staging").await;
-    session.send_text("q", "test").unwrap();
-    let r = session
-        .await_output(on_screen("never printed"))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    quit(&session).await;
 }
 
 #[tokio::test]
 async fn sigterm_gives_the_terminal_back_and_ends_the_shells() {
-    let dir = common::bundled_workflows_copy();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio(&terminals, dir.path());
-    expect(&session, "make_build").await;
+    let (_dir, _terminals, session) = opened().await;
     session.send_text("t", "test").unwrap();
     // The shell's tab, with the shell's process under the studio.
     expect(&session, r"\[s\d+ · ").await;
@@ -233,20 +234,12 @@ async fn no_color_draws_the_studio_without_colours() {
         // The selected workflow is still marked, in reverse video.
         assert!((0..cols.get()).any(|col| s.cell(1, col).unwrap().inverse()));
     });
-    session.send_text("q", "test").unwrap();
-    let r = session
-        .await_output(on_screen("never printed"))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    quit(&session).await;
 }
 
 #[tokio::test]
 async fn a_shells_history_is_scrolled_and_searched() {
-    let dir = common::bundled_workflows_copy();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio(&terminals, dir.path());
-    expect(&session, "make_build").await;
+    let (_dir, _terminals, session) = opened().await;
     session.send_text("t", "test").unwrap();
     expect(&session, r"\[s\d+ · ").await;
     // Focus mode: the shell prints 300 numbered lines; Ctrl-g leaves.
@@ -267,10 +260,5 @@ async fn a_shells_history_is_scrolled_and_searched() {
     // End: the live screen again (the title loses its `history −N`, keeps the search).
     session.send_text("\u{1b}[F", "test").unwrap();
     expect(&session, r"\] · /\^29\.\$ hit 2 of 10 ─").await;
-    session.send_text("q", "test").unwrap();
-    let r = session
-        .await_output(on_screen("never printed"))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    quit(&session).await;
 }

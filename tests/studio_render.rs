@@ -36,26 +36,30 @@ fn render(engine: &flowdeck::engine::Engine, app: &App, cols: u16, rows: u16) ->
     terminal.backend().to_string()
 }
 
-#[tokio::test]
-async fn main_screen_80x24() {
+/// An engine on a copy of the bundled workflows.
+fn bundled() -> (tempfile::TempDir, std::sync::Arc<flowdeck::engine::Engine>) {
     let dir = common::bundled_workflows_copy();
     let engine = common::test_engine(dir.path(), 1, false);
+    (dir, engine)
+}
+
+#[tokio::test]
+async fn main_screen_80x24() {
+    let (_dir, engine) = bundled();
     let app = studio(&engine, 80, 24);
     insta::assert_snapshot!(render(&engine, &app, 80, 24));
 }
 
 #[tokio::test]
 async fn main_screen_120x40() {
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
+    let (_dir, engine) = bundled();
     let app = studio(&engine, 120, 40);
     insta::assert_snapshot!(render(&engine, &app, 120, 40));
 }
 
 #[tokio::test]
 async fn help_overlay_lists_the_keymap() {
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
+    let (_dir, engine) = bundled();
     let mut app = studio(&engine, 100, 40);
     flowdeck::tui::update::run_command(&mut app, flowdeck::tui::command::Command::Help);
     insta::assert_snapshot!(render(&engine, &app, 100, 40));
@@ -68,8 +72,7 @@ async fn help_overlay_lists_the_keymap() {
 
 #[tokio::test]
 async fn a_tiny_terminal_gets_a_message_not_a_panic() {
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
+    let (_dir, engine) = bundled();
     let app = studio(&engine, 20, 5);
     let screen = render(&engine, &app, 20, 5);
     assert!(screen.contains("too \"\n\"small"), "{screen}");
@@ -168,8 +171,7 @@ async fn printed_pane(engine: &flowdeck::engine::Engine) -> String {
 #[tokio::test]
 async fn no_color_draws_every_cell_in_the_terminals_colours() {
     use ratatui::style::{Color, Modifier};
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
+    let (_dir, engine) = bundled();
     printed_pane(&engine).await;
     let mut app = studio(&engine, 80, 24);
     feed(
@@ -198,8 +200,7 @@ async fn no_color_draws_every_cell_in_the_terminals_colours() {
 #[tokio::test]
 async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
     use crossterm::event::KeyCode;
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
+    let (_dir, engine) = bundled();
     printed_pane(&engine).await;
     let mut app = studio(&engine, 80, 24);
     feed(

@@ -42,18 +42,12 @@ fn parse_inputs(inputs: &[String]) -> Result<IndexMap<String, String>> {
 
 pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCode> {
     let inputs = parse_inputs(&args.inputs)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     let outcome = runtime.block_on(async {
         // Registered first: a hang-up or a kill request from here on cancels the run and
         // still prints its result, rather than leave its processes running.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let engine = Engine::open(folder, super::engine_config(false)).context(
-            "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
-        )?;
+        let engine = super::open_engine(folder, super::engine_config(false))?;
         let result = follow(&engine, &args, inputs, &mut termination).await;
         let printed = match &result {
             Ok(result) => print_result(result, &engine, &args, out).map(|()| {

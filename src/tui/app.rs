@@ -42,17 +42,11 @@ pub struct StudioOptions {
 /// Opens the studio on the folder and runs it until the person quits or a termination
 /// signal arrives; the terminal is given back and the engine shut down either way.
 pub fn run(options: StudioOptions) -> Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = crate::cli::runtime()?;
     let outcome = runtime.block_on(async {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let engine = Engine::open(&options.folder, options.engine.clone()).context(
-            "cannot open the workflows folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
-        )?;
+        let engine = crate::cli::open_engine(&options.folder, options.engine.clone())?;
         let (mut theme, theme_warning) = load_theme(options.theme.as_deref());
         if super::theme::no_color_requested(std::env::var_os("NO_COLOR").as_deref()) {
             theme = theme.without_colour();

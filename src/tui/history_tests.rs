@@ -40,23 +40,7 @@ fn app() -> App {
         runs: 0,
         last_result: None,
     }];
-    app.panes.push(crate::engine::SessionInfo {
-        session_id: "s1".into(),
-        name: None,
-        command: vec!["bash".into()],
-        pid: 1,
-        cols: 78,
-        rows: 10,
-        created_at_ms: 0,
-        running: true,
-        exit: None,
-        failed: None,
-        opened_by: Some(crate::engine::Actor::Person),
-        output_bytes: 0,
-        history_lines: 0,
-        is_shell: true,
-        title: String::new(),
-    });
+    app.panes.push(super::update_tests::shell_pane(78, 10));
     app.view = View::Panes;
     app
 }

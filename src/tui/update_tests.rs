@@ -160,23 +160,7 @@ fn focus_mode_sends_keys_to_the_pane_and_ctrl_g_leaves() {
     let mut app = app();
     assert!(update(&mut app, key(KeyCode::Char('i'))).is_empty());
     assert_eq!(app.mode, Mode::Normal, "no pane: nothing to focus");
-    app.panes.push(crate::engine::SessionInfo {
-        session_id: "s1".into(),
-        name: None,
-        command: vec!["bash".into()],
-        pid: 1,
-        cols: 80,
-        rows: 10,
-        created_at_ms: 0,
-        running: true,
-        exit: None,
-        failed: None,
-        opened_by: Some(crate::engine::Actor::Person),
-        output_bytes: 0,
-        history_lines: 0,
-        is_shell: true,
-        title: String::new(),
-    });
+    app.panes.push(shell_pane(80, 10));
     update(&mut app, key(KeyCode::Char('i')));
     assert_eq!((app.mode, app.view), (Mode::Focus, View::Panes));
     // 'q' and Ctrl-c go to the program in focus mode.
@@ -264,4 +248,25 @@ fn help_is_generated_from_the_keymap_and_lists_every_binding() {
     assert_eq!(app.help_top, keymap::help_height() - 21);
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Normal);
+}
+
+/// A shell pane as the engine lists one, for tests that need a pane without a session.
+pub(super) fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
+    crate::engine::SessionInfo {
+        session_id: "s1".into(),
+        name: None,
+        command: vec!["bash".into()],
+        pid: 1,
+        cols,
+        rows,
+        created_at_ms: 0,
+        running: true,
+        exit: None,
+        failed: None,
+        opened_by: Some(crate::engine::Actor::Person),
+        output_bytes: 0,
+        history_lines: 0,
+        is_shell: true,
+        title: String::new(),
+    }
 }

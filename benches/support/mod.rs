@@ -1,0 +1,28 @@
+//! What every benchmark prints the same way: a sample's median, p99, min and max, and the
+//! runtime they run on (two workers, as the binary runs).
+
+#![allow(dead_code)]
+
+/// Prints the figures of `samples` (in `unit`) under `name`, and returns the median.
+pub fn stats(name: &str, mut samples: Vec<f64>, unit: &str) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let median = at(0.5);
+    println!(
+        "{name:<58} median {median:>9.3} {unit}  p99 {:>9.3} {unit}  min {:>9.3}  max {:>9.3}  (n={})",
+        at(0.99),
+        samples[0],
+        samples[samples.len() - 1],
+        samples.len()
+    );
+    median
+}
+
+/// A multi-threaded runtime with two workers, as the `flowdeck` binary builds it.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("an async runtime")
+}
