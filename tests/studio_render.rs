@@ -271,3 +271,77 @@ async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
     }));
     insta::assert_snapshot!("problems", terminal.backend().to_string());
 }
+
+const TINY: &str = "name: tiny\ndescription: Two quick steps.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ condition: success, next_state: again }]\n  again:\n    action: { tool: list_terminal_sessions }\n";
+
+/// Run ids, times and durations differ from run to run: written as placeholders.
+fn redacted(screen: &str) -> String {
+    let rules = [
+        (r"\br\d+-[0-9a-f]+\b", "RUN-ID"),
+        (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"),
+        (r"\d\d:\d\d:\d\d", "hh:mm:ss"),
+        (r"\d+(\.\d)? (ms|s)\b", "N ms"),
+        // The placeholders' lengths differ from the text's: the right border moves in.
+        (r#"(?m)(\S) +│"$"#, r#"$1 │""#),
+    ];
+    let mut text = screen.to_string();
+    for (pattern, with) in rules {
+        text = regex::Regex::new(pattern)
+            .unwrap()
+            .replace_all(&text, with)
+            .into_owned();
+    }
+    text
+}
+
+#[tokio::test]
+async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
+    use flowdeck::engine::{Actor, RunRequest, WorkflowSource};
+    use flowdeck::tui::effect::Effect;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.yaml"), TINY).unwrap();
+    let engine = common::test_engine(dir.path(), 1, false);
+    for _ in 0..2 {
+        let request = RunRequest {
+            workflow: WorkflowSource::Name("tiny".into()),
+            session_id: None,
+            inputs: Default::default(),
+            keep_session: false,
+            actor: Actor::Person,
+        };
+        let result = common::within(
+            std::time::Duration::from_secs(20),
+            "the run",
+            engine.run(request),
+        )
+        .await
+        .unwrap();
+        assert!(result.success, "{result:?}");
+    }
+    let mut app = studio(&engine, 110, 24);
+    // h, with the reads answered as the loop answers them (the journal read is async).
+    let mut pending = vec![Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('h'),
+        crossterm::event::KeyModifiers::NONE,
+    ))];
+    while let Some(event) = pending.pop() {
+        for effect in update(&mut app, event) {
+            match effect {
+                Effect::LoadRunEvents(run_id) => {
+                    pending.push(flowdeck::tui::app::read_run_events(&engine, run_id).await);
+                }
+                other => {
+                    if let Ok(answer) = flowdeck::tui::app::read(&engine, other) {
+                        pending.push(answer);
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(app.mode, flowdeck::tui::keymap::Mode::Runs);
+    let view = app.runs_view.as_ref().unwrap();
+    assert_eq!(view.runs.len(), 2);
+    assert!(view.loaded && !view.journal.is_empty());
+    insta::assert_snapshot!("runs_view", redacted(&render(&engine, &app, 110, 24)));
+    engine.shutdown().await;
+}

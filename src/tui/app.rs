@@ -192,7 +192,15 @@ fn execute(
         | Effect::LoadInputs(_)
         | Effect::ReadHistory { .. }
         | Effect::Search { .. }
-        | Effect::LoadProblems(_) => {}
+        | Effect::LoadProblems(_)
+        | Effect::LoadRuns(_) => {}
+        // A journal read of a run in progress may wait for the run's status: off the loop.
+        Effect::LoadRunEvents(run_id) => {
+            let (engine, done) = (engine.clone(), done.clone());
+            tokio::spawn(async move {
+                let _ = done.send(read_run_events(&engine, run_id).await);
+            });
+        }
         Effect::StartRun { workflow, inputs } => {
             let (engine, done) = (engine.clone(), done.clone());
             tokio::spawn(async move {
@@ -338,8 +346,48 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
                 .map_err(|e| e.to_string());
             Event::Problems { workflow, problems }
         }
+        Effect::LoadRuns(workflow) => {
+            let runs = engine.run_list(Some(&workflow), RUNS_SHOWN).runs;
+            Event::Runs { workflow, runs }
+        }
         other => return Err(other),
     })
+}
+
+/// How many past runs the run view lists.
+pub const RUNS_SHOWN: usize = 50;
+
+/// A run's journal from its first line (`Effect::LoadRunEvents`), without waiting for more:
+/// lines written later arrive as engine events. Tests drive the studio's journal reads
+/// through this too.
+pub async fn read_run_events(engine: &Engine, run_id: String) -> Event {
+    let mut events = Vec::new();
+    let result = loop {
+        match engine
+            .run_events(
+                &run_id,
+                events
+                    .last()
+                    .map_or(0, |e: &crate::engine::journal::JournalEvent| e.seq),
+                1000,
+                Duration::ZERO,
+            )
+            .await
+        {
+            Ok(page) => {
+                let full = page.events.len() >= 1000;
+                events.extend(page.events);
+                if !full {
+                    break Ok(events);
+                }
+            }
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    Event::RunEvents {
+        run_id,
+        events: result,
+    }
 }
 
 /// The last `lines` lines of a session's history and the number of the last one (the

@@ -117,7 +117,14 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             app.clamp_selection();
             fit_pane(app)
         }
-        Change::Run { run_id, line, .. } => run_event(app, run_id, line, actor),
+        Change::Run {
+            run_id,
+            journal_seq,
+            line,
+        } => {
+            super::runs::live_line(app, &run_id, journal_seq, &line);
+            run_event(app, run_id, line, actor)
+        }
     }
 }
 

@@ -50,6 +50,14 @@ pub enum Command {
     PrevHit,
     /// The selected workflow's problems (its violations).
     Problems,
+    /// The selected workflow's runs and the selected run's journal.
+    Runs,
+    /// The run view's journal a page up (older).
+    JournalUp,
+    /// A page down (newer); at the bottom it follows the end.
+    JournalDown,
+    /// Follow the journal's end again.
+    JournalFollow,
 }
 
 impl Command {
@@ -87,6 +95,10 @@ impl Command {
             Command::NextHit => "next (older) hit of the search",
             Command::PrevHit => "previous (newer) hit of the search",
             Command::Problems => "the selected workflow's problems (file:line:col)",
+            Command::Runs => "the selected workflow's runs and their journals",
+            Command::JournalUp => "scroll the run's journal a page up",
+            Command::JournalDown => "scroll a page down (at the bottom: follows the end)",
+            Command::JournalFollow => "follow the end of the run's journal",
         }
     }
 }

@@ -54,4 +54,8 @@ pub enum Effect {
     },
     /// Read a workflow's violations from its file.
     LoadProblems(String),
+    /// Read a workflow's past runs, newest first (the run view).
+    LoadRuns(String),
+    /// Read a run's journal from its first line (the run view).
+    LoadRunEvents(String),
 }

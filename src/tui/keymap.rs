@@ -26,6 +26,8 @@ pub enum Mode {
     Search,
     /// Reading the selected workflow's problems.
     Problems,
+    /// Reading the selected workflow's runs and a run's journal.
+    Runs,
 }
 
 impl Mode {
@@ -40,6 +42,7 @@ impl Mode {
             Mode::ConfirmQuit => "quit?",
             Mode::Search => "pane search",
             Mode::Problems => "problems",
+            Mode::Runs => "runs",
         }
     }
 
@@ -105,7 +108,7 @@ const fn ctrl(mode: Mode, c: char, label: &'static str, command: Command) -> Bin
 use KeyCode::{
     BackTab, Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
-use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Problems, Prompt, Search};
+use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Problems, Prompt, Runs, Search};
 
 /// Every key the studio knows, mode by mode, in the order help lists them.
 pub const BINDINGS: &[Binding] = &[
@@ -116,6 +119,7 @@ pub const BINDINGS: &[Binding] = &[
     hint(Normal, Char('/'), "/", Command::Filter),
     in_view(View::Panes, hint(Normal, PageUp, "PgUp", Command::ScrollUp)),
     in_view(View::List, hint(Normal, Char('e'), "e", Command::Problems)),
+    in_view(View::List, hint(Normal, Char('h'), "h", Command::Runs)),
     hint(Normal, Char('?'), "?", Command::Help),
     hint(Normal, Char('q'), "q", Command::Quit),
     Binding {
@@ -142,6 +146,7 @@ pub const BINDINGS: &[Binding] = &[
     in_view(View::Panes, bind(Normal, Char('n'), "n", Command::NextHit)),
     in_view(View::Panes, bind(Normal, Char('N'), "N", Command::PrevHit)),
     bind(Normal, Char('e'), "e", Command::Problems),
+    bind(Normal, Char('h'), "h", Command::Runs),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),
@@ -180,6 +185,16 @@ pub const BINDINGS: &[Binding] = &[
     bind(Problems, Down, "↓", Command::Down),
     bind(Problems, Char('k'), "k", Command::Up),
     bind(Problems, Up, "↑", Command::Up),
+    hint(Runs, Esc, "Esc", Command::Close),
+    bind(Runs, Char('h'), "h", Command::Close),
+    bind(Runs, Char('q'), "q", Command::Close),
+    bind(Runs, Char('j'), "j", Command::Down),
+    bind(Runs, Down, "↓", Command::Down),
+    bind(Runs, Char('k'), "k", Command::Up),
+    bind(Runs, Up, "↑", Command::Up),
+    bind(Runs, PageUp, "PgUp", Command::JournalUp),
+    bind(Runs, PageDown, "PgDn", Command::JournalDown),
+    bind(Runs, End, "End", Command::JournalFollow),
 ];
 
 /// The bindings that hold in `mode` with `view` active, first ones first.
@@ -257,6 +272,7 @@ fn short(command: Command) -> &'static str {
         Command::Search => "search",
         Command::NextHit => "next hit",
         Command::Problems => "problems",
+        Command::Runs => "runs",
         other => other.describe(),
     }
 }

@@ -2,7 +2,7 @@
 //! engine methods and follows the engine's snapshot and events, and holds no business logic.
 //!
 //! - [`state`]: what is shown; [`update`]: `(state, event) → effects`, with [`apply`] for
-//!   engine events and [`history`] for a pane's scrollback and search; [`effect`]: what an update asks of the engine;
+//!   engine events and [`history`] for a pane's scrollback and search, [`runs`] for the run view; [`effect`]: what an update asks of the engine;
 //! - [`command`]: every action, one type; [`keymap`]: keys → commands per mode (help and
 //!   the status line are generated from it); [`keys`]: focus-mode keys for the PTY;
 //! - [`draw`]: pure drawing; [`layout`]: where views go; [`theme`]: colours;
@@ -19,6 +19,7 @@ pub mod history;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod runs;
 pub mod state;
 pub mod terminal;
 pub mod theme;
@@ -28,5 +29,7 @@ pub use app::{StudioOptions, run};
 
 #[cfg(test)]
 mod history_tests;
+#[cfg(test)]
+mod runs_tests;
 #[cfg(test)]
 mod update_tests;

@@ -5,6 +5,7 @@
 use super::form::InputsForm;
 use super::keymap::Mode;
 use crate::engine::authoring::WorkflowSummary;
+use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
 use crate::engine::{Actor, Phase, RunStatus, SessionInfo};
 use crate::workflow::plan::Plan;
@@ -155,6 +156,35 @@ pub struct ProblemsView {
     pub top: usize,
 }
 
+/// The runs of a workflow and the journal of the selected one (the run view).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunsView {
+    pub workflow: String,
+    /// The journaled runs, newest first.
+    pub runs: Vec<RunSummary>,
+    /// Index into `runs`.
+    pub selected: usize,
+    /// The run whose journal is shown.
+    pub run_id: Option<String>,
+    /// Its journal lines, oldest first: as read, then as they arrive.
+    pub journal: Vec<JournalEvent>,
+    /// Whether the read of the journal has come back.
+    pub loaded: bool,
+    /// Lines between the bottom of the journal shown and its end: 0 follows the end.
+    pub offset: usize,
+}
+
+impl RunsView {
+    pub fn selected_run(&self) -> Option<&RunSummary> {
+        self.runs.get(self.selected)
+    }
+
+    /// The journal's last line number held.
+    pub fn last_seq(&self) -> u64 {
+        self.journal.last().map_or(0, |e| e.seq)
+    }
+}
+
 /// Everything the studio shows.
 #[derive(Debug, Clone, Default)]
 pub struct App {
@@ -184,6 +214,8 @@ pub struct App {
     pub search: Option<PaneSearch>,
     /// The selected workflow's violations, while they are shown.
     pub problems: Option<ProblemsView>,
+    /// The selected workflow's runs and a run's journal, while they are shown.
+    pub runs_view: Option<RunsView>,
     /// The first line of the help overlay shown (it scrolls when the terminal is short).
     pub help_top: usize,
     /// The last thing worth telling the person (an error, a run's end).

@@ -8,8 +8,10 @@ use super::form::InputsForm;
 use super::history;
 use super::keymap::{self, Mode};
 use super::layout;
+use super::runs;
 use super::state::{App, PlanView, ProblemsView, View};
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
+use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Found;
 use crate::engine::{Actor, EngineEvent, Phase, SessionInfo, Snapshot};
 use crate::workflow::plan::Plan;
@@ -51,6 +53,16 @@ pub enum Event {
     Problems {
         workflow: String,
         problems: Result<(String, Vec<Violation>), String>,
+    },
+    /// A workflow's past runs, newest first.
+    Runs {
+        workflow: String,
+        runs: Vec<RunSummary>,
+    },
+    /// A run's journal, from its first line.
+    RunEvents {
+        run_id: String,
+        events: Result<Vec<JournalEvent>, String>,
     },
     /// An effect failed: tell the person.
     Failed(String),
@@ -158,6 +170,11 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 }
                 Err(e) => app.message = Some(format!("cannot read {workflow}: {e}")),
             }
+            Vec::new()
+        }
+        Event::Runs { workflow, runs } => runs::runs_read(app, workflow, runs),
+        Event::RunEvents { run_id, events } => {
+            runs::events_read(app, &run_id, events);
             Vec::new()
         }
         Event::Failed(e) => {
@@ -273,6 +290,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.problems = None;
                 app.mode = Mode::Normal;
             }
+            Mode::Runs => runs::close(app),
             _ => {
                 // Esc in the panes view also leaves the history and the search.
                 if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
@@ -391,6 +409,10 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             Some(w) => return vec![Effect::LoadProblems(w.name.clone())],
             None => app.message = Some("no workflow selected".into()),
         },
+        Command::Runs => return runs::open(app),
+        Command::JournalUp => runs::scroll(app, 1),
+        Command::JournalDown => runs::scroll(app, -1),
+        Command::JournalFollow => runs::follow(app),
     }
     Vec::new()
 }
@@ -417,6 +439,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             }
             Vec::new()
         }
+        (Mode::Runs, _) => runs::move_by(app, delta),
         (Mode::Filter, _) | (_, View::List) => {
             let n = app.visible().len();
             if n > 0 {

@@ -5,6 +5,7 @@ pub mod list;
 pub mod overlay;
 pub mod pane;
 pub mod plan;
+pub mod runs;
 pub mod status;
 pub mod text;
 

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
         .flex(Flex::Center)
         .areas(area);
@@ -20,7 +20,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     cell
 }
 
-fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
+pub(super) fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_type(BorderType::Rounded)
@@ -254,6 +254,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Prompt => prompt(frame, cx),
         Mode::ConfirmQuit => confirm_quit(frame, cx),
         Mode::Problems => problems(frame, cx),
+        Mode::Runs => super::runs::draw(frame, cx),
         Mode::Normal | Mode::Filter | Mode::Focus | Mode::Search => {}
     }
 }

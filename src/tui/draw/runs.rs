@@ -1,0 +1,263 @@
+//! The run view: a workflow's past runs (newest first) over the selected run's journal,
+//! one line an event. Every text from the journal goes through [`clean`].
+
+use super::Ctx;
+use super::overlay::{boxed, centered};
+use super::text::{clean, duration};
+use crate::engine::RunEvent;
+use crate::engine::journal::{JournalEvent, RunSummary};
+use crate::tui::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+/// `HH:MM:SS` of an RFC 3339 time, or the text as it is.
+fn clock(at: &str) -> String {
+    clean(at.get(11..19).unwrap_or(at))
+}
+
+/// A past run, one line: id, started, final state, duration, feedback.
+pub fn run_line(run: &RunSummary) -> String {
+    let state = match (&run.final_state, run.success) {
+        (Some(s), Some(true)) => format!("{} ✓", clean(s)),
+        (Some(s), _) => format!("{} ✗", clean(s)),
+        (None, _) => "in progress".to_string(),
+    };
+    let took = run.duration_ms.map_or_else(|| "–".to_string(), duration);
+    let started = clean(&run.started_at.replace('T', " "));
+    let started = started.get(..19).unwrap_or(&started);
+    format!(
+        "{}  {started}  {state}  {took}  feedback {}",
+        clean(&run.run_id),
+        run.feedback.len()
+    )
+}
+
+/// What one journal line says, and how it is coloured.
+pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
+    let c = |s: &str| clean(s);
+    match event {
+        RunEvent::RunStarted { inputs, actor, .. } => {
+            let by = actor
+                .as_ref()
+                .map(|a| format!(" by {}", c(&a.to_string())))
+                .unwrap_or_default();
+            let inputs: Vec<String> = inputs
+                .iter()
+                .map(|(k, v)| format!("{}={}", c(k), c(v)))
+                .collect();
+            let inputs = if inputs.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", inputs.join(" "))
+            };
+            (format!("run started{by}{inputs}"), theme.accent)
+        }
+        RunEvent::ContractChecked { phase, valid, .. } => {
+            let (word, colour) = if *valid {
+                ("valid", theme.valid)
+            } else {
+                ("invalid", theme.error)
+            };
+            (format!("contract {}: {word}", c(phase)), colour)
+        }
+        RunEvent::StepStarted {
+            step, state, tool, ..
+        } => (
+            format!("step {step} started: {} ({})", c(state), c(tool)),
+            theme.foreground,
+        ),
+        RunEvent::StepFinished {
+            step,
+            state,
+            tool,
+            status,
+            elapsed_ms,
+            error,
+            ..
+        } => {
+            let error = error
+                .as_ref()
+                .map(|e| format!(" · {}", c(e)))
+                .unwrap_or_default();
+            let colour = if error.is_empty() {
+                theme.valid
+            } else {
+                theme.error
+            };
+            (
+                format!(
+                    "step {step} finished: {} ({}) {} in {}{error}",
+                    c(state),
+                    c(tool),
+                    c(status),
+                    duration(*elapsed_ms)
+                ),
+                colour,
+            )
+        }
+        RunEvent::Transition {
+            from,
+            to,
+            condition,
+        } => {
+            let to = to.as_deref().map_or_else(|| "end".to_string(), c);
+            let when = condition
+                .as_deref()
+                .map(|w| format!(" [{}]", c(w)))
+                .unwrap_or_default();
+            (format!("{} → {to}{when}", c(from)), theme.muted)
+        }
+        RunEvent::WaitingForInput { state, prompt } => (
+            format!("prompt waiting in {}: {}", c(state), c(prompt)),
+            theme.warning,
+        ),
+        RunEvent::PromptWithdrawn { state, reason } => (
+            format!("prompt withdrawn in {}: {}", c(state), c(reason)),
+            theme.warning,
+        ),
+        RunEvent::Answered {
+            state,
+            valid,
+            issues,
+            ..
+        } => {
+            let how = if *valid {
+                String::new()
+            } else {
+                format!(" (invalid: {})", c(&issues.join("; ")))
+            };
+            (
+                format!("prompt answered in {}{how}", c(state)),
+                theme.foreground,
+            )
+        }
+        RunEvent::RunFinished {
+            final_state,
+            success,
+            error,
+            duration_ms,
+            ..
+        } => {
+            let error = error
+                .as_ref()
+                .map(|e| format!(" · {}", c(e)))
+                .unwrap_or_default();
+            let (word, colour) = if *success {
+                ("success", theme.valid)
+            } else {
+                ("failed", theme.error)
+            };
+            (
+                format!(
+                    "run finished: {} ({word}) in {}{error}",
+                    c(final_state),
+                    duration(*duration_ms)
+                ),
+                colour,
+            )
+        }
+        RunEvent::Feedback { score, text, .. } => {
+            let score = score.map(|s| format!(" {s}")).unwrap_or_default();
+            let text = text
+                .as_ref()
+                .map(|t| format!(" {}", c(t)))
+                .unwrap_or_default();
+            (format!("feedback{score}{text}"), theme.muted)
+        }
+    }
+}
+
+fn journal_line<'a>(event: &JournalEvent, theme: &Theme) -> Line<'a> {
+    let (text, colour) = event_text(&event.body, theme);
+    Line::from(vec![
+        Span::styled(
+            format!("{:>3} {} ", event.seq, clock(&event.at)),
+            Style::default().fg(theme.muted),
+        ),
+        Span::styled(text, Style::default().fg(colour)),
+    ])
+}
+
+pub fn draw(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let Some(view) = &cx.app.runs_view else {
+        return;
+    };
+    let area = centered(frame.area(), 110, frame.area().height.saturating_sub(2));
+    frame.render_widget(Clear, area);
+    let block = boxed(
+        format!(
+            " Runs · {} · {} · j/k run · PgUp/PgDn/End journal · Esc closes ",
+            clean(&view.workflow),
+            view.runs.len()
+        ),
+        cx,
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let list_rows = (view.runs.len().max(1) as u16).min(inner.height / 3).max(1);
+    let [list_area, rule_area, journal_area] = Layout::vertical([
+        Constraint::Length(list_rows),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    // The run list, scrolled to keep the selection in view.
+    let rows = usize::from(list_rows);
+    let top = view.selected.saturating_sub(rows.saturating_sub(1));
+    let lines: Vec<Line> = if view.runs.is_empty() {
+        vec![Line::styled(
+            "no runs yet: r runs it",
+            Style::default().fg(t.muted),
+        )]
+    } else {
+        view.runs
+            .iter()
+            .enumerate()
+            .skip(top)
+            .take(rows)
+            .map(|(i, run)| {
+                let style = if i == view.selected {
+                    Style::default()
+                        .bg(t.selection_bg)
+                        .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+                } else {
+                    Style::default().fg(t.foreground)
+                };
+                Line::styled(run_line(run), style)
+            })
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(lines), list_area);
+    let follow = if view.offset > 0 {
+        format!(" journal −{} (End follows) ", view.offset)
+    } else {
+        " journal ".to_string()
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            format!("──{follow}{}", "─".repeat(usize::from(rule_area.width))),
+            Style::default().fg(t.border),
+        )),
+        rule_area,
+    );
+    let height = usize::from(journal_area.height);
+    let journal: Vec<Line> = if !view.loaded && view.journal.is_empty() {
+        if view.run_id.is_some() {
+            vec![Line::styled("reading…", Style::default().fg(t.muted))]
+        } else {
+            Vec::new()
+        }
+    } else {
+        let end = view.journal.len().saturating_sub(view.offset);
+        let start = end.saturating_sub(height);
+        view.journal[start..end]
+            .iter()
+            .map(|e| journal_line(e, t))
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(journal), journal_area);
+}

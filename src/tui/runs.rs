@@ -1,0 +1,138 @@
+//! The run view: a workflow's past runs and the journal of the selected one, read through
+//! effects and followed live from the engine's `Change::Run` events (never polled).
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::state::{App, RunsView};
+use crate::engine::RunEvent;
+use crate::engine::journal::{JournalEvent, RunSummary};
+
+/// Journal lines a page up or down moves.
+pub const PAGE: usize = 10;
+
+/// `h`: asks for the selected workflow's runs.
+pub fn open(app: &mut App) -> Vec<Effect> {
+    match app.selected_workflow() {
+        Some(w) => vec![Effect::LoadRuns(w.name.clone())],
+        None => {
+            app.message = Some("no workflow selected".into());
+            Vec::new()
+        }
+    }
+}
+
+/// The runs read: the view opens on the newest and asks for its journal.
+pub fn runs_read(app: &mut App, workflow: String, runs: Vec<RunSummary>) -> Vec<Effect> {
+    app.runs_view = Some(RunsView {
+        workflow,
+        runs,
+        ..RunsView::default()
+    });
+    app.mode = Mode::Runs;
+    select(app, 0)
+}
+
+/// Selects the run at `at` and asks for its journal when it is not the one shown.
+fn select(app: &mut App, at: usize) -> Vec<Effect> {
+    let Some(view) = &mut app.runs_view else {
+        return Vec::new();
+    };
+    let Some(run) = view.runs.get(at) else {
+        return Vec::new();
+    };
+    view.selected = at;
+    if view.run_id.as_deref() == Some(run.run_id.as_str()) {
+        return Vec::new();
+    }
+    let run_id = run.run_id.clone();
+    view.run_id = Some(run_id.clone());
+    view.journal.clear();
+    view.loaded = false;
+    view.offset = 0;
+    vec![Effect::LoadRunEvents(run_id)]
+}
+
+/// j/k: the next older (`delta` 1) or newer run.
+pub fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
+    let Some(view) = &app.runs_view else {
+        return Vec::new();
+    };
+    let last = view.runs.len().saturating_sub(1) as isize;
+    let at = (view.selected as isize + delta).clamp(0, last) as usize;
+    select(app, at)
+}
+
+/// A run's journal read: lines that arrived live meanwhile stay after it.
+pub fn events_read(app: &mut App, run_id: &str, events: Result<Vec<JournalEvent>, String>) {
+    let Some(view) = &mut app.runs_view else {
+        return;
+    };
+    if view.run_id.as_deref() != Some(run_id) {
+        return;
+    }
+    match events {
+        Ok(events) => {
+            let last = events.last().map_or(0, |e| e.seq);
+            let live: Vec<JournalEvent> = view.journal.drain(..).filter(|e| e.seq > last).collect();
+            view.journal = events;
+            view.journal.extend(live);
+            view.loaded = true;
+        }
+        Err(e) => app.message = Some(format!("cannot read the run's journal: {e}")),
+    }
+}
+
+/// A journal line from the engine's events: appended when it belongs to the run shown.
+pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
+    let Some(view) = &mut app.runs_view else {
+        return;
+    };
+    if view.run_id.as_deref() != Some(run_id) || seq <= view.last_seq() {
+        return;
+    }
+    let at = crate::engine::journal::now();
+    view.journal.push(JournalEvent {
+        seq,
+        at,
+        body: line.clone(),
+    });
+    if let RunEvent::RunFinished {
+        final_state,
+        success,
+        duration_ms,
+        ..
+    } = line
+        && let Some(run) = view.runs.iter_mut().find(|r| r.run_id == run_id)
+    {
+        run.final_state = Some(final_state.clone());
+        run.success = Some(*success);
+        run.duration_ms = Some(*duration_ms);
+    }
+    // Scrolled up: what the person reads stays where it is.
+    if view.offset > 0 {
+        view.offset += 1;
+    }
+}
+
+/// PgUp (`pages` 1) / PgDn (−1) in the journal; at the bottom it follows the end again.
+pub fn scroll(app: &mut App, pages: isize) {
+    if let Some(view) = &mut app.runs_view {
+        let max = view.journal.len().saturating_sub(1);
+        view.offset = view
+            .offset
+            .saturating_add_signed(pages * PAGE as isize)
+            .min(max);
+    }
+}
+
+/// End: follow the journal's end.
+pub fn follow(app: &mut App) {
+    if let Some(view) = &mut app.runs_view {
+        view.offset = 0;
+    }
+}
+
+pub fn close(app: &mut App) {
+    app.runs_view = None;
+    app.mode = Mode::Normal;
+}
