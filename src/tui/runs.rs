@@ -87,6 +87,33 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
     let Some(view) = &mut app.runs_view else {
         return;
     };
+    // A new run of the workflow shown: listed at the top, the selection stays on its run.
+    if let RunEvent::RunStarted {
+        workflow,
+        session_id,
+        ..
+    } = line
+        && *workflow == view.workflow
+        && !view.runs.iter().any(|r| r.run_id == run_id)
+    {
+        view.runs.insert(
+            0,
+            RunSummary {
+                run_id: run_id.to_string(),
+                workflow: workflow.clone(),
+                started_at: crate::engine::journal::now(),
+                session_id: session_id.clone(),
+                final_state: None,
+                success: None,
+                states_executed: None,
+                duration_ms: None,
+                feedback: Vec::new(),
+            },
+        );
+        if view.run_id.is_some() {
+            view.selected += 1;
+        }
+    }
     if view.run_id.as_deref() != Some(run_id) || seq <= view.last_seq() {
         return;
     }

@@ -189,3 +189,49 @@ fn lines_that_arrive_before_the_read_stay_after_it() {
         .collect();
     assert_eq!(seqs, vec![1, 2, 3]);
 }
+
+#[test]
+fn a_run_started_while_the_view_is_open_is_listed_on_top() {
+    let mut app = opened();
+    update(
+        &mut app,
+        Event::Engine(Box::new(EngineEvent {
+            seq: 1,
+            at: String::new(),
+            actor: Actor::Person,
+            change: Change::Run {
+                run_id: "r3".into(),
+                journal_seq: 1,
+                line: RunEvent::RunStarted {
+                    run_id: "r3".into(),
+                    workflow: "build".into(),
+                    version: None,
+                    session_id: None,
+                    inputs: Default::default(),
+                    actor: None,
+                },
+            },
+        })),
+    );
+    let view = app.runs_view.as_ref().unwrap();
+    let ids: Vec<&str> = view.runs.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, vec!["r3", "r2", "r1"]);
+    assert_eq!(view.selected_run().unwrap().run_id, "r2");
+}
+
+#[test]
+fn journal_text_is_sanitized() {
+    let theme = crate::tui::theme::Theme::default();
+    let (text, _) = crate::tui::draw::runs::event_text(
+        &RunEvent::Transition {
+            from: "a\u{1b}[2J".into(),
+            to: Some("b\u{202e}".into()),
+            condition: Some("x\u{7}".into()),
+        },
+        &theme,
+    );
+    assert!(
+        !text.chars().any(crate::workflow::names::is_dangerous_char),
+        "{text:?}"
+    );
+}
