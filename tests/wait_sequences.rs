@@ -26,23 +26,6 @@ mod common;
 /// Every wait's deadline; a healthy run needs a small fraction of it.
 const WAIT_SECONDS: f64 = 15.0;
 
-/// splitmix64: small, seedable, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Op {
     RunCommand,
@@ -156,10 +139,10 @@ impl Run<'_> {
         }
     }
 
-    async fn step(&mut self, op: Op, n: usize, rng: &mut Rng) {
+    async fn step(&mut self, op: Op, n: usize, rng: &mut fastrand::Rng) {
         match op {
             Op::RunCommand => {
-                let code = rng.below(4);
+                let code = rng.u64(..4);
                 let r = self
                     .engine
                     .run_command(
@@ -179,8 +162,8 @@ impl Run<'_> {
                 }
             }
             Op::SetEnv => {
-                let name = format!("SEQ_VAR_{}", rng.below(3));
-                let value = format!("v{n} it's \"$(quoted)\" {}", rng.below(1000));
+                let name = format!("SEQ_VAR_{}", rng.u64(..3));
+                let value = format!("v{n} it's \"$(quoted)\" {}", rng.u64(..1000));
                 self.engine
                     .set_env(
                         &self.id,
@@ -206,7 +189,7 @@ impl Run<'_> {
                     }
                 }
             }
-            Op::TypedLine => self.typed_line(n, rng.below(4)).await,
+            Op::TypedLine => self.typed_line(n, rng.u64(..4)).await,
             Op::Keys => {
                 // Typed with keys, edited on the line: the echo holds the marker too.
                 self.send(json!({"keys": [
@@ -250,7 +233,7 @@ impl Run<'_> {
 }
 
 async fn sequence(engine: &Engine, file: &str, seed: u64, index: usize) {
-    let mut rng = Rng(seed ^ (index as u64).wrapping_mul(0x9e37_79b9));
+    let mut rng = fastrand::Rng::with_seed(seed ^ (index as u64).wrapping_mul(0x9e37_79b9));
     let info = engine
         .open_terminal(
             &params::<OpenTerminalParams>(json!({
@@ -270,15 +253,15 @@ async fn sequence(engine: &Engine, file: &str, seed: u64, index: usize) {
             "seed {seed} (replay with FLOWDECK_SEED={seed}), sequence {index}; operations:"
         ),
     };
-    let count = 5 + rng.below(6) as usize;
+    let count = 5 + rng.u64(..6) as usize;
     for n in 0..count {
-        let op = OPS[rng.below(OPS.len() as u64) as usize];
+        let op = OPS[rng.usize(..OPS.len())];
         run.trail.push_str(&format!(" {op:?}"));
         run.step(op, n, &mut rng).await;
     }
     // Whatever came last, a typed line is matched on its output.
     run.trail.push_str(" TypedLine");
-    run.typed_line(count, rng.below(4)).await;
+    run.typed_line(count, rng.u64(..4)).await;
     engine.exit_terminal(&run.id, &Actor::Cli).await.unwrap();
 }
 

@@ -290,22 +290,7 @@ mod tests {
         t
     }
 
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn stream(rng: &mut Rng) -> Vec<u8> {
+    fn stream(rng: &mut fastrand::Rng) -> Vec<u8> {
         const PIECES: &[&[u8]] = &[
             b"text ",
             b"more text",
@@ -364,8 +349,8 @@ mod tests {
             b"\x1b\x1b",
         ];
         let mut out = Vec::new();
-        for _ in 0..rng.below(400) {
-            out.extend_from_slice(PIECES[rng.below(PIECES.len())]);
+        for _ in 0..rng.usize(..400) {
+            out.extend_from_slice(PIECES[rng.usize(..PIECES.len())]);
         }
         out
     }
@@ -374,7 +359,7 @@ mod tests {
     /// of the whole stream at once.
     #[test]
     fn decodes_as_vte_does_whatever_the_chunks() {
-        let mut rng = Rng(0xdec0de);
+        let mut rng = fastrand::Rng::with_seed(0xdec0de);
         for case in 0..3000 {
             let bytes = stream(&mut rng);
             let want = with_vte(&bytes);
@@ -382,7 +367,7 @@ mod tests {
             let mut d = Decoder::default();
             let mut at = 0;
             while at < bytes.len() {
-                let n = (1 + rng.below(40)).min(bytes.len() - at);
+                let n = (1 + rng.usize(..40)).min(bytes.len() - at);
                 d.feed(&mut got, &bytes[at..at + n]);
                 at += n;
             }

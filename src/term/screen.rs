@@ -457,30 +457,15 @@ mod tests {
         );
     }
 
-    /// splitmix64, for reproducible random streams.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[self.below(items.len())]
-        }
+    fn pick<'a>(rng: &mut fastrand::Rng, items: &[&'a str]) -> &'a str {
+        items[rng.usize(..items.len())]
     }
 
     /// Output as programs write it: mostly lines of text (wide, combining and invalid
     /// characters, tabs, lines longer than the screen, LF without CR), colours, and now and
     /// then anything else: cursor moves, erases, scroll regions, the alternate screen,
     /// titles, queries, resets.
-    fn stream(rng: &mut Rng) -> Vec<u8> {
+    fn stream(rng: &mut fastrand::Rng) -> Vec<u8> {
         const TEXT: &[&str] = &[
             "a",
             "bc",
@@ -547,25 +532,25 @@ mod tests {
             "\x1b[>4;2m",
         ];
         let mut out = Vec::new();
-        let elements = 200 + rng.below(1500);
+        let elements = 200 + rng.usize(..1500);
         for _ in 0..elements {
-            match rng.below(100) {
-                0..=2 => out.extend_from_slice(rng.pick(OTHER).as_bytes()),
+            match rng.usize(..100) {
+                0..=2 => out.extend_from_slice(pick(rng, OTHER).as_bytes()),
                 // The cursor a few rows above the bottom, where lines do not scroll yet.
-                3 => out.extend_from_slice(rng.pick(&["\x1b[2A", "\x1b[3A", "\x1bM"]).as_bytes()),
-                4..=10 => out.extend_from_slice(rng.pick(SGR).as_bytes()),
+                3 => out.extend_from_slice(pick(rng, &["\x1b[2A", "\x1b[3A", "\x1bM"]).as_bytes()),
+                4..=10 => out.extend_from_slice(pick(rng, SGR).as_bytes()),
                 11 => out.extend_from_slice(b"\xc3"),
                 12 => out.extend_from_slice(b"\x85"),
                 _ => {
-                    let words = if rng.below(20) == 0 {
+                    let words = if rng.usize(..20) == 0 {
                         60
                     } else {
-                        rng.below(12)
+                        rng.usize(..12)
                     };
                     for _ in 0..words {
-                        out.extend_from_slice(rng.pick(TEXT).as_bytes());
+                        out.extend_from_slice(pick(rng, TEXT).as_bytes());
                     }
-                    out.extend_from_slice(match rng.below(20) {
+                    out.extend_from_slice(match rng.usize(..20) {
                         0..=14 => b"\r\n".as_slice(),
                         15..=16 => b"\n",
                         17 => b"\r",
@@ -598,20 +583,20 @@ mod tests {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(0x5eed_u64);
-        let mut rng = Rng(seed);
+        let mut rng = fastrand::Rng::with_seed(seed);
         let mut skipped = 0;
         for case in 0..100 {
             let size = Size {
-                cols: [10, 40, 80, 120][rng.below(4)],
-                rows: [3, 5, 24][rng.below(3)],
+                cols: [10, 40, 80, 120][rng.usize(..4)],
+                rows: [3, 5, 24][rng.usize(..3)],
             };
             let mut fast = Screen::new(size);
             let mut exact = Screen::new(size);
             let bytes = stream(&mut rng);
             let (mut at, mut exact_at) = (0, 0);
             while at < bytes.len() {
-                let most = [40, 4000, 16_000][rng.below(3)];
-                let n = (1 + rng.below(most)).min(bytes.len() - at);
+                let most = [40, 4000, 16_000][rng.usize(..3)];
+                let n = (1 + rng.usize(..most)).min(bytes.len() - at);
                 let batch = &bytes[at..at + n];
                 at += n;
                 // The reference gets no character in two pieces (see `Screen::cut`).
@@ -623,7 +608,7 @@ mod tests {
                 exact_at = safe;
                 assert_eq!(replies.0, replies.1, "seed {seed} case {case} at {at}");
                 // Looked at now and then, so that lines wait across batches in between.
-                if rng.below(3) == 0 || at == bytes.len() {
+                if rng.usize(..3) == 0 || at == bytes.len() {
                     assert_eq!(
                         state(&mut fast),
                         state(&mut exact),
