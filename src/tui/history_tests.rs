@@ -6,18 +6,15 @@ use super::history::HISTORY_MAX;
 use super::keymap::{self, Mode};
 use super::layout;
 use super::state::{App, View};
+use super::test_support::{key, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};
 use super::update::{Event, update};
 use crate::engine::WorkflowStatus;
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::search::{Found, Hit, Source};
 use crate::workflow::violation::Violation;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use std::ffi::OsStr;
-
-fn key(code: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
-}
 
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
@@ -29,18 +26,12 @@ fn typed(app: &mut App, text: &str) {
 fn app() -> App {
     let mut app = App::new("workflows".into());
     app.workflows = vec![WorkflowSummary {
-        name: "broken".into(),
-        file: "broken.yaml".into(),
         status: WorkflowStatus::Invalid,
-        description: None,
         states: None,
-        version: "v".into(),
         errors: 1,
-        warnings: 0,
-        runs: 0,
-        last_result: None,
+        ..summary("broken")
     }];
-    app.panes.push(super::update_tests::shell_pane(78, 10));
+    app.panes.push(shell_pane(78, 10));
     app.view = View::Panes;
     app
 }

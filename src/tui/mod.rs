@@ -32,4 +32,6 @@ mod history_tests;
 #[cfg(test)]
 mod runs_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod update_tests;

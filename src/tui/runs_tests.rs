@@ -3,29 +3,15 @@
 use super::effect::Effect;
 use super::keymap::Mode;
 use super::state::App;
+use super::test_support::{key, summary};
 use super::update::{Event, update};
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::{Actor, Change, EngineEvent, RunEvent};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(code: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
-}
+use crossterm::event::KeyCode;
 
 fn app() -> App {
     let mut app = App::new("workflows".into());
-    app.workflows = vec![crate::engine::authoring::WorkflowSummary {
-        name: "build".into(),
-        file: "build.yaml".into(),
-        status: crate::engine::WorkflowStatus::Valid,
-        description: None,
-        states: Some(2),
-        version: "v".into(),
-        errors: 0,
-        warnings: 0,
-        runs: 0,
-        last_result: None,
-    }];
+    app.workflows = vec![summary("build")];
     app
 }
 

@@ -4,34 +4,15 @@ use super::effect::Effect;
 use super::form::InputsForm;
 use super::keymap::{self, Mode};
 use super::state::{App, View};
+use super::test_support::{key, shell_pane, summary};
 use super::update::{Event, update};
-use crate::engine::WorkflowStatus;
-use crate::engine::authoring::{InputSpec, WorkflowSummary};
+use crate::engine::authoring::InputSpec;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn summary(name: &str) -> WorkflowSummary {
-    WorkflowSummary {
-        name: name.into(),
-        file: format!("{name}.yaml"),
-        status: WorkflowStatus::Valid,
-        description: None,
-        states: Some(2),
-        version: "v".into(),
-        errors: 0,
-        warnings: 0,
-        runs: 0,
-        last_result: None,
-    }
-}
 
 fn app() -> App {
     let mut app = App::new("workflows".into());
     app.workflows = vec![summary("build"), summary("deploy"), summary("git_health")];
     app
-}
-
-fn key(code: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
 fn ctrl(c: char) -> Event {
@@ -248,25 +229,4 @@ fn help_is_generated_from_the_keymap_and_lists_every_binding() {
     assert_eq!(app.help_top, keymap::help_height() - 21);
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Normal);
-}
-
-/// A shell pane as the engine lists one, for tests that need a pane without a session.
-pub(super) fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
-    crate::engine::SessionInfo {
-        session_id: "s1".into(),
-        name: None,
-        command: vec!["bash".into()],
-        pid: 1,
-        cols,
-        rows,
-        created_at_ms: 0,
-        running: true,
-        exit: None,
-        failed: None,
-        opened_by: Some(crate::engine::Actor::Person),
-        output_bytes: 0,
-        history_lines: 0,
-        is_shell: true,
-        title: String::new(),
-    }
 }
