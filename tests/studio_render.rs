@@ -28,12 +28,36 @@ fn studio(engine: &flowdeck::engine::Engine, cols: u16, rows: u16) -> App {
     app
 }
 
-fn render(engine: &flowdeck::engine::Engine, app: &App, cols: u16, rows: u16) -> String {
+/// One frame of the studio, drawn with `theme` into a `cols` x `rows` test terminal.
+fn drawn(
+    engine: &flowdeck::engine::Engine,
+    app: &App,
+    theme: &Theme,
+    cols: u16,
+    rows: u16,
+) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(cols, rows)).unwrap();
     terminal
-        .draw(|frame| draw::draw(frame, app, &Theme::default(), engine))
+        .draw(|frame| draw::draw(frame, app, theme, engine))
         .unwrap();
-    terminal.backend().to_string()
+    terminal
+}
+
+fn render(engine: &flowdeck::engine::Engine, app: &App, cols: u16, rows: u16) -> String {
+    drawn(engine, app, &Theme::default(), cols, rows)
+        .backend()
+        .to_string()
+}
+
+/// No escape, control or bidi character from a file reaches a cell (checked cell by cell:
+/// the backend's text form escapes controls itself and would hide them).
+fn assert_drawn_safe(terminal: &Terminal<TestBackend>) {
+    let cells = terminal.backend().buffer().content();
+    assert!(cells.iter().all(|c| {
+        !c.symbol()
+            .chars()
+            .any(flowdeck::workflow::names::is_dangerous_char)
+    }));
 }
 
 /// An engine on a copy of the bundled workflows.
@@ -89,17 +113,9 @@ async fn a_workflow_name_with_escapes_is_drawn_escaped() {
     .unwrap();
     let engine = common::test_engine(dir.path(), 1, false);
     let app = studio(&engine, 80, 24);
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal
-        .draw(|frame| draw::draw(frame, &app, &Theme::default(), &*engine))
-        .unwrap();
-    // Cell by cell: the backend's text form escapes controls itself and would hide them.
+    let terminal = drawn(&engine, &app, &Theme::default(), 80, 24);
+    assert_drawn_safe(&terminal);
     let cells = terminal.backend().buffer().content();
-    assert!(cells.iter().all(|c| {
-        !c.symbol()
-            .chars()
-            .any(flowdeck::workflow::names::is_dangerous_char)
-    }));
     let text: String = cells.iter().map(|c| c.symbol()).collect();
     assert!(text.contains("ev\\u{1b}]0;pwned"), "{text}");
 }
@@ -180,10 +196,7 @@ async fn no_color_draws_every_cell_in_the_terminals_colours() {
         Event::Snapshot(Box::new(engine.snapshot())),
     );
     let theme = Theme::default().without_colour();
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal
-        .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
-        .unwrap();
+    let terminal = drawn(&engine, &app, &theme, 80, 24);
     let buffer = terminal.backend().buffer();
     let text: String = buffer.content().iter().map(|c| c.symbol()).collect();
     assert!(text.contains("RED"), "the pane's red text is drawn: {text}");
@@ -223,10 +236,7 @@ async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
     assert_eq!(app.message.as_deref(), Some("/line 1.7$: hit 1 of 10"));
     press(&engine, &mut app, KeyCode::Char('n'));
     assert_eq!(app.message.as_deref(), Some("/line 1.7$: hit 2 of 10"));
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal
-        .draw(|frame| draw::draw(frame, &app, &Theme::default(), &*engine))
-        .unwrap();
+    let terminal = drawn(&engine, &app, &Theme::default(), 80, 24);
     insta::assert_snapshot!("searched_pane", terminal.backend().to_string());
     let marked: String = terminal
         .backend()
@@ -259,16 +269,8 @@ async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
     let mut app = studio(&engine, 100, 24);
     press(&engine, &mut app, crossterm::event::KeyCode::Char('e'));
     assert_eq!(app.mode, flowdeck::tui::keymap::Mode::Problems);
-    let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
-    terminal
-        .draw(|frame| draw::draw(frame, &app, &Theme::default(), &*engine))
-        .unwrap();
-    let cells = terminal.backend().buffer().content();
-    assert!(cells.iter().all(|c| {
-        !c.symbol()
-            .chars()
-            .any(flowdeck::workflow::names::is_dangerous_char)
-    }));
+    let terminal = drawn(&engine, &app, &Theme::default(), 100, 24);
+    assert_drawn_safe(&terminal);
     insta::assert_snapshot!("problems", terminal.backend().to_string());
 }
 
