@@ -5,7 +5,7 @@
 //! transition that holds is taken ([`super::transition::next_state`], a pure function).
 
 use super::contract::{self, MASK};
-use super::events::{Actor, Change};
+use super::events::Actor;
 use super::journal::{JournalEvent, JournalWriter, RunEvent, now};
 use super::result::{FinalState, RunResult};
 use super::runs::{ActiveRun, PendingPrompt, Phase};
@@ -1006,14 +1006,8 @@ impl Drop for Announce<'_> {
     fn drop(&mut self) {
         if let Some(line) = self.line.take() {
             self.run.update(|s| s.last_event = line.seq);
-            self.engine.publish(
-                self.actor.clone(),
-                Change::Run {
-                    run_id: self.run.run_id.clone(),
-                    journal_seq: line.seq,
-                    line: line.body,
-                },
-            );
+            self.engine
+                .publish_run_line(&self.actor, &self.run.run_id, line);
         }
     }
 }
