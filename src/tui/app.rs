@@ -5,7 +5,7 @@
 
 use super::draw;
 use super::effect::Effect;
-use super::state::App;
+use super::state::{App, Point, Selection};
 use super::terminal::{self, Tui};
 use super::theme::Theme;
 use super::update::{Event, update};
@@ -53,6 +53,8 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         }
         let mut app = App::new(options.folder.display().to_string());
         app.message = theme_warning;
+        // Asked before the terminal is taken: tmux answers on its own socket.
+        app.clipboard_hint = super::clipboard::hint();
         let outcome = match terminal::enter() {
             Ok((mut tui, guard)) => {
                 let outcome = event_loop(&engine, &mut tui, &theme, app, &mut termination).await;
@@ -101,9 +103,13 @@ async fn next_input(stream: &mut EventStream) -> Option<std::io::Result<TermEven
 /// Whether an engine event changes what is on screen: output of a pane nobody sees does not.
 fn shown(app: &App, event: &EngineEvent) -> bool {
     match &event.change {
-        Change::SessionActivity { session_id, .. } => app
-            .focused_pane()
-            .is_some_and(|p| &p.session_id == session_id),
+        Change::SessionActivity { session_id, .. } => {
+            super::layout::app_slots(app).iter().any(|s| {
+                app.panes
+                    .get(s.index)
+                    .is_some_and(|p| &p.session_id == session_id)
+            })
+        }
         _ => true,
     }
 }
@@ -122,6 +128,7 @@ async fn event_loop(
     let mut pending = VecDeque::from([Event::Snapshot(Box::new(engine.snapshot()))]);
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
+    let clock = std::time::Instant::now();
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
     loop {
@@ -130,8 +137,9 @@ async fn event_loop(
                 Event::Engine(e) => shown(&app, e),
                 _ => true,
             };
+            let tmux = app.clipboard_hint.is_some();
             for effect in update(&mut app, event) {
-                execute(engine, effect, &done_tx, &mut pending);
+                execute(engine, effect, &done_tx, &mut pending, tmux);
             }
         }
         if app.quit {
@@ -148,10 +156,15 @@ async fn event_loop(
             input = next_input(&mut input) => match input {
                 Some(Ok(TermEvent::Key(key))) => pending.push_back(Event::Key(key)),
                 Some(Ok(TermEvent::Paste(text))) => pending.push_back(Event::Paste(text)),
+                Some(Ok(TermEvent::Mouse(event))) => {
+                    let at_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    pending.push_back(Event::Mouse { event, at_ms });
+                }
+                Some(Ok(TermEvent::FocusGained)) => pending.push_back(Event::TermFocus(true)),
+                Some(Ok(TermEvent::FocusLost)) => pending.push_back(Event::TermFocus(false)),
                 Some(Ok(TermEvent::Resize(cols, rows))) => {
                     pending.push_back(Event::Resize(cols, rows));
                 }
-                Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
                 // The terminal is gone: nobody is left to show anything to.
                 None => return Ok(()),
@@ -178,6 +191,7 @@ fn execute(
     effect: Effect,
     done: &mpsc::UnboundedSender<Event>,
     now: &mut VecDeque<Event>,
+    tmux: bool,
 ) {
     let person = Actor::Person;
     let effect = match read(engine, effect) {
@@ -193,7 +207,30 @@ fn execute(
         | Effect::ReadHistory { .. }
         | Effect::Search { .. }
         | Effect::LoadProblems(_)
-        | Effect::LoadRuns(_) => {}
+        | Effect::LoadRuns(_)
+        | Effect::LocateCursor(_) => {}
+        Effect::CopyScreen(selection) => {
+            let text = engine.with_session_screen(&selection.session_id, |screen| {
+                screen_text(screen, &selection)
+            });
+            now.push_back(match text {
+                Ok(text) => copied(&text, tmux),
+                Err(e) => Event::Failed(e.to_string()),
+            });
+        }
+        Effect::Clipboard(text) => now.push_back(copied(&text, tmux)),
+        Effect::MouseCapture(on) => {
+            if let Err(e) = terminal::capture_mouse(on) {
+                now.push_back(Event::Failed(format!("cannot change the mouse: {e}")));
+            }
+        }
+        // A bell or title the terminal cannot take is nothing to tell the person about.
+        Effect::Alert(text) => {
+            let _ = terminal::alert(&text);
+        }
+        Effect::ClearAlert => {
+            let _ = terminal::clear_alert();
+        }
         // A journal read of a run in progress may wait for the run's status: off the loop.
         Effect::LoadRunEvents(run_id) => {
             let (engine, done) = (engine.clone(), done.clone());
@@ -350,8 +387,41 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
             let runs = engine.run_list(Some(&workflow), RUNS_SHOWN).runs;
             Event::Runs { workflow, runs }
         }
+        Effect::LocateCursor(session_id) => {
+            match engine.with_session_screen(&session_id, |s| {
+                let (row, col) = s.cursor_position();
+                (s.alternate_screen(), row, col)
+            }) {
+                Ok((alternate, row, col)) => Event::CursorLocated {
+                    session_id,
+                    alternate,
+                    cursor: Point {
+                        line: u64::from(row),
+                        col,
+                    },
+                },
+                Err(e) => Event::Failed(e.to_string()),
+            }
+        }
         other => return Err(other),
     })
+}
+
+/// The text of a selection on a session's screen (rows the terminal wrapped are joined).
+pub fn screen_text(screen: &vt100::Screen, selection: &Selection) -> String {
+    let (_, cols) = screen.size();
+    let mut line = |n: u64| super::draw::pane::screen_row(screen, n, cols.get());
+    let bounds = super::selection::bounds(selection, &mut line);
+    let wrapped = |n: u64| u16::try_from(n).is_ok_and(|r| screen.row_wrapped(r));
+    super::selection::text(bounds, &mut line, &wrapped)
+}
+
+/// Puts text on the clipboard through the terminal; what to tell the person.
+fn copied(text: &str, tmux: bool) -> Event {
+    match super::clipboard::copy(text, &mut std::io::stdout(), tmux) {
+        Ok(chars) => Event::Copied(chars),
+        Err(e) => Event::Failed(e),
+    }
 }
 
 /// How many past runs the run view lists.

@@ -4,7 +4,7 @@
 use super::effect::Effect;
 use super::keymap::Mode;
 use super::state::{App, Finished, RunView, StepMark};
-use super::update::{fit_pane, is_persons, open_prompt, plan_follows_selection, show_pane};
+use super::update::{fit_panes, is_persons, open_prompt, plan_follows_selection, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, Phase, RunEvent, Snapshot};
 
 pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
@@ -28,7 +28,7 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     }
     app.clamp_selection();
     let mut effects = plan_follows_selection(app, true);
-    effects.extend(fit_pane(app));
+    effects.extend(fit_panes(app));
     effects
 }
 
@@ -111,11 +111,18 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             {
                 app.search = None;
             }
-            if app.mode == Mode::Focus {
-                app.mode = Mode::Normal;
+            if app
+                .selection
+                .as_ref()
+                .is_some_and(|s| s.session_id == session_id)
+            {
+                app.selection = None;
+            }
+            if matches!(app.mode, Mode::Focus | Mode::Copy) {
+                super::copy::leave(app);
             }
             app.clamp_selection();
-            fit_pane(app)
+            fit_panes(app)
         }
         Change::Run {
             run_id,
@@ -180,6 +187,7 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
             } else {
                 app.message = Some(format!("{workflow} waits for an answer: a answers"));
             }
+            return attention(app, format!("{workflow} waits for an answer"));
         }
         RunEvent::Answered { .. } | RunEvent::PromptWithdrawn { .. } => {
             run.phase = Phase::Running;
@@ -201,11 +209,12 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         } => {
             run.phase = Phase::Finished;
             run.prompt = None;
-            app.message = Some(format!(
+            let ended = format!(
                 "{} ended: {final_state} in {}",
                 run.workflow,
                 super::draw::text::duration(duration_ms)
-            ));
+            );
+            app.message = Some(ended.clone());
             run.finished = Some(Finished {
                 final_state,
                 success,
@@ -219,7 +228,9 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
                     app.mode = Mode::Normal;
                 }
             }
-            return vec![Effect::ReloadList];
+            let mut effects = vec![Effect::ReloadList];
+            effects.extend(attention(app, ended));
+            return effects;
         }
         RunEvent::RunStarted { .. }
         | RunEvent::ContractChecked { .. }
@@ -227,4 +238,14 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         | RunEvent::Feedback { .. } => {}
     }
     Vec::new()
+}
+
+/// Something the person should know happened: the status line says it (the caller set the
+/// message); while their terminal is not focused, the bell rings and the title says it too.
+fn attention(app: &mut App, what: String) -> Vec<Effect> {
+    if app.term_focused {
+        return Vec::new();
+    }
+    app.attention = Some(what.clone());
+    vec![Effect::Alert(what)]
 }

@@ -1,5 +1,5 @@
 //! Everything a person can ask of the studio, as one type: keys map to these (keymap.rs), the
-//! help overlay lists them, and the command palette and mouse actions will name the same
+//! help overlay lists them, the command palette offers them and mouse actions name the same
 //! values, so that no action exists in one place only.
 
 /// One thing the studio can be asked to do.
@@ -58,7 +58,59 @@ pub enum Command {
     JournalDown,
     /// Follow the journal's end again.
     JournalFollow,
+    /// The command palette: every command, found by typing part of what it does.
+    Palette,
+    /// Panes side by side in a grid, or one at a time as tabs.
+    ToggleGrid,
+    /// The panes take the whole screen, or give the list and plan back.
+    Zoom,
+    /// Select the shown pane's text with the keyboard.
+    CopyMode,
+    /// Move the copy mode's cursor left.
+    Left,
+    /// Move the copy mode's cursor right.
+    Right,
+    /// Start a selection at the cursor, or drop it.
+    Mark,
+    /// Start a selection of whole lines at the cursor.
+    MarkLines,
+    /// Copy the selection to the clipboard.
+    Copy,
+    /// Take the mouse, or leave it to the terminal (its own selection and copy).
+    ToggleMouse,
 }
+
+/// The commands the palette offers, in the order it lists them before anything is typed:
+/// the ones a person may look for by name. Answers to questions and the keys of text fields
+/// are left out: they mean nothing outside their overlay.
+pub const PALETTE: &[Command] = &[
+    Command::Run,
+    Command::Cancel,
+    Command::Answer,
+    Command::NewShell,
+    Command::Focus,
+    Command::ClosePane,
+    Command::NextPane,
+    Command::PrevPane,
+    Command::ToggleGrid,
+    Command::Zoom,
+    Command::CopyMode,
+    Command::ToggleMouse,
+    Command::Search,
+    Command::NextHit,
+    Command::PrevHit,
+    Command::ScrollUp,
+    Command::ScrollDown,
+    Command::ScrollTop,
+    Command::ScrollLive,
+    Command::Filter,
+    Command::Problems,
+    Command::Runs,
+    Command::NextView,
+    Command::PrevView,
+    Command::Help,
+    Command::Quit,
+];
 
 impl Command {
     /// What the command does, in the words of the help overlay and the palette.
@@ -99,6 +151,16 @@ impl Command {
             Command::JournalUp => "scroll the run's journal a page up",
             Command::JournalDown => "scroll a page down (at the bottom: follows the end)",
             Command::JournalFollow => "follow the end of the run's journal",
+            Command::Palette => "command palette: any command by what it does",
+            Command::ToggleGrid => "panes in a grid / as tabs",
+            Command::Zoom => "zoom: panes take the whole screen / back",
+            Command::CopyMode => "copy mode: select the pane's text by keys",
+            Command::Left => "cursor left",
+            Command::Right => "cursor right",
+            Command::Mark => "start a selection at the cursor (again: drop it)",
+            Command::MarkLines => "select whole lines from the cursor",
+            Command::Copy => "copy the selection to the clipboard (OSC 52)",
+            Command::ToggleMouse => "mouse off / on (off: the terminal selects)",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What an update asks of the outside world. The loop (app.rs) carries each out against the
 //! engine and feeds what came back in as an [`super::update::Event`], so updates stay pure.
 
+use super::state::Selection;
 use crate::workflow::action::Key;
 use indexmap::IndexMap;
 
@@ -58,4 +59,18 @@ pub enum Effect {
     LoadRuns(String),
     /// Read a run's journal from its first line (the run view).
     LoadRunEvents(String),
+    /// Read where a pane's cursor is and whether a full-screen program holds its screen:
+    /// where copy mode starts.
+    LocateCursor(String),
+    /// Copy a selection of a pane's live screen (read from the screen) to the clipboard.
+    CopyScreen(Selection),
+    /// Put text on the clipboard (OSC 52, and tmux's paste buffer when tmux drops OSC 52).
+    Clipboard(String),
+    /// Take the mouse (true) or leave it to the terminal.
+    MouseCapture(bool),
+    /// Ring the bell and put `text` in the terminal's title: something happened while the
+    /// person's terminal was not focused.
+    Alert(String),
+    /// Give the terminal its own title back.
+    ClearAlert,
 }

@@ -3,6 +3,7 @@
 //! the view is and which hit is shown.
 
 use super::effect::Effect;
+use super::keymap::Mode;
 use super::layout;
 use super::state::{App, PaneSearch, Scrollback, View};
 use crate::engine::search::{Found, Source};
@@ -14,9 +15,9 @@ const FIRST_READ: usize = 500;
 /// Hits read in one page of a search.
 pub const SEARCH_PAGE: u32 = 50;
 
-/// Rows of the pane's view.
-fn rows(app: &App) -> usize {
-    usize::from(layout::pane_size(app.size.0, app.size.1).1)
+/// Rows of the shown pane's view.
+pub fn rows(app: &App) -> usize {
+    usize::from(layout::selected_pane_size(app).1)
 }
 
 /// A page: the view's rows less one kept for context.
@@ -32,6 +33,14 @@ pub fn leave(app: &mut App) {
 /// The history view scrolled `by` pages (up when positive), read from the engine when it
 /// needs lines not read yet.
 pub fn scroll(app: &mut App, pages: isize) -> Vec<Effect> {
+    let lines = pages.saturating_mul(page(app) as isize);
+    scroll_lines(app, lines)
+}
+
+/// The history view scrolled `lines` lines (up when positive; the mouse wheel scrolls a few
+/// at a time). Below the newest line the live screen is back, except in copy mode, which
+/// keeps the history it selects in.
+pub fn scroll_lines(app: &mut App, lines: isize) -> Vec<Effect> {
     let Some(pane) = app.focused_pane() else {
         app.message = Some("no pane to scroll: t opens a shell".into());
         return Vec::new();
@@ -39,31 +48,20 @@ pub fn scroll(app: &mut App, pages: isize) -> Vec<Effect> {
     let session_id = pane.session_id.clone();
     app.view = View::Panes;
     let (rows, page) = (rows(app), page(app));
+    let keep = app.mode == Mode::Copy;
     let scroll = match &mut app.scroll {
         Some(s) if s.session_id == session_id => s,
-        _ if pages <= 0 => return Vec::new(),
-        _ => {
-            let asked = FIRST_READ.max(rows + page);
-            app.scroll = Some(Scrollback {
-                session_id: session_id.clone(),
-                asked,
-                offset: page,
-                ..Scrollback::default()
-            });
-            return vec![Effect::ReadHistory {
-                session_id,
-                lines: asked,
-            }];
-        }
+        _ if lines <= 0 => return Vec::new(),
+        _ => return open(app, session_id, lines.unsigned_abs()),
     };
-    if pages < 0 {
-        scroll.offset = scroll.offset.saturating_sub(page * pages.unsigned_abs());
-        if scroll.offset == 0 {
+    if lines < 0 {
+        scroll.offset = scroll.offset.saturating_sub(lines.unsigned_abs());
+        if scroll.offset == 0 && !keep {
             leave(app);
         }
         return Vec::new();
     }
-    scroll.offset += page * pages.unsigned_abs();
+    scroll.offset += lines.unsigned_abs();
     let wanted = scroll.offset + rows;
     if wanted > scroll.lines.len() && !scroll.complete(HISTORY_MAX) {
         // Read further back; where the view is follows on arrival (see `history_read`).
@@ -75,6 +73,23 @@ pub fn scroll(app: &mut App, pages: isize) -> Vec<Effect> {
     }
     clamp(scroll, rows);
     Vec::new()
+}
+
+/// Opens the shown pane's history `offset` lines above its newest line (0: the newest lines at
+/// the bottom, where copy mode starts).
+pub fn open(app: &mut App, session_id: String, offset: usize) -> Vec<Effect> {
+    let (rows, page) = (rows(app), page(app));
+    let asked = FIRST_READ.max(rows + page).max(offset + rows);
+    app.scroll = Some(Scrollback {
+        session_id: session_id.clone(),
+        asked,
+        offset,
+        ..Scrollback::default()
+    });
+    vec![Effect::ReadHistory {
+        session_id,
+        lines: asked,
+    }]
 }
 
 /// The oldest line the view reads.

@@ -2,9 +2,8 @@
 //! terminal or an engine.
 
 use super::effect::Effect;
-use super::history::HISTORY_MAX;
+use super::history::{self, HISTORY_MAX};
 use super::keymap::{self, Mode};
-use super::layout;
 use super::state::{App, View};
 use super::test_support::{key, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};
@@ -37,7 +36,7 @@ fn app() -> App {
 }
 
 fn rows(app: &App) -> usize {
-    usize::from(layout::pane_size(app.size.0, app.size.1).1)
+    history::rows(app)
 }
 
 /// Lines `from..=to` of a history, as the engine gives them.

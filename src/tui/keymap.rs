@@ -28,6 +28,10 @@ pub enum Mode {
     Problems,
     /// Reading the selected workflow's runs and a run's journal.
     Runs,
+    /// Typing in the command palette.
+    Palette,
+    /// Selecting the shown pane's text with the keyboard.
+    Copy,
 }
 
 impl Mode {
@@ -43,6 +47,8 @@ impl Mode {
             Mode::Search => "pane search",
             Mode::Problems => "problems",
             Mode::Runs => "runs",
+            Mode::Palette => "command palette",
+            Mode::Copy => "copy mode",
         }
     }
 
@@ -50,7 +56,7 @@ impl Mode {
     pub fn takes_text(self) -> bool {
         matches!(
             self,
-            Mode::Filter | Mode::Form | Mode::Prompt | Mode::Search
+            Mode::Filter | Mode::Form | Mode::Prompt | Mode::Search | Mode::Palette
         )
     }
 }
@@ -108,7 +114,10 @@ const fn ctrl(mode: Mode, c: char, label: &'static str, command: Command) -> Bin
 use KeyCode::{
     BackTab, Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
-use Mode::{ConfirmQuit, Filter, Focus, Form, Help, Normal, Problems, Prompt, Runs, Search};
+// `Mode::Copy` is written out: a bare `Copy` would shadow the derive.
+use Mode::{
+    ConfirmQuit, Filter, Focus, Form, Help, Normal, Palette, Problems, Prompt, Runs, Search,
+};
 
 /// Every key the studio knows, mode by mode, in the order help lists them.
 pub const BINDINGS: &[Binding] = &[
@@ -120,6 +129,12 @@ pub const BINDINGS: &[Binding] = &[
     in_view(View::Panes, hint(Normal, PageUp, "PgUp", Command::ScrollUp)),
     in_view(View::List, hint(Normal, Char('e'), "e", Command::Problems)),
     in_view(View::List, hint(Normal, Char('h'), "h", Command::Runs)),
+    in_view(View::Panes, hint(Normal, Char('v'), "v", Command::CopyMode)),
+    in_view(
+        View::Panes,
+        hint(Normal, Char('g'), "g", Command::ToggleGrid),
+    ),
+    ctrl(Normal, 'p', "Ctrl-p", Command::Palette),
     hint(Normal, Char('?'), "?", Command::Help),
     hint(Normal, Char('q'), "q", Command::Quit),
     Binding {
@@ -147,6 +162,11 @@ pub const BINDINGS: &[Binding] = &[
     in_view(View::Panes, bind(Normal, Char('N'), "N", Command::PrevHit)),
     bind(Normal, Char('e'), "e", Command::Problems),
     bind(Normal, Char('h'), "h", Command::Runs),
+    bind(Normal, Char(':'), ":", Command::Palette),
+    bind(Normal, Char('g'), "g", Command::ToggleGrid),
+    bind(Normal, Char('z'), "z", Command::Zoom),
+    bind(Normal, Char('v'), "v", Command::CopyMode),
+    bind(Normal, Char('m'), "m", Command::ToggleMouse),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),
@@ -195,6 +215,29 @@ pub const BINDINGS: &[Binding] = &[
     bind(Runs, PageUp, "PgUp", Command::JournalUp),
     bind(Runs, PageDown, "PgDn", Command::JournalDown),
     bind(Runs, End, "End", Command::JournalFollow),
+    hint(Palette, Enter, "Enter", Command::Confirm),
+    hint(Palette, Esc, "Esc", Command::Close),
+    bind(Palette, Down, "↓", Command::Down),
+    bind(Palette, Tab, "Tab", Command::Down),
+    bind(Palette, Up, "↑", Command::Up),
+    bind(Palette, BackTab, "Shift-Tab", Command::Up),
+    bind(Palette, Backspace, "Backspace", Command::DeleteChar),
+    hint(Mode::Copy, Char('v'), "v", Command::Mark),
+    bind(Mode::Copy, Char('V'), "V", Command::MarkLines),
+    hint(Mode::Copy, Char('y'), "y", Command::Copy),
+    bind(Mode::Copy, Enter, "Enter", Command::Copy),
+    hint(Mode::Copy, Esc, "Esc", Command::Close),
+    bind(Mode::Copy, Char('q'), "q", Command::Close),
+    bind(Mode::Copy, Char('h'), "h", Command::Left),
+    bind(Mode::Copy, Left, "←", Command::Left),
+    bind(Mode::Copy, Char('l'), "l", Command::Right),
+    bind(Mode::Copy, Right, "→", Command::Right),
+    bind(Mode::Copy, Char('j'), "j", Command::Down),
+    bind(Mode::Copy, Down, "↓", Command::Down),
+    bind(Mode::Copy, Char('k'), "k", Command::Up),
+    bind(Mode::Copy, Up, "↑", Command::Up),
+    bind(Mode::Copy, PageUp, "PgUp", Command::ScrollUp),
+    bind(Mode::Copy, PageDown, "PgDn", Command::ScrollDown),
 ];
 
 /// The bindings that hold in `mode` with `view` active, first ones first.
@@ -273,6 +316,22 @@ fn short(command: Command) -> &'static str {
         Command::NextHit => "next hit",
         Command::Problems => "problems",
         Command::Runs => "runs",
+        Command::Palette => "commands",
+        Command::CopyMode => "copy",
+        Command::ToggleGrid => "grid",
+        Command::Mark => "select",
+        Command::Copy => "copy",
         other => other.describe(),
     }
+}
+
+/// The keys that run `command` outside any overlay (`Ctrl-p, :`), for the palette.
+pub fn keys_of(command: Command) -> String {
+    let mut labels: Vec<&str> = Vec::new();
+    for b in BINDINGS.iter().filter(|b| b.mode == Mode::Normal) {
+        if b.command == command && !labels.contains(&b.label) {
+            labels.push(b.label);
+        }
+    }
+    labels.join(", ")
 }

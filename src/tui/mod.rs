@@ -11,7 +11,9 @@
 
 pub mod app;
 pub mod apply;
+pub mod clipboard;
 pub mod command;
+pub mod copy;
 pub mod draw;
 pub mod effect;
 pub mod form;
@@ -19,7 +21,10 @@ pub mod history;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod mouse;
+pub mod palette;
 pub mod runs;
+pub mod selection;
 pub mod state;
 pub mod terminal;
 pub mod theme;
@@ -27,6 +32,8 @@ pub mod update;
 
 pub use app::{StudioOptions, run};
 
+#[cfg(test)]
+mod copy_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]

@@ -107,6 +107,17 @@ impl Scrollback {
         (self.last_line + 1).saturating_sub(self.lines.len() as u64)
     }
 
+    /// The indices of `lines` in a view of `rows` rows: the last ones but `offset`.
+    pub fn window(&self, rows: usize) -> std::ops::Range<usize> {
+        let end = self.lines.len().saturating_sub(self.offset);
+        end.saturating_sub(rows)..end
+    }
+
+    /// The number of the line at the top of a view of `rows` rows.
+    pub fn top_line(&self, rows: usize) -> u64 {
+        self.first_line() + self.window(rows).start as u64
+    }
+
     /// Whether the whole retained history (or as much as the studio reads) is in `lines`.
     pub fn complete(&self, max: usize) -> bool {
         self.lines.len() < self.asked || self.asked >= max
@@ -225,6 +236,94 @@ pub struct App {
     /// The last engine event applied.
     pub seq: u64,
     pub quit: bool,
+    /// Panes side by side in a grid instead of one at a time as tabs.
+    pub grid: bool,
+    /// The panes take the whole screen but the status line (list and plan hidden).
+    pub zoom: bool,
+    /// The command palette, while it is open.
+    pub palette: Option<Palette>,
+    /// Text selected in a pane (mouse drag or copy mode).
+    pub selection: Option<Selection>,
+    /// The copy mode's cursor, while the keyboard selects.
+    pub copy_cursor: Option<Point>,
+    /// The last left click, to tell double and triple clicks.
+    pub last_click: Option<Click>,
+    /// Whether the studio takes the mouse; off, the terminal's own selection works.
+    pub mouse: bool,
+    /// Whether the person's terminal has the focus (as far as it reports focus changes).
+    pub term_focused: bool,
+    /// Something happened (a run ended, a prompt waits) while the terminal was not focused:
+    /// the title says so until the focus comes back.
+    pub attention: Option<String>,
+    /// Why a copy may not reach the clipboard (tmux dropping OSC 52), said on each copy.
+    pub clipboard_hint: Option<String>,
+}
+
+/// The command palette: what is typed and the match selected.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Palette {
+    pub query: String,
+    /// Index into the matches of `query`.
+    pub selected: usize,
+}
+
+/// A place in a pane's content: a row of the live screen, or a line of the history (its
+/// number, 1 = the session's first line), and a column in cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Point {
+    pub line: u64,
+    pub col: u16,
+}
+
+/// What a selection's ends stand on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The live screen: `Point::line` is a screen row (0 = top).
+    Screen,
+    /// The history view: `Point::line` is a history line number.
+    History,
+}
+
+/// How far a selection reaches from where it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Char,
+    /// A double click: whole words at both ends.
+    Word,
+    /// A triple click: whole lines.
+    Line,
+}
+
+/// Text selected inside one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub session_id: String,
+    pub surface: Surface,
+    pub anchor: Point,
+    pub head: Point,
+    pub unit: Unit,
+    /// The mouse button is still down.
+    pub dragging: bool,
+}
+
+impl Selection {
+    /// The two ends, first one first.
+    pub fn ordered(&self) -> (Point, Point) {
+        if self.anchor <= self.head {
+            (self.anchor, self.head)
+        } else {
+            (self.head, self.anchor)
+        }
+    }
+}
+
+/// A left click, when and where, to count double and triple clicks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Click {
+    pub at_ms: u64,
+    pub x: u16,
+    pub y: u16,
+    pub count: u8,
 }
 
 impl App {
@@ -232,6 +331,8 @@ impl App {
         App {
             folder,
             size: (80, 24),
+            mouse: true,
+            term_focused: true,
             ..App::default()
         }
     }

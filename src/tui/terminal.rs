@@ -4,7 +4,8 @@
 //! normally, so the guard runs).
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -31,7 +32,13 @@ impl Drop for Guard {
     }
 }
 
-/// Raw mode, the alternate screen, mouse capture and bracketed paste.
+/// xterm's title stack (`CSI 22;0 t` saves the window and icon titles, `CSI 23;0 t` brings
+/// them back): the studio may retitle the terminal to call the person, and gives the title
+/// back. Terminals without the stack ignore both.
+const SAVE_TITLE: &str = "\x1b[22;0t";
+const RESTORE_TITLE: &str = "\x1b[23;0t";
+
+/// Raw mode, the alternate screen, mouse capture, focus reports and bracketed paste.
 pub fn enter() -> std::io::Result<(Tui, Guard)> {
     install_panic_hook();
     enable_raw_mode()?;
@@ -39,8 +46,10 @@ pub fn enter() -> std::io::Result<(Tui, Guard)> {
     let guard = Guard(());
     execute!(
         stdout(),
+        crossterm::style::Print(SAVE_TITLE),
         EnterAlternateScreen,
         EnableMouseCapture,
+        EnableFocusChange,
         EnableBracketedPaste
     )?;
     let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
@@ -56,11 +65,41 @@ pub fn restore() {
     let _ = execute!(
         stdout(),
         DisableBracketedPaste,
+        DisableFocusChange,
         DisableMouseCapture,
         LeaveAlternateScreen,
+        crossterm::style::Print(RESTORE_TITLE),
         crossterm::cursor::Show
     );
     let _ = disable_raw_mode();
+}
+
+/// Takes the mouse (the studio's clicks, wheel and selection) or leaves it to the terminal.
+pub fn capture_mouse(on: bool) -> std::io::Result<()> {
+    if on {
+        execute!(stdout(), EnableMouseCapture)
+    } else {
+        execute!(stdout(), DisableMouseCapture)
+    }
+}
+
+/// Calls the person back to the studio: the bell, and `text` in the terminal's title.
+pub fn alert(text: &str) -> std::io::Result<()> {
+    let title = format!("flowdeck: {}", super::draw::text::clean(text));
+    execute!(
+        stdout(),
+        crossterm::style::Print("\x07"),
+        crossterm::terminal::SetTitle(title)
+    )
+}
+
+/// The terminal's own title again (and saved again, for the next alert).
+pub fn clear_alert() -> std::io::Result<()> {
+    execute!(
+        stdout(),
+        crossterm::style::Print(RESTORE_TITLE),
+        crossterm::style::Print(SAVE_TITLE)
+    )
 }
 
 fn install_panic_hook() {

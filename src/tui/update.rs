@@ -3,6 +3,7 @@
 //! back as an [`Effect`] for the loop to carry out. No terminal, no engine: unit-testable.
 
 use super::command::Command;
+use super::copy;
 use super::effect::Effect;
 use super::form::InputsForm;
 use super::history;
@@ -10,18 +11,26 @@ use super::keymap::{self, Mode};
 use super::layout;
 use super::runs;
 use super::state::{App, PlanView, ProblemsView, View};
+use super::state::{Palette, Point, Unit};
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Found;
 use crate::engine::{Actor, EngineEvent, Phase, SessionInfo, Snapshot};
 use crate::workflow::plan::Plan;
 use crate::workflow::violation::Violation;
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent};
 
 /// Something that happened: from the terminal, the engine, or an effect that finished.
 #[derive(Debug, Clone)]
 pub enum Event {
     Key(KeyEvent),
+    /// A mouse event and when it came, in milliseconds of the loop's clock.
+    Mouse {
+        event: MouseEvent,
+        at_ms: u64,
+    },
+    /// The person's terminal gained (true) or lost the focus.
+    TermFocus(bool),
     Paste(String),
     Resize(u16, u16),
     Engine(Box<EngineEvent>),
@@ -64,6 +73,15 @@ pub enum Event {
         run_id: String,
         events: Result<Vec<JournalEvent>, String>,
     },
+    /// Where a pane's cursor is and whether a full-screen program holds its screen (copy
+    /// mode starts there).
+    CursorLocated {
+        session_id: String,
+        alternate: bool,
+        cursor: Point,
+    },
+    /// Text went to the clipboard: how many characters.
+    Copied(usize),
     /// An effect failed: tell the person.
     Failed(String),
 }
@@ -71,6 +89,27 @@ pub enum Event {
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(app, key),
+        Event::Mouse { event, at_ms } => super::mouse::on_mouse(app, event, at_ms),
+        Event::TermFocus(focused) => {
+            app.term_focused = focused;
+            if focused && app.attention.take().is_some() {
+                return vec![Effect::ClearAlert];
+            }
+            Vec::new()
+        }
+        Event::CursorLocated {
+            session_id,
+            alternate,
+            cursor,
+        } => copy::located(app, &session_id, alternate, cursor),
+        Event::Copied(chars) => {
+            let mut message = format!("copied {chars} characters to the clipboard");
+            if let Some(hint) = &app.clipboard_hint {
+                message.push_str(&format!(" · {hint}"));
+            }
+            app.message = Some(message);
+            Vec::new()
+        }
         Event::Paste(text) => match (app.mode, app.focused_pane()) {
             (Mode::Focus, Some(pane)) => vec![Effect::Paste {
                 session_id: pane.session_id.clone(),
@@ -88,7 +127,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         },
         Event::Resize(cols, rows) => {
             app.size = (cols, rows);
-            fit_pane(app)
+            fit_panes(app)
         }
         Event::Engine(event) => super::apply::engine_event(app, *event),
         Event::Snapshot(snapshot) => super::apply::snapshot(app, *snapshot),
@@ -140,7 +179,10 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         },
         Event::History { session_id, lines } => {
             match lines {
-                Ok((lines, last)) => history::history_read(app, &session_id, lines, last),
+                Ok((lines, last)) => {
+                    history::history_read(app, &session_id, lines, last);
+                    copy::clamp(app);
+                }
                 Err(e) => {
                     history::leave(app);
                     app.message = Some(format!("cannot read the pane's history: {e}"));
@@ -234,6 +276,13 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             app.search_input.push(c);
             Vec::new()
         }
+        Mode::Palette => {
+            if let Some(p) = &mut app.palette {
+                p.query.push(c);
+                p.selected = 0;
+            }
+            Vec::new()
+        }
         _ => Vec::new(),
     }
 }
@@ -291,6 +340,11 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.mode = Mode::Normal;
             }
             Mode::Runs => runs::close(app),
+            Mode::Palette => {
+                app.palette = None;
+                app.mode = Mode::Normal;
+            }
+            Mode::Copy => copy::leave(app),
             _ => {
                 // Esc in the panes view also leaves the history and the search.
                 if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
@@ -299,6 +353,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 }
                 app.mode = Mode::Normal;
                 app.message = None;
+                app.selection = None;
             }
         },
         Command::Run => {
@@ -332,7 +387,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::NewShell => {
-            let (cols, rows) = layout::pane_size(app.size.0, app.size.1);
+            let (cols, rows) = layout::new_pane_size(app);
             return vec![Effect::OpenShell { cols, rows }];
         }
         Command::Focus => match app.focused_pane() {
@@ -355,8 +410,9 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                     n - 1
                 };
                 app.pane = (app.pane + step) % n;
+                app.selection = None;
                 history::leave(app);
-                return fit_pane(app);
+                return fit_panes(app);
             }
         }
         Command::ClosePane => {
@@ -389,8 +445,16 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             Mode::Search => {
                 app.search_input.pop();
             }
+            Mode::Palette => {
+                if let Some(p) = &mut app.palette {
+                    p.query.pop();
+                    p.selected = 0;
+                }
+            }
             _ => {}
         },
+        Command::ScrollUp if app.mode == Mode::Copy => return copy::page(app, 1),
+        Command::ScrollDown if app.mode == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
         Command::ScrollDown => return history::scroll(app, -1),
         Command::ScrollTop => return history::top(app),
@@ -413,6 +477,39 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::JournalUp => runs::scroll(app, 1),
         Command::JournalDown => runs::scroll(app, -1),
         Command::JournalFollow => runs::follow(app),
+        Command::Palette => {
+            app.palette = Some(Palette::default());
+            app.mode = Mode::Palette;
+        }
+        Command::ToggleGrid => {
+            app.grid = !app.grid;
+            app.message = Some(if app.grid {
+                "panes in a grid (g: tabs again)".into()
+            } else {
+                "panes as tabs (g: a grid)".into()
+            });
+            return fit_panes(app);
+        }
+        Command::Zoom => {
+            app.zoom = !app.zoom;
+            return fit_panes(app);
+        }
+        Command::CopyMode => return copy::start(app),
+        Command::Left => return copy::move_cursor(app, -1, 0),
+        Command::Right => return copy::move_cursor(app, 1, 0),
+        Command::Mark => copy::mark(app, Unit::Char),
+        Command::MarkLines => copy::mark(app, Unit::Line),
+        Command::Copy => return copy::copy(app),
+        Command::ToggleMouse => {
+            app.mouse = !app.mouse;
+            app.message = Some(if app.mouse {
+                "the studio takes the mouse again (m leaves it to your terminal)".into()
+            } else {
+                "mouse left to your terminal: its own selection and copy work (m takes it back)"
+                    .into()
+            });
+            return vec![Effect::MouseCapture(app.mouse)];
+        }
     }
     Vec::new()
 }
@@ -440,6 +537,15 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Runs, _) => runs::move_by(app, delta),
+        (Mode::Palette, _) => {
+            if let Some(p) = &mut app.palette {
+                let n = super::palette::matches(&p.query).len();
+                p.selected =
+                    (p.selected as isize + delta).clamp(0, n.saturating_sub(1) as isize) as usize;
+            }
+            Vec::new()
+        }
+        (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
         (Mode::Filter, _) | (_, View::List) => {
             let n = app.visible().len();
             if n > 0 {
@@ -483,6 +589,18 @@ fn confirm(app: &mut App) -> Vec<Effect> {
         Mode::Search => {
             app.mode = Mode::Normal;
             history::start_search(app)
+        }
+        Mode::Palette => {
+            let chosen = app.palette.take().and_then(|p| {
+                super::palette::matches(&p.query)
+                    .get(p.selected)
+                    .map(|e| e.command)
+            });
+            app.mode = Mode::Normal;
+            match chosen {
+                Some(command) => run_command(app, command),
+                None => Vec::new(),
+            }
         }
         Mode::Prompt => {
             app.mode = Mode::Normal;
@@ -532,20 +650,23 @@ pub(super) fn show_pane(app: &mut App, session_id: &str) -> Vec<Effect> {
         app.pane = at;
         app.view = View::Panes;
     }
-    fit_pane(app)
+    fit_panes(app)
 }
 
-/// Resizes the shown pane's PTY to the cells it is drawn in, when they differ.
-pub(super) fn fit_pane(app: &App) -> Vec<Effect> {
-    let (cols, rows) = layout::pane_size(app.size.0, app.size.1);
-    match app.focused_pane() {
-        Some(p) if p.running && (p.cols, p.rows) != (cols, rows) => vec![Effect::Resize {
-            session_id: p.session_id.clone(),
-            cols,
-            rows,
-        }],
-        _ => Vec::new(),
-    }
+/// Resizes the PTY of each pane on screen to the cells it is drawn in, when they differ.
+pub(super) fn fit_panes(app: &App) -> Vec<Effect> {
+    layout::app_slots(app)
+        .into_iter()
+        .filter_map(|slot| {
+            let p = app.panes.get(slot.index)?;
+            let (cols, rows) = layout::pty_size(slot.inner);
+            (p.running && (p.cols, p.rows) != (cols, rows)).then(|| Effect::Resize {
+                session_id: p.session_id.clone(),
+                cols,
+                rows,
+            })
+        })
+        .collect()
 }
 
 /// Whether what an actor started is the person's own (their run's session is shown at once).

@@ -230,3 +230,101 @@ fn help_is_generated_from_the_keymap_and_lists_every_binding() {
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Normal);
 }
+
+#[test]
+fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
+    let mut app = app();
+    update(&mut app, ctrl('p'));
+    assert_eq!(app.mode, Mode::Palette);
+    for c in "open a shel".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    let effects = update(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.palette.is_none());
+    assert!(
+        matches!(&effects[..], [Effect::OpenShell { .. }]),
+        "{effects:?}"
+    );
+    // `:` opens it too; arrows choose, Esc closes without running anything.
+    update(&mut app, key(KeyCode::Char(':')));
+    update(&mut app, key(KeyCode::Down));
+    assert_eq!(app.palette.as_ref().map(|p| p.selected), Some(1));
+    update(&mut app, key(KeyCode::Backspace));
+    assert_eq!(update(&mut app, key(KeyCode::Esc)), Vec::new());
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn every_palette_command_runs_from_the_palette_without_panicking() {
+    for (i, entry) in super::palette::matches("").iter().enumerate() {
+        let mut app = app();
+        app.panes.push(shell_pane(78, 10));
+        update(&mut app, ctrl('p'));
+        for _ in 0..i {
+            update(&mut app, key(KeyCode::Down));
+        }
+        update(&mut app, key(KeyCode::Enter));
+        assert_ne!(
+            app.mode,
+            Mode::Palette,
+            "{:?} left the palette open",
+            entry.command
+        );
+    }
+}
+
+#[test]
+fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
+    use crate::engine::{Change, EngineEvent, RunEvent};
+    let mut app = app();
+    app.runs.insert(
+        "r1".into(),
+        super::state::RunView {
+            run_id: "r1".into(),
+            workflow: "build".into(),
+            session_id: None,
+            actor: Some(crate::engine::Actor::Person),
+            phase: crate::engine::Phase::Running,
+            current_state: None,
+            prompt: None,
+            steps: Default::default(),
+            finished: None,
+        },
+    );
+    let finished = |seq| {
+        Event::Engine(Box::new(EngineEvent {
+            seq,
+            at: String::new(),
+            actor: crate::engine::Actor::Person,
+            change: Change::Run {
+                run_id: "r1".into(),
+                journal_seq: seq,
+                line: RunEvent::RunFinished {
+                    final_state: "done".into(),
+                    success: true,
+                    states_executed: 1,
+                    error: None,
+                    return_values: Default::default(),
+                    duration_ms: 5.0,
+                    cancelled_by: None,
+                },
+            },
+        }))
+    };
+    update(&mut app, Event::TermFocus(false));
+    let effects = update(&mut app, finished(1));
+    assert!(
+        effects.contains(&Effect::Alert("build ended: done in 5 ms".into())),
+        "{effects:?}"
+    );
+    assert_eq!(
+        update(&mut app, Event::TermFocus(true)),
+        vec![Effect::ClearAlert]
+    );
+    // Focused: the status line says it; no bell.
+    app.runs[0].phase = crate::engine::Phase::Running;
+    let effects = update(&mut app, finished(2));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Alert(_))));
+    assert_eq!(app.message.as_deref(), Some("build ended: done in 5 ms"));
+}

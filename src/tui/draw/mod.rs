@@ -74,9 +74,11 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) 
         );
         return;
     }
-    let areas = layout::areas(area);
-    list::draw(frame, areas.list, &cx);
-    plan::draw(frame, areas.plan, &cx);
+    let areas = layout::areas(area, app.zoom);
+    if !app.zoom {
+        list::draw(frame, areas.list, &cx);
+        plan::draw(frame, areas.plan, &cx);
+    }
     pane::draw(frame, areas.panes, &cx);
     status::draw(frame, areas.status, &cx);
     overlay::draw(frame, &cx);

@@ -1,5 +1,5 @@
-//! Boxes drawn over the views: help (from the keymap), the inputs form, a prompt's
-//! question, and the question before quitting during a run.
+//! Boxes drawn over the views: help (from the keymap), the command palette, the inputs form,
+//! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
 use super::text::clean;
@@ -48,7 +48,7 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
             Span::styled(what.to_string(), Style::default().fg(t.foreground)),
         ]));
     }
-    let area = centered(frame.area(), 64, frame.area().height.saturating_sub(2));
+    let area = centered(frame.area(), 66, frame.area().height.saturating_sub(2));
     let shown = usize::from(area.height.saturating_sub(2));
     let top = cx.app.help_top.min(lines.len().saturating_sub(shown));
     let title = if lines.len() > shown {
@@ -255,6 +255,70 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::ConfirmQuit => confirm_quit(frame, cx),
         Mode::Problems => problems(frame, cx),
         Mode::Runs => super::runs::draw(frame, cx),
-        Mode::Normal | Mode::Filter | Mode::Focus | Mode::Search => {}
+        Mode::Palette => palette(frame, cx),
+        Mode::Normal | Mode::Filter | Mode::Focus | Mode::Search | Mode::Copy => {}
     }
+}
+
+/// The command palette: what is typed, then the matching commands with their keys, the
+/// chosen one highlighted.
+pub fn palette(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let Some(palette) = &cx.app.palette else {
+        return;
+    };
+    let matches = crate::tui::palette::matches(&palette.query);
+    let height = (matches.len() as u16 + 4).min(frame.area().height.saturating_sub(2));
+    let area = centered(frame.area(), 72, height);
+    let shown = usize::from(area.height.saturating_sub(4));
+    // The chosen line stays in view.
+    let top = palette.selected.saturating_sub(shown.saturating_sub(1));
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("> ", Style::default().fg(t.accent)),
+            Span::styled(
+                format!("{}▏", clean(&palette.query)),
+                Style::default()
+                    .fg(t.foreground)
+                    .add_modifier(Modifier::BOLD),
+            ),
+        ]),
+        Line::raw(""),
+    ];
+    if matches.is_empty() {
+        lines.push(Line::styled(
+            "no command matches",
+            Style::default().fg(t.muted),
+        ));
+    }
+    let width = usize::from(area.width.saturating_sub(4));
+    for (i, entry) in matches.iter().enumerate().skip(top).take(shown) {
+        let keys_width = entry.keys.chars().count();
+        let text: String = entry
+            .text
+            .chars()
+            .take(width.saturating_sub(keys_width + 2))
+            .collect();
+        let pad = width.saturating_sub(text.chars().count() + keys_width);
+        let style = if i == palette.selected {
+            t.selection()
+        } else {
+            Style::default().fg(t.foreground)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{text}{}", " ".repeat(pad)), style),
+            Span::styled(entry.keys.clone(), style.fg(t.warning)),
+        ]));
+    }
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(boxed(
+            format!(
+                " Commands {} · ↑/↓ choose · Enter runs · Esc closes ",
+                matches.len()
+            ),
+            cx,
+        )),
+        area,
+    );
 }

@@ -6,8 +6,11 @@ use super::text::clean;
 use super::{Ctx, block};
 use crate::engine::Engine;
 use crate::engine::search::{Hit, Source};
+use crate::tui::copy;
 use crate::tui::keymap::Mode;
-use crate::tui::state::{Scrollback, View};
+use crate::tui::layout::{self, Slot};
+use crate::tui::selection::{self, Bounds};
+use crate::tui::state::{App, Scrollback, Surface, View};
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -27,24 +30,12 @@ impl Screens for Engine {
     }
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
-    let app = cx.app;
-    let t = cx.theme;
-    let focused = app.view == View::Panes || app.mode == Mode::Focus;
-    if app.panes.is_empty() {
-        frame.render_widget(
-            Paragraph::new("no terminal yet: t opens a shell, r runs the selected workflow")
-                .style(Style::default().fg(t.muted))
-                .block(block(" Terminal ".into(), focused, t)),
-            area,
-        );
-        return;
-    }
-    let tabs: Vec<String> = app
-        .panes
+/// The label of each pane's tab: `s1 · git_health` (the run's workflow, the session's name or
+/// its program), with its exit status once it ended.
+pub fn tab_labels(app: &App) -> Vec<String> {
+    app.panes
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
+        .map(|p| {
             let who = app
                 .runs
                 .values()
@@ -58,36 +49,82 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                 (Some(exit), None) => format!(" {exit}"),
                 _ => String::new(),
             };
-            let text = format!(
+            format!(
                 "{} · {}{}",
                 clean(&p.session_id),
                 clean(&who),
                 clean(&state)
-            );
-            if i == app.pane {
-                format!("[{text}]")
-            } else {
-                text
-            }
+            )
         })
-        .collect();
-    let mut title = format!(" {} ", tabs.join(" │ "));
-    if app.mode == Mode::Focus {
-        title.push_str("· FOCUS (Ctrl-g leaves) ");
+        .collect()
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
+    let app = cx.app;
+    let t = cx.theme;
+    let active = app.view == View::Panes || app.mode == Mode::Focus;
+    if app.panes.is_empty() {
+        frame.render_widget(
+            Paragraph::new("no terminal yet: t opens a shell, r runs the selected workflow")
+                .style(Style::default().fg(t.muted))
+                .block(block(" Terminal ".into(), active, t)),
+            area,
+        );
+        return;
+    }
+    let labels = tab_labels(app);
+    let slots = layout::slots(area, app.panes.len(), app.pane, app.grid);
+    for slot in &slots {
+        let selected = slot.index == app.pane;
+        let mut title = if app.grid {
+            let label = labels.get(slot.index).cloned().unwrap_or_default();
+            let page = if slots.len() < app.panes.len() {
+                format!("{}/{} ", slot.index + 1, app.panes.len())
+            } else {
+                String::new()
+            };
+            if selected {
+                format!(" {page}[{label}] ")
+            } else {
+                format!(" {page}{label} ")
+            }
+        } else {
+            let tabs: Vec<String> = labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    if i == app.pane {
+                        format!("[{l}]")
+                    } else {
+                        l.clone()
+                    }
+                })
+                .collect();
+            format!(" {} ", tabs.join(" │ "))
+        };
+        if selected {
+            title.push_str(&status_of_selected(app));
+        }
+        draw_slot(frame, slot, title, active && selected, cx);
+    }
+}
+
+/// What the selected pane's title adds: focus and copy mode, the history, the search.
+fn status_of_selected(app: &App) -> String {
+    let mut title = String::new();
+    match app.mode {
+        Mode::Focus => title.push_str("· FOCUS (Ctrl-g leaves) "),
+        Mode::Copy => title.push_str("· COPY (v select · y copy · Esc) "),
+        _ => {}
     }
     let Some(pane) = app.focused_pane() else {
-        frame.render_widget(block(title, focused, t), area);
-        return;
+        return title;
     };
-    let scroll = app
+    match app
         .scroll
         .as_ref()
-        .filter(|s| s.session_id == pane.session_id);
-    let search = app
-        .search
-        .as_ref()
-        .filter(|s| s.session_id == pane.session_id);
-    match scroll {
+        .filter(|s| s.session_id == pane.session_id)
+    {
         Some(s) if s.lines.is_empty() => title.push_str("· history (reading…) "),
         Some(s) => title.push_str(&format!(
             "· history −{} · End leaves ",
@@ -96,25 +133,78 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         )),
         None => {}
     }
-    if let Some(search) = search {
+    if let Some(search) = app
+        .search
+        .as_ref()
+        .filter(|s| s.session_id == pane.session_id)
+    {
         title.push_str(&format!(
             "· /{} {} ",
             clean(&search.pattern),
             search.position()
         ));
     }
+    title
+}
+
+/// One pane in its box: the live screen, or (the selected pane only) its history view, with
+/// the search's hit, the selection and copy mode's cursor marked.
+fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &Ctx) {
+    let app = cx.app;
+    let t = cx.theme;
+    let Some(pane) = app.panes.get(slot.index) else {
+        return;
+    };
     let b = block(title, focused, t);
-    let inner = b.inner(area);
-    frame.render_widget(b, area);
+    let inner = slot.inner;
+    frame.render_widget(b, slot.outer);
+    let selected = slot.index == app.pane;
+    let scroll = app
+        .scroll
+        .as_ref()
+        .filter(|s| selected && s.session_id == pane.session_id);
+    let search = app
+        .search
+        .as_ref()
+        .filter(|s| selected && s.session_id == pane.session_id);
+    let selection = app
+        .selection
+        .as_ref()
+        .filter(|s| s.session_id == pane.session_id);
     let hit = search.and_then(|s| s.hit());
+    let copy_cursor = app
+        .copy_cursor
+        .filter(|_| selected && app.mode == Mode::Copy);
     if let Some(scroll) = scroll.filter(|s| !s.lines.is_empty()) {
         frame.render_widget(history(scroll, hit, inner), inner);
+        let top = scroll.top_line(usize::from(inner.height));
+        if let Some(bounds) = selection
+            .filter(|s| s.surface == Surface::History)
+            .and_then(|s| copy::history_bounds(app, s))
+        {
+            mark_selection(frame.buffer_mut(), inner, top, bounds);
+        }
+        if let Some(c) = copy_cursor
+            && c.line >= top
+            && c.line < top + u64::from(inner.height)
+        {
+            frame.set_cursor_position(Position::new(
+                inner.x + c.col.min(inner.width.saturating_sub(1)),
+                inner.y + (c.line - top) as u16,
+            ));
+        }
         return;
     }
     let mut cursor = None;
     let buf = frame.buffer_mut();
     cx.screens.with_screen(&pane.session_id, &mut |screen| {
         cursor = render_screen(screen, inner, buf, t.colour);
+        if let Some(sel) = selection.filter(|s| s.surface == Surface::Screen) {
+            let (_, cols) = screen.size();
+            let mut line = |n: u64| screen_row(screen, n, cols.get());
+            let bounds = selection::bounds(sel, &mut line);
+            mark_selection(buf, inner, 0, bounds);
+        }
     });
     // A hit on a full-screen program's screen is marked where it is.
     if let Some(hit) = hit.filter(|h| h.source == Source::Screen) {
@@ -131,21 +221,50 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             }
         }
     }
-    if app.mode == Mode::Focus
+    if let Some(c) = copy_cursor {
+        let row = c.line.min(u64::from(u16::MAX)) as u16;
+        if row < inner.height && c.col < inner.width {
+            frame.set_cursor_position(Position::new(inner.x + c.col, inner.y + row));
+        }
+    } else if selected
+        && app.mode == Mode::Focus
         && let Some(at) = cursor
     {
         frame.set_cursor_position(at);
     }
 }
 
+/// A row of a screen as text (wide characters once), for word and line selections.
+pub fn screen_row(screen: &vt100::Screen, row: u64, cols: u16) -> String {
+    u16::try_from(row)
+        .ok()
+        .and_then(|r| screen.rows(0, cols).nth(usize::from(r)))
+        .unwrap_or_default()
+}
+
+/// Marks the selected cells of the rows in view (`top` is the content line of the first
+/// row), in reverse video, which reads in every theme and without colours.
+fn mark_selection(buf: &mut Buffer, inner: Rect, top: u64, bounds: Bounds) {
+    for row in 0..inner.height {
+        let Some((first, last)) = selection::cells_in_line(bounds, top + u64::from(row)) else {
+            continue;
+        };
+        let last = last.min(inner.width.saturating_sub(1));
+        for col in first..=last {
+            if let Some(cell) = buf.cell_mut(Position::new(inner.x + col, inner.y + row)) {
+                cell.modifier.insert(Modifier::REVERSED);
+            }
+        }
+    }
+}
+
 /// The history lines in view (`offset` lines above the end), with the search's hit marked:
 /// plain text, sanitized.
 fn history(scroll: &Scrollback, hit: Option<&Hit>, area: Rect) -> Paragraph<'static> {
-    let rows = usize::from(area.height);
-    let end = scroll.lines.len().saturating_sub(scroll.offset);
-    let start = end.saturating_sub(rows);
+    let window = scroll.window(usize::from(area.height));
+    let start = window.start;
     let first = scroll.first_line();
-    let lines: Vec<Line> = scroll.lines[start..end]
+    let lines: Vec<Line> = scroll.lines[window]
         .iter()
         .enumerate()
         .map(|(i, text)| {

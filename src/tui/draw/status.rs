@@ -11,10 +11,16 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let t = cx.theme;
-    let hints: Vec<String> = keymap::hints(cx.app.mode, cx.app.view)
+    let mut hints: Vec<String> = keymap::hints(cx.app.mode, cx.app.view)
         .into_iter()
         .map(|(key, what)| format!("{key} {what}"))
         .collect();
+    // On a narrow terminal the middle hints give way: the first ones (run, shell, focus) and
+    // the last ones (palette, help, quit) are how a person finds everything else.
+    let fits = |hints: &[String]| hints.join(" · ").chars().count() < usize::from(area.width);
+    while !fits(&hints) && hints.len() > 6 {
+        hints.remove(hints.len() - 4);
+    }
     let mut spans = Vec::new();
     if cx.app.mode == Mode::Search {
         // The search box: what is typed, then its keys.
