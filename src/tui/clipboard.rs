@@ -32,8 +32,8 @@ pub fn hint() -> Option<String> {
     let value = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (value != "on").then(|| {
         format!(
-            "tmux drops OSC 52 (set-clipboard is {}): also in tmux's paste buffer; \
-             `set -g set-clipboard on` reaches your clipboard",
+            "in tmux's buffer: tmux's set-clipboard is {}, `set -g set-clipboard on` \
+             reaches your clipboard",
             if value.is_empty() { "unknown" } else { &value }
         )
     })

@@ -15,11 +15,16 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .into_iter()
         .map(|(key, what)| format!("{key} {what}"))
         .collect();
-    // On a narrow terminal the middle hints give way: the first ones (run, shell, focus) and
-    // the last ones (palette, help, quit) are how a person finds everything else.
-    let fits = |hints: &[String]| hints.join(" · ").chars().count() < usize::from(area.width);
-    while !fits(&hints) && hints.len() > 6 {
-        hints.remove(hints.len() - 4);
+    // On a narrow terminal, or beside a message, the middle hints give way first: the first
+    // ones (run, shell, focus) and the last ones (palette, help, quit) are how a person finds
+    // everything else. A message can take all but the last two.
+    let message = cx.app.message.as_deref().map(clean);
+    let room = usize::from(area.width)
+        .saturating_sub(message.as_ref().map_or(0, |m| m.chars().count() + 5));
+    let fits = |hints: &[String]| hints.join(" · ").chars().count() < room;
+    while !fits(&hints) && hints.len() > 2 {
+        let at = if hints.len() > 6 { hints.len() - 4 } else { 0 };
+        hints.remove(at);
     }
     let mut spans = Vec::new();
     if cx.app.mode == Mode::Search {
@@ -33,9 +38,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         format!(" {}", hints.join(" · ")),
         Style::default().fg(t.muted),
     ));
-    if let Some(message) = &cx.app.message {
+    if let Some(message) = message {
         spans.push(Span::styled(
-            format!("  │ {}", clean(message)),
+            format!("  │ {message}"),
             Style::default().fg(t.warning),
         ));
     }
