@@ -5,67 +5,9 @@
 
 mod common;
 
-use flowdeck::tui::draw;
-use flowdeck::tui::state::App;
+use common::render::{assert_drawn_safe, bundled, drawn, feed, press, redacted, render, studio};
 use flowdeck::tui::theme::Theme;
 use flowdeck::tui::update::{Event, update};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-/// The studio's state as the loop builds it: a snapshot, then the selected workflow's plan.
-fn studio(engine: &flowdeck::engine::Engine, cols: u16, rows: u16) -> App {
-    let mut app = App::new("workflows".into());
-    app.size = (cols, rows);
-    let effects = update(&mut app, Event::Snapshot(Box::new(engine.snapshot())));
-    for effect in effects {
-        if let flowdeck::tui::effect::Effect::LoadPlan(workflow) = effect {
-            let plan = engine
-                .workflow_step_plan(&workflow)
-                .map_err(|e| e.to_string());
-            update(&mut app, Event::Plan { workflow, plan });
-        }
-    }
-    app
-}
-
-/// One frame of the studio, drawn with `theme` into a `cols` x `rows` test terminal.
-fn drawn(
-    engine: &flowdeck::engine::Engine,
-    app: &App,
-    theme: &Theme,
-    cols: u16,
-    rows: u16,
-) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(cols, rows)).unwrap();
-    terminal
-        .draw(|frame| draw::draw(frame, app, theme, engine))
-        .unwrap();
-    terminal
-}
-
-fn render(engine: &flowdeck::engine::Engine, app: &App, cols: u16, rows: u16) -> String {
-    drawn(engine, app, &Theme::default(), cols, rows)
-        .backend()
-        .to_string()
-}
-
-/// No escape, control or bidi character from a file reaches a cell (checked cell by cell:
-/// the backend's text form escapes controls itself and would hide them).
-fn assert_drawn_safe(terminal: &Terminal<TestBackend>) {
-    let cells = terminal.backend().buffer().content();
-    assert!(cells.iter().all(|c| {
-        !c.symbol()
-            .chars()
-            .any(flowdeck::workflow::names::is_dangerous_char)
-    }));
-}
-
-/// An engine on a copy of the bundled workflows.
-fn bundled() -> (tempfile::TempDir, std::sync::Arc<flowdeck::engine::Engine>) {
-    let dir = common::bundled_workflows_copy();
-    let engine = common::test_engine(dir.path(), 1, false);
-    (dir, engine)
-}
 
 #[tokio::test]
 async fn main_screen_80x24() {
@@ -135,22 +77,6 @@ fn the_bundled_themes_parse_and_a_bad_colour_is_a_warning() {
 
 /// Feeds `event` to the studio and answers its reads (plan, history, search, problems) from
 /// the engine, as the loop does, until no read is left.
-fn feed(engine: &flowdeck::engine::Engine, app: &mut App, event: Event) {
-    let mut pending = vec![event];
-    while let Some(event) = pending.pop() {
-        for effect in update(app, event) {
-            if let Ok(answer) = flowdeck::tui::app::read(engine, effect) {
-                pending.push(answer);
-            }
-        }
-    }
-}
-
-fn press(engine: &flowdeck::engine::Engine, app: &mut App, code: crossterm::event::KeyCode) {
-    let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
-    feed(engine, app, Event::Key(key));
-}
-
 /// A pane whose program printed `line 1` to `line 200`, then `RED` in red, and waits.
 async fn printed_pane(engine: &flowdeck::engine::Engine) -> String {
     let params = flowdeck::workflow::action::OpenTerminalParams {
@@ -277,25 +203,6 @@ async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
 const TINY: &str = "name: tiny\ndescription: Two quick steps.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ condition: success, next_state: again }]\n  again:\n    action: { tool: list_terminal_sessions }\n";
 
 /// Run ids, times and durations differ from run to run: written as placeholders.
-fn redacted(screen: &str) -> String {
-    let rules = [
-        (r"\br\d+-[0-9a-f]+\b", "RUN-ID"),
-        (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"),
-        (r"\d\d:\d\d:\d\d", "hh:mm:ss"),
-        (r"\d+(\.\d)? (ms|s)\b", "N ms"),
-        // The placeholders' lengths differ from the text's: the right border moves in.
-        (r#"(?m)(\S) +│"$"#, r#"$1 │""#),
-    ];
-    let mut text = screen.to_string();
-    for (pattern, with) in rules {
-        text = regex::Regex::new(pattern)
-            .unwrap()
-            .replace_all(&text, with)
-            .into_owned();
-    }
-    text
-}
-
 #[tokio::test]
 async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
     use flowdeck::engine::{Actor, RunRequest, WorkflowSource};

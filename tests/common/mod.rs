@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 pub mod line_client;
+pub mod render;
 
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
 use regex::Regex;
