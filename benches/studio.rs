@@ -120,6 +120,115 @@ async fn frame_cost() {
     engine.shutdown().await;
 }
 
+/// A full 200x50 frame of four busy panes in the grid: drawn, diffed against the frame before
+/// and emitted as escape sequences into a sink, as the loop does to the terminal. Each pane's
+/// program prints coloured lines every few milliseconds, so every frame has new rows to send.
+async fn four_busy_panes_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = common::test_engine(dir.path(), 1, false);
+    let (cols, rows) = (200u16, 50u16);
+    let mut app = App::new("workflows".into());
+    app.size = (cols, rows);
+    app.grid = true;
+    for i in 0..4 {
+        let script = format!(
+            "i=0; while :; do i=$((i+1)); printf '\\033[3{}m%s \\033[1mbusy\\033[0m %s\\n' pane-{i}-$i \"$(date +%N)\"; sleep 0.005; done",
+            i + 1
+        );
+        engine
+            .open_terminal(
+                &serde_json::from_value::<OpenTerminalParams>(serde_json::json!({
+                    "command": ["sh", "-c", script], "cols": 98, "rows": 23,
+                }))
+                .unwrap(),
+                &Actor::Person,
+            )
+            .await
+            .unwrap();
+    }
+    update(&mut app, Event::Snapshot(Box::new(engine.snapshot())));
+    assert_eq!(flowdeck::tui::layout::app_slots(&app).len(), 4);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let theme = Theme::default();
+    let mut terminal = Terminal::with_options(
+        ratatui::backend::CrosstermBackend::new(std::io::sink()),
+        ratatui::TerminalOptions {
+            viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, cols, rows)),
+        },
+    )
+    .unwrap();
+    let n = if quick() { 200 } else { 1000 };
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        terminal
+            .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
+            .unwrap();
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        // About a frame's time apart, as the loop draws under floods, so the panes move on.
+        tokio::time::sleep(Duration::from_millis(4)).await;
+    }
+    support::stats(
+        "one frame, 200x50, four busy panes: draw + diff + emit",
+        samples,
+        "ms",
+    );
+    engine.shutdown().await;
+}
+
+/// Seconds `seq 1 2000000` takes, as bash's `time` in a session reports it (`round` tells
+/// this report from the ones before it on the screen).
+async fn timed_seq(s: &Session, round: usize) -> f64 {
+    s.send_text(
+        &format!("TIMEFORMAT='took-{round} %R'; time seq 1 2000000\r"),
+        "bench",
+    )
+    .unwrap();
+    let r = s
+        .await_output(on_screen(&format!(r"took-{round} (\d+\.\d+)")))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    r.groups
+        .first()
+        .cloned()
+        .flatten()
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// `seq 1 2000000` in a pane the studio shows, against the same flood in a flowdeck session
+/// no studio draws: the studio's cost to a program that floods its pane. Alternated, in one
+/// run, so both see the same machine.
+async fn flood_with_and_without_studio() {
+    let dir = common::bundled_workflows_copy();
+    let terminals = Terminals::new(TermConfig::default());
+    let s = studio(&terminals, dir.path());
+    expect(&s, "make_build").await;
+    s.send_text("t", "bench").unwrap();
+    expect(&s, r"\[s\d+ · ").await;
+    s.send_text("i", "bench").unwrap();
+    expect(&s, "FOCUS").await;
+    // The pane's shell is ready for the command (the sum is printed only when it runs).
+    s.send_text("echo ready-$((40+2))\r", "bench").unwrap();
+    expect(&s, "ready-42").await;
+    let plain = common::bash(&terminals, WAIT).await;
+    let rounds = if quick() { 2 } else { 5 };
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        without.push(timed_seq(&plain, round).await);
+        with.push(timed_seq(&s, round).await);
+    }
+    let without = support::stats("`seq 1 2000000`, a session no studio draws", without, "s");
+    let with = support::stats("`seq 1 2000000`, a pane the studio shows", with, "s");
+    println!(
+        "{:<58} {:>9.3}x",
+        "  with the studio / without (median)",
+        with / without
+    );
+    terminals.close_all().await;
+}
+
 /// The studio binary in a 120x40 terminal on the bundled workflows.
 fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
     terminals
@@ -133,6 +242,7 @@ fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
                 cols: 120,
                 rows: 40,
             },
+            env: common::quiet_home(dir),
             ..OpenOptions::default()
         })
         .unwrap()
@@ -176,7 +286,7 @@ async fn idle_and_flood() {
     for _ in 0..rounds {
         let started = Instant::now();
         s.send_text("?", "bench").unwrap();
-        expect(&s, "Keys · Esc closes").await;
+        expect(&s, r"Keys .*Esc closes").await;
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
         // Closed again before the next round (a frame is at most 16 ms away).
         s.send_text("\u{1b}", "bench").unwrap();
@@ -194,6 +304,8 @@ fn main() {
     let runtime = support::runtime();
     runtime.block_on(async {
         frame_cost().await;
+        four_busy_panes_frame().await;
+        flood_with_and_without_studio().await;
         idle_and_flood().await;
     });
 }

@@ -37,7 +37,8 @@ async fn expect(session: &Session, pattern: &str) {
 }
 
 /// The studio on `dir` in a 100x30 terminal, with `env` added.
-fn studio(terminals: &Terminals, dir: &Path, env: Vec<(String, String)>) -> Arc<Session> {
+fn studio(terminals: &Terminals, dir: &Path, mut env: Vec<(String, String)>) -> Arc<Session> {
+    env.extend(common::quiet_home(dir));
     terminals
         .open(OpenOptions {
             program: Program::Command(vec![

@@ -40,6 +40,7 @@ fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
                 cols: 100,
                 rows: 30,
             },
+            env: common::quiet_home(dir),
             ..OpenOptions::default()
         })
         .unwrap()
@@ -213,6 +214,7 @@ async fn no_color_draws_the_studio_without_colours() {
                 cols: 100,
                 rows: 30,
             },
+            env: common::quiet_home(dir),
             ..OpenOptions::default()
         })
         .unwrap();
