@@ -214,7 +214,7 @@ async fn no_color_draws_the_studio_without_colours() {
                 cols: 100,
                 rows: 30,
             },
-            env: common::quiet_home(dir),
+            env: common::quiet_home(dir.path()),
             ..OpenOptions::default()
         })
         .unwrap();
