@@ -10,9 +10,9 @@
 use super::{Store, StoreError, is_manifest_name};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 /// How long the folder must be quiet before a change is read: long enough to see a save's
@@ -25,7 +25,7 @@ const LONGEST_BATCH: Duration = Duration::from_millis(500);
 /// A running watch; dropping it stops watching (and its thread, once it has applied what it
 /// gathered).
 pub struct Watcher {
-    _watcher: RecommendedWatcher,
+    _armed: Arc<Mutex<Armed>>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -34,28 +34,97 @@ impl std::fmt::Debug for Watcher {
     }
 }
 
+/// The OS watch and the one path it is on: the folder when it can be listed, else the
+/// nearest folder above it that exists, so that its creation (or a `chmod` that makes it
+/// readable) is an event like any other and no timer has to look for it.
+struct Armed {
+    watcher: RecommendedWatcher,
+    on: Option<PathBuf>,
+}
+
+impl Armed {
+    /// Moves the watch to `target`. Whether it moved.
+    fn point_at(&mut self, target: &Path) -> notify::Result<bool> {
+        if self.on.as_deref() == Some(target) {
+            return Ok(false);
+        }
+        if let Some(old) = self.on.take() {
+            // A folder that was removed took its watch with it: nothing to undo then.
+            let _ = self.watcher.unwatch(&old);
+        }
+        self.watcher.watch(target, RecursiveMode::NonRecursive)?;
+        self.on = Some(target.to_path_buf());
+        Ok(true)
+    }
+}
+
+/// Where the watch belongs: on the folder while it can be listed, else on the nearest
+/// existing folder above it (watched not recursively: it may be a busy one like `/tmp`,
+/// whose events then cost one listing attempt of the folder per debounced batch).
+fn watch_target(store: &Store) -> PathBuf {
+    let root = store.root();
+    if store.folder_problem().is_none() {
+        return root.to_path_buf();
+    }
+    let mut at = root.parent();
+    while let Some(dir) = at {
+        // `workflows` has the parent `""`: the current folder.
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if dir.is_dir() {
+            return dir.to_path_buf();
+        }
+        at = dir.parent();
+    }
+    root.to_path_buf()
+}
+
+/// Points the watch where the folder's state says, and reads the folder again each time the
+/// watch moved: what changed before the new watch was in place was seen by no watch. A few
+/// rounds at most (a folder created and removed over and over must not hold the thread).
+fn settle(store: &Store, armed: &Mutex<Armed>) -> notify::Result<()> {
+    for _ in 0..8 {
+        let target = watch_target(store);
+        let moved = armed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .point_at(&target)?;
+        if !moved {
+            return Ok(());
+        }
+        if let Err(e) = store.rescan() {
+            tracing::warn!("rescanning {}: {e}", store.root().display());
+        }
+    }
+    Ok(())
+}
+
 impl Watcher {
-    /// Starts watching the store's folder. Changes are applied to the store, which publishes
-    /// them to its subscribers.
+    /// Starts watching the store's folder (or, while it cannot be listed, the folder above
+    /// it). Changes are applied to the store, which publishes them to its subscribers.
     pub fn start(store: &Arc<Store>) -> Result<Watcher, StoreError> {
         let root = store.root().to_path_buf();
         let io = |e: notify::Error| StoreError::io(&root, std::io::Error::other(e));
         let (tx, events) = channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
+        let watcher = notify::recommended_watcher(move |event| {
             let _ = tx.send(event);
         })
         .map_err(io)?;
-        watcher
-            .watch(&root, RecursiveMode::NonRecursive)
-            .map_err(io)?;
+        let armed = Arc::new(Mutex::new(Armed { watcher, on: None }));
+        settle(store, &armed).map_err(io)?;
         let weak: Weak<Store> = Arc::downgrade(store);
+        let weak_armed = Arc::downgrade(&armed);
         std::thread::Builder::new()
             .name("store-watch".into())
-            .spawn(move || debounce(&events, &weak))
+            .spawn(move || debounce(&events, &weak, &weak_armed))
             .map_err(|e| StoreError::io(&root, e))?;
         // Anything that changed between the first load and the start of the watch.
         store.rescan()?;
-        Ok(Watcher { _watcher: watcher })
+        settle(store, &armed).map_err(io)?;
+        Ok(Watcher { _armed: armed })
     }
 }
 
@@ -71,6 +140,9 @@ impl Batch {
         match event {
             Ok(event) => {
                 self.rescan |= event.need_rescan();
+                // The folder itself (removed, moved, its mode changed) or, while it is
+                // missing, anything in the folder watched above it: list it again.
+                self.rescan |= event.paths.iter().any(|p| p.parent() != Some(root));
                 let names = event
                     .paths
                     .iter()
@@ -87,7 +159,7 @@ impl Batch {
     }
 
     fn apply(self, store: &Store) {
-        if self.rescan {
+        if self.rescan || store.folder_problem().is_some() {
             if let Err(e) = store.rescan() {
                 tracing::warn!("rescanning {}: {e}", store.root().display());
             }
@@ -98,9 +170,14 @@ impl Batch {
     }
 }
 
-/// The watch thread: blocks until the OS reports something, gathers until quiet, applies.
-/// Ends when the watcher is dropped (its sender with it) or the store is gone.
-fn debounce(events: &Receiver<notify::Result<notify::Event>>, store: &Weak<Store>) {
+/// The watch thread: blocks until the OS reports something, gathers until quiet, applies,
+/// and moves the watch when the folder appeared or went. Ends when the watcher is dropped
+/// (its sender with it) or the store is gone.
+fn debounce(
+    events: &Receiver<notify::Result<notify::Event>>,
+    store: &Weak<Store>,
+    armed: &Weak<Mutex<Armed>>,
+) {
     while let Ok(first) = events.recv() {
         let Some(live) = store.upgrade() else { return };
         let root = live.root().to_path_buf();
@@ -118,6 +195,11 @@ fn debounce(events: &Receiver<notify::Result<notify::Event>>, store: &Weak<Store
         }
         let Some(live) = store.upgrade() else { return };
         batch.apply(&live);
+        if let Some(armed) = armed.upgrade()
+            && let Err(e) = settle(&live, &armed)
+        {
+            tracing::warn!("watching {}: {e}", live.root().display());
+        }
         if !open {
             return;
         }

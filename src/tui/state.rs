@@ -225,6 +225,12 @@ pub struct App {
     /// The last engine event applied.
     pub seq: u64,
     pub quit: bool,
+    /// What is wrong with the workflows folder itself (missing, a file, unreadable), as the
+    /// engine last said; the list shows it in place of workflows.
+    pub folder_problem: Option<crate::engine::FolderProblem>,
+    /// A workflow whose file was removed while its plan was shown: the plan says so (with its
+    /// run's outcome) until another workflow's plan replaces it.
+    pub gone: Option<String>,
 }
 
 impl App {
