@@ -52,7 +52,12 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                         t.warning,
                     ),
                     WorkflowStatus::Valid => match &w.last_result {
-                        Some(last) => (format!("✓ {}", clean(last)), t.valid),
+                        // Only a run that completed earns the tick: a last run that
+                        // failed, timed out or was cancelled is marked as such.
+                        Some(last) if last == "completed" => {
+                            (format!("✓ {}", clean(last)), t.valid)
+                        }
+                        Some(last) => (format!("✗ {}", clean(last)), t.error),
                         None => ("valid".to_string(), t.valid),
                     },
                 }

@@ -49,12 +49,12 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .filter(|w| w.status == crate::engine::WorkflowStatus::Invalid);
     if let (Some(w), Ok(_)) = (broken, &view.plan) {
         lines.push(Line::styled(
-            format!(
-                "the file is broken: {} · shown and run: its last good version · e lists the problems",
-                clean(w.first_error.as_deref().unwrap_or("see e"))
-            ),
+            "the file is broken: this is its last good version, the one that runs (e: problems)",
             Style::default().fg(t.warning),
         ));
+        if let Some(error) = &w.first_error {
+            lines.push(Line::styled(clean(error), Style::default().fg(t.error)));
+        }
     }
     match &view.plan {
         Err(e) => lines.push(Line::styled(clean(e), Style::default().fg(t.error))),
