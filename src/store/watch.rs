@@ -58,14 +58,16 @@ impl Armed {
     }
 }
 
-/// Where the watch belongs: on the folder while it can be listed, else on the nearest
-/// existing folder above it (watched not recursively: it may be a busy one like `/tmp`,
-/// whose events then cost one listing attempt of the folder per debounced batch).
-fn watch_target(store: &Store) -> PathBuf {
+/// Where the watch belongs, best first: on the folder while it can be listed, else on the
+/// existing folders above it, nearest first (watched not recursively: one may be a busy
+/// folder like `/tmp`, whose events then cost one listing attempt of the folder per debounced
+/// batch). A folder above that cannot be watched (not readable either) gives way to the next.
+fn watch_targets(store: &Store) -> Vec<PathBuf> {
     let root = store.root();
     if store.folder_problem().is_none() {
-        return root.to_path_buf();
+        return vec![root.to_path_buf()];
     }
+    let mut targets = Vec::new();
     let mut at = root.parent();
     while let Some(dir) = at {
         // `workflows` has the parent `""`: the current folder.
@@ -75,25 +77,46 @@ fn watch_target(store: &Store) -> PathBuf {
             dir
         };
         if dir.is_dir() {
-            return dir.to_path_buf();
+            targets.push(dir.to_path_buf());
         }
         at = dir.parent();
     }
-    root.to_path_buf()
+    targets
 }
 
 /// Points the watch where the folder's state says, and reads the folder again each time the
 /// watch moved: what changed before the new watch was in place was seen by no watch. A few
 /// rounds at most (a folder created and removed over and over must not hold the thread).
+/// A folder that can be listed but not watched is an error; a problem folder with nothing
+/// watchable above it is only logged (the studio still opens, without following it).
 fn settle(store: &Store, armed: &Mutex<Armed>) -> notify::Result<()> {
     for _ in 0..8 {
-        let target = watch_target(store);
-        let moved = armed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .point_at(&target)?;
-        if !moved {
-            return Ok(());
+        let mut failed = None;
+        let mut moved = None;
+        {
+            let mut armed = armed.lock().unwrap_or_else(PoisonError::into_inner);
+            for target in watch_targets(store) {
+                match armed.point_at(&target) {
+                    Ok(m) => {
+                        moved = Some(m);
+                        break;
+                    }
+                    Err(e) => failed = Some(e),
+                }
+            }
+        }
+        match (moved, failed) {
+            (Some(false), _) => return Ok(()),
+            (Some(true), _) => {}
+            (None, Some(e)) if store.folder_problem().is_none() => return Err(e),
+            (None, failed) => {
+                tracing::warn!(
+                    "{}: no folder above it can be watched ({}): it will not be followed",
+                    store.root().display(),
+                    failed.map_or_else(|| "none exists".to_string(), |e| e.to_string())
+                );
+                return Ok(());
+            }
         }
         if let Err(e) = store.rescan() {
             tracing::warn!("rescanning {}: {e}", store.root().display());
