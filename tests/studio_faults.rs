@@ -95,7 +95,10 @@ fn render(engine: &Engine, app: &App) -> String {
 fn words(frame: &str) -> String {
     frame
         .lines()
-        .map(|l| l.trim_matches('"').replace(['│', '╭', '╮', '╰', '╯', '─'], " "))
+        .map(|l| {
+            l.trim_matches('"')
+                .replace(['│', '╭', '╮', '╰', '╯', '─'], " ")
+        })
         .collect::<Vec<_>>()
         .join(" ")
         .split_whitespace()
@@ -145,7 +148,10 @@ async fn a_missing_folder_is_a_problem_in_the_snapshot_and_its_creation_an_event
     assert!(frame.contains("does not exist"), "{frame}");
     assert!(frame.contains("No such file or directory"), "{frame}");
     assert!(frame.contains("mkdir -p"), "{frame}");
-    assert!(frame.contains("the list follows when it is fixed"), "{frame}");
+    assert!(
+        frame.contains("the list follows when it is fixed"),
+        "{frame}"
+    );
 
     std::fs::create_dir(top.path().join("deeper")).unwrap();
     std::fs::create_dir(&folder).unwrap();
@@ -154,9 +160,11 @@ async fn a_missing_folder_is_a_problem_in_the_snapshot_and_its_creation_an_event
     })
     .await;
     std::fs::write(folder.join("alpha.yaml"), ALPHA).unwrap();
-    event_where(&mut events, "alpha to be added", |c| {
-        matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha")
-    })
+    event_where(
+        &mut events,
+        "alpha to be added",
+        |c| matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha"),
+    )
     .await;
     let app = state_of(&engine);
     assert!(app.folder_problem.is_none());
@@ -191,9 +199,11 @@ async fn a_file_where_the_folder_should_be_is_not_a_folder_until_it_is_one() {
     std::fs::remove_file(&folder).unwrap();
     std::fs::create_dir(&folder).unwrap();
     std::fs::write(folder.join("alpha.yaml"), ALPHA).unwrap();
-    event_where(&mut events, "alpha to be added", |c| {
-        matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha")
-    })
+    event_where(
+        &mut events,
+        "alpha to be added",
+        |c| matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha"),
+    )
     .await;
     assert!(engine.snapshot().folder_problem.is_none());
     engine.shutdown().await;
@@ -224,9 +234,11 @@ async fn an_unreadable_folder_says_permission_denied_and_recovers_when_readable(
     }
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
     if !privileged {
-        event_where(&mut events, "alpha once the folder is readable", |c| {
-            matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha")
-        })
+        event_where(
+            &mut events,
+            "alpha once the folder is readable",
+            |c| matches!(c, Change::WorkflowAdded { name, .. } if name == "alpha"),
+        )
         .await;
     }
     let snapshot = engine.snapshot();
@@ -556,7 +568,9 @@ async fn escape_sequences_and_bidi_controls_in_a_manifest_never_reach_the_termin
                 .map(|c| s.cell(row, c).unwrap().contents().to_string())
                 .collect();
             assert!(
-                !line.chars().any(flowdeck::workflow::names::is_dangerous_char),
+                !line
+                    .chars()
+                    .any(flowdeck::workflow::names::is_dangerous_char),
                 "row {row}: {line:?}"
             );
             // The text after the would-be colour change is drawn as the name is.

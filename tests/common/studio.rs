@@ -27,7 +27,13 @@ pub fn on_screen(pattern: &str) -> AwaitSpec {
 /// The studio (bare `flowdeck` on a terminal) on `dir`, in a `cols` x `rows` terminal, with
 /// the shells it opens a quiet bash whose prompt is `$ `.
 pub fn studio(terminals: &Terminals, dir: &Path, cols: u16, rows: u16) -> Arc<Session> {
-    studio_with(terminals, &["--workflows", &dir.display().to_string()], None, cols, rows)
+    studio_with(
+        terminals,
+        &["--workflows", &dir.display().to_string()],
+        None,
+        cols,
+        rows,
+    )
 }
 
 /// The studio with these arguments, started in `cwd`.

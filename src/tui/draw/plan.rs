@@ -121,7 +121,10 @@ fn gone(frame: &mut Frame, area: Rect, cx: &Ctx, name: &str) {
     let run = app.latest_run_of(name);
     let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
     lines.push(Line::styled(
-        format!("{} is gone: its file was removed from the folder", clean(name)),
+        format!(
+            "{} is gone: its file was removed from the folder",
+            clean(name)
+        ),
         Style::default().fg(t.warning),
     ));
     if run.is_some_and(RunView::active) {
