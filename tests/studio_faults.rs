@@ -106,6 +106,24 @@ fn words(frame: &str) -> String {
         .join(" ")
 }
 
+/// The words of the workflow list alone (the top left box), so that the plan beside it does
+/// not interleave with a message wrapped over its lines.
+fn list_words(frame: &str) -> String {
+    let left: Vec<String> = frame
+        .lines()
+        .map(|l| {
+            let l = l.trim_matches('"');
+            let cut = ["││", "╮╭", "╯╰"]
+                .iter()
+                .filter_map(|sep| l.find(sep))
+                .min()
+                .unwrap_or(l.len());
+            l[..cut].to_string()
+        })
+        .collect();
+    words(&left.join("\n"))
+}
+
 /// Waits (with a deadline) for an engine event that `pick` accepts.
 async fn event_where(
     events: &mut tokio::sync::broadcast::Receiver<flowdeck::engine::EngineEvent>,
@@ -140,11 +158,11 @@ async fn a_missing_folder_is_a_problem_in_the_snapshot_and_its_creation_an_event
     let snapshot = engine.snapshot();
     let problem = snapshot.folder_problem.clone().expect("a problem");
     assert_eq!(problem.kind, FolderProblemKind::Missing);
-    assert!(problem.reason.contains("os error 2"), "{problem:?}");
+    assert_eq!(problem.reason, "No such file or directory", "{problem:?}");
     assert!(snapshot.workflows.is_empty());
 
     let app = state_of(&engine);
-    let frame = words(&render(&engine, &app));
+    let frame = list_words(&render(&engine, &app));
     assert!(frame.contains("does not exist"), "{frame}");
     assert!(frame.contains("No such file or directory"), "{frame}");
     assert!(frame.contains("mkdir -p"), "{frame}");
@@ -192,7 +210,7 @@ async fn a_file_where_the_folder_should_be_is_not_a_folder_until_it_is_one() {
     let mut events = engine.subscribe();
     let problem = engine.snapshot().folder_problem.expect("a problem");
     assert_eq!(problem.kind, FolderProblemKind::NotAFolder);
-    let frame = words(&render(&engine, &state_of(&engine)));
+    let frame = list_words(&render(&engine, &state_of(&engine)));
     assert!(frame.contains("is not a folder"), "{frame}");
     assert!(frame.contains("Not a directory"), "{frame}");
 
@@ -228,7 +246,7 @@ async fn an_unreadable_folder_says_permission_denied_and_recovers_when_readable(
     } else {
         let problem = snapshot.folder_problem.expect("a problem");
         assert_eq!(problem.kind, FolderProblemKind::PermissionDenied);
-        let frame = words(&render(&engine, &state_of(&engine)));
+        let frame = list_words(&render(&engine, &state_of(&engine)));
         assert!(frame.contains("permission denied"), "{frame}");
         assert!(frame.contains("chmod u+rx"), "{frame}");
     }
@@ -253,7 +271,7 @@ async fn an_empty_folder_says_where_to_put_a_workflow() {
     let engine = lenient_engine(dir.path());
     let app = state_of(&engine);
     assert!(app.folder_problem.is_none());
-    let frame = words(&render(&engine, &app));
+    let frame = list_words(&render(&engine, &app));
     assert!(frame.contains("no workflows in workflows yet"), "{frame}");
     assert!(frame.contains("NAME.yaml"), "{frame}");
     engine.shutdown().await;
@@ -323,6 +341,70 @@ async fn bare_flowdeck_in_a_folder_without_workflows_opens_the_studio() {
     expect(&session, "'workflows' does not exist").await;
     expect(&session, r"q quit").await;
     quit(&session).await;
+}
+
+/// Applies engine events to the studio's state as the loop does (reads answered at once)
+/// until `done` holds, with a deadline.
+async fn follow_until(
+    engine: &Engine,
+    app: &mut App,
+    events: &mut tokio::sync::broadcast::Receiver<flowdeck::engine::EngineEvent>,
+    what: &str,
+    done: impl Fn(&App) -> bool,
+) {
+    common::within(LONG, what, async {
+        while !done(app) {
+            let event = events.recv().await.unwrap();
+            let mut pending = vec![Event::Engine(Box::new(event))];
+            while let Some(event) = pending.pop() {
+                for effect in update(app, event) {
+                    if let Ok(event) = flowdeck::tui::app::read(engine, effect) {
+                        pending.push(event);
+                    }
+                }
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_studio_state_follows_the_folder_and_a_removed_workflow_is_gone_from_the_plan() {
+    let top = tempfile::tempdir().unwrap();
+    let folder = top.path().join("workflows");
+    let engine = lenient_engine(&folder);
+    let mut events = engine.subscribe();
+    let mut app = state_of(&engine);
+    assert!(app.folder_problem.is_some());
+    assert!(words(&render(&engine, &app)).contains("nothing to plan until"));
+
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("alpha.yaml"), ALPHA).unwrap();
+    follow_until(&engine, &mut app, &mut events, "alpha's plan", |app| {
+        app.folder_problem.is_none() && app.plan.as_ref().is_some_and(|p| p.plan.is_ok())
+    })
+    .await;
+    assert!(words(&render(&engine, &app)).contains("second_step"));
+
+    std::fs::remove_file(folder.join("alpha.yaml")).unwrap();
+    // Its removal is an event, even when a list read already found the file gone.
+    follow_until(&engine, &mut app, &mut events, "alpha to go", |app| {
+        app.workflows.is_empty() && app.gone.is_some()
+    })
+    .await;
+    assert_eq!(app.gone.as_deref(), Some("alpha"));
+    let frame = words(&render(&engine, &app));
+    assert!(frame.contains("alpha is gone"), "{frame}");
+    assert!(frame.contains("alpha was removed"), "{frame}");
+
+    // Back on disk: the gone note goes, the plan returns.
+    std::fs::write(folder.join("alpha.yaml"), ALPHA).unwrap();
+    follow_until(&engine, &mut app, &mut events, "alpha back", |app| {
+        app.plan.is_some()
+    })
+    .await;
+    assert!(app.gone.is_none());
+    engine.shutdown().await;
 }
 
 // --- Task B: the studio under faults, end to end ------------------------------------------------

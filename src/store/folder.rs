@@ -29,7 +29,7 @@ pub struct FolderProblem {
     /// The folder's path as flowdeck was given it.
     pub path: String,
     pub kind: FolderProblemKind,
-    /// The operating system's reason, e.g. `No such file or directory (os error 2)`.
+    /// The operating system's reason, e.g. `No such file or directory`.
     pub reason: String,
 }
 
@@ -42,10 +42,17 @@ impl FolderProblem {
             io::ErrorKind::PermissionDenied => FolderProblemKind::PermissionDenied,
             _ => FolderProblemKind::Unreadable,
         };
+        // The OS's words without the `(os error N)` that Display appends: the message
+        // puts the reason in parentheses already.
+        let reason = error.to_string();
+        let reason = match reason.rfind(" (os error ") {
+            Some(at) if reason.ends_with(')') => reason[..at].to_string(),
+            _ => reason,
+        };
         FolderProblem {
             path: path.display().to_string(),
             kind,
-            reason: error.to_string(),
+            reason,
         }
     }
 
@@ -101,7 +108,8 @@ mod tests {
         let problem = FolderProblem::from_io(&missing, &err);
         assert_eq!(problem.kind, FolderProblemKind::Missing);
         assert!(problem.message().contains("does not exist"));
-        assert!(problem.message().contains("os error 2"), "{problem:?}");
+        assert_eq!(problem.reason, "No such file or directory");
+        assert!(problem.message().contains("(No such file or directory)"));
         assert!(problem.remedy().contains("mkdir -p"));
 
         let file = dir.path().join("file");

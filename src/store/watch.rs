@@ -70,12 +70,12 @@ fn watch_targets(store: &Store) -> Vec<PathBuf> {
     let mut targets = Vec::new();
     let mut at = root.parent();
     while let Some(dir) = at {
-        // `workflows` has the parent `""`: the current folder.
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
+        // `workflows` has the parent `""`: the current folder, the last one a relative path
+        // names (the parent of `.` is `""` again).
+        if dir.as_os_str().is_empty() {
+            targets.push(PathBuf::from("."));
+            break;
+        }
         if dir.is_dir() {
             targets.push(dir.to_path_buf());
         }

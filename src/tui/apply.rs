@@ -53,8 +53,11 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
         }
         Change::WorkflowRemoved { name, .. } => {
             // The list moves on; the plan says where this workflow went rather than fall
-            // silent, since its run may still be going (the run keeps its version).
-            if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
+            // silent, since its run may still be going (the run keeps its version). A list
+            // read since (newer than this event) may have emptied the plan already: with
+            // nothing left to select, the plan had been this workflow's or none.
+            let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
+            if shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()) {
                 app.message = Some(format!(
                     "{} was removed from the folder",
                     super::draw::text::clean(&name)

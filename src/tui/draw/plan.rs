@@ -20,12 +20,15 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         if let Some(name) = &app.gone {
             return gone(frame, area, cx, name);
         }
+        let text = if app.folder_problem.is_some() {
+            "nothing to plan until the workflows folder can be read (the list says why)"
+        } else {
+            "select a workflow"
+        };
         frame.render_widget(
-            Paragraph::new("select a workflow").block(block(
-                " Plan ".into(),
-                app.view == View::Plan,
-                t,
-            )),
+            Paragraph::new(text)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .block(block(" Plan ".into(), app.view == View::Plan, t)),
             area,
         );
         return;
@@ -138,7 +141,9 @@ fn gone(frame: &mut Frame, area: Rect, cx: &Ctx, name: &str) {
         title.push_str(&format!("· run {} ", clean(&run.run_id)));
     }
     frame.render_widget(
-        Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(block(title, app.view == View::Plan, t)),
         area,
     );
 }
