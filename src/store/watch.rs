@@ -228,3 +228,24 @@ fn debounce(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_folder_is_watched_from_the_nearest_folder_above_it_and_a_relative_one_ends() {
+        let top = tempfile::tempdir().expect("a temp folder");
+        let store = Store::open_lenient(top.path().join("a").join("b")).expect("lenient");
+        assert!(store.folder_problem().is_some());
+        let targets = watch_targets(&store);
+        assert_eq!(targets.first().map(PathBuf::as_path), Some(top.path()));
+
+        // A relative path ends at the current folder (whose parent is "" again).
+        let store = Store::open_lenient("no-such-folder-here/workflows").expect("lenient");
+        assert_eq!(watch_targets(&store), vec![PathBuf::from(".")]);
+
+        let store = Store::open_lenient(top.path()).expect("lenient");
+        assert_eq!(watch_targets(&store), vec![top.path().to_path_buf()]);
+    }
+}
