@@ -163,9 +163,9 @@ impl Batch {
         match event {
             Ok(event) => {
                 self.rescan |= event.need_rescan();
-                // The folder itself (removed, moved, its mode changed) or, while it is
-                // missing, anything in the folder watched above it: list it again.
-                self.rescan |= event.paths.iter().any(|p| p.parent() != Some(root));
+                // The folder itself (removed, moved, its mode changed): list it again.
+                // (While it cannot be listed, `apply` lists it on any event at all.)
+                self.rescan |= event.paths.iter().any(|p| p == root);
                 let names = event
                     .paths
                     .iter()
