@@ -603,18 +603,19 @@ async fn runs_that_fail_time_out_and_are_cancelled_show_how_they_ended() {
 
     run_one(&session, "fails").await;
     expect(&session, "result: error in").await;
-    expect(&session, "max_steps|steps").await;
+    expect(&session, "max_steps").await;
     expect(&session, "fails ended: error").await;
 
     run_one(&session, "slow").await;
     expect(&session, "result: timeout in").await;
+    expect(&session, r"did not end within its timeout_seconds \(1 s\)").await;
     expect(&session, "slow ended: timeout").await;
 
     run_one(&session, "long_run").await;
     expect(&session, "▸ nap").await;
     session.send_text("c", "test").unwrap();
     expect(&session, "result: canceled in").await;
-    expect(&session, "cancelled by").await;
+    expect(&session, "the run was cancelled by you").await;
     expect(&session, "long_run ended: canceled").await;
     quit(&session).await;
 }

@@ -9,6 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+static HOMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// How long anything the studio shows may take to appear: generous, for a loaded machine.
 pub const LONG: Duration = Duration::from_secs(30);
 
@@ -44,6 +46,15 @@ pub fn studio_with(
     cols: u16,
     rows: u16,
 ) -> Arc<Session> {
+    // A home of its own: the shells the studio opens (`t`, a run's own) read no rc file of
+    // the person running the tests, which may block (a pyenv rehash waiting on a stale lock)
+    // or print what the tests look for.
+    let home = std::env::temp_dir().join(format!(
+        "flowdeck-studio-home-{}-{}",
+        std::process::id(),
+        HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&home).unwrap();
     let mut program = vec![env!("CARGO_BIN_EXE_flowdeck").to_string()];
     program.extend(args.iter().map(|a| a.to_string()));
     terminals
@@ -52,6 +63,7 @@ pub fn studio_with(
             cwd: cwd.map(Path::to_path_buf),
             size: Size { cols, rows },
             env: vec![
+                ("HOME".into(), home.display().to_string()),
                 ("SHELL".into(), "/bin/bash".into()),
                 ("PS1".into(), "$ ".into()),
                 ("HISTFILE".into(), "/dev/null".into()),
