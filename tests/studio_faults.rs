@@ -446,7 +446,9 @@ async fn a_workflow_deleted_while_its_run_waits_is_gone_from_the_list_and_the_ru
     let session = studio::studio(&terminals, dir.path(), 120, 32);
     expect(&session, "asker").await;
     session.send_text("r", "test").unwrap();
-    expect(&session, "Which environment").await;
+    // The question's box (its text is on the plan too, which may be drawn first).
+    expect(&session, "asker asks").await;
+    expect(&session, "Esc later").await;
     // Put the question aside, then delete the file under the waiting run.
     session.send_text("\u{1b}", "test").unwrap();
     expect_gone(&session, "asker asks").await;
@@ -456,7 +458,7 @@ async fn a_workflow_deleted_while_its_run_waits_is_gone_from_the_list_and_the_ru
     expect(&session, "its run goes on").await;
     // The run still answers and ends.
     session.send_text("a", "test").unwrap();
-    expect(&session, "Which environment").await;
+    expect(&session, "Esc later").await;
     session.send_text("prod\r", "test").unwrap();
     expect(&session, "result: completed in").await;
     expect(&session, "env=prod").await;
