@@ -676,4 +676,18 @@ async fn escape_sequences_and_bidi_controls_in_a_manifest_never_reach_the_termin
     expect(&session, r"Keys 1-").await;
     session.send_text("\u{1b}", "test").unwrap();
     quit(&session).await;
+    assert_eq!(session.info().title, "", "a title was set");
+    // The command line lists the same folder without passing the controls on either.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .args(["--workflows", &dir.path().display().to_string(), "list"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("zz_plain"), "{text}");
+    assert!(
+        !text
+            .chars()
+            .any(|c| c != '\n' && flowdeck::workflow::names::is_dangerous_char(c)),
+        "{text:?}"
+    );
 }
