@@ -542,6 +542,51 @@ async fn tiny_terminals_say_too_small_and_a_large_one_gets_the_studio_and_the_pa
     quit(&session).await;
 }
 
+#[tokio::test]
+async fn a_studio_started_on_a_zero_or_one_cell_terminal_lives_and_draws_once_resized() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("alpha.yaml"), ALPHA).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    // The harness never makes a PTY smaller than 2x2; `stty` inside it can.
+    for size in ["rows 0 cols 0", "rows 1 cols 1"] {
+        let script = format!(
+            r#"stty {size}; printf 'SIZE %s\n' "$(stty size)"; exec "$0" --workflows "$1""#
+        );
+        let session = terminals
+            .open(flowdeck::term::OpenOptions {
+                program: flowdeck::term::Program::Command(vec![
+                    "sh".into(),
+                    "-c".into(),
+                    script,
+                    env!("CARGO_BIN_EXE_flowdeck").into(),
+                    dir.path().display().to_string(),
+                ]),
+                size: flowdeck::term::Size {
+                    cols: 100,
+                    rows: 30,
+                },
+                ..flowdeck::term::OpenOptions::default()
+            })
+            .unwrap();
+        let expected = if size.starts_with("rows 0") {
+            "SIZE 0 0"
+        } else {
+            "SIZE 1 1"
+        };
+        expect(&session, expected).await;
+        // The studio has taken the terminal (the alternate screen) at that size.
+        common::poll_until(LONG, "the studio to take the terminal", || {
+            session.with_screen(|s| s.alternate_screen()).then_some(())
+        })
+        .await;
+        assert!(session.exit().is_none(), "the studio died at {size}");
+        session.resize(100, 30).unwrap();
+        expect(&session, r"Workflows \(1\)").await;
+        expect(&session, "q quit").await;
+        quit(&session).await;
+    }
+}
+
 const FAILS: &str = r#"
 name: fails
 description: Loops on a failing command until max_steps ends it.
