@@ -330,6 +330,7 @@ async fn the_studio_opens_on_a_missing_folder_and_its_list_follows_the_folder() 
     std::fs::remove_dir_all(&folder).unwrap();
     expect(&session, "does not exist").await;
     expect(&session, r"Workflows \(0\)").await;
+    expect(&session, "nothing to plan until").await;
     quit(&session).await;
 }
 

@@ -17,7 +17,11 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
     let Some(view) = &app.plan else {
-        if let Some(name) = &app.gone {
+        // A folder that went away takes its workflows with it: the folder is the news then,
+        // unless the gone workflow has a run to tell of.
+        if let Some(name) = &app.gone
+            && (app.folder_problem.is_none() || app.latest_run_of(name).is_some())
+        {
             return gone(frame, area, cx, name);
         }
         let text = if app.folder_problem.is_some() {
