@@ -34,6 +34,10 @@ pub struct WorkflowSummary {
     /// Runs recorded in the history, and how the last one ended.
     pub runs: u64,
     pub last_result: Option<String>,
+    /// The file's first error in `flowdeck validate`'s form (`file:line:col: rule: message
+    /// (path)`), when it has errors: what a list can show without reading the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 /// The answer to `workflow_list`.
@@ -209,6 +213,11 @@ impl Engine {
                     warnings: e.warning_count(),
                     runs: m.runs,
                     last_result: m.last_final_state,
+                    first_error: e
+                        .violations()
+                        .iter()
+                        .find(|v| v.is_error())
+                        .map(|v| v.to_line(&e.file_name)),
                     name,
                 }
             })

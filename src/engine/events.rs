@@ -55,6 +55,12 @@ pub enum Change {
     WorkflowsResync {
         missed: u64,
     },
+    /// The workflows folder itself became listable (`problem` is `None`) or stopped being
+    /// (it went missing, became a file or unreadable): the workflows it held are removed
+    /// (`workflow_removed`) or added (`workflow_added`) by events of their own.
+    WorkflowFolder {
+        problem: Option<crate::store::FolderProblem>,
+    },
     /// A terminal session was opened: what runs in it, its size, who opened it.
     SessionOpened {
         session: SessionInfo,

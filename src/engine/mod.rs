@@ -31,7 +31,9 @@ pub mod transition;
 pub use error::EngineError;
 // Types of the lower layers that the engine's methods take, return or fail with: front ends
 // name them through the engine, never by reaching into `term` or `store`.
-pub use crate::store::{Saved, Status as WorkflowStatus, StoreError};
+pub use crate::store::{
+    FolderProblem, FolderProblemKind, Saved, Status as WorkflowStatus, StoreError,
+};
 pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};
@@ -84,6 +86,9 @@ pub struct Snapshot {
     pub sessions: Vec<SessionInfo>,
     /// Runs in progress.
     pub runs: Vec<RunStatus>,
+    /// What is wrong with the workflows folder itself (missing, not a folder, unreadable),
+    /// for an engine opened with [`Engine::open_lenient`]; `None` when it can be listed.
+    pub folder_problem: Option<FolderProblem>,
 }
 
 /// How long shutdown waits for cancelled runs to journal how they ended.
@@ -103,9 +108,25 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens the workflows folder and, if configured, starts following it.
+    /// Opens the workflows folder and, if configured, starts following it. A folder that does
+    /// not exist or cannot be read is an error.
     pub fn open(workflows: &Path, config: EngineConfig) -> Result<Arc<Engine>, EngineError> {
-        let store = Store::open(workflows)?;
+        Engine::with_store(Store::open(workflows)?, config)
+    }
+
+    /// Opens the workflows folder whatever state it is in, for a front end that stays open
+    /// and says what is wrong (the studio): a folder that does not exist, is a file or cannot
+    /// be read gives an engine with no workflows and the problem in [`Snapshot::folder_problem`].
+    /// Followed (with `config.watch`), the folder's workflows appear when it is fixed, with a
+    /// [`Change::WorkflowFolder`] event each time the problem changes.
+    pub fn open_lenient(
+        workflows: &Path,
+        config: EngineConfig,
+    ) -> Result<Arc<Engine>, EngineError> {
+        Engine::with_store(Store::open_lenient(workflows)?, config)
+    }
+
+    fn with_store(store: Arc<Store>, config: EngineConfig) -> Result<Arc<Engine>, EngineError> {
         let watcher = if config.watch {
             Some(Watcher::start(&store)?)
         } else {
@@ -134,6 +155,7 @@ impl Engine {
     fn forward_store_changes(&self) {
         let changes = self.store.subscribe();
         let events = self.events.clone();
+        let store = Arc::downgrade(&self.store);
         let spawned = std::thread::Builder::new()
             .name("engine-store-events".into())
             .spawn(move || {
@@ -161,6 +183,11 @@ impl Engine {
                         crate::store::ChangeKind::Removed => {
                             Change::WorkflowRemoved { name, file_name }
                         }
+                        // The problem as the store holds it now: a later change of it is
+                        // its own event, so an observer always ends on the latest.
+                        crate::store::ChangeKind::Folder => Change::WorkflowFolder {
+                            problem: store.upgrade().and_then(|s| s.folder_problem()),
+                        },
                     };
                     events.publish(actor, change);
                 }
@@ -226,6 +253,7 @@ impl Engine {
             workflows: self.workflow_list_with(&meta).workflows,
             sessions: self.terminals.list(),
             runs: self.runs.list_active(),
+            folder_problem: self.store.folder_problem(),
         })
     }
 

@@ -14,6 +14,9 @@ pub enum ChangeKind {
     Added,
     Changed,
     Removed,
+    /// The folder itself became listable or stopped being (`file_name` and `name` are
+    /// empty): read [`super::Store::folder_problem`].
+    Folder,
 }
 
 /// A change to the folder, as published to observers.

@@ -9,6 +9,7 @@ mod catalog;
 mod entry;
 mod error;
 pub mod files;
+mod folder;
 mod read;
 mod rename;
 pub mod state_dir;
@@ -20,6 +21,7 @@ pub use catalog::{Catalog, Change, ChangeKind};
 pub use entry::{Entry, LastGood, Status, Validated};
 pub use error::StoreError;
 pub use files::{META_DIR, content_version, is_manifest_name, write_atomic};
+pub use folder::{FolderProblem, FolderProblemKind};
 pub use read::{Contents, FileKind, FileRead, ReadError, read_manifest};
 pub use subscription::Subscription;
 pub use watch::Watcher;
@@ -66,6 +68,11 @@ pub struct Store {
     /// catalog's, so that readers of the catalog never wait for the disk.
     scan_lock: Mutex<()>,
     subscribers: Mutex<Vec<subscription::Subscriber>>,
+    /// Whether a folder that cannot be listed is lived with (recorded in `problem`, the
+    /// catalog emptied) rather than an error: the studio, which must open and say so.
+    lenient: bool,
+    /// What is wrong with the folder itself, as the last scan found it.
+    problem: RwLock<Option<FolderProblem>>,
 }
 
 /// A write in progress: this process's lock, then every process's.
@@ -83,21 +90,63 @@ enum Loaded {
 }
 
 impl Store {
-    /// Opens a workflows folder and loads every manifest in it.
+    /// Opens a workflows folder and loads every manifest in it; a folder that does not exist
+    /// or cannot be read is an error.
     pub fn open(root: impl Into<PathBuf>) -> Result<Arc<Store>, StoreError> {
         let root = root.into();
         if !root.is_dir() {
             return Err(StoreError::NoFolder(root));
         }
-        let store = Arc::new(Store {
+        let store = Arc::new(Store::new(root, false));
+        store.rescan()?;
+        Ok(store)
+    }
+
+    /// Opens a workflows folder whatever state it is in: one that does not exist, is a file
+    /// or cannot be read gives an empty store with the problem on record
+    /// ([`Store::folder_problem`]), and a later [`Store::rescan`] (the watcher's, when the
+    /// folder changes) picks the folder up once it is fixed.
+    pub fn open_lenient(root: impl Into<PathBuf>) -> Result<Arc<Store>, StoreError> {
+        let store = Arc::new(Store::new(root.into(), true));
+        store.rescan()?;
+        Ok(store)
+    }
+
+    fn new(root: PathBuf, lenient: bool) -> Store {
+        Store {
             root,
             catalog: RwLock::new(Catalog::default()),
             write_lock: Mutex::new(()),
             scan_lock: Mutex::new(()),
             subscribers: Mutex::new(Vec::new()),
-        });
-        store.rescan()?;
-        Ok(store)
+            lenient,
+            problem: RwLock::new(None),
+        }
+    }
+
+    /// What is wrong with the folder itself (missing, not a folder, unreadable), as the last
+    /// scan found it; `None` when it could be listed.
+    pub fn folder_problem(&self) -> Option<FolderProblem> {
+        self.problem
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records what the folder's listing found; the change to publish when it differs.
+    fn set_problem(&self, problem: Option<FolderProblem>) -> Option<Change> {
+        let mut held = self.problem.write().unwrap_or_else(PoisonError::into_inner);
+        if *held == problem {
+            return None;
+        }
+        *held = problem;
+        Some(Change {
+            kind: ChangeKind::Folder,
+            file_name: String::new(),
+            name: String::new(),
+            version: None,
+            author: None,
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -166,7 +215,16 @@ impl Store {
     /// Re-reads the whole folder (at start, and when the watcher lost events).
     pub fn rescan(&self) -> Result<Vec<Change>, StoreError> {
         let _scanning = self.lock_scans();
-        let on_disk = self.manifest_files()?;
+        let (on_disk, folder) = match self.manifest_files() {
+            Ok(files) => (files, self.set_problem(None)),
+            // The folder went away or became unreadable: its workflows are gone with it (a
+            // run in progress keeps the version it started with), and the problem says why.
+            Err(StoreError::Io { source, .. }) if self.lenient => (
+                Vec::new(),
+                self.set_problem(Some(FolderProblem::from_io(&self.root, &source))),
+            ),
+            Err(e) => return Err(e),
+        };
         let gone: Vec<String> = self
             .catalog()
             .entries()
@@ -176,7 +234,8 @@ impl Store {
         let loaded = self.load(&on_disk);
         let changes = {
             let mut catalog = self.catalog_mut();
-            let mut changes: Vec<Change> = gone.iter().filter_map(|f| catalog.remove(f)).collect();
+            let mut changes: Vec<Change> = folder.into_iter().collect();
+            changes.extend(gone.iter().filter_map(|f| catalog.remove(f)));
             changes.extend(apply(&mut catalog, loaded));
             let folder = folder_changes(&mut catalog, &changes);
             changes.extend(folder);
@@ -255,11 +314,10 @@ impl Store {
     /// Every manifest name in the folder, sorted, whatever it is on disk: a directory or a
     /// named pipe called `x.yaml` is listed with an error, not left out without a word.
     fn manifest_files(&self) -> Result<Vec<String>, StoreError> {
-        let read = std::fs::read_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
+        let listed = folder::list(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
         let mut names = Vec::new();
-        for entry in read {
-            let entry = entry.map_err(|e| StoreError::io(&self.root, e))?;
-            match entry.file_name().into_string() {
+        for name in listed {
+            match name.into_string() {
                 Ok(name) if is_manifest_name(&name) => names.push(name),
                 Ok(_) => {}
                 Err(name) => {

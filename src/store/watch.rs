@@ -10,9 +10,9 @@
 use super::{Store, StoreError, is_manifest_name};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 /// How long the folder must be quiet before a change is read: long enough to see a save's
@@ -25,7 +25,7 @@ const LONGEST_BATCH: Duration = Duration::from_millis(500);
 /// A running watch; dropping it stops watching (and its thread, once it has applied what it
 /// gathered).
 pub struct Watcher {
-    _watcher: RecommendedWatcher,
+    _armed: Arc<Mutex<Armed>>,
 }
 
 impl std::fmt::Debug for Watcher {
@@ -34,28 +34,120 @@ impl std::fmt::Debug for Watcher {
     }
 }
 
+/// The OS watch and the one path it is on: the folder when it can be listed, else the
+/// nearest folder above it that exists, so that its creation (or a `chmod` that makes it
+/// readable) is an event like any other and no timer has to look for it.
+struct Armed {
+    watcher: RecommendedWatcher,
+    on: Option<PathBuf>,
+}
+
+impl Armed {
+    /// Moves the watch to `target`. Whether it moved.
+    fn point_at(&mut self, target: &Path) -> notify::Result<bool> {
+        if self.on.as_deref() == Some(target) {
+            return Ok(false);
+        }
+        if let Some(old) = self.on.take() {
+            // A folder that was removed took its watch with it: nothing to undo then.
+            let _ = self.watcher.unwatch(&old);
+        }
+        self.watcher.watch(target, RecursiveMode::NonRecursive)?;
+        self.on = Some(target.to_path_buf());
+        Ok(true)
+    }
+}
+
+/// Where the watch belongs, best first: on the folder while it can be listed, else on the
+/// existing folders above it, nearest first (watched not recursively: one may be a busy
+/// folder like `/tmp`, whose events then cost one listing attempt of the folder per debounced
+/// batch). A folder above that cannot be watched (not readable either) gives way to the next.
+fn watch_targets(store: &Store) -> Vec<PathBuf> {
+    let root = store.root();
+    if store.folder_problem().is_none() {
+        return vec![root.to_path_buf()];
+    }
+    let mut targets = Vec::new();
+    let mut at = root.parent();
+    while let Some(dir) = at {
+        // `workflows` has the parent `""`: the current folder, the last one a relative path
+        // names (the parent of `.` is `""` again).
+        if dir.as_os_str().is_empty() {
+            targets.push(PathBuf::from("."));
+            break;
+        }
+        if dir.is_dir() {
+            targets.push(dir.to_path_buf());
+        }
+        at = dir.parent();
+    }
+    targets
+}
+
+/// Points the watch where the folder's state says, and reads the folder again each time the
+/// watch moved: what changed before the new watch was in place was seen by no watch. A few
+/// rounds at most (a folder created and removed over and over must not hold the thread).
+/// A folder that can be listed but not watched is an error; a problem folder with nothing
+/// watchable above it is only logged (the studio still opens, without following it).
+fn settle(store: &Store, armed: &Mutex<Armed>) -> notify::Result<()> {
+    for _ in 0..8 {
+        let mut failed = None;
+        let mut moved = None;
+        {
+            let mut armed = armed.lock().unwrap_or_else(PoisonError::into_inner);
+            for target in watch_targets(store) {
+                match armed.point_at(&target) {
+                    Ok(m) => {
+                        moved = Some(m);
+                        break;
+                    }
+                    Err(e) => failed = Some(e),
+                }
+            }
+        }
+        match (moved, failed) {
+            (Some(false), _) => return Ok(()),
+            (Some(true), _) => {}
+            (None, Some(e)) if store.folder_problem().is_none() => return Err(e),
+            (None, failed) => {
+                tracing::warn!(
+                    "{}: no folder above it can be watched ({}): it will not be followed",
+                    store.root().display(),
+                    failed.map_or_else(|| "none exists".to_string(), |e| e.to_string())
+                );
+                return Ok(());
+            }
+        }
+        if let Err(e) = store.rescan() {
+            tracing::warn!("rescanning {}: {e}", store.root().display());
+        }
+    }
+    Ok(())
+}
+
 impl Watcher {
-    /// Starts watching the store's folder. Changes are applied to the store, which publishes
-    /// them to its subscribers.
+    /// Starts watching the store's folder (or, while it cannot be listed, the folder above
+    /// it). Changes are applied to the store, which publishes them to its subscribers.
     pub fn start(store: &Arc<Store>) -> Result<Watcher, StoreError> {
         let root = store.root().to_path_buf();
         let io = |e: notify::Error| StoreError::io(&root, std::io::Error::other(e));
         let (tx, events) = channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
+        let watcher = notify::recommended_watcher(move |event| {
             let _ = tx.send(event);
         })
         .map_err(io)?;
-        watcher
-            .watch(&root, RecursiveMode::NonRecursive)
-            .map_err(io)?;
+        let armed = Arc::new(Mutex::new(Armed { watcher, on: None }));
+        settle(store, &armed).map_err(io)?;
         let weak: Weak<Store> = Arc::downgrade(store);
+        let weak_armed = Arc::downgrade(&armed);
         std::thread::Builder::new()
             .name("store-watch".into())
-            .spawn(move || debounce(&events, &weak))
+            .spawn(move || debounce(&events, &weak, &weak_armed))
             .map_err(|e| StoreError::io(&root, e))?;
         // Anything that changed between the first load and the start of the watch.
         store.rescan()?;
-        Ok(Watcher { _watcher: watcher })
+        settle(store, &armed).map_err(io)?;
+        Ok(Watcher { _armed: armed })
     }
 }
 
@@ -71,6 +163,9 @@ impl Batch {
         match event {
             Ok(event) => {
                 self.rescan |= event.need_rescan();
+                // The folder itself (removed, moved, its mode changed): list it again.
+                // (While it cannot be listed, `apply` lists it on any event at all.)
+                self.rescan |= event.paths.iter().any(|p| p == root);
                 let names = event
                     .paths
                     .iter()
@@ -87,7 +182,7 @@ impl Batch {
     }
 
     fn apply(self, store: &Store) {
-        if self.rescan {
+        if self.rescan || store.folder_problem().is_some() {
             if let Err(e) = store.rescan() {
                 tracing::warn!("rescanning {}: {e}", store.root().display());
             }
@@ -98,9 +193,14 @@ impl Batch {
     }
 }
 
-/// The watch thread: blocks until the OS reports something, gathers until quiet, applies.
-/// Ends when the watcher is dropped (its sender with it) or the store is gone.
-fn debounce(events: &Receiver<notify::Result<notify::Event>>, store: &Weak<Store>) {
+/// The watch thread: blocks until the OS reports something, gathers until quiet, applies,
+/// and moves the watch when the folder appeared or went. Ends when the watcher is dropped
+/// (its sender with it) or the store is gone.
+fn debounce(
+    events: &Receiver<notify::Result<notify::Event>>,
+    store: &Weak<Store>,
+    armed: &Weak<Mutex<Armed>>,
+) {
     while let Ok(first) = events.recv() {
         let Some(live) = store.upgrade() else { return };
         let root = live.root().to_path_buf();
@@ -118,8 +218,34 @@ fn debounce(events: &Receiver<notify::Result<notify::Event>>, store: &Weak<Store
         }
         let Some(live) = store.upgrade() else { return };
         batch.apply(&live);
+        if let Some(armed) = armed.upgrade()
+            && let Err(e) = settle(&live, &armed)
+        {
+            tracing::warn!("watching {}: {e}", live.root().display());
+        }
         if !open {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_folder_is_watched_from_the_nearest_folder_above_it_and_a_relative_one_ends() {
+        let top = tempfile::tempdir().expect("a temp folder");
+        let store = Store::open_lenient(top.path().join("a").join("b")).expect("lenient");
+        assert!(store.folder_problem().is_some());
+        let targets = watch_targets(&store);
+        assert_eq!(targets.first().map(PathBuf::as_path), Some(top.path()));
+
+        // A relative path ends at the current folder (whose parent is "" again).
+        let store = Store::open_lenient("no-such-folder-here/workflows").expect("lenient");
+        assert_eq!(watch_targets(&store), vec![PathBuf::from(".")]);
+
+        let store = Store::open_lenient(top.path()).expect("lenient");
+        assert_eq!(watch_targets(&store), vec![top.path().to_path_buf()]);
     }
 }

@@ -46,7 +46,10 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
     let outcome = runtime.block_on(async {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let engine = crate::cli::open_engine(&options.folder, options.engine.clone())?;
+        // A folder that is missing or unreadable opens the studio all the same: the list says
+        // what is wrong and follows the folder once it is fixed; shells work meanwhile.
+        let engine = Engine::open_lenient(&options.folder, options.engine.clone())
+            .context("cannot open the workflows folder")?;
         let (mut theme, theme_warning) = load_theme(options.theme.as_deref());
         if super::theme::no_color_requested(std::env::var_os("NO_COLOR").as_deref()) {
             theme = theme.without_colour();

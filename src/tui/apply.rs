@@ -11,6 +11,7 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     app.seq = snapshot.seq;
     app.workflows = snapshot.workflows;
     app.panes = snapshot.sessions;
+    app.folder_problem = snapshot.folder_problem;
     // Runs that ended stay on show (their results); the engine lists only those in progress.
     for run in app.runs.values_mut() {
         if run.active() && !snapshot.runs.iter().any(|r| r.run_id == run.run_id) {
@@ -41,13 +42,35 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     let actor = event.actor;
     match event.change {
         Change::WorkflowAdded { name, .. } | Change::WorkflowChanged { name, .. } => {
+            if app.gone.as_deref() == Some(name.as_str()) {
+                app.gone = None;
+            }
             let mut effects = vec![Effect::ReloadList];
             if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
                 effects.push(Effect::LoadPlan(name));
             }
             effects
         }
-        Change::WorkflowRemoved { .. } | Change::HistoryPurged { .. } => vec![Effect::ReloadList],
+        Change::WorkflowRemoved { name, .. } => {
+            // The list moves on; the plan says where this workflow went rather than fall
+            // silent, since its run may still be going (the run keeps its version). A list
+            // read since (newer than this event) may have emptied the plan already: with
+            // nothing left to select, the plan had been this workflow's or none.
+            let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
+            if shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()) {
+                app.message = Some(format!(
+                    "{} was removed from the folder",
+                    super::draw::text::clean(&name)
+                ));
+                app.gone = Some(name);
+            }
+            vec![Effect::ReloadList]
+        }
+        Change::HistoryPurged { .. } => vec![Effect::ReloadList],
+        Change::WorkflowFolder { problem } => {
+            app.folder_problem = problem;
+            vec![Effect::ReloadList]
+        }
         Change::WorkflowsResync { .. } => vec![Effect::Resnapshot],
         Change::SessionOpened { session } => {
             let id = session.session_id.clone();

@@ -257,6 +257,12 @@ pub struct App {
     pub attention: Option<String>,
     /// Why a copy may not reach the clipboard (tmux dropping OSC 52), said on each copy.
     pub clipboard_hint: Option<String>,
+    /// What is wrong with the workflows folder itself (missing, a file, unreadable), as the
+    /// engine last said; the list shows it in place of workflows.
+    pub folder_problem: Option<crate::engine::FolderProblem>,
+    /// A workflow whose file was removed while its plan was shown: the plan says so (with its
+    /// run's outcome) until another workflow's plan replaces it.
+    pub gone: Option<String>,
 }
 
 /// The command palette: what is typed and the match selected.

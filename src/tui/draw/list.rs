@@ -29,7 +29,8 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .max(4);
     let items: Vec<ListItem> = visible
         .iter()
-        .map(|w| {
+        .enumerate()
+        .map(|(at, w)| {
             let (label, colour) = if app.active_run_of(&w.name).is_some() {
                 ("● running".to_string(), t.running)
             } else {
@@ -51,18 +52,35 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                         t.warning,
                     ),
                     WorkflowStatus::Valid => match &w.last_result {
-                        Some(last) => (format!("✓ {}", clean(last)), t.valid),
+                        // Only a run that completed earns the tick: a last run that
+                        // failed, timed out or was cancelled is marked as such.
+                        Some(last) if last == "completed" => {
+                            (format!("✓ {}", clean(last)), t.valid)
+                        }
+                        Some(last) => (format!("✗ {}", clean(last)), t.error),
                         None => ("valid".to_string(), t.valid),
                     },
                 }
             };
-            ListItem::new(Line::from(vec![
+            let mut lines = vec![Line::from(vec![
                 Span::styled(
                     format!("{} ", fit(&clean(&w.name), name_width)),
                     Style::default().fg(t.foreground),
                 ),
                 Span::styled(label, Style::default().fg(colour)),
-            ]))
+            ])];
+            // The selected broken file says what is wrong first, without `e`: a file that
+            // broke while it was open should not look merely "invalid".
+            if at == app.selected
+                && let Some(error) = &w.first_error
+            {
+                let width = usize::from(area.width.saturating_sub(4));
+                lines.push(Line::styled(
+                    fit(&clean(error), width),
+                    Style::default().fg(t.error),
+                ));
+            }
+            ListItem::new(lines)
         })
         .collect();
     let empty = items.is_empty();
@@ -73,14 +91,41 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
     frame.render_stateful_widget(list, area, &mut state);
     if empty {
-        let text = if app.workflows.is_empty() {
-            "no workflows in this folder"
-        } else {
-            "nothing matches the filter"
-        };
         let inner = area.inner(ratatui::layout::Margin::new(2, 1));
+        let lines = if let Some(problem) = &app.folder_problem {
+            // What is wrong, the OS's words, what to do, and that nothing more is needed
+            // once it is done: the engine follows the folder.
+            vec![
+                Line::styled(clean(&problem.message()), Style::default().fg(t.error)),
+                Line::styled(clean(&problem.remedy()), Style::default().fg(t.foreground)),
+                Line::styled(
+                    "or start flowdeck with --workflows DIR",
+                    Style::default().fg(t.foreground),
+                ),
+                Line::styled(
+                    "the list follows when it is fixed · t opens a shell meanwhile",
+                    Style::default().fg(t.muted),
+                ),
+            ]
+        } else if app.workflows.is_empty() {
+            vec![
+                Line::styled(
+                    format!("no workflows in {} yet", clean(&app.folder)),
+                    Style::default().fg(t.muted),
+                ),
+                Line::styled(
+                    "put a NAME.yaml or NAME.json manifest there (docs/WORKFLOWS.md): it shows up here at once",
+                    Style::default().fg(t.muted),
+                ),
+            ]
+        } else {
+            vec![Line::styled(
+                "nothing matches the filter",
+                Style::default().fg(t.muted),
+            )]
+        };
         frame.render_widget(
-            ratatui::widgets::Paragraph::new(text).style(Style::default().fg(t.muted)),
+            ratatui::widgets::Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: true }),
             inner,
         );
     }

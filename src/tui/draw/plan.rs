@@ -17,12 +17,22 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
     let Some(view) = &app.plan else {
+        // A folder that went away takes its workflows with it: the folder is the news then,
+        // unless the gone workflow has a run to tell of.
+        if let Some(name) = &app.gone
+            && (app.folder_problem.is_none() || app.latest_run_of(name).is_some())
+        {
+            return gone(frame, area, cx, name);
+        }
+        let text = if app.folder_problem.is_some() {
+            "nothing to plan until the workflows folder can be read (the list says why)"
+        } else {
+            "select a workflow"
+        };
         frame.render_widget(
-            Paragraph::new("select a workflow").block(block(
-                " Plan ".into(),
-                app.view == View::Plan,
-                t,
-            )),
+            Paragraph::new(text)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .block(block(" Plan ".into(), app.view == View::Plan, t)),
             area,
         );
         return;
@@ -37,6 +47,22 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     }
     // The run's outcome comes first: a long plan must not push it out of sight.
     let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
+    // A file that broke keeps its last good version for running (SPEC §8): the plan shown is
+    // that version, and says so, with the error that broke the file.
+    let broken = app
+        .workflows
+        .iter()
+        .find(|w| w.name == view.workflow)
+        .filter(|w| w.status == crate::engine::WorkflowStatus::Invalid);
+    if let (Some(w), Ok(_)) = (broken, &view.plan) {
+        lines.push(Line::styled(
+            "the file is broken: this is its last good version, the one that runs (e: problems)",
+            Style::default().fg(t.warning),
+        ));
+        if let Some(error) = &w.first_error {
+            lines.push(Line::styled(clean(error), Style::default().fg(t.error)));
+        }
+    }
     match &view.plan {
         Err(e) => lines.push(Line::styled(clean(e), Style::default().fg(t.error))),
         Ok(plan) => {
@@ -91,6 +117,37 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     }
     frame.render_widget(
         Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
+        area,
+    );
+}
+
+/// The plan of a workflow whose file was removed while it was shown: it says so, under the
+/// outcome of its latest run (which goes on with the version it started with).
+fn gone(frame: &mut Frame, area: Rect, cx: &Ctx, name: &str) {
+    let (app, t) = (cx.app, cx.theme);
+    let run = app.latest_run_of(name);
+    let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
+    lines.push(Line::styled(
+        format!(
+            "{} is gone: its file was removed from the folder",
+            clean(name)
+        ),
+        Style::default().fg(t.warning),
+    ));
+    if run.is_some_and(RunView::active) {
+        lines.push(Line::styled(
+            "its run goes on with the version it started with",
+            Style::default().fg(t.muted),
+        ));
+    }
+    let mut title = format!(" Plan · {} · gone ", clean(name));
+    if let Some(run) = run {
+        title.push_str(&format!("· run {} ", clean(&run.run_id)));
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(block(title, app.view == View::Plan, t)),
         area,
     );
 }

@@ -1,0 +1,129 @@
+//! The real `flowdeck` binary in a terminal of flowdeck's own `term` layer: started, driven
+//! by keys, its screen read back with deadlines (never a sleep then an assertion).
+
+#![allow(clippy::unwrap_used, dead_code)]
+
+use flowdeck::term::{AwaitSpec, Content, OpenOptions, Outcome, Program, Session, Since};
+use flowdeck::term::{Size, Terminals};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+static HOMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How long anything the studio shows may take to appear: generous, for a loaded machine.
+pub const LONG: Duration = Duration::from_secs(30);
+
+/// A wait for `pattern` on the visible screen.
+pub fn on_screen(pattern: &str) -> AwaitSpec {
+    AwaitSpec {
+        pattern: Some(regex::Regex::new(pattern).unwrap()),
+        stop_patterns: Vec::new(),
+        since: Since::Screen,
+        timeout: LONG,
+        typist: None,
+        quiet: None,
+    }
+}
+
+/// The studio (bare `flowdeck` on a terminal) on `dir`, in a `cols` x `rows` terminal, with
+/// the shells it opens a quiet bash whose prompt is `$ `.
+pub fn studio(terminals: &Terminals, dir: &Path, cols: u16, rows: u16) -> Arc<Session> {
+    studio_with(
+        terminals,
+        &["--workflows", &dir.display().to_string()],
+        None,
+        cols,
+        rows,
+    )
+}
+
+/// The studio with these arguments, started in `cwd`.
+pub fn studio_with(
+    terminals: &Terminals,
+    args: &[&str],
+    cwd: Option<&Path>,
+    cols: u16,
+    rows: u16,
+) -> Arc<Session> {
+    // A home of its own: the shells the studio opens (`t`, a run's own) read no rc file of
+    // the person running the tests, which may block (a pyenv rehash waiting on a stale lock)
+    // or print what the tests look for.
+    let home = std::env::temp_dir().join(format!(
+        "flowdeck-studio-home-{}-{}",
+        std::process::id(),
+        HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut program = vec![env!("CARGO_BIN_EXE_flowdeck").to_string()];
+    program.extend(args.iter().map(|a| a.to_string()));
+    terminals
+        .open(OpenOptions {
+            program: Program::Command(program),
+            cwd: cwd.map(Path::to_path_buf),
+            size: Size { cols, rows },
+            env: vec![
+                ("HOME".into(), home.display().to_string()),
+                ("SHELL".into(), "/bin/bash".into()),
+                ("PS1".into(), "$ ".into()),
+                ("HISTFILE".into(), "/dev/null".into()),
+                // No rc file: a predictable shell in the studio's panes.
+                ("BASH_ENV".into(), String::new()),
+                ("ENV".into(), String::new()),
+            ],
+            ..OpenOptions::default()
+        })
+        .unwrap()
+}
+
+/// Waits until `pattern` is on the screen, failing with the screen as it is.
+pub async fn expect(session: &Session, pattern: &str) {
+    let r = session.await_output(on_screen(pattern)).await.unwrap();
+    assert_eq!(
+        r.outcome,
+        Outcome::Matched,
+        "waiting for {pattern:?}; screen:\n{}",
+        session.content(Content::Screen)
+    );
+}
+
+/// Waits until `pattern` is no longer on the screen (polled on each screen change, with a
+/// deadline).
+pub async fn expect_gone(session: &Session, pattern: &str) {
+    let re = regex::Regex::new(pattern).unwrap();
+    let end = tokio::time::Instant::now() + LONG;
+    loop {
+        if !re.is_match(&session.content(Content::Screen)) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < end,
+            "{pattern:?} stayed on the screen:\n{}",
+            session.content(Content::Screen)
+        );
+        session.wait_for_output(Duration::from_millis(200)).await;
+    }
+}
+
+/// `q` (and `y` when it asks because a run is in progress): the studio exits with 0.
+pub async fn quit(session: &Session) {
+    session.send_text("q", "test").unwrap();
+    let r = session
+        .await_output(AwaitSpec {
+            stop_patterns: vec![regex::Regex::new(r"Quit\? y / n").unwrap()],
+            ..on_screen("never printed")
+        })
+        .await
+        .unwrap();
+    if r.outcome == Outcome::Stopped {
+        session.send_text("y", "test").unwrap();
+        let r = session
+            .await_output(on_screen("never printed"))
+            .await
+            .unwrap();
+        assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    } else {
+        assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    }
+    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+}
