@@ -14,9 +14,10 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
+use common::studio::{expect, on_screen};
 use flowdeck::engine::Actor;
-use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Size, TermConfig};
 use flowdeck::term::{Outcome, Terminals};
+use flowdeck::term::{Session, TermConfig};
 use flowdeck::tui::draw;
 use flowdeck::tui::state::App;
 use flowdeck::tui::theme::Theme;
@@ -46,22 +47,6 @@ async fn cpu_share(pid: u32, span: Duration) -> f64 {
     let before = cpu_seconds(pid);
     tokio::time::sleep(span).await;
     (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
-}
-
-fn on_screen(pattern: &str) -> AwaitSpec {
-    AwaitSpec {
-        pattern: Some(regex::Regex::new(pattern).unwrap()),
-        stop_patterns: Vec::new(),
-        since: Since::Screen,
-        timeout: WAIT,
-        typist: None,
-        quiet: None,
-    }
-}
-
-async fn expect(session: &Session, pattern: &str) {
-    let r = session.await_output(on_screen(pattern)).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "waiting for {pattern:?}");
 }
 
 /// One frame of the main screen at 120x40 with a pane full of coloured text, drawn in-process.
@@ -231,21 +216,13 @@ async fn flood_with_and_without_studio() {
 
 /// The studio binary in a 120x40 terminal on the bundled workflows.
 fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
-    terminals
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                env!("CARGO_BIN_EXE_flowdeck").into(),
-                "--workflows".into(),
-                dir.display().to_string(),
-            ]),
-            size: Size {
-                cols: 120,
-                rows: 40,
-            },
-            env: common::quiet_home(dir),
-            ..OpenOptions::default()
-        })
-        .unwrap()
+    common::studio::studio_with(
+        terminals,
+        &["--workflows", &dir.display().to_string()],
+        None,
+        120,
+        40,
+    )
 }
 
 async fn idle_and_flood() {

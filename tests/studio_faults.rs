@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-#[path = "common/studio.rs"]
-mod studio;
+
+use common::studio;
 
 use flowdeck::engine::{Change, Engine, EngineConfig, FolderProblemKind};
 use flowdeck::term::{Content, TermConfig, Terminals};

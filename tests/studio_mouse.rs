@@ -6,54 +6,20 @@
 
 mod common;
 
-use flowdeck::term::{AwaitSpec, Content, OpenOptions, Outcome, Program, Session, Since};
-use flowdeck::term::{Size, TermConfig, Terminals};
+use common::studio::{expect, on_screen};
+use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
-
-const LONG: Duration = Duration::from_secs(30);
-
-fn on_screen(pattern: &str) -> AwaitSpec {
-    AwaitSpec {
-        pattern: Some(regex::Regex::new(pattern).unwrap()),
-        stop_patterns: Vec::new(),
-        since: Since::Screen,
-        timeout: LONG,
-        typist: None,
-        quiet: None,
-    }
-}
-
-async fn expect(session: &Session, pattern: &str) {
-    let r = session.await_output(on_screen(pattern)).await.unwrap();
-    assert_eq!(
-        r.outcome,
-        Outcome::Matched,
-        "waiting for {pattern:?}; screen:\n{}",
-        session.content(Content::Screen)
-    );
-}
 
 /// The studio on `dir` in a 100x30 terminal, with `env` added.
-fn studio(terminals: &Terminals, dir: &Path, mut env: Vec<(String, String)>) -> Arc<Session> {
-    env.extend(common::quiet_home(dir));
-    terminals
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                env!("CARGO_BIN_EXE_flowdeck").into(),
-                "--workflows".into(),
-                dir.display().to_string(),
-            ]),
-            env,
-            size: Size {
-                cols: 100,
-                rows: 30,
-            },
-            ..OpenOptions::default()
-        })
-        .unwrap()
+fn studio(terminals: &Terminals, dir: &Path, env: Vec<(String, String)>) -> Arc<Session> {
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").into(),
+        "--workflows".into(),
+        dir.display().to_string(),
+    ];
+    common::studio::open(terminals, program, None, (100, 30), env)
 }
 
 /// Where `text` is on the screen, the last occurrence: (column, row), 0-based.

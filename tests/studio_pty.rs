@@ -6,54 +6,28 @@
 
 mod common;
 
-use flowdeck::term::{AwaitSpec, Content, OpenOptions, Outcome, Program, Session, Since};
-use flowdeck::term::{Size, TermConfig, Terminals};
+use common::studio::{expect, on_screen, open};
+use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
 use std::sync::Arc;
-use std::time::Duration;
 
-const LONG: Duration = Duration::from_secs(30);
-
-fn on_screen(pattern: &str) -> AwaitSpec {
-    AwaitSpec {
-        pattern: Some(regex::Regex::new(pattern).unwrap()),
-        stop_patterns: Vec::new(),
-        since: Since::Screen,
-        timeout: LONG,
-        typist: None,
-        quiet: None,
-    }
-}
+const LONG: std::time::Duration = common::studio::LONG;
 
 /// The studio in a 100x30 terminal, started by a shell that first prints a line the
 /// studio's alternate screen must hide and its exit must bring back.
 fn studio(terminals: &Terminals, dir: &std::path::Path) -> Arc<Session> {
-    terminals
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                "sh".into(),
-                "-c".into(),
-                r#"printf 'before the studio\n'; exec "$0" --workflows "$1""#.into(),
-                env!("CARGO_BIN_EXE_flowdeck").into(),
-                dir.display().to_string(),
-            ]),
-            size: Size {
-                cols: 100,
-                rows: 30,
-            },
-            env: common::quiet_home(dir),
-            ..OpenOptions::default()
-        })
-        .unwrap()
-}
-
-async fn expect(session: &Session, pattern: &str) {
-    let r = session.await_output(on_screen(pattern)).await.unwrap();
-    assert_eq!(
-        r.outcome,
-        Outcome::Matched,
-        "waiting for {pattern:?}; screen:\n{}",
-        session.content(Content::Screen)
-    );
+    open(
+        terminals,
+        vec![
+            "sh".into(),
+            "-c".into(),
+            r#"printf 'before the studio\n'; exec "$0" --workflows "$1""#.into(),
+            env!("CARGO_BIN_EXE_flowdeck").into(),
+            dir.display().to_string(),
+        ],
+        None,
+        (100, 30),
+        Vec::new(),
+    )
 }
 
 /// The studio opened on a copy of the bundled workflows, its list drawn.
@@ -201,23 +175,17 @@ async fn sigterm_gives_the_terminal_back_and_ends_the_shells() {
 async fn no_color_draws_the_studio_without_colours() {
     let dir = common::bundled_workflows_copy();
     let terminals = Terminals::new(TermConfig::default());
-    let session = terminals
-        .open(OpenOptions {
-            program: Program::Command(vec![
-                "sh".into(),
-                "-c".into(),
-                r#"NO_COLOR=1 exec "$0" --workflows "$1""#.into(),
-                env!("CARGO_BIN_EXE_flowdeck").into(),
-                dir.path().display().to_string(),
-            ]),
-            size: Size {
-                cols: 100,
-                rows: 30,
-            },
-            env: common::quiet_home(dir.path()),
-            ..OpenOptions::default()
-        })
-        .unwrap();
+    let session = open(
+        &terminals,
+        vec![
+            env!("CARGO_BIN_EXE_flowdeck").into(),
+            "--workflows".into(),
+            dir.path().display().to_string(),
+        ],
+        None,
+        (100, 30),
+        vec![("NO_COLOR".into(), "1".into())],
+    );
     expect(&session, r"Workflows \(8\)").await;
     expect(&session, "q quit").await;
     session.with_screen(|s| {

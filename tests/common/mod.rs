@@ -5,6 +5,7 @@
 
 pub mod line_client;
 pub mod render;
+pub mod studio;
 
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
 use regex::Regex;
@@ -148,12 +149,4 @@ pub async fn poll_until<T>(
         }
     })
     .await
-}
-
-/// The environment of a `flowdeck` the tests start in a terminal: the shells it opens (`t`,
-/// a run's own) read the user's rc files, and a slow or noisy one (pyenv's rehash waits up to
-/// a minute for a lock that parallel tests hold) would stall them; from an empty home they
-/// start at once and the same on every machine.
-pub fn quiet_home(home: &std::path::Path) -> Vec<(String, String)> {
-    vec![("HOME".into(), home.display().to_string())]
 }

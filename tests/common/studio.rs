@@ -9,8 +9,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-static HOMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 /// How long anything the studio shows may take to appear: generous, for a loaded machine.
 pub const LONG: Duration = Duration::from_secs(30);
 
@@ -46,34 +44,48 @@ pub fn studio_with(
     cols: u16,
     rows: u16,
 ) -> Arc<Session> {
-    // A home of its own: the shells the studio opens (`t`, a run's own) read no rc file of
-    // the person running the tests, which may block (a pyenv rehash waiting on a stale lock)
-    // or print what the tests look for.
-    let home = std::env::temp_dir().join(format!(
-        "flowdeck-studio-home-{}-{}",
-        std::process::id(),
-        HOMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&home).unwrap();
     let mut program = vec![env!("CARGO_BIN_EXE_flowdeck").to_string()];
     program.extend(args.iter().map(|a| a.to_string()));
+    open(terminals, program, cwd, (cols, rows), Vec::new())
+}
+
+/// `program` (the studio, or a shell that starts it) in a `size` terminal, with the quiet
+/// environment below and `env` added.
+pub fn open(
+    terminals: &Terminals,
+    program: Vec<String>,
+    cwd: Option<&Path>,
+    (cols, rows): (u16, u16),
+    env: Vec<(String, String)>,
+) -> Arc<Session> {
+    let mut all = quiet_env();
+    all.extend(env);
     terminals
         .open(OpenOptions {
             program: Program::Command(program),
             cwd: cwd.map(Path::to_path_buf),
             size: Size { cols, rows },
-            env: vec![
-                ("HOME".into(), home.display().to_string()),
-                ("SHELL".into(), "/bin/bash".into()),
-                ("PS1".into(), "$ ".into()),
-                ("HISTFILE".into(), "/dev/null".into()),
-                // No rc file: a predictable shell in the studio's panes.
-                ("BASH_ENV".into(), String::new()),
-                ("ENV".into(), String::new()),
-            ],
+            env: all,
             ..OpenOptions::default()
         })
         .unwrap()
+}
+
+/// What the studio's shells start with in tests: a home of their own, so that they read no
+/// rc file of the person running the tests (one may block: a pyenv rehash waiting on a stale
+/// lock; or print what the tests look for), and a plain bash whose prompt is `$ `. The home is
+/// one empty folder shared by all tests.
+pub fn quiet_env() -> Vec<(String, String)> {
+    let home = std::env::temp_dir().join("flowdeck-tests-home");
+    std::fs::create_dir_all(&home).unwrap();
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        ("SHELL".into(), "/bin/bash".into()),
+        ("PS1".into(), "$ ".into()),
+        ("HISTFILE".into(), "/dev/null".into()),
+        ("BASH_ENV".into(), String::new()),
+        ("ENV".into(), String::new()),
+    ]
 }
 
 /// Waits until `pattern` is on the screen, failing with the screen as it is.

@@ -64,7 +64,21 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         }
     }
     match &view.plan {
-        Err(e) => lines.push(Line::styled(clean(e), Style::default().fg(t.error))),
+        Err(e) => {
+            // No plan to lay out: the reason, wrapped so all of it can be read.
+            lines.push(Line::styled(clean(e), Style::default().fg(t.error)));
+            lines.push(Line::styled(
+                "e lists every problem with its file:line:col",
+                Style::default().fg(t.muted),
+            ));
+            frame.render_widget(
+                Paragraph::new(lines)
+                    .wrap(ratatui::widgets::Wrap { trim: false })
+                    .block(block(title, app.view == View::Plan, t)),
+                area,
+            );
+            return;
+        }
         Ok(plan) => {
             let width = plan
                 .steps
