@@ -118,6 +118,25 @@ impl Run<'_> {
         )
     }
 
+    /// Waits until the session printed nothing for `ms` milliseconds.
+    async fn quiet(&self, ms: u64) {
+        let out = self
+            .engine
+            .await_output(
+                &self.id,
+                &params::<AwaitOutputParams>(
+                    json!({"quiet_ms": ms, "since": "entry", "timeout": WAIT_SECONDS}),
+                ),
+                None,
+                &Actor::Cli,
+            )
+            .await
+            .unwrap_or_else(|e| self.fail(&format!("await_output quiet failed: {e}")));
+        if out.result.outcome != Outcome::Matched {
+            self.fail(&format!("waiting for quiet ended {:?}", out.result.outcome));
+        }
+    }
+
     /// Types a line whose command holds a marker it never prints, and waits, since the last
     /// input, for a pattern that the marker and the output both match: only the output may.
     async fn typed_line(&self, n: usize, delay: u64) {
@@ -222,6 +241,11 @@ impl Run<'_> {
                 };
                 self.send(json!({ "input_text": command }));
                 self.wait("^row 1$", "screen").await;
+                // vim asks the terminal questions after it draws (cursor position, colours);
+                // quitting before the answers arrive would leave them to the shell, as typed
+                // input. A person looks at the screen first: so does the sequence, until the
+                // program has been quiet a moment.
+                self.quiet(150).await;
                 self.send(json!({ "input_text": match op { Op::Less => "q", _ => ":q!\r" } }));
                 // A program that is quitting may still read what comes (vim takes it for
                 // answers to its queries), as it would from a person typing that fast: the
