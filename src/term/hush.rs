@@ -17,7 +17,6 @@
 //! caller falls back to finding the markers there, as it always did.
 
 use super::transcript::{Decoder, MAX_LINE_BYTES, Transcript, render_text};
-use regex::bytes::Regex;
 use tokio::sync::watch;
 
 /// Output held back at most; beyond it, hiding gives up and shows everything.
@@ -53,8 +52,9 @@ pub struct Hush {
     searched: usize,
     /// Where the begin marker's line ends in `held`, once seen.
     body_start: Option<usize>,
-    begin: Regex,
-    end: Regex,
+    /// `__FD<nonce>:B` and `__FD<nonce>:E:`, as the shell assembles them.
+    begin: Vec<u8>,
+    end: Vec<u8>,
     state: watch::Sender<HushState>,
 }
 
@@ -72,12 +72,13 @@ pub enum Take {
 
 impl Hush {
     /// A hidden command framed by `nonce` (hex digits only), and where to follow it.
-    pub fn new(nonce: &str) -> Option<(Hush, watch::Receiver<HushState>)> {
-        // The shell's `\n` arrives as `\r\n` unless output post-processing is off.
-        let begin = Regex::new(&format!("__FD{nonce}:B\r?\n")).ok()?;
-        let end = Regex::new(&format!("\r?\n__FD{nonce}:E:([0-9]+)\r?\n")).ok()?;
+    pub fn new(nonce: &str) -> (Hush, watch::Receiver<HushState>) {
+        // Plain byte searches: the nonce makes the markers unique, and compiling a regex
+        // per command would cost more than the search.
+        let begin = format!("__FD{nonce}:B").into_bytes();
+        let end = format!("__FD{nonce}:E:").into_bytes();
         let (state, rx) = watch::channel(HushState::Waiting);
-        Some((
+        (
             Hush {
                 nonce: nonce.to_string(),
                 seq: None,
@@ -90,7 +91,7 @@ impl Hush {
                 state,
             },
             rx,
-        ))
+        )
     }
 
     pub fn nonce(&self) -> &str {
@@ -122,28 +123,42 @@ impl Hush {
         self.held.extend_from_slice(chunk);
         if self.body_start.is_none() {
             // The marker may have been cut between chunks: look a little before the new ones.
-            let from = self.searched.saturating_sub(self.nonce.len() + 8);
-            if let Some(m) = self.begin.find_at(&self.held, from) {
-                self.body_start = Some(m.end());
-                self.searched = m.end();
-                self.state.send_replace(HushState::Begun);
+            let from = self.searched.saturating_sub(self.begin.len() + 2);
+            if let Some(at) = find(&self.held, &self.begin, from) {
+                // Unless its newline is still on its way (then it is found again next time).
+                if let Some(body_start) = line_end(&self.held, at + self.begin.len()) {
+                    self.body_start = Some(body_start);
+                    self.searched = body_start;
+                    self.state.send_replace(HushState::Begun);
+                }
             }
         }
         if let Some(body_start) = self.body_start {
             let from = self
                 .searched
-                .saturating_sub(self.nonce.len() + 32)
+                .saturating_sub(self.end.len() + 16)
                 .max(body_start);
-            if let Some(caps) = self.end.captures_at(&self.held, from) {
-                let (Some(whole), Some(code)) = (caps.get(0), caps.get(1)) else {
-                    return Take::Held;
-                };
-                let status = std::str::from_utf8(code.as_bytes())
+            let found = find(&self.held, &self.end, from).and_then(|at| {
+                let digits_start = at + self.end.len();
+                let digits = self.held[digits_start..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                // Unless the status and its newline are still on their way.
+                line_end(&self.held, digits_start + digits)
+                    .map(|after| (at, digits_start..digits_start + digits, after))
+            });
+            if let Some((at, digits, after)) = found {
+                let status = std::str::from_utf8(&self.held[digits])
                     .ok()
                     .and_then(|c| c.parse().ok());
-                let output = plain_text(&self.held[body_start..whole.start()]);
+                // The newline the end marker begins with is not output.
+                let body = &self.held[body_start..at];
+                let body = body.strip_suffix(b"\n").unwrap_or(body);
+                let body = body.strip_suffix(b"\r").unwrap_or(body);
+                let output = plain_text(body);
                 let mut shown = CLEAR_PROMPT_LINE.to_vec();
-                shown.extend_from_slice(&self.held[whole.end()..]);
+                shown.extend_from_slice(&self.held[after..]);
                 self.holding = false;
                 self.held = Vec::new();
                 self.state.send_replace(HushState::Done { status, output });
@@ -173,6 +188,23 @@ impl Hush {
     }
 }
 
+/// Where `needle` first occurs in `hay` at or after `from`.
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|i| i + from)
+}
+
+/// Just past the line end (`\n`, or `\r\n` from the terminal) at `at`, once it has arrived.
+fn line_end(held: &[u8], at: usize) -> Option<usize> {
+    match held.get(at..)? {
+        [b'\n', ..] => Some(at + 1),
+        [b'\r', b'\n', ..] => Some(at + 2),
+        _ => None,
+    }
+}
+
 /// Raw terminal output as the text the transcript would hold, carriage returns applied.
 fn plain_text(raw: &[u8]) -> String {
     let mut transcript = Transcript::new(usize::MAX, MAX_LINE_BYTES);
@@ -186,7 +218,7 @@ mod tests {
     use super::*;
 
     fn hush() -> (Hush, watch::Receiver<HushState>) {
-        let (mut h, rx) = Hush::new("00ff").expect("a valid nonce");
+        let (mut h, rx) = Hush::new("00ff");
         h.set_input(7);
         (h, rx)
     }
@@ -224,6 +256,35 @@ mod tests {
                 output: "V:A:s:41".into()
             }
         );
+    }
+
+    #[test]
+    fn markers_cut_anywhere_are_found() {
+        let whole: &[u8] = b"echo\r\n__FD00ff:B\r\nV:A:s:41\r\n\r\n__FD00ff:E:17\r\n$ ";
+        for cut in 1..whole.len() {
+            let (mut h, rx) = hush();
+            h.typing(7);
+            let first = h.take(&whole[..cut]);
+            let second = h.take(&whole[cut..]);
+            let shown = match (first, second) {
+                (Take::Held, Take::Replace(shown)) => shown,
+                // The end marker's line was whole in the first piece.
+                (Take::Replace(mut shown), Take::Show) => {
+                    shown.extend_from_slice(&whole[cut..]);
+                    shown
+                }
+                other => panic!("cut at {cut}: {other:?}"),
+            };
+            assert_eq!(shown, b"\r\x1b[K$ ", "cut at {cut}");
+            assert_eq!(
+                *rx.borrow(),
+                HushState::Done {
+                    status: Some(17),
+                    output: "V:A:s:41".into()
+                },
+                "cut at {cut}"
+            );
+        }
     }
 
     #[test]

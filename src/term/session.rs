@@ -767,7 +767,7 @@ impl Session {
         if live.hush.is_some() || live.ended || live.failed.is_some() {
             return None;
         }
-        let (hush, rx) = Hush::new(nonce)?;
+        let (hush, rx) = Hush::new(nonce);
         live.hush = Some(hush);
         Some(rx)
     }

@@ -241,16 +241,6 @@ async fn run_framed(
     let line = format!(
         " case \"$(history 1 2>/dev/null)\" in *{nonce}*) history -d -1 2>/dev/null;; esac; printf '%s%s:B\\n' __FD {nonce}; {script}; printf '\\n%s%s:E:%s\\n' __FD {nonce} \"$?\"\n"
     );
-    let begin = format!("__FD{nonce}:B\n");
-    let end =
-        Regex::new(&format!("\n__FD{nonce}:E:(\\d+)\n")).map_err(|e| TermError::ShellProtocol {
-            session: session.id().to_string(),
-            detail: e.to_string(),
-        })?;
-    let begun = Regex::new(&format!("__FD{nonce}:B\n")).map_err(|e| TermError::ShellProtocol {
-        session: session.id().to_string(),
-        detail: e.to_string(),
-    })?;
     let from = session.output_end();
     let started = Instant::now();
     // Ctrl-U first: text left on the command line (answers to terminal queries that binary
@@ -284,6 +274,17 @@ async fn run_framed(
             session.send_text(&typed, by)?;
         }
     }
+    // Compiled only here: a hidden command that finished never needs them.
+    let begin = format!("__FD{nonce}:B\n");
+    let end =
+        Regex::new(&format!("\n__FD{nonce}:E:(\\d+)\n")).map_err(|e| TermError::ShellProtocol {
+            session: session.id().to_string(),
+            detail: e.to_string(),
+        })?;
+    let begun = Regex::new(&format!("__FD{nonce}:B\n")).map_err(|e| TermError::ShellProtocol {
+        session: session.id().to_string(),
+        detail: e.to_string(),
+    })?;
     let start_wait = start_wait.saturating_sub(started.elapsed());
     let start = session
         .await_output(AwaitSpec {
