@@ -285,13 +285,14 @@ async fn run_framed(
         session: session.id().to_string(),
         detail: e.to_string(),
     })?;
-    let start_wait = start_wait.saturating_sub(started.elapsed());
+    // What is left of the wait: a hidden attempt that gave up may have used some.
+    let start_left = start_wait.saturating_sub(started.elapsed());
     let start = session
         .await_output(AwaitSpec {
             pattern: Some(begun),
             stop_patterns: Vec::new(),
             since: Since::After(from),
-            timeout: start_wait,
+            timeout: start_left,
             typist: None,
             quiet: None,
         })
