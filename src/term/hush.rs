@@ -15,6 +15,10 @@
 //! cancelled, the shell ends, or more than [`MAX_HELD`] bytes arrive (a background job's
 //! flood), what was held is released to the screen and the transcript as it came, and the
 //! caller falls back to finding the markers there, as it always did.
+//!
+//! The price: output that another process (a job the run left in the background) writes to
+//! the terminal during those few milliseconds is held with the plumbing and dropped with it,
+//! since nothing tells the two apart in one byte stream.
 
 use super::transcript::{Decoder, MAX_LINE_BYTES, Transcript, render_text};
 use tokio::sync::watch;
