@@ -207,6 +207,81 @@ async fn inputs_are_exported_literally_and_returned() {
     assert!(!pwned.exists(), "an input was executed");
 }
 
+/// Exports its input, sets a variable, types a command of its own and returns both values:
+/// every piece of flowdeck's shell plumbing, around one command a person should see.
+const PLUMBING: &str = r#"
+name: plumbing
+description: Inputs in, a variable set, a command typed, values returned.
+arguments:
+  MESSAGE: { description: any text }
+return_values:
+  ECHOED: { description: the input exported back }
+  STATUS: { description: set by set_env }
+initial_state: mark
+states:
+  mark:
+    action: { tool: set_env, params: { vars: { STATUS: "it's \"ok\" ✓ $(touch PWNED)" } } }
+    transitions:
+      - next_state: show
+  show:
+    action: { tool: send_input, params: { input_text: "export ECHOED=\"$MESSAGE\"; echo VISIBLE_$((3 * 3))\n" } }
+    transitions:
+      - next_state: seen
+  seen:
+    action: { tool: await_output, params: { pattern: '^VISIBLE_9' } }
+"#;
+
+#[tokio::test]
+async fn a_runs_plumbing_stays_off_its_sessions_screen_and_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let pwned = std::env::temp_dir().join(format!("flowdeck-pwned-quiet-{}", std::process::id()));
+    write(
+        dir.path(),
+        "plumbing.yaml",
+        &PLUMBING.replace("PWNED", &pwned.display().to_string()),
+    );
+    let engine = engine_in(dir.path(), 8);
+    let session = bash_session(&engine).await;
+    let message =
+        "it's \"quoted\"\nline two $(touch PWNED) ✓".replace("PWNED", &pwned.display().to_string());
+    let mut req = request("plumbing", &[("MESSAGE", &message)]);
+    req.session_id = Some(session.session_id.clone());
+    let result = engine.run(req).await.unwrap();
+    assert_final(&result, FinalState::Completed);
+    assert_eq!(result.return_values["ECHOED"], message);
+    assert_eq!(
+        result.return_values["STATUS"],
+        format!("it's \"ok\" ✓ $(touch {})", pwned.display())
+    );
+    assert!(!pwned.exists(), "a value was executed");
+    for mode in ["screen", "history"] {
+        let params = serde_json::from_value(serde_json::json!({ "content_mode": mode })).unwrap();
+        let text = engine
+            .get_screen_content(&session.session_id, &params, &Actor::Cli)
+            .unwrap()
+            .content;
+        let plumbing: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                l.contains("__FD")
+                    || l.trim_start().starts_with("V:")
+                    || l.contains("eval '")
+                    || l.contains("history -d")
+            })
+            .collect();
+        assert!(
+            plumbing.is_empty(),
+            "the {mode} shows plumbing: {plumbing:#?}\n{text}"
+        );
+        // The run's own command is there for a person to see.
+        assert!(
+            text.contains("export ECHOED=\"$MESSAGE\"; echo VISIBLE_$((3 * 3))"),
+            "{mode}:\n{text}"
+        );
+        assert!(text.lines().any(|l| l == "VISIBLE_9"), "{mode}:\n{text}");
+    }
+}
+
 #[tokio::test]
 async fn missing_invalid_and_unknown_inputs_fail_fast() {
     let dir = tempfile::tempdir().unwrap();

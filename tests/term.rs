@@ -727,6 +727,139 @@ async fn environment_values_round_trip_literally() {
     ));
 }
 
+/// What flowdeck's own shell plumbing would leave on a screen or in a history.
+fn plumbing_in(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            l.contains("__FD")
+                || l.trim_start().starts_with("V:")
+                || l.contains("eval '")
+                || l.contains("history -d")
+                || l.contains("printf")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn reading_and_exporting_variables_leave_no_plumbing_on_screen_or_in_history() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let marker = std::env::temp_dir().join(format!("flowdeck-pwned-hush-{}", std::process::id()));
+    // A person's command and its output, before: they stay.
+    s.send_text("echo BEFORE_$((1 + 1))\n", "person").unwrap();
+    wait(&s, "^BEFORE_2$").await;
+    prompt(&s).await;
+    let vars = vec![
+        ("QUOTES".to_string(), r#"it's "quoted" \back"#.to_string()),
+        ("NEWLINES".to_string(), "one\ntwo\n\n".to_string()),
+        ("UNICODE".to_string(), "héllo ✓ 中文".to_string()),
+        (
+            "SUBST".to_string(),
+            format!("$(touch {m}) `touch {m}`", m = marker.display()),
+        ),
+        ("MARKERISH".to_string(), "__FDnot-a-marker:E:0".to_string()),
+    ];
+    shell::export_env(&s, &vars, LONG, "run:r1").await.unwrap();
+    let names: Vec<&str> = vars.iter().map(|(k, _)| k.as_str()).collect();
+    let read = shell::read_env(&s, &names, LONG, "run:r1").await.unwrap();
+    for (name, value) in &vars {
+        assert_eq!(
+            read.get(name.as_str()),
+            Some(&Some(value.clone())),
+            "{name}"
+        );
+    }
+    assert!(!marker.exists(), "a value was executed");
+    // Another export and read with a clean prompt before them.
+    shell::export_env(&s, &[("AFTER".into(), "x y".into())], LONG, "run:r1")
+        .await
+        .unwrap();
+    let again = shell::read_env(&s, &["AFTER"], LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!(again.get("AFTER"), Some(&Some("x y".to_string())));
+    // The shell is at its prompt, the values are exported, and the lines left no trace in
+    // bash's history; a person typing next sees the shell work as always.
+    s.send_text(
+        "echo \"AFTER_$((2 + 2)) $UNICODE $(history | grep -c '[_]_FD')\"\n",
+        "person",
+    )
+    .unwrap();
+    wait(&s, "^AFTER_4 héllo ✓ 中文 0$").await;
+    prompt(&s).await;
+
+    let screen = s.content(Content::Screen);
+    let history = s.content(Content::History);
+    for (what, text) in [("screen", &screen), ("history", &history)] {
+        let plumbing = plumbing_in(text);
+        assert!(
+            plumbing.is_empty(),
+            "{what} shows plumbing: {plumbing:#?}\n{text}"
+        );
+        assert!(
+            text.contains("BEFORE_2"),
+            "{what} lost real output:\n{text}"
+        );
+        assert!(text.contains("AFTER_4"), "{what} lost real output:\n{text}");
+    }
+    // The screen shows the commands and the prompts, as a person left them: no blank
+    // prompt line where each hidden line ran.
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines.first().copied(),
+        Some("$ echo BEFORE_$((1 + 1))"),
+        "{screen}"
+    );
+    assert_eq!(lines.get(1).copied(), Some("BEFORE_2"), "{screen}");
+    assert_eq!(lines.last().copied(), Some("$"), "{screen}");
+    let bare_prompts = lines.iter().filter(|l| l.trim_end() == "$").count();
+    assert_eq!(bare_prompts, 1, "{screen}");
+}
+
+/// Hiding gives up without losing anything: a line the shell did not start is shown (it
+/// is part of the here-document now), the error says so, and once the shell is back at its
+/// prompt the next read is hidden again.
+#[tokio::test]
+async fn a_hidden_line_the_shell_did_not_start_is_shown_and_hiding_recovers() {
+    let t = terminals();
+    let s = bash(&t).await;
+    s.send_text("cat <<'STOP'\n", "test").unwrap();
+    wait(&s, r"^> $").await;
+    let err = shell::read_env(&s, &["HOME"], Duration::from_millis(500), "test")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "not_started", "{err}");
+    let history = s.content(Content::History);
+    assert!(
+        history.contains("history -d"),
+        "the held line was lost:\n{history}"
+    );
+    // A cancelled read leaves nothing held either.
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(50),
+        shell::read_env(&s, &["HOME"], LONG, "test"),
+    )
+    .await;
+    assert!(
+        cancelled.is_err(),
+        "the shell cannot answer from a here-document"
+    );
+    s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
+    prompt(&s).await;
+    s.send_text("echo BACK_$((1 + 2))\n", "test").unwrap();
+    wait(&s, "^BACK_3$").await;
+    prompt(&s).await;
+    let before = s.content(Content::History).lines().count();
+    shell::export_env(&s, &[("AGAIN".into(), "it's".into())], LONG, "test")
+        .await
+        .unwrap();
+    let read = shell::read_env(&s, &["AGAIN"], LONG, "test").await.unwrap();
+    assert_eq!(read.get("AGAIN"), Some(&Some("it's".to_string())));
+    let history = s.content(Content::History);
+    assert_eq!(history.lines().count(), before, "{history}");
+    assert!(history.ends_with("BACK_3\n$ "), "{history:?}");
+}
+
 fn alive(pids: &[i32]) -> Vec<i32> {
     pids.iter()
         .copied()

@@ -19,6 +19,7 @@ pub mod decode;
 pub mod echo;
 pub mod error;
 pub mod fastforward;
+pub mod hush;
 pub mod inputs;
 pub mod keys;
 pub mod matcher;

@@ -9,6 +9,7 @@
 //! - the waiter blocks in `wait()` for the program's exit status.
 
 use super::error::TermError;
+use super::hush::{Hush, HushState, Take};
 use super::inputs::Inputs;
 use super::keys::{self, KeyPress, Modes};
 use super::matcher::{AwaitSpec, Event, Hit, Outcome, Quiet, QuietOn, Watch};
@@ -184,6 +185,8 @@ pub(super) struct Live {
     decoder: Decoder,
     /// Each typist's last input, and where its output begins.
     pub inputs: Inputs,
+    /// A framed shell command whose plumbing is kept off the screen (hush.rs).
+    hush: Option<Hush>,
     /// When output, and the screen's text, last changed (for quiet waits).
     quiet: QuietClock,
     watches: Vec<Watch>,
@@ -204,6 +207,32 @@ impl Live {
     /// Returns the answers to terminal queries.
     fn take(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.bytes += chunk.len() as u64;
+        let Some(hush) = self.hush.as_mut() else {
+            return self.show(chunk);
+        };
+        match hush.take(chunk) {
+            Take::Show => self.show(chunk),
+            Take::Held => Vec::new(),
+            Take::Replace(shown) => {
+                self.hush = None;
+                self.show(&shown)
+            }
+        }
+    }
+
+    /// Gives up hiding a framed command: what was held is shown as it came.
+    fn release_hush(&mut self) -> Vec<u8> {
+        match self.hush.take() {
+            Some(mut hush) => {
+                let held = hush.release();
+                self.show(&held)
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Output that is shown: see [`Live::take`].
+    fn show(&mut self, chunk: &[u8]) -> Vec<u8> {
         let answer = self.screen.feed(chunk);
         self.quiet.output(&mut self.screen);
         self.decoder.feed(&mut self.transcript, chunk);
@@ -228,6 +257,7 @@ impl Live {
     }
 
     fn fail(&mut self, reason: String) {
+        self.hush = None;
         for mut w in self.watches.drain(..) {
             if let Some(tx) = w.notify.take() {
                 let _ = tx.send(Event::Failed(reason.clone()));
@@ -239,6 +269,8 @@ impl Live {
     }
 
     fn resolve_ended(&mut self) {
+        // What a hidden command held is the program's last output: shown before waits end.
+        let _ = self.release_hush();
         self.ended = true;
         for mut w in self.watches.drain(..) {
             if let Some(tx) = w.notify.take() {
@@ -333,6 +365,11 @@ impl Host for Shared {
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
         if !live.inputs.is_current(seq) {
+            // A hidden line typed without the output before it taken in cannot be told
+            // apart from that output: it is shown instead.
+            if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
+                return live.release_hush();
+            }
             return Vec::new();
         }
         // Output the program wrote before this moment is taken first, so that the echo is
@@ -350,6 +387,9 @@ impl Host for Shared {
         }
         let end = live.transcript.end();
         live.inputs.typed(seq, echo, end);
+        if let Some(hush) = live.hush.as_mut() {
+            hush.typing(seq);
+        }
         let bytes = live.bytes;
         drop(live);
         if drained > 0 {
@@ -486,6 +526,7 @@ impl Session {
                 transcript: Transcript::new(limits.lines, limits.bytes),
                 decoder: Decoder::default(),
                 inputs: Inputs::default(),
+                hush: None,
                 quiet: QuietClock::new(),
                 watches: Vec::new(),
                 next_watch: 0,
@@ -716,7 +757,53 @@ impl Session {
     /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C). `by`
     /// names the typist, whose "since the last input" this input moves (inputs.rs).
     pub fn send_text(&self, text: &str, by: &str) -> Result<usize, TermError> {
-        self.send(text.as_bytes().to_vec(), text, by)
+        self.send(text.as_bytes().to_vec(), text, by, None)
+    }
+
+    /// Starts hiding the framed shell command of `nonce` (hush.rs), unless another one is
+    /// hidden now (`None`: that command is shown as it runs).
+    pub(super) fn hush(&self, nonce: &str) -> Option<watch::Receiver<HushState>> {
+        let mut live = self.shared.lock();
+        if live.hush.is_some() || live.ended || live.failed.is_some() {
+            return None;
+        }
+        let (hush, rx) = Hush::new(nonce);
+        live.hush = Some(hush);
+        Some(rx)
+    }
+
+    /// Types the framed line of the hidden command `nonce`: output is held from the moment
+    /// it is written. It has no echo to skip, since its echo is never shown.
+    pub(super) fn send_hidden(
+        &self,
+        text: &str,
+        nonce: &str,
+        by: &str,
+    ) -> Result<usize, TermError> {
+        self.send(text.as_bytes().to_vec(), "", by, Some(nonce))
+    }
+
+    /// Stops hiding the command `nonce` if it still is: what was held is shown as it came.
+    pub(super) fn release_hush(&self, nonce: &str) {
+        let answer = {
+            let mut live = self.shared.lock();
+            if live.hush.as_ref().is_none_or(|h| h.nonce() != nonce) {
+                return;
+            }
+            live.release_hush()
+        };
+        // Answers to terminal queries in what was held go to the program that asked.
+        if !answer.is_empty()
+            && let Some(tx) = self
+                .input
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+        {
+            let _ = tx.send(Input::Reply(answer));
+        }
+        self.shared.changed.notify_all();
+        self.shared.activity.send_modify(|_| {});
     }
 
     /// Presses keys, encoded for the terminal's current modes.
@@ -736,12 +823,19 @@ impl Session {
                 _ => "",
             })
             .collect();
-        self.send(bytes, &echo, by)
+        self.send(bytes, &echo, by, None)
     }
 
     /// Queues bytes for the program and marks the output position that `since: last_input`
     /// starts from, for `by`. Returns the number of bytes queued.
-    fn send(&self, bytes: Vec<u8>, echo: &str, by: &str) -> Result<usize, TermError> {
+    /// With `hush`, the input is the framed line of that hidden command (hush.rs).
+    fn send(
+        &self,
+        bytes: Vec<u8>,
+        echo: &str,
+        by: &str,
+        hush: Option<&str>,
+    ) -> Result<usize, TermError> {
         if bytes.len() > MAX_INPUT_BYTES {
             return Err(TermError::TooLarge {
                 what: "the input",
@@ -774,6 +868,9 @@ impl Session {
         }
         let end = live.transcript.end();
         let seq = live.inputs.queued(by, end);
+        if let Some(h) = live.hush.as_mut().filter(|h| hush == Some(h.nonce())) {
+            h.set_input(seq);
+        }
         let input = Input::Typed {
             bytes,
             seq,
@@ -882,7 +979,7 @@ impl Session {
                 processes::end_group(pgid, grace);
             }
             _ => {
-                let _ = self.send(vec![0x03], "", by);
+                let _ = self.send(vec![0x03], "", by, None);
             }
         }
     }

@@ -7,8 +7,14 @@
 //! removes itself from the shell's history. Values travel as octal escapes on the way in and
 //! as hex on the way out, so quotes, newlines, `$(...)`, control characters and any Unicode
 //! arrive exactly and are never interpreted by the shell or by the terminal.
+//!
+//! Reading and exporting variables is flowdeck's own plumbing, not a command anyone asked
+//! to see: its line, markers and answers are held back from the screen and the history
+//! while they run (hush.rs). `run_command` is shown as it runs: its command and output are
+//! what the caller asked for.
 
 use super::error::TermError;
+use super::hush::HushState;
 use super::matcher::{AwaitSpec, Outcome, Since};
 use super::session::Session;
 use indexmap::IndexMap;
@@ -78,11 +84,13 @@ pub async fn run_command(
 ) -> Result<CommandResult, TermError> {
     refuse_nul("the command", command)?;
     ready_shell(session, timeout).await?;
+    // The command and its output are the point: shown as they run.
     run_framed(
         session,
         &format!("eval {}", quote_long(command)),
         timeout,
         by,
+        false,
     )
     .await
 }
@@ -118,7 +126,7 @@ pub async fn read_env(
             )
         })
         .collect();
-    let result = run_framed(session, &script, timeout, by).await?;
+    let result = run_framed(session, &script, timeout, by, true).await?;
     let finished = expect_success(session, &result, "reading variables")?;
     let mut values = IndexMap::new();
     for line in finished.lines() {
@@ -177,7 +185,7 @@ pub async fn export_env(
             }
         })
         .collect();
-    let result = run_framed(session, &script, timeout, by).await?;
+    let result = run_framed(session, &script, timeout, by, true).await?;
     expect_success(session, &result, "exporting variables")?;
     Ok(())
 }
@@ -210,12 +218,15 @@ fn expect_success<'a>(
     }
 }
 
-/// Types `script` framed by begin and end markers and waits for the end marker.
+/// Types `script` framed by begin and end markers and waits for the end marker. With
+/// `hidden`, flowdeck's own plumbing (reading and exporting variables) is kept off the
+/// screen and out of the history while it runs (hush.rs), when it can be.
 async fn run_framed(
     session: &Session,
     script: &str,
     timeout: Duration,
     by: &str,
+    hidden: bool,
 ) -> Result<CommandResult, TermError> {
     let nonce = nonce();
     let script = script.trim_end_matches([' ', ';']);
@@ -230,6 +241,40 @@ async fn run_framed(
     let line = format!(
         " case \"$(history 1 2>/dev/null)\" in *{nonce}*) history -d -1 2>/dev/null;; esac; printf '%s%s:B\\n' __FD {nonce}; {script}; printf '\\n%s%s:E:%s\\n' __FD {nonce} \"$?\"\n"
     );
+    let from = session.output_end();
+    let started = Instant::now();
+    // Ctrl-U first: text left on the command line (answers to terminal queries that binary
+    // output asked for, read by the line editor once the program ended) would otherwise
+    // become the start of this line. It deletes the line in readline, zle and the kernel's
+    // own line editing alike.
+    let typed = format!("\u{15}{line}");
+    let start_wait = timeout.min(START_WAIT);
+    let hush = if hidden { session.hush(&nonce) } else { None };
+    match hush {
+        Some(state) => {
+            // Released on every way out, a dropped future included: nothing stays held.
+            let _hushed = Hushed {
+                session,
+                nonce: &nonce,
+            };
+            session.send_hidden(&typed, &nonce, by)?;
+            if let Some((status, output)) = hidden_result(state, started, start_wait, timeout).await
+            {
+                return Ok(CommandResult {
+                    outcome: CommandOutcome::Completed,
+                    exit_code: status,
+                    output,
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                });
+            }
+            // Hiding gave up (or time ran out): the markers, if they came, are in the
+            // history now, where the waits below find them in what time is left.
+        }
+        None => {
+            session.send_text(&typed, by)?;
+        }
+    }
+    // Compiled only here: a hidden command that finished never needs them.
     let begin = format!("__FD{nonce}:B\n");
     let end =
         Regex::new(&format!("\n__FD{nonce}:E:(\\d+)\n")).map_err(|e| TermError::ShellProtocol {
@@ -240,20 +285,14 @@ async fn run_framed(
         session: session.id().to_string(),
         detail: e.to_string(),
     })?;
-    let from = session.output_end();
-    let started = Instant::now();
-    // Ctrl-U first: text left on the command line (answers to terminal queries that binary
-    // output asked for, read by the line editor once the program ended) would otherwise
-    // become the start of this line. It deletes the line in readline, zle and the kernel's
-    // own line editing alike.
-    session.send_text(&format!("\u{15}{line}"), by)?;
-    let start_wait = timeout.min(START_WAIT);
+    // What is left of the wait: a hidden attempt that gave up may have used some.
+    let start_left = start_wait.saturating_sub(started.elapsed());
     let start = session
         .await_output(AwaitSpec {
             pattern: Some(begun),
             stop_patterns: Vec::new(),
             since: Since::After(from),
-            timeout: start_wait,
+            timeout: start_left,
             typist: None,
             quiet: None,
         })
@@ -326,6 +365,50 @@ async fn run_framed(
         output: super::transcript::render_text(body.strip_suffix('\n').unwrap_or(body)),
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// Stops hiding a framed command when its caller is done with it, however that happens.
+struct Hushed<'a> {
+    session: &'a Session,
+    nonce: &'a str,
+}
+
+impl Drop for Hushed<'_> {
+    fn drop(&mut self) {
+        self.session.release_hush(self.nonce);
+    }
+}
+
+/// Follows a hidden framed command until its end marker (its exit status and output), or
+/// `None` when it did not start within `start_wait`, did not end within `timeout` (both
+/// from `started`), or hiding gave up.
+async fn hidden_result(
+    mut state: tokio::sync::watch::Receiver<HushState>,
+    started: Instant,
+    start_wait: Duration,
+    timeout: Duration,
+) -> Option<(Option<i32>, String)> {
+    loop {
+        let current = state.borrow_and_update().clone();
+        let limit = match current {
+            HushState::Done { status, output } => return Some((status, output)),
+            HushState::Released => return None,
+            HushState::Waiting => start_wait,
+            HushState::Begun => timeout,
+        };
+        let left = limit.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, state.changed()).await {
+            Ok(Ok(())) => {}
+            // Time ran out, or the session dropped the command.
+            Ok(Err(_)) | Err(_) => {
+                // A change in the same instant still counts.
+                return match state.borrow().clone() {
+                    HushState::Done { status, output } => Some((status, output)),
+                    _ => None,
+                };
+            }
+        }
+    }
 }
 
 /// The screen's line with the cursor, for telling what the shell's command line holds.
