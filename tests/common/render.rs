@@ -87,7 +87,7 @@ pub fn redacted(screen: &str) -> String {
         (r"\d\d:\d\d:\d\d", "hh:mm:ss"),
         (r"\d+(\.\d)? (ms|s)\b", "N ms"),
         // The shell protocol's random nonce, and the machine's bash version in its prompt.
-        (r"\b[0-9a-f]{16}\b", "NONCE"),
+        (r"(\b|__FD)[0-9a-f]{16}\b", "${1}NONCE"),
         (r"bash-\d+\.\d+", "bash-N.N"),
         // The placeholders' lengths differ from the text's: the right border moves in.
         (r#"(?m)(\S) +│"$"#, r#"$1 │""#),
