@@ -133,6 +133,10 @@ fn secret_values_reach_no_journal_result_event_error_or_audit_line() {
         json!({"name": "wf_secretive", "arguments": inputs()}),
     );
     assert_clean("a wf_ tool's result", &dynamic.to_string());
+    // The last run's values are offered for the next one, never a secret's.
+    let preview = server.call(8, "workflow_preview_inputs", json!({"name": "secretive"}));
+    assert_clean("workflow_preview_inputs", &preview.to_string());
+    assert!(!preview.to_string().contains("last_value"), "{preview}");
 
     drop(server.stdin.take());
     assert_eq!(server.exit_status(), Some(0));

@@ -34,6 +34,9 @@ pub struct WorkflowSummary {
     /// Runs recorded in the history, and how the last one ended.
     pub runs: u64,
     pub last_result: Option<String>,
+    /// When the last run ended (RFC 3339), with `last_result`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_at: Option<String>,
     /// The file's first error in `flowdeck validate`'s form (`file:line:col: rule: message
     /// (path)`), when it has errors: what a list can show without reading the file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +104,9 @@ pub struct InputSpec {
     pub choices: Option<Vec<String>>,
     pub pattern: Option<String>,
     pub secret: bool,
+    /// The value the workflow's last run was given, to offer again; never for a secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_value: Option<String>,
 }
 
 /// The answer to `workflow_preview_inputs`.
@@ -213,6 +219,7 @@ impl Engine {
                     warnings: e.warning_count(),
                     runs: m.runs,
                     last_result: m.last_final_state,
+                    last_run_at: m.last_finished_at,
                     first_error: e
                         .violations()
                         .iter()
@@ -422,6 +429,7 @@ impl Engine {
     /// The inputs a run takes and the values it returns.
     pub fn workflow_preview_inputs(&self, name: &str) -> Result<InputPreview, EngineError> {
         let wf = self.runnable(name)?;
+        let last = self.last_run_inputs(&wf.name);
         let spec = |(name, v): (&String, &Variable)| InputSpec {
             name: name.clone(),
             description: v.description.clone(),
@@ -434,12 +442,33 @@ impl Engine {
                 .map(|c| c.iter().map(ToString::to_string).collect()),
             pattern: v.pattern.clone(),
             secret: v.secret,
+            last_value: None,
         };
         Ok(InputPreview {
             workflow: wf.name.clone(),
-            inputs: wf.arguments.iter().map(spec).collect(),
+            inputs: wf
+                .arguments
+                .iter()
+                .map(|arg| InputSpec {
+                    last_value: last.get(arg.0).filter(|_| !arg.1.secret).cloned(),
+                    ..spec(arg)
+                })
+                .collect(),
             return_values: wf.return_values.iter().map(spec).collect(),
         })
+    }
+
+    /// The inputs the workflow's newest journaled run was started with (secrets are masked
+    /// in journals, and left out by the caller anyway); empty without one.
+    fn last_run_inputs(&self, workflow: &str) -> IndexMap<String, String> {
+        let Some(run) = self.journal().list(Some(workflow), 1).into_iter().next() else {
+            return IndexMap::new();
+        };
+        let first = self.journal().read(&run.run_id, 0, 1).unwrap_or_default();
+        match first.into_iter().next().map(|e| e.body) {
+            Some(crate::engine::journal::RunEvent::RunStarted { inputs, .. }) => inputs,
+            _ => IndexMap::new(),
+        }
     }
 
     /// Whether a run with these inputs (and, given a session, what is set there) could start.

@@ -26,9 +26,13 @@ impl InputsForm {
         let fields = inputs
             .into_iter()
             .map(|spec| Field {
+                // The last run's value first (never a secret's: the engine leaves those
+                // out), if it is still one of the choices; then the default.
                 value: spec
-                    .default
+                    .last_value
                     .clone()
+                    .filter(|v| spec.choices.as_ref().is_none_or(|c| c.contains(v)))
+                    .or_else(|| spec.default.clone())
                     .or_else(|| spec.choices.as_ref().and_then(|c| c.first().cloned()))
                     .unwrap_or_default(),
                 spec,

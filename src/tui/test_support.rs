@@ -23,6 +23,7 @@ pub fn summary(name: &str) -> WorkflowSummary {
         warnings: 0,
         runs: 0,
         last_result: None,
+        last_run_at: None,
         first_error: None,
     }
 }

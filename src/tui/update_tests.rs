@@ -29,6 +29,7 @@ fn input(name: &str, required: bool, kind: &'static str, choices: Option<&[&str]
         choices: choices.map(|c| c.iter().map(|s| s.to_string()).collect()),
         pattern: None,
         secret: false,
+        last_value: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The workflow list: each workflow with its state, filtered as the person types.
 
-use super::text::clean;
+use super::text::{ago, clean};
 use super::{Ctx, block};
 use crate::engine::WorkflowStatus;
 use crate::tui::keymap::Mode;
@@ -27,6 +27,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         // Room for the border, the selection mark and the longest state label.
         .min(usize::from(area.width.saturating_sub(2 + 2 + 11)))
         .max(4);
+    let now = chrono::Utc::now();
     let items: Vec<ListItem> = visible
         .iter()
         .enumerate()
@@ -51,15 +52,24 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                         ),
                         t.warning,
                     ),
-                    WorkflowStatus::Valid => match &w.last_result {
-                        // Only a run that completed earns the tick: a last run that
-                        // failed, timed out or was cancelled is marked as such.
-                        Some(last) if last == "completed" => {
-                            (format!("✓ {}", clean(last)), t.valid)
+                    WorkflowStatus::Valid => {
+                        // When the last run ended, as an age: `3m`, `2h`, `5d`.
+                        let when = w
+                            .last_run_at
+                            .as_deref()
+                            .and_then(|at| ago(at, now))
+                            .map(|a| format!(" · {a}"))
+                            .unwrap_or_default();
+                        match &w.last_result {
+                            // Only a run that completed earns the tick: a last run that
+                            // failed, timed out or was cancelled is marked as such.
+                            Some(last) if last == "completed" => {
+                                (format!("✓ {}{when}", clean(last)), t.valid)
+                            }
+                            Some(last) => (format!("✗ {}{when}", clean(last)), t.error),
+                            None => ("valid".to_string(), t.valid),
                         }
-                        Some(last) => (format!("✗ {}", clean(last)), t.error),
-                        None => ("valid".to_string(), t.valid),
-                    },
+                    }
                 }
             };
             let mut lines = vec![Line::from(vec![
