@@ -6,6 +6,7 @@
 
 use super::command::Command;
 use super::copy;
+use super::draw::list::workflow_at_row;
 use super::draw::pane::tab_labels;
 use super::effect::Effect;
 use super::history;
@@ -118,14 +119,12 @@ fn press(app: &mut App, at: Position, at_ms: u64) -> Vec<Effect> {
     if areas.list.contains(at) {
         leave_pane_modes(app);
         app.view = View::List;
-        let inner_rows = usize::from(areas.list.height.saturating_sub(2)).max(1);
-        // The list scrolls only as far as needed to show the selected row (ratatui's List).
-        let top = app.selected.saturating_sub(inner_rows - 1);
-        if at.y > areas.list.y && at.y < areas.list.bottom().saturating_sub(1) {
-            let row = top + usize::from(at.y - areas.list.y - 1);
-            if row < app.visible().len() {
-                app.selected = row;
-            }
+        let inner_rows = usize::from(areas.list.height.saturating_sub(2));
+        if at.y > areas.list.y
+            && let Some(index) =
+                workflow_at_row(app, inner_rows, usize::from(at.y - areas.list.y - 1))
+        {
+            app.selected = index;
         }
         return plan_follows_selection(app, false);
     }

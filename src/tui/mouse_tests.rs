@@ -292,3 +292,18 @@ fn a_click_outside_the_panes_ends_focus_mode() {
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(app.view, View::List);
 }
+
+#[test]
+fn a_click_below_a_selected_broken_workflow_counts_its_error_line() {
+    let mut app = app();
+    app.workflows[0].first_error = Some("build.yaml:3:1: broken (parse_error)".into());
+    let list = layout::app_areas(&app).list;
+    // Rows 0 and 1 are the selected broken workflow and its error; row 2 is `deploy`.
+    click(&mut app, list.x + 3, list.y + 1 + 2, 0);
+    assert_eq!(app.selected, 1);
+    // `build` is no longer selected: one row again.
+    click(&mut app, list.x + 3, list.y + 1, 1000);
+    assert_eq!(app.selected, 0);
+    click(&mut app, list.x + 3, list.y + 1 + 1, 2000);
+    assert_eq!(app.selected, 0, "the error line belongs to its workflow");
+}

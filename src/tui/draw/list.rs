@@ -4,10 +4,10 @@ use super::text::{ago, clean};
 use super::{Ctx, block};
 use crate::engine::WorkflowStatus;
 use crate::tui::keymap::Mode;
-use crate::tui::state::View;
+use crate::tui::state::{App, View};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
@@ -19,20 +19,11 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     if app.mode == Mode::Filter || !app.filter.is_empty() {
         title.push_str(&format!("/{} ", clean(&app.filter)));
     }
-    let name_width = visible
-        .iter()
-        .map(|w| w.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        // Room for the border, the selection mark and the longest state label.
-        .min(usize::from(area.width.saturating_sub(2 + 2 + 11)))
-        .max(4);
     let now = chrono::Utc::now();
-    let items: Vec<ListItem> = visible
+    let labels: Vec<(String, Color)> = visible
         .iter()
-        .enumerate()
-        .map(|(at, w)| {
-            let (label, colour) = if app.active_run_of(&w.name).is_some() {
+        .map(|w| {
+            if app.active_run_of(&w.name).is_some() {
                 ("● running".to_string(), t.running)
             } else {
                 match w.status {
@@ -71,7 +62,28 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                         }
                     }
                 }
-            };
+            }
+        })
+        .collect();
+    // Room for the border, the selection mark, a space and the longest state label; names
+    // longer than what is left are cut with `…`.
+    let label_width = labels
+        .iter()
+        .map(|l| l.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    let name_width = visible
+        .iter()
+        .map(|w| w.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(usize::from(area.width).saturating_sub(2 + 2 + 1 + label_width))
+        .max(4);
+    let items: Vec<ListItem> = visible
+        .iter()
+        .zip(labels)
+        .enumerate()
+        .map(|(at, (w, (label, colour)))| {
             let mut lines = vec![Line::from(vec![
                 Span::styled(
                     format!("{} ", fit(&clean(&w.name), name_width)),
@@ -151,4 +163,29 @@ fn fit(text: &str, width: usize) -> String {
         cut.push('…');
         cut
     }
+}
+
+/// The workflow drawn on row `row` (0 = the first row inside the box) of a list `height`
+/// rows high, as `draw` lays it out: one row a workflow, two for a selected broken one (its
+/// first error), scrolled only as far as the selected one needs (ratatui's `List`).
+pub fn workflow_at_row(app: &App, height: usize, row: usize) -> Option<usize> {
+    let heights: Vec<usize> = app
+        .visible()
+        .iter()
+        .enumerate()
+        .map(|(at, w)| 1 + usize::from(at == app.selected && w.first_error.is_some()))
+        .collect();
+    let selected = app.selected.min(heights.len().checked_sub(1)?);
+    let mut first = 0;
+    while first < selected && heights[first..=selected].iter().sum::<usize>() > height {
+        first += 1;
+    }
+    let mut top = 0;
+    for (at, h) in heights.iter().enumerate().skip(first) {
+        if row < top + h {
+            return Some(at);
+        }
+        top += h;
+    }
+    None
 }
