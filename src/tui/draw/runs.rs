@@ -139,12 +139,21 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
             success,
             error,
             duration_ms,
+            return_values,
             ..
         } => {
-            let error = error
+            let mut error = error
                 .as_ref()
                 .map(|e| format!(" · {}", c(e)))
                 .unwrap_or_default();
+            // The values it returns (secrets are masked in journals).
+            if !return_values.is_empty() {
+                let values: Vec<String> = return_values
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", c(k), c(v)))
+                    .collect();
+                error.push_str(&format!(" · {}", values.join(" ")));
+            }
             let (word, colour) = if *success {
                 ("success", theme.valid)
             } else {
@@ -170,15 +179,32 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
     }
 }
 
-fn journal_line<'a>(event: &JournalEvent, theme: &Theme) -> Line<'a> {
+/// A journal line as rows of at most `width` cells: a long one (an error, a prompt, return
+/// values) wraps under its text rather than being cut.
+fn journal_rows<'a>(event: &JournalEvent, theme: &Theme, width: usize) -> Vec<Line<'a>> {
     let (text, colour) = event_text(&event.body, theme);
-    Line::from(vec![
-        Span::styled(
-            format!("{:>3} {} ", event.seq, clock(&event.at)),
-            Style::default().fg(theme.muted),
-        ),
-        Span::styled(text, Style::default().fg(colour)),
-    ])
+    let prefix = format!("{:>3} {} ", event.seq, clock(&event.at));
+    let indent = prefix.chars().count();
+    let room = width.saturating_sub(indent).max(10);
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(room)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let head = if i == 0 {
+                prefix.clone()
+            } else {
+                " ".repeat(indent)
+            };
+            Line::from(vec![
+                Span::styled(head, Style::default().fg(theme.muted)),
+                Span::styled(
+                    chunk.iter().collect::<String>(),
+                    Style::default().fg(colour),
+                ),
+            ])
+        })
+        .collect()
 }
 
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
@@ -252,12 +278,55 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
             Vec::new()
         }
     } else {
+        // The lines up to `offset` from the end, as many as their rows fill the view.
         let end = view.journal.len().saturating_sub(view.offset);
-        let start = end.saturating_sub(height);
-        view.journal[start..end]
-            .iter()
-            .map(|e| journal_line(e, t))
-            .collect()
+        let width = usize::from(journal_area.width);
+        let mut rows: Vec<Line> = Vec::new();
+        for event in view.journal[..end].iter().rev() {
+            let mut lines = journal_rows(event, t, width);
+            lines.append(&mut rows);
+            rows = lines;
+            if rows.len() >= height {
+                break;
+            }
+        }
+        let extra = rows.len().saturating_sub(height);
+        rows.split_off(extra)
     };
     frame.render_widget(Paragraph::new(journal), journal_area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_journal_line_wraps_under_its_text_with_the_return_values() {
+        let event = JournalEvent {
+            seq: 7,
+            at: "2026-11-23T10:00:00.000Z".into(),
+            body: RunEvent::RunFinished {
+                final_state: "done".into(),
+                success: true,
+                states_executed: 3,
+                error: None,
+                return_values: [("ARCHIVE_PATH".to_string(), "/tmp/x/".repeat(10))]
+                    .into_iter()
+                    .collect(),
+                duration_ms: 12.0,
+                cancelled_by: None,
+            },
+        };
+        let rows = journal_rows(&event, &Theme::default(), 50);
+        assert!(rows.len() > 1, "{rows:?}");
+        let text: Vec<String> = rows
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert!(text.iter().all(|r| r.chars().count() <= 50), "{text:?}");
+        let indent = text[0].find("run finished").unwrap_or(0);
+        assert!(text[1][..indent].trim().is_empty(), "{text:?}");
+        let joined: String = text.iter().map(|r| r[indent..].to_string()).collect();
+        assert!(joined.contains(&format!("ARCHIVE_PATH={}", "/tmp/x/".repeat(10))));
+    }
 }
