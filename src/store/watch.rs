@@ -161,6 +161,9 @@ struct Batch {
 impl Batch {
     fn add(&mut self, event: notify::Result<notify::Event>, root: &Path) {
         match event {
+            // Opening, reading and closing change nothing; and a rescan opens the folder
+            // itself, so counting its own open as a change would rescan for ever.
+            Ok(event) if matches!(event.kind, notify::EventKind::Access(_)) => {}
             Ok(event) => {
                 self.rescan |= event.need_rescan();
                 // The folder itself (removed, moved, its mode changed): list it again.
@@ -232,6 +235,20 @@ fn debounce(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_folder_being_opened_or_read_is_no_change() {
+        use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
+        let root = Path::new("/flows");
+        let on_root = |kind| Ok(notify::Event::new(kind).add_path(root.to_path_buf()));
+        let mut batch = Batch::default();
+        batch.add(on_root(EventKind::Access(AccessKind::Open(AccessMode::Any))), root);
+        batch.add(on_root(EventKind::Access(AccessKind::Close(AccessMode::Read))), root);
+        assert!(!batch.rescan && batch.files.is_empty());
+        // Its mode changing is.
+        batch.add(on_root(EventKind::Modify(ModifyKind::Any)), root);
+        assert!(batch.rescan);
+    }
 
     #[test]
     fn a_missing_folder_is_watched_from_the_nearest_folder_above_it_and_a_relative_one_ends() {
