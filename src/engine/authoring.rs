@@ -79,6 +79,19 @@ pub struct ManifestValidation {
     pub workflow_signature: Option<Signature>,
 }
 
+impl ManifestValidation {
+    pub(super) fn from_checked(checked: &crate::workflow::validate::Checked) -> Self {
+        ManifestValidation {
+            valid: checked.is_valid(),
+            name: checked.name.clone(),
+            errors: checked.error_count(),
+            warnings: checked.warning_count(),
+            workflow_signature: checked.workflow.as_ref().map(Workflow::signature),
+            violations: checked.violations.clone(),
+        }
+    }
+}
+
 /// The answer to `create_workflow`, in the seed's shape.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Created {
@@ -262,14 +275,7 @@ impl Engine {
     /// Validates a manifest given as text (YAML or JSON), without saving it.
     pub fn validate_manifest(&self, content: &str) -> ManifestValidation {
         let checked = check_bytes(content.as_bytes(), Format::sniff(content));
-        ManifestValidation {
-            valid: checked.is_valid(),
-            name: checked.name.clone(),
-            errors: checked.error_count(),
-            warnings: checked.warning_count(),
-            workflow_signature: checked.workflow.as_ref().map(Workflow::signature),
-            violations: checked.violations,
-        }
+        ManifestValidation::from_checked(&checked)
     }
 
     /// Validates a step's output with the step's rules (a `prompt` step's `validation`), as

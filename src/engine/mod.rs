@@ -13,6 +13,7 @@
 
 pub mod authoring;
 pub mod contract;
+pub mod editing;
 pub mod error;
 pub mod events;
 pub mod executor;

@@ -6,7 +6,7 @@ use crate::workflow::Format;
 use crate::workflow::source::{Limits, parse};
 
 /// The manifest text with its `name` value replaced by `to`.
-pub(super) fn rewrite_name(bytes: &[u8], format: Format, to: &str) -> Result<String, StoreError> {
+pub fn rewrite_name(bytes: &[u8], format: Format, to: &str) -> Result<String, StoreError> {
     let document = parse(bytes, format, &Limits::default()).map_err(|v| StoreError::Unnamed {
         violations: vec![v],
     })?;

@@ -242,8 +242,14 @@ mod tests {
         let root = Path::new("/flows");
         let on_root = |kind| Ok(notify::Event::new(kind).add_path(root.to_path_buf()));
         let mut batch = Batch::default();
-        batch.add(on_root(EventKind::Access(AccessKind::Open(AccessMode::Any))), root);
-        batch.add(on_root(EventKind::Access(AccessKind::Close(AccessMode::Read))), root);
+        batch.add(
+            on_root(EventKind::Access(AccessKind::Open(AccessMode::Any))),
+            root,
+        );
+        batch.add(
+            on_root(EventKind::Access(AccessKind::Close(AccessMode::Read))),
+            root,
+        );
         assert!(!batch.rescan && batch.files.is_empty());
         // Its mode changing is.
         batch.add(on_root(EventKind::Modify(ModifyKind::Any)), root);

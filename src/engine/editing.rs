@@ -1,0 +1,152 @@
+//! What an editor of manifests needs from the engine, beyond saving (authoring.rs): a draft
+//! checked as it is typed (violations and the step plan of the text as it stands), recovery
+//! copies of unsaved text, and new workflows from templates or from another workflow.
+
+use super::authoring::{ManifestValidation, author_tag};
+use super::error::EngineError;
+use super::{Actor, Engine};
+use crate::store::recovery::Recovered;
+use crate::store::{SaveRequest, Saved, rewrite_name};
+use crate::workflow::Format;
+use crate::workflow::plan::{Plan, plan};
+use crate::workflow::validate::check_bytes;
+
+/// A manifest's text checked as it stands: what the editor shows beside it.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub validation: ManifestValidation,
+    /// The step plan, when the text is a valid workflow.
+    pub plan: Option<Plan>,
+}
+
+/// A starting point for a new workflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Template {
+    pub id: &'static str,
+    pub title: &'static str,
+    /// A valid manifest whose name is `NAME`.
+    pub text: &'static str,
+}
+
+/// The templates a new workflow starts from: the common shapes.
+pub const TEMPLATES: &[Template] = &[
+    Template {
+        id: "command",
+        title: "a command with a contract (inputs, return values)",
+        text: include_str!("../workflow/templates/command.yaml"),
+    },
+    Template {
+        id: "service",
+        title: "start a service, wait until it is ready, check it, stop it",
+        text: include_str!("../workflow/templates/service.yaml"),
+    },
+    Template {
+        id: "guided",
+        title: "guided prompt steps with checked answers and a confirmation",
+        text: include_str!("../workflow/templates/guided.yaml"),
+    },
+];
+
+impl Engine {
+    /// Checks a manifest's text (YAML or JSON) as the store would, without saving it.
+    pub fn workflow_draft(&self, content: &str) -> Draft {
+        let format = Format::sniff(content);
+        let checked = check_bytes(content.as_bytes(), format);
+        let plan = checked.workflow.as_ref().map(plan);
+        Draft {
+            validation: ManifestValidation::from_checked(&checked),
+            plan,
+        }
+    }
+
+    /// Keeps unsaved text of manifest `file` where a crash cannot take it.
+    pub fn recovery_save(&self, file: &str, text: &str) -> Result<(), EngineError> {
+        Ok(self.store().recovery_save(file, text)?)
+    }
+
+    /// Drops the recovery copy of `file` (it was saved, or its changes thrown away).
+    pub fn recovery_discard(&self, file: &str) -> Result<(), EngineError> {
+        Ok(self.store().recovery_discard(file)?)
+    }
+
+    /// Unsaved text left by an editor that did not close (a crash, a kill).
+    pub fn recovery_list(&self) -> Vec<Recovered> {
+        self.store().recovery_list()
+    }
+
+    /// A new workflow `name` from template `template`, saved (never over an existing one).
+    pub fn workflow_from_template(
+        &self,
+        template: &str,
+        name: &str,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
+        let template = TEMPLATES.iter().find(|t| t.id == template).ok_or_else(|| {
+            EngineError::InvalidParams(format!(
+                "no template {}: {}",
+                crate::workflow::names::display_safe(template),
+                TEMPLATES
+                    .iter()
+                    .map(|t| t.id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        self.save_new(template.text, Format::Yaml, name, actor)
+    }
+
+    /// A copy of workflow `name` as `new_name` (its text, comments kept, under the new name).
+    pub fn workflow_duplicate(
+        &self,
+        name: &str,
+        new_name: &str,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
+        let document = self.workflow_get(name)?;
+        let format = Format::from_file_name(&document.file).unwrap_or(Format::Yaml);
+        self.save_new(&document.content, format, new_name, actor)
+    }
+
+    fn save_new(
+        &self,
+        text: &str,
+        format: Format,
+        name: &str,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
+        if !crate::workflow::names::is_valid_name(name) {
+            return Err(EngineError::InvalidParams(format!(
+                "{} is not a workflow name: lowercase letters, digits and _ only",
+                crate::workflow::names::display_safe(name)
+            )));
+        }
+        let content = rewrite_name(text.as_bytes(), format, name)?;
+        let author = author_tag(actor);
+        Ok(self.store().save(SaveRequest {
+            content: &content,
+            format: Some(format),
+            expected_version: None,
+            overwrite: false,
+            author: Some(&author),
+        })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_is_a_valid_workflow_once_named() {
+        for t in TEMPLATES {
+            let text = t.text.replace("name: NAME", "name: from_template");
+            let checked = check_bytes(text.as_bytes(), Format::Yaml);
+            assert!(
+                checked.violations.is_empty(),
+                "{}: {:?}",
+                t.id,
+                checked.violations
+            );
+        }
+    }
+}
