@@ -141,8 +141,18 @@ async fn event_loop(
                 _ => true,
             };
             let tmux = app.clipboard_hint.is_some();
+            let mut external = None;
             for effect in update(&mut app, event) {
-                execute(engine, effect, &done_tx, &mut pending, tmux);
+                execute(engine, effect, &done_tx, &mut pending, tmux, &mut external);
+            }
+            if let Some(path) = external {
+                // The person's editor gets the terminal, as lazygit and gitui hand it over:
+                // nothing of the studio reads the keyboard or draws until it returns.
+                drop(input);
+                let result = terminal::run_external_editor(tui, &path, app.mouse);
+                input = EventStream::new();
+                dirty = true;
+                pending.push_back(Event::ExternalDone(result));
             }
         }
         if app.quit {
@@ -195,6 +205,7 @@ fn execute(
     done: &mpsc::UnboundedSender<Event>,
     now: &mut VecDeque<Event>,
     tmux: bool,
+    external: &mut Option<String>,
 ) {
     let person = Actor::Person;
     let effect = match read(engine, effect) {
@@ -211,7 +222,96 @@ fn execute(
         | Effect::Search { .. }
         | Effect::LoadProblems(_)
         | Effect::LoadRuns(_)
-        | Effect::LocateCursor(_) => {}
+        | Effect::LocateCursor(_)
+        | Effect::LoadDocument(_)
+        | Effect::LoadDisk(_)
+        | Effect::ListRecovery => {}
+        Effect::CheckLater(edits) => {
+            let done = done.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(super::editor::CHECK_AFTER_MS)).await;
+                let _ = done.send(Event::CheckDue(edits));
+            });
+        }
+        // Checking and saving read and write files: off the loop, so typing never waits.
+        Effect::Check { edits, text } => blocking(engine, done, move |engine| Event::Checked {
+            edits,
+            draft: Box::new(engine.workflow_draft(&text)),
+        }),
+        Effect::Recover { file, text } => blocking(engine, done, move |engine| {
+            match engine.recovery_save(&file, &text) {
+                Ok(()) => Event::Nothing,
+                Err(e) => Event::Failed(format!("cannot keep a recovery copy of {file}: {e}")),
+            }
+        }),
+        Effect::DiscardRecovery(file) => blocking(engine, done, move |engine| {
+            match engine.recovery_discard(&file) {
+                Ok(()) => Event::Nothing,
+                Err(e) => Event::Failed(format!("cannot drop the recovery copy of {file}: {e}")),
+            }
+        }),
+        Effect::Save {
+            edits,
+            text,
+            expected_version,
+        } => blocking(engine, done, move |engine| {
+            let result = match engine.workflow_save(
+                &text,
+                expected_version.as_deref(),
+                false,
+                &Actor::Person,
+            ) {
+                Ok(saved) => Ok((
+                    saved.version.unwrap_or_default(),
+                    engine.validate_manifest(&text).errors,
+                )),
+                Err(crate::engine::EngineError::Store(crate::store::StoreError::Conflict {
+                    ..
+                })) => Err(super::editor::SaveFailure::Conflict),
+                Err(e) => Err(super::editor::SaveFailure::Other(e.to_string())),
+            };
+            Event::Saved { edits, result }
+        }),
+        Effect::ExternalEditor(path) => *external = Some(path),
+        Effect::ExternalEditWorkflow(workflow) => match engine.workflow_get(&workflow) {
+            Ok(document) => *external = Some(document.path),
+            Err(e) => now.push_back(Event::Failed(e.to_string())),
+        },
+        Effect::CreateWorkflow { template, name } => blocking(engine, done, move |engine| {
+            let id = crate::engine::editing::TEMPLATES
+                .get(template)
+                .map_or("", |t| t.id);
+            Event::Named {
+                purpose: super::state::NameFor::New(template),
+                result: engine
+                    .workflow_from_template(id, &name, &Actor::Person)
+                    .map(|s| s.name)
+                    .map_err(|e| e.to_string()),
+            }
+        }),
+        Effect::DuplicateWorkflow { from, name } => {
+            blocking(engine, done, move |engine| Event::Named {
+                result: engine
+                    .workflow_duplicate(&from, &name, &Actor::Person)
+                    .map(|s| s.name)
+                    .map_err(|e| e.to_string()),
+                purpose: super::state::NameFor::Duplicate(from),
+            })
+        }
+        Effect::RenameWorkflow { from, to } => blocking(engine, done, move |engine| Event::Named {
+            result: engine
+                .workflow_rename(&from, &to, None, &Actor::Person)
+                .map(|s| s.name)
+                .map_err(|e| e.to_string()),
+            purpose: super::state::NameFor::Rename(from),
+        }),
+        Effect::DeleteWorkflow(name) => blocking(engine, done, move |engine| Event::Named {
+            result: engine
+                .workflow_delete(&name, None, &Actor::Person)
+                .map(|_| name.clone())
+                .map_err(|e| e.to_string()),
+            purpose: super::state::NameFor::Delete(name.clone()),
+        }),
         Effect::CopyScreen(selection) => {
             let text = engine.with_session_screen(&selection.session_id, |screen| {
                 screen_text(screen, &selection)
@@ -330,6 +430,18 @@ fn execute(
     }
 }
 
+/// Runs `work` on the blocking pool and reports its event back to the loop.
+fn blocking(
+    engine: &Arc<Engine>,
+    done: &mpsc::UnboundedSender<Event>,
+    work: impl FnOnce(&Engine) -> Event + Send + 'static,
+) {
+    let (engine, done) = (engine.clone(), done.clone());
+    tokio::task::spawn_blocking(move || {
+        let _ = done.send(work(&engine));
+    });
+}
+
 /// Answers an effect that only reads from the engine, at once, as the event it asks for;
 /// any other effect is given back. Tests drive the studio's reads through this too.
 pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
@@ -390,6 +502,26 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
             let runs = engine.run_list(Some(&workflow), RUNS_SHOWN).runs;
             Event::Runs { workflow, runs }
         }
+        Effect::LoadDocument(workflow) => {
+            let document = engine
+                .workflow_get(&workflow)
+                .map(|d| super::editor::Document {
+                    file: d.file,
+                    path: d.path,
+                    version: d.version,
+                    text: d.content,
+                })
+                .map_err(|e| e.to_string());
+            Event::Document { workflow, document }
+        }
+        Effect::LoadDisk(workflow) => {
+            let now = engine
+                .workflow_get(&workflow)
+                .ok()
+                .map(|d| (d.version, d.content));
+            Event::Disk { workflow, now }
+        }
+        Effect::ListRecovery => Event::Recovered(engine.recovery_list()),
         Effect::LocateCursor(session_id) => {
             match engine.with_session_screen(&session_id, |s| {
                 let (row, col) = s.cursor_position();

@@ -30,6 +30,10 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     app.clamp_selection();
     let mut effects = plan_follows_selection(app, true);
     effects.extend(fit_panes(app));
+    effects.push(Effect::ListRecovery);
+    if let Some(editor) = &app.editor {
+        effects.push(Effect::LoadDisk(editor.workflow.clone()));
+    }
     effects
 }
 
@@ -46,12 +50,14 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
                 app.gone = None;
             }
             let mut effects = vec![Effect::ReloadList];
+            effects.extend(super::editor::changed_on_disk(app, &name));
             if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
                 effects.push(Effect::LoadPlan(name));
             }
             effects
         }
         Change::WorkflowRemoved { name, .. } => {
+            let mut effects = super::editor::changed_on_disk(app, &name);
             // The list moves on; the plan says where this workflow went rather than fall
             // silent, since its run may still be going (the run keeps its version). A list
             // read since (newer than this event) may have emptied the plan already: with
@@ -64,7 +70,8 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
                 ));
                 app.gone = Some(name);
             }
-            vec![Effect::ReloadList]
+            effects.push(Effect::ReloadList);
+            effects
         }
         Change::HistoryPurged { .. } => vec![Effect::ReloadList],
         Change::WorkflowFolder { problem } => {

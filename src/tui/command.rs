@@ -78,6 +78,30 @@ pub enum Command {
     Copy,
     /// Take the mouse, or leave it to the terminal (its own selection and copy).
     ToggleMouse,
+    /// Edit the selected workflow's manifest in the studio.
+    Edit,
+    /// Open the selected workflow's manifest in `$VISUAL` / `$EDITOR`.
+    ExternalEdit,
+    /// A new workflow from a template.
+    NewWorkflow,
+    /// A copy of the selected workflow under a new name.
+    Duplicate,
+    /// Rename the selected workflow.
+    Rename,
+    /// Delete the selected workflow (its name typed again confirms).
+    Delete,
+    /// Save the editor's text.
+    Save,
+    Undo,
+    Redo,
+    /// Search the editor's text.
+    Find,
+    /// The next line with a problem.
+    NextProblem,
+    /// The editor's side panel: problems, plan, nothing.
+    TogglePanel,
+    /// An answer to the editor's question, by its key.
+    Choose(char),
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -108,6 +132,16 @@ pub const PALETTE: &[Command] = &[
     Command::Runs,
     Command::NextView,
     Command::PrevView,
+    Command::Edit,
+    Command::ExternalEdit,
+    Command::NewWorkflow,
+    Command::Duplicate,
+    Command::Rename,
+    Command::Delete,
+    Command::Save,
+    Command::Find,
+    Command::NextProblem,
+    Command::TogglePanel,
     Command::Help,
     Command::Quit,
 ];
@@ -161,6 +195,26 @@ impl Command {
             Command::MarkLines => "select whole lines from the cursor",
             Command::Copy => "copy the selection to the clipboard (OSC 52)",
             Command::ToggleMouse => "mouse off / on (off: the terminal selects)",
+            Command::Edit => "edit the workflow's manifest here",
+            Command::ExternalEdit => "edit the manifest in $VISUAL / $EDITOR",
+            Command::NewWorkflow => "new workflow from a template",
+            Command::Duplicate => "duplicate the workflow under a new name",
+            Command::Rename => "rename the workflow",
+            Command::Delete => "delete the workflow (asks for its name)",
+            Command::Save => "save (asks on errors or a change on disk)",
+            Command::Undo => "undo",
+            Command::Redo => "redo",
+            Command::Find => "find in the text",
+            Command::NextProblem => "the next line with a problem",
+            Command::TogglePanel => "side panel: problems / plan / none",
+            Command::Choose(c) => match c {
+                'r' => "reload the file from disk (your changes dropped)",
+                'o' => "overwrite the file with your text",
+                'd' => "diff (a conflict) / drop your changes (leaving)",
+                's' => "save, then go on",
+                'y' => "yes",
+                _ => "answer",
+            },
         }
     }
 }

@@ -73,4 +73,49 @@ pub enum Effect {
     Alert(String),
     /// Give the terminal its own title back.
     ClearAlert,
+    /// Read a workflow's file (text, path, version) for the editor.
+    LoadDocument(String),
+    /// Wake the editor once typing paused, to check the text as it is then (`edits`).
+    CheckLater(u64),
+    /// Check the editor's text (off the loop): violations and plan.
+    Check {
+        edits: u64,
+        text: String,
+    },
+    /// Keep unsaved text as the file's recovery copy.
+    Recover {
+        file: String,
+        text: String,
+    },
+    /// Drop the file's recovery copy.
+    DiscardRecovery(String),
+    /// Save the editor's text; `expected_version` is what it may replace (`None`: the file
+    /// was deleted, so a new one).
+    Save {
+        edits: u64,
+        text: String,
+        expected_version: Option<String>,
+    },
+    /// Read what is on disk now for the edited workflow (version and text).
+    LoadDisk(String),
+    /// Suspend the studio and open the file in `$VISUAL` / `$EDITOR`.
+    ExternalEditor(String),
+    /// Read the path of a workflow's file, then open it in `$VISUAL` / `$EDITOR`.
+    ExternalEditWorkflow(String),
+    /// Read the recovery copies left by editors that did not close.
+    ListRecovery,
+    /// A new workflow `name` from template number `template`.
+    CreateWorkflow {
+        template: usize,
+        name: String,
+    },
+    DuplicateWorkflow {
+        from: String,
+        name: String,
+    },
+    RenameWorkflow {
+        from: String,
+        to: String,
+    },
+    DeleteWorkflow(String),
 }

@@ -32,6 +32,14 @@ pub enum Mode {
     Palette,
     /// Selecting the shown pane's text with the keyboard.
     Copy,
+    /// Editing a manifest: keys no binding takes edit the text.
+    Edit,
+    /// The editor asks something (a conflict, errors, unsaved changes).
+    EditAsk,
+    /// Typing a search in the editor.
+    EditFind,
+    /// Typing a workflow's name (new, duplicate, rename, delete).
+    Name,
 }
 
 impl Mode {
@@ -49,6 +57,10 @@ impl Mode {
             Mode::Runs => "runs",
             Mode::Palette => "command palette",
             Mode::Copy => "copy mode",
+            Mode::Edit => "editor",
+            Mode::EditAsk => "editor question",
+            Mode::EditFind => "editor search",
+            Mode::Name => "workflow name",
         }
     }
 
@@ -56,7 +68,13 @@ impl Mode {
     pub fn takes_text(self) -> bool {
         matches!(
             self,
-            Mode::Filter | Mode::Form | Mode::Prompt | Mode::Search | Mode::Palette
+            Mode::Filter
+                | Mode::Form
+                | Mode::Prompt
+                | Mode::Search
+                | Mode::Palette
+                | Mode::EditFind
+                | Mode::Name
         )
     }
 }
@@ -115,8 +133,10 @@ use KeyCode::{
     BackTab, Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
 // `Mode::Copy` is written out: a bare `Copy` would shadow the derive.
+use KeyCode::{Delete as Del, F};
 use Mode::{
-    ConfirmQuit, Filter, Focus, Form, Help, Normal, Palette, Problems, Prompt, Runs, Search,
+    ConfirmQuit, Edit, EditAsk, EditFind, Filter, Focus, Form, Help, Name, Normal, Palette,
+    Problems, Prompt, Runs, Search,
 };
 
 /// Every key the studio knows, mode by mode, in the order help lists them.
@@ -167,6 +187,13 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('z'), "z", Command::Zoom),
     bind(Normal, Char('v'), "v", Command::CopyMode),
     bind(Normal, Char('m'), "m", Command::ToggleMouse),
+    in_view(View::List, hint(Normal, Char('E'), "E", Command::Edit)),
+    bind(Normal, Char('E'), "E", Command::Edit),
+    bind(Normal, Char('O'), "O", Command::ExternalEdit),
+    bind(Normal, Char('A'), "A", Command::NewWorkflow),
+    bind(Normal, Char('Y'), "Y", Command::Duplicate),
+    bind(Normal, Char('R'), "R", Command::Rename),
+    bind(Normal, Char('D'), "D", Command::Delete),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),
@@ -238,6 +265,47 @@ pub const BINDINGS: &[Binding] = &[
     bind(Mode::Copy, Up, "↑", Command::Up),
     bind(Mode::Copy, PageUp, "PgUp", Command::ScrollUp),
     bind(Mode::Copy, PageDown, "PgDn", Command::ScrollDown),
+    ctrl(Edit, 's', "Ctrl-s", Command::Save),
+    hint(Edit, Esc, "Esc", Command::Close),
+    Binding {
+        hint: false,
+        ..ctrl(Edit, 'z', "Ctrl-z", Command::Undo)
+    },
+    Binding {
+        hint: false,
+        ..ctrl(Edit, 'y', "Ctrl-y", Command::Redo)
+    },
+    ctrl(Edit, 'f', "Ctrl-f", Command::Find),
+    ctrl(Edit, 'n', "Ctrl-n", Command::NextProblem),
+    ctrl(Edit, 't', "Ctrl-t", Command::TogglePanel),
+    ctrl(Edit, 'o', "Ctrl-o", Command::ExternalEdit),
+    Binding {
+        hint: false,
+        ..ctrl(Edit, 'p', "Ctrl-p", Command::Palette)
+    },
+    bind(Edit, F(3), "F3", Command::NextProblem),
+    bind(Edit, PageUp, "PgUp", Command::ScrollUp),
+    bind(Edit, PageDown, "PgDn", Command::ScrollDown),
+    hint(EditAsk, Char('r'), "r", Command::Choose('r')),
+    hint(EditAsk, Char('o'), "o", Command::Choose('o')),
+    hint(EditAsk, Char('d'), "d", Command::Choose('d')),
+    hint(EditAsk, Char('s'), "s", Command::Choose('s')),
+    hint(EditAsk, Char('y'), "y", Command::Choose('y')),
+    hint(EditAsk, Esc, "Esc", Command::Close),
+    bind(EditAsk, Char('n'), "n", Command::Close),
+    bind(EditAsk, Char('j'), "j", Command::Down),
+    bind(EditAsk, Down, "↓", Command::Down),
+    bind(EditAsk, Char('k'), "k", Command::Up),
+    bind(EditAsk, Up, "↑", Command::Up),
+    hint(EditFind, Enter, "Enter", Command::Confirm),
+    hint(EditFind, Esc, "Esc", Command::Close),
+    bind(EditFind, Backspace, "Backspace", Command::DeleteChar),
+    hint(Name, Enter, "Enter", Command::Confirm),
+    hint(Name, Esc, "Esc", Command::Close),
+    hint(Name, Left, "←", Command::ChoicePrev),
+    hint(Name, Right, "→", Command::ChoiceNext),
+    bind(Name, Backspace, "Backspace", Command::DeleteChar),
+    bind(Name, Del, "Delete", Command::DeleteChar),
 ];
 
 /// The bindings that hold in `mode` with `view` active, first ones first.
@@ -321,6 +389,16 @@ fn short(command: Command) -> &'static str {
         Command::ToggleGrid => "grid",
         Command::Mark => "select",
         Command::Copy => "copy",
+        Command::Edit => "edit",
+        Command::Save => "save",
+        Command::Find => "find",
+        Command::NextProblem => "next problem",
+        Command::TogglePanel => "panel",
+        Command::ExternalEdit => "$EDITOR",
+        Command::Choose('r') => "reload",
+        Command::Choose('o') => "overwrite",
+        Command::Choose('d') => "diff/drop",
+        Command::Choose('s') => "save",
         other => other.describe(),
     }
 }

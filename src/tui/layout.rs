@@ -176,6 +176,60 @@ pub fn new_pane_size(app: &App) -> (u16, u16) {
     pty_size(slots.last().map_or(Rect::default(), |s| s.inner))
 }
 
+/// The editor's areas: it takes the screen but the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditorAreas {
+    /// The box around the text.
+    pub frame: Rect,
+    /// The conflict banner's row, when there is a conflict.
+    pub banner: Option<Rect>,
+    /// The lines (gutter included).
+    pub text: Rect,
+    /// The row under the text: the problem on the cursor's line.
+    pub note: Rect,
+    /// Problems or the plan, beside the text on a wide terminal.
+    pub panel: Option<Rect>,
+}
+
+/// Below this width the side panel is left out: the text needs the room.
+const PANEL_MIN_COLS: u16 = 100;
+
+pub fn editor_areas(app: &App) -> EditorAreas {
+    let screen = app_areas(app);
+    let whole = Rect::new(0, 0, app.size.0, screen.status.y);
+    let editor = app.editor.as_ref();
+    let panel_wanted = editor.is_some_and(|e| e.panel != super::editor::Panel::None)
+        && whole.width >= PANEL_MIN_COLS;
+    let (frame, panel) = if panel_wanted {
+        let [text, panel] =
+            Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)])
+                .areas(whole);
+        (text, Some(panel))
+    } else {
+        (whole, None)
+    };
+    let inner = inner(frame);
+    let banner_rows = u16::from(editor.is_some_and(|e| e.conflict.is_some()));
+    let [banner, text, note] = Layout::vertical([
+        Constraint::Length(banner_rows),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    EditorAreas {
+        frame,
+        banner: (banner_rows > 0).then_some(banner),
+        text,
+        note,
+        panel,
+    }
+}
+
+/// The editor's lines, gutter included.
+pub fn editor_text(app: &App) -> Rect {
+    editor_areas(app).text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -263,6 +263,32 @@ pub struct App {
     /// A workflow whose file was removed while its plan was shown: the plan says so (with its
     /// run's outcome) until another workflow's plan replaces it.
     pub gone: Option<String>,
+    /// The manifest being edited.
+    pub editor: Option<super::editor::Editor>,
+    /// Unsaved text left by an editor that did not close, offered when its file is opened.
+    pub recovered: Vec<crate::store::recovery::Recovered>,
+    /// Naming a new, duplicated or renamed workflow.
+    pub naming: Option<Naming>,
+}
+
+/// What a typed workflow name is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameFor {
+    /// A new workflow from the template at this index of `engine::editing::TEMPLATES`.
+    New(usize),
+    /// A copy of this workflow.
+    Duplicate(String),
+    /// A new name for this workflow.
+    Rename(String),
+    /// Deleting this workflow: the name typed again confirms it.
+    Delete(String),
+}
+
+/// The name being typed, and what it is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Naming {
+    pub purpose: NameFor,
+    pub name: String,
 }
 
 /// The command palette: what is typed and the match selected.

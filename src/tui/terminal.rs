@@ -41,19 +41,28 @@ const RESTORE_TITLE: &str = "\x1b[23;0t";
 /// Raw mode, the alternate screen, mouse capture, focus reports and bracketed paste.
 pub fn enter() -> std::io::Result<(Tui, Guard)> {
     install_panic_hook();
+    take(true)?;
+    let guard = Guard(());
+    let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    Ok((terminal, guard))
+}
+
+/// Raw mode, the alternate screen, focus reports, bracketed paste, and the mouse when
+/// `mouse`; once taken, `restore` gives it back.
+fn take(mouse: bool) -> std::io::Result<()> {
     enable_raw_mode()?;
     TAKEN.store(true, Ordering::SeqCst);
-    let guard = Guard(());
     execute!(
         stdout(),
         crossterm::style::Print(SAVE_TITLE),
         EnterAlternateScreen,
-        EnableMouseCapture,
         EnableFocusChange,
         EnableBracketedPaste
     )?;
-    let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
-    Ok((terminal, guard))
+    if mouse {
+        execute!(stdout(), EnableMouseCapture)?;
+    }
+    Ok(())
 }
 
 /// Leaves the alternate screen, shows the cursor and turns raw mode off; once.
@@ -111,4 +120,31 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
+}
+
+/// Hands the terminal to the person's editor (`$VISUAL`, else `$EDITOR`, else `vi`) on
+/// `path`, waits for it, and takes the terminal back with a full redraw. The command is run
+/// by `sh`, so an editor set as `code --wait` works.
+pub fn run_external_editor(tui: &mut Tui, path: &str, mouse: bool) -> Result<(), String> {
+    let editor = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_string());
+    restore();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("flowdeck-editor")
+        .arg(path)
+        .status();
+    let taken = take(mouse).and_then(|()| tui.clear());
+    if let Err(e) = taken {
+        return Err(format!("cannot take the terminal back: {e}"));
+    }
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("{editor} ended with {s}")),
+        Err(e) => Err(format!("cannot start {editor}: {e}")),
+    }
 }

@@ -11,7 +11,8 @@ use super::keymap::{self, Mode};
 use super::layout;
 use super::runs;
 use super::state::{App, PlanView, ProblemsView, View};
-use super::state::{Palette, Point, Unit};
+use super::state::{NameFor, Palette, Point, Unit};
+use super::{editor, naming};
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Found;
@@ -82,11 +83,53 @@ pub enum Event {
     },
     /// Text went to the clipboard: how many characters.
     Copied(usize),
+    /// A workflow's file for the editor.
+    Document {
+        workflow: String,
+        document: Result<super::editor::Document, String>,
+    },
+    /// Typing paused at `edits`.
+    CheckDue(u64),
+    /// The editor's text as it was at `edits`, checked.
+    Checked {
+        edits: u64,
+        draft: Box<crate::engine::editing::Draft>,
+    },
+    /// The editor's save of the text at `edits`: the new version and its error count.
+    Saved {
+        edits: u64,
+        result: Result<(String, usize), super::editor::SaveFailure>,
+    },
+    /// What is on disk for a workflow now (version and text); `None`: no such file.
+    Disk {
+        workflow: String,
+        now: Option<(String, String)>,
+    },
+    /// Recovery copies found when the studio started.
+    Recovered(Vec<crate::store::recovery::Recovered>),
+    /// A workflow was created, duplicated or renamed: its name (or why not).
+    Named {
+        purpose: super::state::NameFor,
+        result: Result<String, String>,
+    },
+    /// The external editor returned.
+    ExternalDone(Result<(), String>),
+    /// An effect finished with nothing to tell.
+    Nothing,
     /// An effect failed: tell the person.
     Failed(String),
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
+    let effects = apply_event(app, event);
+    // While a manifest is open, the editor is what the keys go back to from any overlay.
+    if app.mode == Mode::Normal && app.editor.is_some() {
+        app.mode = Mode::Edit;
+    }
+    effects
+}
+
+fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(app, key),
         Event::Mouse { event, at_ms } => super::mouse::on_mouse(app, event, at_ms),
@@ -102,6 +145,42 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             alternate,
             cursor,
         } => copy::located(app, &session_id, alternate, cursor),
+        Event::Document { workflow, document } => match document {
+            Ok(document) => editor::opened(app, workflow, document),
+            Err(e) => {
+                app.message = Some(format!("cannot open {workflow}: {e}"));
+                Vec::new()
+            }
+        },
+        Event::CheckDue(edits) => editor::check_due(app, edits),
+        Event::Checked { edits, draft } => {
+            editor::checked(app, edits, *draft);
+            Vec::new()
+        }
+        Event::Saved { edits, result } => editor::saved(app, edits, result),
+        Event::Disk { workflow, now } => editor::disk(app, &workflow, now),
+        Event::Recovered(copies) => {
+            if let Some(first) = copies.first() {
+                app.message = Some(format!(
+                    "unsaved edits of {}{} were kept from an editor that did not close: E on it opens them",
+                    first.file,
+                    match copies.len() {
+                        1 => String::new(),
+                        n => format!(" and {} more", n - 1),
+                    }
+                ));
+            }
+            app.recovered = copies;
+            Vec::new()
+        }
+        Event::Named { purpose, result } => naming::named(app, purpose, result),
+        Event::Nothing => Vec::new(),
+        Event::ExternalDone(result) => {
+            if let Err(e) = result {
+                app.message = Some(e);
+            }
+            vec![Effect::ReloadList]
+        }
         Event::Copied(chars) => {
             let mut message = format!("copied {chars} characters to the clipboard");
             if let Some(hint) = &app.clipboard_hint {
@@ -110,6 +189,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             app.message = Some(message);
             Vec::new()
         }
+        Event::Paste(text) if app.mode == Mode::Edit => editor::paste(app, &text),
         Event::Paste(text) => match (app.mode, app.focused_pane()) {
             (Mode::Focus, Some(pane)) => vec![Effect::Paste {
                 session_id: pane.session_id.clone(),
@@ -233,6 +313,9 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if let Some(command) = keymap::lookup(app.mode, app.view, &key) {
         return run_command(app, command);
     }
+    if app.mode == Mode::Edit {
+        return editor::key(app, key);
+    }
     if app.mode == Mode::Focus {
         let Some(pane) = app.focused_pane() else {
             app.mode = Mode::Normal;
@@ -283,6 +366,18 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Mode::EditFind => {
+            if let Some(e) = &mut app.editor {
+                e.find.push(c);
+            }
+            Vec::new()
+        }
+        Mode::Name => {
+            if let Some(n) = &mut app.naming {
+                n.name.push(c);
+            }
+            Vec::new()
+        }
         _ => Vec::new(),
     }
 }
@@ -291,6 +386,9 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
 pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::Quit => {
+            if !editor::may_quit(app) {
+                return Vec::new();
+            }
             if app.any_run_active() {
                 app.mode = Mode::ConfirmQuit;
             } else {
@@ -345,6 +443,13 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.mode = Mode::Normal;
             }
             Mode::Copy => copy::leave(app),
+            Mode::Edit => return editor::leave(app),
+            Mode::EditAsk => return editor::answer(app, 'n'),
+            Mode::EditFind => app.mode = Mode::Edit,
+            Mode::Name => {
+                app.naming = None;
+                app.mode = Mode::Normal;
+            }
             _ => {
                 // Esc in the panes view also leaves the history and the search.
                 if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
@@ -420,6 +525,16 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 return vec![Effect::CloseSession(pane.session_id.clone())];
             }
         }
+        Command::ChoicePrev | Command::ChoiceNext if app.mode == Mode::Name => {
+            naming::cycle(
+                app,
+                if command == Command::ChoicePrev {
+                    -1
+                } else {
+                    1
+                },
+            );
+        }
         Command::ChoicePrev | Command::ChoiceNext => {
             if let Some(form) = &mut app.form {
                 form.cycle_choice(if command == Command::ChoicePrev {
@@ -451,8 +566,20 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                     p.selected = 0;
                 }
             }
+            Mode::EditFind => {
+                if let Some(e) = &mut app.editor {
+                    e.find.pop();
+                }
+            }
+            Mode::Name => {
+                if let Some(n) = &mut app.naming {
+                    n.name.pop();
+                }
+            }
             _ => {}
         },
+        Command::ScrollUp if app.mode == Mode::Edit => editor::page(app, -1),
+        Command::ScrollDown if app.mode == Mode::Edit => editor::page(app, 1),
         Command::ScrollUp if app.mode == Mode::Copy => return copy::page(app, 1),
         Command::ScrollDown if app.mode == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
@@ -510,6 +637,30 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             });
             return vec![Effect::MouseCapture(app.mouse)];
         }
+        Command::Edit => return editor::open(app),
+        Command::ExternalEdit => return editor::external(app),
+        Command::NewWorkflow => naming::start(app, NameFor::New(0)),
+        Command::Duplicate | Command::Rename | Command::Delete => {
+            let Some(w) = app.selected_workflow().map(|w| w.name.clone()) else {
+                app.message = Some("no workflow selected".into());
+                return Vec::new();
+            };
+            naming::start(
+                app,
+                match command {
+                    Command::Duplicate => NameFor::Duplicate(w),
+                    Command::Rename => NameFor::Rename(w),
+                    _ => NameFor::Delete(w),
+                },
+            );
+        }
+        Command::Save => return editor::save(app),
+        Command::Undo => return editor::undo(app, false),
+        Command::Redo => return editor::undo(app, true),
+        Command::Find => editor::start_find(app),
+        Command::NextProblem => editor::next_problem(app),
+        Command::TogglePanel => editor::cycle_panel(app),
+        Command::Choose(c) => return editor::answer(app, c),
     }
     Vec::new()
 }
@@ -546,6 +697,12 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
+        (Mode::EditAsk, _) => {
+            if let Some(diff) = app.editor.as_mut().and_then(|e| e.diff.as_mut()) {
+                *diff = diff.saturating_add_signed(delta * 5);
+            }
+            Vec::new()
+        }
         (Mode::Filter, _) | (_, View::List) => {
             let n = app.visible().len();
             if n > 0 {
@@ -590,6 +747,11 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             app.mode = Mode::Normal;
             history::start_search(app)
         }
+        Mode::EditFind => {
+            editor::find(app);
+            Vec::new()
+        }
+        Mode::Name => naming::submit(app),
         Mode::Palette => {
             let chosen = app.palette.take().and_then(|p| {
                 super::palette::matches(&p.query)

@@ -1,6 +1,7 @@
 //! Drawing: pure functions of the state (and of the panes' screens, lent by the engine) into
 //! a ratatui frame. Nothing here changes state or calls the engine otherwise.
 
+pub mod editor;
 pub mod list;
 pub mod overlay;
 pub mod pane;
@@ -75,6 +76,13 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) 
         return;
     }
     let areas = layout::areas(area, app.zoom);
+    if app.editor.is_some() {
+        // The editor takes the screen; overlays (palette, help, forms) still draw over it.
+        editor::draw(frame, &cx);
+        status::draw(frame, areas.status, &cx);
+        overlay::draw(frame, &cx);
+        return;
+    }
     if !app.zoom {
         list::draw(frame, areas.list, &cx);
         plan::draw(frame, areas.plan, &cx);

@@ -256,7 +256,15 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Problems => problems(frame, cx),
         Mode::Runs => super::runs::draw(frame, cx),
         Mode::Palette => palette(frame, cx),
-        Mode::Normal | Mode::Filter | Mode::Focus | Mode::Search | Mode::Copy => {}
+        Mode::Name => naming(frame, cx),
+        Mode::Normal
+        | Mode::Filter
+        | Mode::Focus
+        | Mode::Search
+        | Mode::Copy
+        | Mode::Edit
+        | Mode::EditAsk
+        | Mode::EditFind => {}
     }
 }
 
@@ -321,4 +329,56 @@ pub fn palette(frame: &mut Frame, cx: &Ctx) {
         )),
         area,
     );
+}
+
+/// The name box: a new workflow (with its template), a duplicate, a rename, a delete.
+pub fn naming(frame: &mut Frame, cx: &Ctx) {
+    use crate::tui::state::NameFor;
+    let t = cx.theme;
+    let Some(naming) = &cx.app.naming else {
+        return;
+    };
+    let (title, what) = match &naming.purpose {
+        NameFor::New(at) => {
+            let template = crate::engine::editing::TEMPLATES.get(*at);
+            (
+                " New workflow ".to_string(),
+                format!(
+                    "from the template ◂ {} ▸ (←/→)",
+                    template.map_or("", |t| t.title)
+                ),
+            )
+        }
+        NameFor::Duplicate(from) => (
+            " Duplicate ".to_string(),
+            format!("a copy of {}", clean(from)),
+        ),
+        NameFor::Rename(from) => (
+            " Rename ".to_string(),
+            format!("{} (its file is renamed too)", clean(from)),
+        ),
+        NameFor::Delete(from) => (
+            " Delete ".to_string(),
+            format!("type {} to delete its file", clean(from)),
+        ),
+    };
+    let lines = vec![
+        Line::styled(what, Style::default().fg(t.foreground)),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("name: ", Style::default().fg(t.muted)),
+            Span::styled(
+                format!("{}▏", clean(&naming.name)),
+                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
+        ]),
+        Line::raw(""),
+        Line::styled(
+            "lowercase letters, digits and _ · Enter · Esc cancels",
+            Style::default().fg(t.muted),
+        ),
+    ];
+    let area = centered(frame.area(), 72, 7);
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }

@@ -1,0 +1,91 @@
+//! Naming a workflow: a new one from a template, a duplicate, a rename, and a delete that is
+//! confirmed by typing the workflow's name. The engine's rules decide (identifier names, no
+//! rename onto an existing name or of a running workflow); this only gathers the name.
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::state::{App, NameFor, Naming};
+use crate::engine::editing::TEMPLATES;
+
+/// Opens the name box for `purpose`, pre-filled where a name is likely.
+pub fn start(app: &mut App, purpose: NameFor) {
+    let name = match &purpose {
+        NameFor::New(_) | NameFor::Delete(_) => String::new(),
+        NameFor::Duplicate(from) => format!("{from}_copy"),
+        NameFor::Rename(from) => from.clone(),
+    };
+    app.naming = Some(Naming { purpose, name });
+    app.mode = Mode::Name;
+}
+
+/// ←/→ choose the template of a new workflow.
+pub fn cycle(app: &mut App, step: isize) {
+    if let Some(Naming {
+        purpose: NameFor::New(at),
+        ..
+    }) = &mut app.naming
+    {
+        *at = (*at as isize + step).rem_euclid(TEMPLATES.len() as isize) as usize;
+    }
+}
+
+/// Enter: ask the engine.
+pub fn submit(app: &mut App) -> Vec<Effect> {
+    let Some(naming) = &app.naming else {
+        app.mode = Mode::Normal;
+        return Vec::new();
+    };
+    let name = naming.name.trim().to_string();
+    let effect = match &naming.purpose {
+        NameFor::New(template) => Effect::CreateWorkflow {
+            template: *template,
+            name,
+        },
+        NameFor::Duplicate(from) => Effect::DuplicateWorkflow {
+            from: from.clone(),
+            name,
+        },
+        NameFor::Rename(from) if *from == name => {
+            app.message = Some("that is its name already".into());
+            return Vec::new();
+        }
+        NameFor::Rename(from) => Effect::RenameWorkflow {
+            from: from.clone(),
+            to: name,
+        },
+        NameFor::Delete(from) if *from == name => Effect::DeleteWorkflow(from.clone()),
+        NameFor::Delete(from) => {
+            app.message = Some(format!("type {from} to delete it, Esc keeps it"));
+            return Vec::new();
+        }
+    };
+    vec![effect]
+}
+
+/// The engine's answer. A new or duplicated workflow opens in the editor; a refused name
+/// leaves the box open to fix it.
+pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) -> Vec<Effect> {
+    match result {
+        Err(e) => {
+            app.message = Some(e);
+            Vec::new()
+        }
+        Ok(name) => {
+            app.naming = None;
+            app.mode = Mode::Normal;
+            let mut effects = vec![Effect::ReloadList];
+            match purpose {
+                NameFor::New(_) | NameFor::Duplicate(_) => {
+                    app.message = Some(format!("{name} created: Ctrl-s saves, Esc closes"));
+                    app.filter.clear();
+                    effects.push(Effect::LoadDocument(name));
+                }
+                NameFor::Rename(from) => {
+                    app.message = Some(format!("{from} is now {name}"));
+                }
+                NameFor::Delete(_) => app.message = Some(format!("{name} deleted")),
+            }
+            effects
+        }
+    }
+}
