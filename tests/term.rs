@@ -624,6 +624,14 @@ async fn run_command_output_is_shown_while_it_runs() {
         "for i in 1 2 3; do echo tick $i; sleep 0.2; done; while [ ! -e {} ]; do sleep 0.05; done; echo done",
         gate.display()
     );
+    // The line editor turns bracketed paste on for each line it reads (from the next one
+    // on, once bound), and off once read.
+    s.send_text("bind 'set enable-bracketed-paste on'\n", "test")
+        .unwrap();
+    prompt(&s).await;
+    s.send_text("true\n", "test").unwrap();
+    prompt(&s).await;
+    assert!(s.with_screen(vt100::Screen::bracketed_paste));
     let run = {
         let s = s.clone();
         tokio::spawn(async move { shell::run_command(&s, &command, LONG, "run:r1").await })
@@ -640,6 +648,12 @@ async fn run_command_output_is_shown_while_it_runs() {
     assert!(
         !run.is_finished(),
         "the command ended before its gate opened"
+    );
+    // The shell turned bracketed paste off once it read the line (hidden with the framing):
+    // the screen knows, so a paste into the running command is not wrapped.
+    assert!(
+        !s.with_screen(vt100::Screen::bracketed_paste),
+        "the screen still thinks the line editor reads"
     );
     let screen = s.content(Content::Screen);
     assert!(framing_in(&screen).is_empty(), "{screen}");

@@ -197,9 +197,14 @@ impl Hush {
                         // The framing line's echo and the begin marker go; the command's
                         // text takes their place, and its output streams from here. The
                         // session says where it begins in the transcript (`begun`).
-                        self.held.drain(..body_start);
+                        let framing: Vec<u8> = self.held.drain(..body_start).collect();
+                        // The terminal modes the shell changed on the way (bracketed paste
+                        // off once the line is read, the keypad) stay changed while the
+                        // command runs: what a person pastes into it must be sent right.
+                        let mut shown = mode_changes(&framing);
+                        shown.extend_from_slice(&head);
                         self.streaming = true;
-                        return self.stream(Some(head));
+                        return self.stream(Some(shown));
                     }
                     self.body_start = Some(body_start);
                     self.searched = body_start;
@@ -360,6 +365,32 @@ impl Hush {
         });
         std::mem::take(&mut self.held)
     }
+}
+
+/// The private mode settings (`ESC [ ? Pm h` and `ESC [ ? Pm l`) and keypad modes
+/// (`ESC =`, `ESC >`) in `raw`, in order: what of dropped output must still reach the screen.
+fn mode_changes(raw: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while let Some(esc) = find(raw, b"\x1b", i) {
+        i = esc + 1;
+        match raw.get(esc + 1) {
+            Some(b'=' | b'>') => kept.extend_from_slice(&raw[esc..esc + 2]),
+            Some(b'[') if raw.get(esc + 2) == Some(&b'?') => {
+                let params = raw[esc + 3..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || **b == b';')
+                    .count();
+                let end = esc + 3 + params;
+                if params > 0 && matches!(raw.get(end), Some(b'h' | b'l')) {
+                    kept.extend_from_slice(&raw[esc..=end]);
+                    i = end + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    kept
 }
 
 /// Where `needle` first occurs in `hay` at or after `from`.
@@ -616,6 +647,15 @@ mod tests {
             }
         );
         assert!(matches!(h.take(b"after"), Take::Show));
+    }
+
+    #[test]
+    fn terminal_modes_set_by_the_framing_are_kept() {
+        let (head, body, _) = feed_shown(&[
+            b"\x1b[?2004h x\x1b[K\x1b[?2004l\r\x1b>\x1b[?1;25h\x1b[?q\r\n__FD00ff:B\r\nout\r\n__FD00ff:E:0\r\n",
+        ]);
+        assert_eq!(head, b"\x1b[?2004h\x1b[?2004l\x1b>\x1b[?1;25hecho hi\r\n");
+        assert_eq!(body, b"out");
     }
 
     #[test]
