@@ -673,6 +673,40 @@ async fn run_command_output_is_shown_while_it_runs() {
     );
 }
 
+/// A shown command out of time returns what it printed so far; from then on it is shown as
+/// it comes, end marker and all, and the shell takes commands again.
+#[tokio::test]
+async fn run_command_timeout_returns_the_output_so_far() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let command = format!(
+        "echo started; while [ ! -e {} ]; do sleep 0.05; done",
+        gate.display()
+    );
+    let run = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            shell::run_command(&s, &command, Duration::from_millis(300), "run:r1").await
+        })
+    };
+    let r = tokio::time::timeout(LONG, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Timeout, None, "started")
+    );
+    std::fs::write(&gate, "").unwrap();
+    let r = shell::run_command(&s, "echo AGAIN_$((1 + 1))", LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!((r.exit_code, r.output.as_str()), (Some(0), "AGAIN_2"));
+}
+
 /// Output that looks like another command's end marker is the command's output: shown and
 /// returned as it is, and the real end is still found.
 #[tokio::test]

@@ -662,6 +662,32 @@ mod tests {
     }
 
     #[test]
+    fn commands_are_shown_as_typed_and_harmless() {
+        assert_eq!(shown_command("echo hi"), ["echo hi"]);
+        assert_eq!(shown_command(""), [""]);
+        assert_eq!(shown_command("a\nb\r\n"), ["a", "> b"]);
+        assert_eq!(
+            shown_command("x\u{1b}[2J\u{7f}\u{9b}y\tz"),
+            ["x^[[2J^??y      z"]
+        );
+        let long = shown_command(&"y".repeat(MAX_SHOWN_CHARS + 7));
+        assert_eq!(
+            long,
+            [format!(
+                "{} [... 7 more characters]",
+                "y".repeat(MAX_SHOWN_CHARS)
+            )]
+        );
+        let script = "true\n".repeat(MAX_SHOWN_LINES + 3);
+        let shown = shown_command(&script);
+        assert_eq!(shown.len(), MAX_SHOWN_LINES + 1);
+        assert_eq!(
+            shown.last().map(String::as_str),
+            Some("> [... 3 more lines]")
+        );
+    }
+
+    #[test]
     fn names_are_checked() {
         assert!(check_name("PATH").is_ok());
         assert!(check_name("_x1").is_ok());
