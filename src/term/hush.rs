@@ -26,12 +26,16 @@
 //! not (a line's own line end is so held until more output, or the marker, follows). The end
 //! marker is dropped and the shell's next prompt follows on a line of its own. The session
 //! records where the command's output began and ended in the transcript, so that the caller
-//! gets exactly the output the screen showed between them. The fallbacks are the same:
-//! whatever is held is shown as it came.
+//! gets exactly the output the screen showed between them. Terminal mode changes in the
+//! dropped framing (the line editor turning bracketed paste off once it read the line) are
+//! kept, so that the screen's modes are the program's while the command runs. The fallbacks
+//! are the same: whatever is held is shown as it came; a shown command that runs out of time
+//! stops being hidden, and the rest of it (its end marker too) is shown as it comes.
 //!
 //! The price: output that another process (a job the run left in the background) writes to
-//! the terminal during those few milliseconds is held with the plumbing and dropped with it,
-//! since nothing tells the two apart in one byte stream.
+//! the terminal during those few milliseconds (for a shown command, between typing its line
+//! and its begin marker) is held with the plumbing and dropped with it, since nothing tells
+//! the two apart in one byte stream.
 
 use super::transcript::{Decoder, MAX_LINE_BYTES, Transcript, render_text};
 use tokio::sync::watch;
