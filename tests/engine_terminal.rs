@@ -141,12 +141,13 @@ async fn a_step_sequence_through_the_engine() {
             .unwrap();
         assert!(c.content.contains(expect), "{mode}: {}", c.content);
     }
-    // run_command returns at its end marker; the prompt comes just after.
+    // run_command returns at its (hidden) end marker; the prompt comes just after its
+    // output, which is where the typist's "since the last input" begins.
     let prompt = e
         .await_output(
             &id,
             &params::<AwaitOutputParams>(
-                json!({"pattern": ":E:4\\n\\$ $", "since": "all", "timeout": 20}),
+                json!({"pattern": "^it's \\$\\(x\\)\\n\\$ $", "since": "last_input", "timeout": 20}),
             ),
             None,
             &Actor::Cli,

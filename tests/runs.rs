@@ -207,8 +207,8 @@ async fn inputs_are_exported_literally_and_returned() {
     assert!(!pwned.exists(), "an input was executed");
 }
 
-/// Exports its input, sets a variable, types a command of its own and returns both values:
-/// every piece of flowdeck's shell plumbing, around one command a person should see.
+/// Exports its input, sets a variable, types a command of its own, runs one and returns both
+/// values: every piece of flowdeck's shell plumbing, around commands a person should see.
 const PLUMBING: &str = r#"
 name: plumbing
 description: Inputs in, a variable set, a command typed, values returned.
@@ -229,6 +229,10 @@ states:
       - next_state: seen
   seen:
     action: { tool: await_output, params: { pattern: '^VISIBLE_9' } }
+    transitions:
+      - next_state: ran
+  ran:
+    action: { tool: run_command, params: { command: "echo RAN_$((2 * 3))" } }
 "#;
 
 #[tokio::test]
@@ -267,6 +271,7 @@ async fn a_runs_plumbing_stays_off_its_sessions_screen_and_history() {
                     || l.trim_start().starts_with("V:")
                     || l.contains("eval '")
                     || l.contains("history -d")
+                    || l.contains("printf '%s%s")
             })
             .collect();
         assert!(
@@ -279,6 +284,15 @@ async fn a_runs_plumbing_stays_off_its_sessions_screen_and_history() {
             "{mode}:\n{text}"
         );
         assert!(text.lines().any(|l| l == "VISIBLE_9"), "{mode}:\n{text}");
+        // The command it ran looks typed: after a prompt, its output under it.
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        let ran = lines.iter().position(|l| {
+            l.ends_with("$ echo RAN_$((2 * 3))") || l.ends_with("# echo RAN_$((2 * 3))")
+        });
+        assert!(
+            ran.is_some_and(|i| lines.get(i + 1) == Some(&"RAN_6")),
+            "{mode}:\n{text}"
+        );
     }
 }
 

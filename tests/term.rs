@@ -525,6 +525,222 @@ async fn run_command_returns_status_and_output_and_leaves_no_history() {
     assert!(listing.contains("history"), "{r:?}");
 }
 
+/// What the framing of a shown command would leave on a screen or in a history.
+fn framing_in(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            l.contains("__FD") || l.contains("case \"$(history") || l.contains("printf '%s%s:B")
+        })
+        .collect()
+}
+
+/// The prompt after the output of the run `run:r1`'s last command.
+async fn run_prompt(s: &Session) {
+    let mut prompt = spec(r"^\$ $", Since::LastInput, LONG);
+    prompt.typist = Some("run:r1".into());
+    let back = s.await_output(prompt).await.unwrap();
+    assert_eq!(back.outcome, Outcome::Matched, "{back:#?}");
+}
+
+/// The screen's lines with text, right-trimmed.
+fn screen_lines(s: &Session) -> Vec<String> {
+    s.content(Content::Screen)
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// A run's command looks on the pane as if a person had typed it: the prompt, the command,
+/// its output, the next prompt; no framing line, no markers. The caller still gets its
+/// output and status exactly, and its typist's "since the last input" is the output.
+#[tokio::test]
+async fn run_command_shows_the_command_and_its_output_and_no_plumbing() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let command = r#"echo hello; echo "a'b"; printf 'x\ny\n'"#;
+    let r = shell::run_command(&s, command, LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Completed, Some(0), "hello\na'b\nx\ny")
+    );
+    // Output without a final newline, and a failure status.
+    let r = shell::run_command(&s, "printf 'no newline'; (exit 4)", LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Completed, Some(4), "no newline")
+    );
+    // The run's "since the last input" starts at the output, and the prompt follows.
+    run_prompt(&s).await;
+    assert_eq!(
+        s.content(Content::SinceInput(Some("run:r1".into()))),
+        "no newline\n$ "
+    );
+    // A multi-line command with a control character in it.
+    let r = shell::run_command(&s, "echo one\necho 'two\tT'", LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!(r.output, "one\ntwo     T");
+    run_prompt(&s).await;
+    let expected = [
+        format!("$ {command}"),
+        "hello".into(),
+        "a'b".into(),
+        "x".into(),
+        "y".into(),
+        "$ printf 'no newline'; (exit 4)".into(),
+        "no newline".into(),
+        "$ echo one".into(),
+        "> echo 'two       T'".into(),
+        "one".into(),
+        "two     T".into(),
+        "$".into(),
+    ];
+    assert_eq!(screen_lines(&s), expected, "{}", s.content(Content::Screen));
+    let history = s.content(Content::History);
+    let framing = framing_in(&history);
+    assert!(framing.is_empty(), "{framing:#?}\n{history}");
+    let history: Vec<&str> = history.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        history.iter().map(|l| l.trim_end()).collect::<Vec<_>>(),
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+}
+
+/// A command's output is shown as it comes, not when it ends: a long build shows its
+/// progress, and waits on the run's typist see it while the command still runs.
+#[tokio::test]
+async fn run_command_output_is_shown_while_it_runs() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    // The command cannot end before the test opens the gate.
+    let command = format!(
+        "for i in 1 2 3; do echo tick $i; sleep 0.2; done; while [ ! -e {} ]; do sleep 0.05; done; echo done",
+        gate.display()
+    );
+    // The line editor turns bracketed paste on for each line it reads (from the next one
+    // on, once bound), and off once read.
+    s.send_text("bind 'set enable-bracketed-paste on'\n", "test")
+        .unwrap();
+    prompt(&s).await;
+    s.send_text("true\n", "test").unwrap();
+    prompt(&s).await;
+    assert!(s.with_screen(vt100::Screen::bracketed_paste));
+    let run = {
+        let s = s.clone();
+        tokio::spawn(async move { shell::run_command(&s, &command, LONG, "run:r1").await })
+    };
+    let seen = s
+        .await_output(spec("^tick 1$", Since::Screen, LONG))
+        .await
+        .unwrap();
+    assert_eq!(seen.outcome, Outcome::Matched, "{seen:#?}");
+    let mut since_input = spec("^tick 3$", Since::LastInput, LONG);
+    since_input.typist = Some("run:r1".into());
+    let seen = s.await_output(since_input).await.unwrap();
+    assert_eq!(seen.outcome, Outcome::Matched, "{seen:#?}");
+    assert!(
+        !run.is_finished(),
+        "the command ended before its gate opened"
+    );
+    // The shell turned bracketed paste off once it read the line (hidden with the framing):
+    // the screen knows, so a paste into the running command is not wrapped.
+    assert!(
+        !s.with_screen(vt100::Screen::bracketed_paste),
+        "the screen still thinks the line editor reads"
+    );
+    let screen = s.content(Content::Screen);
+    assert!(framing_in(&screen).is_empty(), "{screen}");
+    std::fs::write(&gate, "").unwrap();
+    let r = tokio::time::timeout(LONG, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (
+            CommandOutcome::Completed,
+            Some(0),
+            "tick 1\ntick 2\ntick 3\ndone"
+        )
+    );
+}
+
+/// A shown command out of time returns what it printed so far; from then on it is shown as
+/// it comes, end marker and all, and the shell takes commands again.
+#[tokio::test]
+async fn run_command_timeout_returns_the_output_so_far() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let command = format!(
+        "echo started; while [ ! -e {} ]; do sleep 0.05; done",
+        gate.display()
+    );
+    let run = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            shell::run_command(&s, &command, Duration::from_millis(300), "run:r1").await
+        })
+    };
+    let r = tokio::time::timeout(LONG, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (CommandOutcome::Timeout, None, "started")
+    );
+    std::fs::write(&gate, "").unwrap();
+    let r = shell::run_command(&s, "echo AGAIN_$((1 + 1))", LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!((r.exit_code, r.output.as_str()), (Some(0), "AGAIN_2"));
+}
+
+/// Output that looks like another command's end marker is the command's output: shown and
+/// returned as it is, and the real end is still found.
+#[tokio::test]
+async fn run_command_shows_fake_markers_as_they_are() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let command =
+        r#"echo '__FD0123456789abcdef:E:0'; printf '\n__FD0123456789abcdef:E:7\n__FD:B\n'"#;
+    let r = shell::run_command(&s, command, LONG, "run:r1")
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.outcome, r.exit_code, r.output.as_str()),
+        (
+            CommandOutcome::Completed,
+            Some(0),
+            "__FD0123456789abcdef:E:0\n\n__FD0123456789abcdef:E:7\n__FD:B"
+        )
+    );
+    run_prompt(&s).await;
+    assert_eq!(
+        screen_lines(&s),
+        [
+            format!("$ {command}"),
+            "__FD0123456789abcdef:E:0".into(),
+            "__FD0123456789abcdef:E:7".into(),
+            "__FD:B".into(),
+            "$".into(),
+        ],
+        "{}",
+        s.content(Content::Screen)
+    );
+}
+
 /// Binary output that holds terminal queries gets answers, typed into the terminal; once
 /// the program ends, the shell's line editor reads them onto its command line. A framed
 /// command typed after them would be their continuation (a syntax error, then a timeout).

@@ -9,7 +9,7 @@
 //! - the waiter blocks in `wait()` for the program's exit status.
 
 use super::error::TermError;
-use super::hush::{Hush, HushState, Take};
+use super::hush::{self, End, Hush, HushState, Take};
 use super::inputs::Inputs;
 use super::keys::{self, KeyPress, Modes};
 use super::matcher::{AwaitSpec, Event, Hit, Outcome, Quiet, QuietOn, Watch};
@@ -217,7 +217,38 @@ impl Live {
                 self.hush = None;
                 self.show(&shown)
             }
+            Take::Stream { head, body, end } => self.stream(head, &body, end),
         }
+    }
+
+    /// A shown command's output (hush.rs): its text when it begins, its output as it comes,
+    /// and at its end the output read back from the transcript for the caller.
+    fn stream(&mut self, head: Option<Vec<u8>>, body: &[u8], end: Option<End>) -> Vec<u8> {
+        let mut answer = Vec::new();
+        if let Some(head) = head {
+            answer.extend(self.show(&head));
+            let at = self.transcript.end();
+            if let Some(hush) = self.hush.as_mut() {
+                hush.begun(at);
+            }
+        }
+        answer.extend(self.show(body));
+        if let Some(End { status, tail }) = end
+            && let Some(hush) = self.hush.take()
+        {
+            let from = hush.body_from().unwrap_or_else(|| self.transcript.end());
+            let output = hush::output_between(&self.transcript, from, self.transcript.end());
+            hush.finish(status, output);
+            // The next prompt starts a line of its own, as the framing's newline made it:
+            // output that did not end with one (`printf x`) is not run into it.
+            let mut shown = Vec::new();
+            if self.screen.vt().cursor_position().1 != 0 {
+                shown.extend_from_slice(b"\r\n");
+            }
+            shown.extend_from_slice(&tail);
+            answer.extend(self.show(&shown));
+        }
+        answer
     }
 
     /// Gives up hiding a framed command: what was held is shown as it came.
@@ -761,26 +792,36 @@ impl Session {
     }
 
     /// Starts hiding the framed shell command of `nonce` (hush.rs), unless another one is
-    /// hidden now (`None`: that command is shown as it runs).
-    pub(super) fn hush(&self, nonce: &str) -> Option<watch::Receiver<HushState>> {
+    /// hidden now (`None`: that command is shown as it runs, framing and all). With `shown`,
+    /// only its framing is hidden and `shown` takes its place on the screen.
+    pub(super) fn hush(
+        &self,
+        nonce: &str,
+        shown: Option<Vec<u8>>,
+    ) -> Option<watch::Receiver<HushState>> {
         let mut live = self.shared.lock();
         if live.hush.is_some() || live.ended || live.failed.is_some() {
             return None;
         }
-        let (hush, rx) = Hush::new(nonce);
+        let (hush, rx) = match shown {
+            Some(head) => Hush::shown(nonce, head),
+            None => Hush::new(nonce),
+        };
         live.hush = Some(hush);
         Some(rx)
     }
 
     /// Types the framed line of the hidden command `nonce`: output is held from the moment
-    /// it is written. It has no echo to skip, since its echo is never shown.
+    /// it is written. Its own echo is never shown; `echo` is what is shown in its place (a
+    /// shown command's text, skipped by `since: last_input` like an echo), or nothing.
     pub(super) fn send_hidden(
         &self,
         text: &str,
         nonce: &str,
+        echo: &str,
         by: &str,
     ) -> Result<usize, TermError> {
-        self.send(text.as_bytes().to_vec(), "", by, Some(nonce))
+        self.send(text.as_bytes().to_vec(), echo, by, Some(nonce))
     }
 
     /// Stops hiding the command `nonce` if it still is: what was held is shown as it came.
@@ -1143,6 +1184,12 @@ impl Session {
     /// The plain-text output after a stream offset, raw (carriage returns kept).
     pub fn output_since(&self, offset: u64) -> String {
         self.shared.lock().transcript.since(offset).to_string()
+    }
+
+    /// A shown command's output from `offset` to now, as `run_command` returns it (hush.rs).
+    pub(super) fn command_output(&self, offset: u64) -> String {
+        let live = self.shared.lock();
+        hush::output_between(&live.transcript, offset, live.transcript.end())
     }
 
     /// Stops the session: kills every process it started (see processes.rs), waits for the

@@ -10,11 +10,12 @@
 //!
 //! Reading and exporting variables is flowdeck's own plumbing, not a command anyone asked
 //! to see: its line, markers and answers are held back from the screen and the history
-//! while they run (hush.rs). `run_command` is shown as it runs: its command and output are
-//! what the caller asked for.
+//! while they run (hush.rs). `run_command` is shown as if a person had typed it: the
+//! prompt, the command's own text (see [`shown_command`]), its output as it comes, the next
+//! prompt; its framing line and markers are held back the same way.
 
 use super::error::TermError;
-use super::hush::HushState;
+use super::hush::{HushState, OUTPUT_CUT};
 use super::matcher::{AwaitSpec, Outcome, Since};
 use super::session::Session;
 use indexmap::IndexMap;
@@ -84,13 +85,13 @@ pub async fn run_command(
 ) -> Result<CommandResult, TermError> {
     refuse_nul("the command", command)?;
     ready_shell(session, timeout).await?;
-    // The command and its output are the point: shown as they run.
+    // The command and its output are the point: shown as they run, as if typed.
     run_framed(
         session,
         &format!("eval {}", quote_long(command)),
         timeout,
         by,
-        false,
+        Framing::Shown(command),
     )
     .await
 }
@@ -126,7 +127,7 @@ pub async fn read_env(
             )
         })
         .collect();
-    let result = run_framed(session, &script, timeout, by, true).await?;
+    let result = run_framed(session, &script, timeout, by, Framing::Hidden).await?;
     let finished = expect_success(session, &result, "reading variables")?;
     let mut values = IndexMap::new();
     for line in finished.lines() {
@@ -185,7 +186,7 @@ pub async fn export_env(
             }
         })
         .collect();
-    let result = run_framed(session, &script, timeout, by, true).await?;
+    let result = run_framed(session, &script, timeout, by, Framing::Hidden).await?;
     expect_success(session, &result, "exporting variables")?;
     Ok(())
 }
@@ -218,15 +219,25 @@ fn expect_success<'a>(
     }
 }
 
-/// Types `script` framed by begin and end markers and waits for the end marker. With
-/// `hidden`, flowdeck's own plumbing (reading and exporting variables) is kept off the
-/// screen and out of the history while it runs (hush.rs), when it can be.
+/// How a framed command appears on the session's screen and in its history.
+#[derive(Clone, Copy)]
+enum Framing<'a> {
+    /// flowdeck's own plumbing (reading and exporting variables): nothing of it is shown.
+    Hidden,
+    /// A command someone asked for: shown as if a person had typed this text at the
+    /// prompt, with its output as it comes; only the framing is hidden.
+    Shown(&'a str),
+}
+
+/// Types `script` framed by begin and end markers and waits for the end marker. The
+/// framing (and, for `Framing::Hidden`, everything) is kept off the screen and out of the
+/// history while it runs (hush.rs), when it can be; when it cannot, it is shown as it came.
 async fn run_framed(
     session: &Session,
     script: &str,
     timeout: Duration,
     by: &str,
-    hidden: bool,
+    framing: Framing<'_>,
 ) -> Result<CommandResult, TermError> {
     let nonce = nonce();
     let script = script.trim_end_matches([' ', ';']);
@@ -249,23 +260,55 @@ async fn run_framed(
     // own line editing alike.
     let typed = format!("\u{15}{line}");
     let start_wait = timeout.min(START_WAIT);
-    let hush = if hidden { session.hush(&nonce) } else { None };
+    let hush = match framing {
+        Framing::Hidden => session
+            .hush(&nonce, None)
+            .map(|state| (state, String::new())),
+        Framing::Shown(command) => {
+            let lines = shown_command(command);
+            // Shown after the prompt in place of the framing; the run's typist skips it
+            // like an echo, so that its "since the last input" starts at the output.
+            let head = format!("{}\r\n", lines.join("\r\n"));
+            let echo = format!("{}\n", lines.join("\n"));
+            session
+                .hush(&nonce, Some(head.into_bytes()))
+                .map(|state| (state, echo))
+        }
+    };
+    // Where a shown command's output began, when it began but hiding its framing gave up:
+    // its begin marker is not in the history to be found.
+    let mut body_from = None;
     match hush {
-        Some(state) => {
+        Some((state, echo)) => {
             // Released on every way out, a dropped future included: nothing stays held.
             let _hushed = Hushed {
                 session,
                 nonce: &nonce,
             };
-            session.send_hidden(&typed, &nonce, by)?;
-            if let Some((status, output)) = hidden_result(state, started, start_wait, timeout).await
-            {
-                return Ok(CommandResult {
-                    outcome: CommandOutcome::Completed,
-                    exit_code: status,
-                    output,
-                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
-                });
+            session.send_hidden(&typed, &nonce, &echo, by)?;
+            match hidden_result(state, started, start_wait, timeout).await {
+                Hidden::Done(status, output) => {
+                    return Ok(CommandResult {
+                        outcome: CommandOutcome::Completed,
+                        exit_code: status,
+                        output,
+                        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    });
+                }
+                // A shown command out of time: its output so far. (Hiding ends with this
+                // call: the rest, end marker included, is shown as it comes.)
+                Hidden::TimedOut {
+                    body_start: Some(at),
+                } => {
+                    return Ok(CommandResult {
+                        outcome: CommandOutcome::Timeout,
+                        exit_code: None,
+                        output: session.command_output(at),
+                        elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    });
+                }
+                Hidden::Gone { body_start } => body_from = body_start,
+                Hidden::TimedOut { body_start: None } => {}
             }
             // Hiding gave up (or time ran out): the markers, if they came, are in the
             // history now, where the waits below find them in what time is left.
@@ -281,68 +324,82 @@ async fn run_framed(
             session: session.id().to_string(),
             detail: e.to_string(),
         })?;
-    let begun = Regex::new(&format!("__FD{nonce}:B\n")).map_err(|e| TermError::ShellProtocol {
-        session: session.id().to_string(),
-        detail: e.to_string(),
-    })?;
-    // What is left of the wait: a hidden attempt that gave up may have used some.
-    let start_left = start_wait.saturating_sub(started.elapsed());
-    let start = session
-        .await_output(AwaitSpec {
-            pattern: Some(begun),
-            stop_patterns: Vec::new(),
-            since: Since::After(from),
-            timeout: start_left,
-            typist: None,
-            quiet: None,
-        })
-        .await?;
-    if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
-        return Err(TermError::NotStarted {
-            session: session.id().to_string(),
-            seconds: start_wait.as_secs_f64(),
-            line: command_line(session),
-        });
+    if body_from.is_none() {
+        let begun =
+            Regex::new(&format!("__FD{nonce}:B\n")).map_err(|e| TermError::ShellProtocol {
+                session: session.id().to_string(),
+                detail: e.to_string(),
+            })?;
+        // What is left of the wait: a hidden attempt that gave up may have used some.
+        let start_left = start_wait.saturating_sub(started.elapsed());
+        let start = session
+            .await_output(AwaitSpec {
+                pattern: Some(begun),
+                stop_patterns: Vec::new(),
+                since: Since::After(from),
+                timeout: start_left,
+                typist: None,
+                quiet: None,
+            })
+            .await?;
+        if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
+            return Err(TermError::NotStarted {
+                session: session.id().to_string(),
+                seconds: start_wait.as_secs_f64(),
+                line: command_line(session),
+            });
+        }
     }
     let waited = session
         .await_output(AwaitSpec {
             pattern: Some(end),
             stop_patterns: Vec::new(),
-            since: Since::After(from),
+            since: Since::After(body_from.unwrap_or(from)),
             timeout: timeout.saturating_sub(started.elapsed()),
             typist: None,
             quiet: None,
         })
         .await?;
-    let text = session.output_since(from);
-    let body_start = text.find(&begin).map(|i| i + begin.len());
     let outcome = match waited.outcome {
         Outcome::Matched => CommandOutcome::Completed,
         Outcome::Exited => CommandOutcome::Exited,
         Outcome::Timeout | Outcome::Stopped => CommandOutcome::Timeout,
     };
     let marker = format!("\n__FD{nonce}:E:");
-    let body = match body_start {
-        Some(start) => {
-            let rest = &text[start..];
-            match rest.find(&marker) {
-                // The end marker's own leading newline is not output.
-                Some(end) => rest[..end].to_string(),
-                None => rest.to_string(),
+    let output = match body_from {
+        // A shown command whose shell ended (`exit 7`) while it ran: what it showed.
+        Some(at) => {
+            let output = session.command_output(at);
+            match output.find(&marker) {
+                Some(end) => output[..end].to_string(),
+                None => output,
             }
         }
-        // A flood pushed the begin marker out of the history: what is left is the output's
-        // end, marked as cut.
-        None if outcome == CommandOutcome::Completed => {
-            let end = text.find(&marker).unwrap_or(text.len());
-            format!(
-                "[...output cut: only its end was kept...]\n{}",
-                &text[..end]
-            )
+        None => {
+            let text = session.output_since(from);
+            let body_start = text.find(&begin).map(|i| i + begin.len());
+            let body = match body_start {
+                Some(start) => {
+                    let rest = &text[start..];
+                    match rest.find(&marker) {
+                        // The end marker's own leading newline is not output.
+                        Some(end) => rest[..end].to_string(),
+                        None => rest.to_string(),
+                    }
+                }
+                // A flood pushed the begin marker out of the history: what is left is the
+                // output's end, marked as cut.
+                None if outcome == CommandOutcome::Completed => {
+                    let end = text.find(&marker).unwrap_or(text.len());
+                    format!("{OUTPUT_CUT}\n{}", &text[..end])
+                }
+                None => String::new(),
+            };
+            // Output that ended with a newline and output that did not look the same here,
+            // as in `$(...)`: one trailing newline is dropped.
+            super::transcript::render_text(body.strip_suffix('\n').unwrap_or(&body))
         }
-        None => String::new(),
     };
-    let body = body.as_str();
     Ok(CommandResult {
         outcome,
         exit_code: match outcome {
@@ -360,11 +417,79 @@ async fn run_framed(
                 .and_then(|c| i32::try_from(c).ok()),
             CommandOutcome::Timeout => None,
         },
-        // Output that ended with a newline and output that did not look the same here, as
-        // in `$(...)`: one trailing newline is dropped.
-        output: super::transcript::render_text(body.strip_suffix('\n').unwrap_or(body)),
+        output,
         elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
+}
+
+/// Lines of a command's text shown at most, and characters of one line.
+const MAX_SHOWN_LINES: usize = 20;
+const MAX_SHOWN_CHARS: usize = 500;
+
+/// How `run_command` shows its command after the prompt, in place of the framed line that
+/// really runs it: as a person would have typed it. Each line of the command on a line of
+/// its own, those after the first behind bash's default continuation prompt `> `. Nothing in
+/// it can act on the terminal: C0 controls and DEL are written in caret notation (`^[`), C1
+/// controls as `?`, and a Tab as spaces to the next multiple of 8 columns. A line longer
+/// than `MAX_SHOWN_CHARS` characters is cut, saying how many were left out, and beyond
+/// `MAX_SHOWN_LINES` lines one line says how many more there were (a pasted script should
+/// not push its own output off the screen). The command runs whole either way.
+pub fn shown_command(command: &str) -> Vec<String> {
+    let lines: Vec<&str> = command.lines().collect();
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(MAX_SHOWN_LINES)
+        .enumerate()
+        .map(|(i, line)| {
+            let mut out = String::from(if i == 0 { "" } else { "> " });
+            let mut col = 0usize;
+            let mut left_out = 0usize;
+            for c in line.chars() {
+                if col >= MAX_SHOWN_CHARS {
+                    left_out += 1;
+                    continue;
+                }
+                match c {
+                    '\t' => {
+                        let next = (col / 8 + 1) * 8;
+                        out.extend(std::iter::repeat_n(' ', next - col));
+                        col = next;
+                    }
+                    '\u{0}'..='\u{1f}' => {
+                        out.push('^');
+                        out.push(char::from(c as u8 ^ 0x40));
+                        col += 2;
+                    }
+                    '\u{7f}' => {
+                        out.push_str("^?");
+                        col += 2;
+                    }
+                    c if c.is_control() => {
+                        out.push('?');
+                        col += 1;
+                    }
+                    c => {
+                        out.push(c);
+                        col += 1;
+                    }
+                }
+            }
+            if left_out > 0 {
+                out.push_str(&format!(" [... {left_out} more characters]"));
+            }
+            out
+        })
+        .collect();
+    if lines.len() > MAX_SHOWN_LINES {
+        shown.push(format!(
+            "> [... {} more lines]",
+            lines.len() - MAX_SHOWN_LINES
+        ));
+    }
+    if shown.is_empty() {
+        shown.push(String::new());
+    }
+    shown
 }
 
 /// Stops hiding a framed command when its caller is done with it, however that happens.
@@ -379,22 +504,32 @@ impl Drop for Hushed<'_> {
     }
 }
 
-/// Follows a hidden framed command until its end marker (its exit status and output), or
-/// `None` when it did not start within `start_wait`, did not end within `timeout` (both
-/// from `started`), or hiding gave up.
+/// How following a hidden framed command ended.
+enum Hidden {
+    /// The end marker: the exit status and the output.
+    Done(Option<i32>, String),
+    /// It did not start within its wait, or did not end within its timeout; a shown
+    /// command that had begun says where its output began.
+    TimedOut { body_start: Option<u64> },
+    /// Hiding gave up (the shell ended, too much was held, ...).
+    Gone { body_start: Option<u64> },
+}
+
+/// Follows a hidden framed command until its end marker, or until it did not start within
+/// `start_wait`, did not end within `timeout` (both from `started`), or hiding gave up.
 async fn hidden_result(
     mut state: tokio::sync::watch::Receiver<HushState>,
     started: Instant,
     start_wait: Duration,
     timeout: Duration,
-) -> Option<(Option<i32>, String)> {
+) -> Hidden {
     loop {
         let current = state.borrow_and_update().clone();
-        let limit = match current {
-            HushState::Done { status, output } => return Some((status, output)),
-            HushState::Released => return None,
-            HushState::Waiting => start_wait,
-            HushState::Begun => timeout,
+        let (limit, begun) = match current {
+            HushState::Done { status, output } => return Hidden::Done(status, output),
+            HushState::Released { body_start } => return Hidden::Gone { body_start },
+            HushState::Waiting => (start_wait, None),
+            HushState::Begun { body_start } => (timeout, body_start),
         };
         let left = limit.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, state.changed()).await {
@@ -403,8 +538,10 @@ async fn hidden_result(
             Ok(Err(_)) | Err(_) => {
                 // A change in the same instant still counts.
                 return match state.borrow().clone() {
-                    HushState::Done { status, output } => Some((status, output)),
-                    _ => None,
+                    HushState::Done { status, output } => Hidden::Done(status, output),
+                    HushState::Released { body_start } => Hidden::Gone { body_start },
+                    HushState::Begun { body_start } => Hidden::TimedOut { body_start },
+                    HushState::Waiting => Hidden::TimedOut { body_start: begun },
                 };
             }
         }
@@ -522,6 +659,32 @@ mod tests {
         let quoted = quote_long(&long);
         assert_eq!(quoted.matches("\\\n").count(), 2);
         assert!(quoted.lines().all(|l| l.len() <= MAX_TYPED_LINE + 3));
+    }
+
+    #[test]
+    fn commands_are_shown_as_typed_and_harmless() {
+        assert_eq!(shown_command("echo hi"), ["echo hi"]);
+        assert_eq!(shown_command(""), [""]);
+        assert_eq!(shown_command("a\nb\r\n"), ["a", "> b"]);
+        assert_eq!(
+            shown_command("x\u{1b}[2J\u{7f}\u{9b}y\tz"),
+            ["x^[[2J^??y      z"]
+        );
+        let long = shown_command(&"y".repeat(MAX_SHOWN_CHARS + 7));
+        assert_eq!(
+            long,
+            [format!(
+                "{} [... 7 more characters]",
+                "y".repeat(MAX_SHOWN_CHARS)
+            )]
+        );
+        let script = "true\n".repeat(MAX_SHOWN_LINES + 3);
+        let shown = shown_command(&script);
+        assert_eq!(shown.len(), MAX_SHOWN_LINES + 1);
+        assert_eq!(
+            shown.last().map(String::as_str),
+            Some("> [... 3 more lines]")
+        );
     }
 
     #[test]
