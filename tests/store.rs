@@ -844,3 +844,58 @@ fn writes_onto_a_fifo_are_refused_without_blocking() {
         "the FIFO is left as it was"
     );
 }
+
+#[test]
+fn a_save_into_a_named_file_keeps_text_that_names_nothing_and_checks_the_version() {
+    let dir = folder();
+    let store = Store::open(dir.path()).expect("open");
+    let first = manifest("deploy", "v1");
+    let v1 = store
+        .save(SaveRequest {
+            content: &first,
+            ..Default::default()
+        })
+        .expect("create")
+        .version
+        .expect("version");
+    // Broken beyond naming anything: saved into its file all the same.
+    let broken = "# half typed\nname: [deploy\n";
+    let saved = store
+        .save(SaveRequest {
+            content: broken,
+            expected_version: Some(&v1),
+            file_name: Some("deploy.yaml"),
+            ..Default::default()
+        })
+        .expect("saved into its file");
+    assert_eq!(saved.file_name, "deploy.yaml");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("deploy.yaml")).expect("read"),
+        broken
+    );
+    // The version it was based on is checked as for any save.
+    let stale = store.save(SaveRequest {
+        content: &first,
+        expected_version: Some(&v1),
+        file_name: Some("deploy.yaml"),
+        ..Default::default()
+    });
+    assert!(
+        matches!(stale, Err(StoreError::Conflict { .. })),
+        "{stale:?}"
+    );
+    // Never a path: only a manifest of the folder itself.
+    for bad in ["../deploy.yaml", "sub/deploy.yaml", "deploy.txt"] {
+        assert!(
+            store
+                .save(SaveRequest {
+                    content: &first,
+                    file_name: Some(bad),
+                    overwrite: true,
+                    ..Default::default()
+                })
+                .is_err(),
+            "{bad}"
+        );
+    }
+}

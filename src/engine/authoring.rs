@@ -349,6 +349,7 @@ impl Engine {
             expected_version: None,
             overwrite,
             author: Some(&author),
+            file_name: None,
         })?;
         Ok(Created {
             success: true,
@@ -376,6 +377,7 @@ impl Engine {
             expected_version,
             overwrite,
             author: Some(&author),
+            file_name: None,
         })?)
     }
 

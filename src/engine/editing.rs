@@ -59,6 +59,33 @@ impl Engine {
         }
     }
 
+    /// Saves an editor's text back into the file it came from, with the version it was based
+    /// on: text that is broken beyond naming anything is kept too (the file is listed as
+    /// broken and its last good version keeps running).
+    pub fn workflow_save_file(
+        &self,
+        file: &str,
+        content: &str,
+        expected_version: Option<&str>,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
+        let author = author_tag(actor);
+        Ok(self.store().save(SaveRequest {
+            content,
+            format: None,
+            expected_version,
+            overwrite: false,
+            author: Some(&author),
+            file_name: Some(file),
+        })?)
+    }
+
+    /// Where a workflow's file is on disk, for an editor of the person's own.
+    pub fn workflow_file_path(&self, name: &str) -> Result<std::path::PathBuf, EngineError> {
+        let entry = self.store().entry(name)?;
+        Ok(self.store().root().join(&entry.file_name))
+    }
+
     /// Keeps unsaved text of manifest `file` where a crash cannot take it.
     pub fn recovery_save(&self, file: &str, text: &str) -> Result<(), EngineError> {
         Ok(self.store().recovery_save(file, text)?)
@@ -128,6 +155,7 @@ impl Engine {
             expected_version: None,
             overwrite: false,
             author: Some(&author),
+            file_name: None,
         })?)
     }
 }

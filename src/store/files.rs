@@ -10,6 +10,11 @@ use std::path::Path;
 /// The folder (inside the workflows folder) where flowdeck keeps its own state.
 pub const META_DIR: &str = ".flowdeck";
 
+/// Whether `name` names a manifest directly inside the folder: a manifest name, never a path.
+pub fn is_own_manifest_name(name: &str) -> bool {
+    is_manifest_name(name) && !name.contains('/') && !name.contains('\0')
+}
+
 /// Whether a file name in the workflows folder is a manifest: `*.yaml`, `*.yml` or `*.json`,
 /// and not a hidden file or an editor's swap, backup or lock file (`.*.swp`, `*~`, `.#*`,
 /// `4913`), nor one of flowdeck's own temporary files.

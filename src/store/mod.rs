@@ -56,6 +56,9 @@ pub struct SaveRequest<'a> {
     pub overwrite: bool,
     /// Tags the changes this save causes (see [`Change::author`]).
     pub author: Option<&'a str>,
+    /// Save into this file of the folder, whatever name the text declares or whether it
+    /// parses at all: an editor's work in progress goes back to the file it came from.
+    pub file_name: Option<&'a str>,
 }
 
 /// The workflows folder.

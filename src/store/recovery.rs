@@ -5,7 +5,7 @@
 
 use super::Store;
 use super::error::StoreError;
-use super::files::{is_manifest_name, write_atomic};
+use super::files::{is_manifest_name, is_own_manifest_name, write_atomic};
 use std::path::PathBuf;
 
 const RECOVERY_DIR: &str = "recovery";
@@ -74,7 +74,7 @@ impl Store {
 
 /// A manifest file name, never a path: a recovery copy lands in the recovery folder only.
 fn checked(file: &str) -> Result<&str, StoreError> {
-    if is_manifest_name(file) && !file.contains('/') && !file.contains('\0') {
+    if is_own_manifest_name(file) {
         Ok(file)
     } else {
         Err(StoreError::io(

@@ -46,6 +46,9 @@ impl Store {
                 limit,
             });
         }
+        if let Some(file) = request.file_name {
+            return self.save_into(file, &request);
+        }
         let format = request
             .format
             .unwrap_or_else(|| Format::sniff(request.content));
@@ -79,6 +82,35 @@ impl Store {
             Some((file, _)) => file,
             None => format!("{name}.{}", format.extension()),
         };
+        self.write_checked(name, file_name, &request)
+    }
+
+    /// [`Store::save`] into a named file of the folder (`SaveRequest::file_name`): the text
+    /// may be broken beyond naming anything, and is kept as typed.
+    fn save_into(&self, file: &str, request: &SaveRequest<'_>) -> Result<Saved, StoreError> {
+        if !files::is_own_manifest_name(file) {
+            return Err(StoreError::InvalidName(format!(
+                "{} is not a manifest file name of the folder",
+                crate::workflow::names::display_safe(file)
+            )));
+        }
+        let format = Format::from_file_name(file).unwrap_or(Format::Yaml);
+        let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+        let name = check_bytes(request.content.as_bytes(), format)
+            .name
+            .unwrap_or_else(|| stem.to_string());
+        let _writing = self.lock_writes()?;
+        self.catch_up(&name);
+        self.write_checked(name, file.to_string(), request)
+    }
+
+    /// The version check and the atomic write of a save, under the write lock.
+    fn write_checked(
+        &self,
+        name: String,
+        file_name: String,
+        request: &SaveRequest<'_>,
+    ) -> Result<Saved, StoreError> {
         let current = self.version_on_disk(&file_name)?;
         match (request.expected_version, &current) {
             (Some(expected), actual) if actual.as_deref() != Some(expected) => {

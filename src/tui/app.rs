@@ -252,13 +252,14 @@ fn execute(
         }),
         Effect::Save {
             edits,
+            file,
             text,
             expected_version,
         } => blocking(engine, done, move |engine| {
-            let result = match engine.workflow_save(
+            let result = match engine.workflow_save_file(
+                &file,
                 &text,
                 expected_version.as_deref(),
-                false,
                 &Actor::Person,
             ) {
                 Ok(saved) => Ok((
@@ -273,8 +274,8 @@ fn execute(
             Event::Saved { edits, result }
         }),
         Effect::ExternalEditor(path) => *external = Some(path),
-        Effect::ExternalEditWorkflow(workflow) => match engine.workflow_get(&workflow) {
-            Ok(document) => *external = Some(document.path),
+        Effect::ExternalEditWorkflow(workflow) => match engine.workflow_file_path(&workflow) {
+            Ok(path) => *external = Some(path.display().to_string()),
             Err(e) => now.push_back(Event::Failed(e.to_string())),
         },
         Effect::CreateWorkflow { template, name } => blocking(engine, done, move |engine| {
@@ -505,11 +506,13 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
         Effect::LoadDocument(workflow) => {
             let document = engine
                 .workflow_get(&workflow)
-                .map(|d| super::editor::Document {
-                    file: d.file,
-                    path: d.path,
-                    version: d.version,
-                    text: d.content,
+                .and_then(|d| {
+                    Ok(super::editor::Document {
+                        path: engine.workflow_file_path(&workflow)?.display().to_string(),
+                        file: d.file,
+                        version: d.version,
+                        text: d.content,
+                    })
                 })
                 .map_err(|e| e.to_string());
             Event::Document { workflow, document }

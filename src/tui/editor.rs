@@ -367,6 +367,7 @@ pub fn save(app: &mut App) -> Vec<Effect> {
 fn save_now(editor: &Editor, expected: Option<String>) -> Vec<Effect> {
     vec![Effect::Save {
         edits: editor.edits,
+        file: editor.file.clone(),
         text: editor.contents(),
         expected_version: expected,
     }]

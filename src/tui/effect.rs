@@ -93,6 +93,7 @@ pub enum Effect {
     /// was deleted, so a new one).
     Save {
         edits: u64,
+        file: String,
         text: String,
         expected_version: Option<String>,
     },

@@ -149,6 +149,7 @@ pub const BINDINGS: &[Binding] = &[
     in_view(View::Panes, hint(Normal, PageUp, "PgUp", Command::ScrollUp)),
     in_view(View::List, hint(Normal, Char('e'), "e", Command::Problems)),
     in_view(View::List, hint(Normal, Char('h'), "h", Command::Runs)),
+    in_view(View::List, hint(Normal, Char('E'), "E", Command::Edit)),
     in_view(View::Panes, hint(Normal, Char('v'), "v", Command::CopyMode)),
     in_view(
         View::Panes,
@@ -187,7 +188,6 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('z'), "z", Command::Zoom),
     bind(Normal, Char('v'), "v", Command::CopyMode),
     bind(Normal, Char('m'), "m", Command::ToggleMouse),
-    in_view(View::List, hint(Normal, Char('E'), "E", Command::Edit)),
     bind(Normal, Char('E'), "E", Command::Edit),
     bind(Normal, Char('O'), "O", Command::ExternalEdit),
     bind(Normal, Char('A'), "A", Command::NewWorkflow),

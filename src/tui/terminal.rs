@@ -9,7 +9,7 @@ use crossterm::event::{
 };
 use crossterm::execute;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -138,7 +138,15 @@ pub fn run_external_editor(tui: &mut Tui, path: &str, mouse: bool) -> Result<(),
         .arg("flowdeck-editor")
         .arg(path)
         .status();
-    let taken = take(mouse).and_then(|()| tui.clear());
+    // Everything is drawn again: a blank frame over a cleared screen, so the next frame
+    // differs in every cell. (`Terminal::clear` would ask the terminal where its cursor is,
+    // which crossterm cannot read back while its event stream is paused.)
+    let taken = take(mouse)
+        .and_then(|()| execute!(stdout(), crossterm::terminal::Clear(ClearType::All)))
+        .and_then(|()| {
+            tui.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))
+                .map(|_| ())
+        });
     if let Err(e) = taken {
         return Err(format!("cannot take the terminal back: {e}"));
     }

@@ -116,9 +116,8 @@ fn text(frame: &mut Frame, area: Rect, editor: &Editor, cx: &Ctx) {
             Style::default().fg(t.muted)
         };
         let mut spans = vec![
-            Span::styled(format!("{:>number_width$}", at + 1), number_style),
+            Span::styled(format!("{:>number_width$} ", at + 1), number_style),
             Span::styled(format!("{sign} "), sign_style),
-            Span::raw(" "),
         ];
         spans.extend(visible_spans(line, editor.left, width, t));
         rows.push(Line::from(spans));
