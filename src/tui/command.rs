@@ -102,6 +102,8 @@ pub enum Command {
     TogglePanel,
     /// An answer to the editor's question, by its key.
     Choose(char),
+    /// What the schema allows at the editor's cursor.
+    Complete,
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -207,6 +209,7 @@ impl Command {
             Command::Find => "find in the text",
             Command::NextProblem => "the next line with a problem",
             Command::TogglePanel => "side panel: problems / plan / none",
+            Command::Complete => "complete what the schema allows at the cursor",
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

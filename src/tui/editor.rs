@@ -10,6 +10,7 @@ use super::keymap::Mode;
 use super::layout;
 use super::state::App;
 use crate::engine::editing::Draft;
+use crate::workflow::completion::{Completion, complete};
 use crate::workflow::plan::Plan;
 use crate::workflow::violation::{Severity, Violation};
 use crossterm::event::KeyEvent;
@@ -101,6 +102,8 @@ pub struct Editor {
     /// What to do once the save under way succeeds: close the editor (`Leave`) or quit
     /// (`Quit`).
     pub after_save: Option<Ask>,
+    /// The completion list shown at the cursor, and the item chosen.
+    pub completion: Option<(Completion, usize)>,
 }
 
 impl Editor {
@@ -126,6 +129,7 @@ impl Editor {
             find: String::new(),
             recovered: false,
             after_save: None,
+            completion: None,
         }
     }
 
@@ -720,6 +724,74 @@ pub fn find(app: &mut App) {
             "{:?} is not in the text",
             crate::workflow::names::sanitize(&editor.find)
         ));
+    }
+}
+
+/// Ctrl-Space: what the schema allows at the cursor (keys of the mapping it is in, a tool,
+/// a condition, a state name); one candidate is written at once.
+pub fn start_completion(app: &mut App) -> Vec<Effect> {
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    let (row, col) = editor.text.cursor();
+    let found = complete(editor.text.lines(), row, col);
+    match found.items.len() {
+        0 => {
+            app.message = Some("nothing to complete here".into());
+            Vec::new()
+        }
+        1 => {
+            editor.completion = Some((found, 0));
+            accept_completion(app)
+        }
+        _ => {
+            editor.completion = Some((found, 0));
+            app.mode = Mode::Complete;
+            Vec::new()
+        }
+    }
+}
+
+/// ↑/↓ in the completion list.
+pub fn move_completion(app: &mut App, delta: isize) {
+    if let Some((c, at)) = app.editor.as_mut().and_then(|e| e.completion.as_mut()) {
+        let last = c.items.len().saturating_sub(1) as isize;
+        *at = (*at as isize + delta).clamp(0, last) as usize;
+    }
+}
+
+/// Enter or Tab: the chosen item replaces the word (a key gets its `: `).
+pub fn accept_completion(app: &mut App) -> Vec<Effect> {
+    app.mode = Mode::Edit;
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    let Some((found, at)) = editor.completion.take() else {
+        return Vec::new();
+    };
+    let Some(item) = found.items.get(at) else {
+        return Vec::new();
+    };
+    let (row, col) = editor.text.cursor();
+    let line = editor.text.lines().get(row).cloned().unwrap_or_default();
+    let typed = line[..found.start.min(line.len())].chars().count();
+    for _ in typed..col {
+        editor.text.move_cursor(CursorMove::Back);
+    }
+    editor.text.delete_str(col.saturating_sub(typed));
+    let mut text = item.text.clone();
+    if found.key {
+        text.push_str(": ");
+    }
+    editor.text.insert_str(text);
+    changed(app)
+}
+
+/// Esc, or any other key: the list closes.
+pub fn close_completion(app: &mut App) {
+    app.mode = Mode::Edit;
+    if let Some(editor) = &mut app.editor {
+        editor.completion = None;
     }
 }
 

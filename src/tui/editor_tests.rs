@@ -471,3 +471,84 @@ fn delete_needs_the_name_typed_and_rename_and_duplicate_ask_the_engine() {
         }]
     );
 }
+
+fn ctrl_space() -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::CONTROL))
+}
+
+#[test]
+fn completion_writes_the_one_candidate_at_once() {
+    let mut app = editing();
+    // A new top-level key at the end of line 2 (`initial_state: a` gets a sibling).
+    update(&mut app, key(KeyCode::Down));
+    update(&mut app, key(KeyCode::End));
+    update(&mut app, key(KeyCode::Enter));
+    typed(&mut app, "max_s");
+    update(&mut app, ctrl_space());
+    assert_eq!(app.mode, Mode::Edit, "one candidate: written at once");
+    let text = app.editor.as_ref().unwrap().contents();
+    assert!(
+        text.starts_with("name: deploy\ninitial_state: a\nmax_steps: \nstates:"),
+        "{text}"
+    );
+    // Nothing to offer in free text: said, nothing written.
+    typed(&mut app, "3 # a commen");
+    update(&mut app, ctrl_space());
+    assert_eq!(app.message.as_deref(), Some("nothing to complete here"));
+}
+
+#[test]
+fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
+    let mut app = App::new("workflows".into());
+    app.size = (120, 30);
+    app.workflows = vec![summary("deploy")];
+    update(&mut app, key(KeyCode::Char('E')));
+    update(
+        &mut app,
+        Event::Document {
+            workflow: "deploy".into(),
+            document: Ok(Document {
+                file: "deploy.yaml".into(),
+                path: "/w/deploy.yaml".into(),
+                version: "v1".into(),
+                text: "name: deploy\ninitial_state: a\nstates:\n  a:\n    \n".into(),
+            }),
+        },
+    );
+    for _ in 0..4 {
+        update(&mut app, key(KeyCode::Down));
+    }
+    update(&mut app, key(KeyCode::End));
+    update(&mut app, ctrl_space());
+    assert_eq!(app.mode, Mode::Complete);
+    let names: Vec<String> = app
+        .editor
+        .as_ref()
+        .and_then(|e| e.completion.as_ref())
+        .map(|(c, _)| c.items.iter().map(|i| i.text.clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        names,
+        [
+            "description",
+            "action",
+            "timeout_seconds",
+            "when",
+            "transitions"
+        ]
+    );
+    update(&mut app, key(KeyCode::Down));
+    update(&mut app, key(KeyCode::Enter));
+    assert_eq!(app.mode, Mode::Edit);
+    assert!(
+        app.editor
+            .as_ref()
+            .unwrap()
+            .contents()
+            .ends_with("  a:\n    action: \n")
+    );
+    // Typing on closes a list and types.
+    update(&mut app, ctrl_space());
+    typed(&mut app, "x");
+    assert_eq!(app.mode, Mode::Edit);
+}

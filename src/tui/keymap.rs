@@ -40,6 +40,8 @@ pub enum Mode {
     EditFind,
     /// Typing a workflow's name (new, duplicate, rename, delete).
     Name,
+    /// Choosing in the editor's completion list.
+    Complete,
 }
 
 impl Mode {
@@ -61,6 +63,7 @@ impl Mode {
             Mode::EditAsk => "editor question",
             Mode::EditFind => "editor search",
             Mode::Name => "workflow name",
+            Mode::Complete => "completion",
         }
     }
 
@@ -283,6 +286,10 @@ pub const BINDINGS: &[Binding] = &[
         hint: false,
         ..ctrl(Edit, 'p', "Ctrl-p", Command::Palette)
     },
+    Binding {
+        hint: true,
+        ..ctrl(Edit, ' ', "Ctrl-Space", Command::Complete)
+    },
     bind(Edit, F(3), "F3", Command::NextProblem),
     bind(Edit, PageUp, "PgUp", Command::ScrollUp),
     bind(Edit, PageDown, "PgDn", Command::ScrollDown),
@@ -306,6 +313,11 @@ pub const BINDINGS: &[Binding] = &[
     hint(Name, Right, "→", Command::ChoiceNext),
     bind(Name, Backspace, "Backspace", Command::DeleteChar),
     bind(Name, Del, "Delete", Command::DeleteChar),
+    hint(Mode::Complete, Enter, "Enter", Command::Confirm),
+    bind(Mode::Complete, Tab, "Tab", Command::Confirm),
+    hint(Mode::Complete, Esc, "Esc", Command::Close),
+    bind(Mode::Complete, Down, "↓", Command::Down),
+    bind(Mode::Complete, Up, "↑", Command::Up),
 ];
 
 /// The bindings that hold in `mode` with `view` active, first ones first.
@@ -395,6 +407,7 @@ fn short(command: Command) -> &'static str {
         Command::NextProblem => "next problem",
         Command::TogglePanel => "panel",
         Command::ExternalEdit => "$EDITOR",
+        Command::Complete => "complete",
         Command::Choose('r') => "reload",
         Command::Choose('o') => "overwrite",
         Command::Choose('d') => "diff/drop",

@@ -313,6 +313,10 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if let Some(command) = keymap::lookup(app.mode, app.view, &key) {
         return run_command(app, command);
     }
+    if app.mode == Mode::Complete {
+        // Typing on closes the list; the key is the text's.
+        editor::close_completion(app);
+    }
     if app.mode == Mode::Edit {
         return editor::key(app, key);
     }
@@ -444,6 +448,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
             Mode::Copy => copy::leave(app),
             Mode::Edit => return editor::leave(app),
+            Mode::Complete => editor::close_completion(app),
             Mode::EditAsk => return editor::answer(app, 'n'),
             Mode::EditFind => app.mode = Mode::Edit,
             Mode::Name => {
@@ -661,6 +666,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::NextProblem => editor::next_problem(app),
         Command::TogglePanel => editor::cycle_panel(app),
         Command::Choose(c) => return editor::answer(app, c),
+        Command::Complete => return editor::start_completion(app),
     }
     Vec::new()
 }
@@ -697,6 +703,10 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
+        (Mode::Complete, _) => {
+            editor::move_completion(app, delta);
+            Vec::new()
+        }
         (Mode::EditAsk, _) => {
             if let Some(diff) = app.editor.as_mut().and_then(|e| e.diff.as_mut()) {
                 *diff = diff.saturating_add_signed(delta * 5);
@@ -752,6 +762,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => naming::submit(app),
+        Mode::Complete => editor::accept_completion(app),
         Mode::Palette => {
             let chosen = app.palette.take().and_then(|p| {
                 super::palette::matches(&p.query)

@@ -7,6 +7,7 @@
 //! - [`plan`] orders the states into the step plan that the CLI, TUI and MCP show.
 
 pub mod action;
+pub mod completion;
 pub mod guard;
 pub mod model;
 pub mod names;

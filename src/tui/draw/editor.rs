@@ -67,6 +67,62 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     if cx.app.mode == Mode::EditAsk {
         ask(frame, &areas, editor, cx);
     }
+    if cx.app.mode == Mode::Complete {
+        completion(frame, areas.text, editor, t);
+    }
+}
+
+/// The completion list under the cursor's line (above it near the bottom).
+fn completion(frame: &mut Frame, text: Rect, editor: &Editor, t: &Theme) {
+    let Some((found, at)) = &editor.completion else {
+        return;
+    };
+    let (row, _) = editor.text.cursor();
+    let gutter = gutter_width(editor.text.lines().len()) as u16;
+    let shown = found.items.len().min(8) as u16;
+    let width = found
+        .items
+        .iter()
+        .map(|i| i.text.chars().count() + 2 + i.detail.chars().count().min(50))
+        .max()
+        .unwrap_or(10)
+        .min(usize::from(text.width.saturating_sub(gutter))) as u16
+        + 2;
+    let cursor_y = text.y + (row.saturating_sub(editor.top)) as u16;
+    let y = if cursor_y + 1 + shown + 2 <= text.bottom() {
+        cursor_y + 1
+    } else {
+        cursor_y.saturating_sub(shown + 2)
+    };
+    let area = Rect::new(text.x + gutter, y, width, shown + 2).intersection(frame.area());
+    let first = at.saturating_sub(usize::from(shown).saturating_sub(1));
+    let lines: Vec<Line> = found
+        .items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(shown))
+        .map(|(i, item)| {
+            let style = if i == *at {
+                t.selection()
+            } else {
+                Style::default().fg(t.foreground)
+            };
+            Line::from(vec![
+                Span::styled(clean(&item.text), style.fg(t.accent)),
+                Span::styled(format!("  {}", clean(&item.detail)), style.fg(t.muted)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(block(
+            format!(" {} · Enter/Tab writes · Esc ", found.items.len()),
+            true,
+            t,
+        )),
+        area,
+    );
 }
 
 fn colour(kind: Kind, t: &Theme) -> Style {

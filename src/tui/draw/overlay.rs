@@ -264,7 +264,8 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         | Mode::Copy
         | Mode::Edit
         | Mode::EditAsk
-        | Mode::EditFind => {}
+        | Mode::EditFind
+        | Mode::Complete => {}
     }
 }
 

@@ -27,6 +27,13 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         hints.remove(at);
     }
     let mut spans = Vec::new();
+    if cx.app.mode == Mode::EditFind {
+        let typed = cx.app.editor.as_ref().map_or("", |e| e.find.as_str());
+        spans.push(Span::styled(
+            format!(" find {}▏ ", clean(typed)),
+            Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+        ));
+    }
     if cx.app.mode == Mode::Search {
         // The search box: what is typed, then its keys.
         spans.push(Span::styled(
