@@ -63,7 +63,11 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             // read since (newer than this event) may have emptied the plan already: with
             // nothing left to select, the plan had been this workflow's or none.
             let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
-            if shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()) {
+            // The person's own rename or delete: the studio has said what happened.
+            let theirs = actor != Actor::Person;
+            if theirs
+                && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()))
+            {
                 app.message = Some(format!(
                     "{} was removed from the folder",
                     super::draw::text::clean(&name)

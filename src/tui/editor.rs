@@ -172,8 +172,15 @@ pub fn text_size(app: &App) -> (usize, usize) {
     (usize::from(area.height), usize::from(area.width))
 }
 
-/// `E`: open the selected workflow's file.
+/// `E`: open the selected workflow's file. Unsaved text of another is never dropped for it:
+/// the person is asked first.
 pub fn open(app: &mut App) -> Vec<Effect> {
+    if let Some(editor) = app.editor.as_mut().filter(|e| e.dirty()) {
+        editor.ask = Some(Ask::Leave);
+        app.mode = Mode::EditAsk;
+        app.message = Some(format!("{} has unsaved changes", editor.file));
+        return Vec::new();
+    }
     match app.selected_workflow() {
         Some(w) => vec![Effect::LoadDocument(w.name.clone())],
         None => {
@@ -245,6 +252,20 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
         return Vec::new();
     };
+    // Enter keeps the line's indentation, one level deeper after a `key:` that opens a
+    // block: YAML is written in indented blocks.
+    if key.code == crossterm::event::KeyCode::Enter && key.modifiers.is_empty() {
+        let (row, col) = editor.text.cursor();
+        let line = editor.text.lines().get(row).cloned().unwrap_or_default();
+        let head: String = line.chars().take(col).collect();
+        let mut indent: String = head.chars().take_while(|c| *c == ' ').collect();
+        if head.trim_end().ends_with(':') {
+            indent.push_str("  ");
+        }
+        editor.text.insert_newline();
+        editor.text.insert_str(indent);
+        return changed(app);
+    }
     // A conflict waits for the person's choice; typing goes on meanwhile.
     if editor.text.input(key) {
         return changed(app);
@@ -792,6 +813,15 @@ pub fn close_completion(app: &mut App) {
     app.mode = Mode::Edit;
     if let Some(editor) = &mut app.editor {
         editor.completion = None;
+    }
+}
+
+/// The answers a question takes (the status line shows only those).
+pub fn choices(ask: Ask) -> &'static [char] {
+    match ask {
+        Ask::Conflict => &['r', 'o', 'd'],
+        Ask::SaveInvalid => &['y'],
+        Ask::Leave | Ask::Quit => &['s', 'd'],
     }
 }
 

@@ -552,3 +552,15 @@ fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
     typed(&mut app, "x");
     assert_eq!(app.mode, Mode::Edit);
 }
+
+#[test]
+fn opening_another_workflow_over_unsaved_text_asks_first() {
+    let mut app = editing();
+    typed(&mut app, "#");
+    update(&mut app, ctrl('p'));
+    typed(&mut app, "edit the workflow");
+    let effects = update(&mut app, key(KeyCode::Enter));
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Leave));
+    assert!(app.editor.as_ref().unwrap().dirty());
+}

@@ -361,6 +361,14 @@ pub fn help_height() -> usize {
 
 /// The status line's keys for `mode` in `view`: `r run · t shell · ...`.
 pub fn hints(mode: Mode, view: View) -> Vec<(&'static str, &'static str)> {
+    hints_with_commands(mode, view)
+        .into_iter()
+        .map(|(key, what, _)| (key, what))
+        .collect()
+}
+
+/// [`hints`] with the command each key runs.
+pub fn hints_with_commands(mode: Mode, view: View) -> Vec<(&'static str, &'static str, Command)> {
     let mut taken = Vec::new();
     let mut hints = Vec::new();
     for b in active(mode, view) {
@@ -370,7 +378,7 @@ pub fn hints(mode: Mode, view: View) -> Vec<(&'static str, &'static str)> {
         }
         taken.push((b.code, b.modifiers));
         if b.hint {
-            hints.push((b.label, short(b.command)));
+            hints.push((b.label, short(b.command), b.command));
         }
     }
     hints

@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use super::text::clean;
+use crate::tui::command::Command;
 use crate::tui::keymap::{self, Mode};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,9 +12,15 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let t = cx.theme;
-    let mut hints: Vec<String> = keymap::hints(cx.app.mode, cx.app.view)
+    // A question's answers: only those it takes.
+    let asked = cx.app.editor.as_ref().and_then(|e| e.ask);
+    let mut hints: Vec<String> = keymap::hints_with_commands(cx.app.mode, cx.app.view)
         .into_iter()
-        .map(|(key, what)| format!("{key} {what}"))
+        .filter(|(_, _, command)| match (command, asked) {
+            (Command::Choose(c), Some(ask)) => crate::tui::editor::choices(ask).contains(c),
+            _ => true,
+        })
+        .map(|(key, what, _)| format!("{key} {what}"))
         .collect();
     // On a narrow terminal, or beside a message, the middle hints give way first: the first
     // ones (run, shell, focus) and the last ones (palette, help, quit) are how a person finds
