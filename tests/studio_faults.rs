@@ -21,24 +21,7 @@ use ratatui::backend::TestBackend;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use studio::{LONG, expect, expect_gone, quit};
-
-const ASKER: &str = r#"
-name: asker
-description: Asks which environment, then says it.
-initial_state: ask
-states:
-  ask:
-    action:
-      tool: prompt
-      params:
-        prompt: Which environment?
-        store_as: TARGET_ENV
-    transitions:
-      - { condition: validation_passed, next_state: say }
-  say:
-    action: { tool: run_command, params: { command: 'echo "env=$TARGET_ENV"' } }
-"#;
+use studio::{ASKER, LONG, expect, expect_gone, quit};
 
 const ALPHA: &str = r#"
 name: alpha
@@ -412,10 +395,7 @@ async fn the_studio_state_follows_the_folder_and_a_removed_workflow_is_gone_from
 
 #[tokio::test]
 async fn a_manifest_that_breaks_while_selected_keeps_its_last_good_plan_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("alpha.yaml"), ALPHA).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio::studio(&terminals, dir.path(), 120, 32);
+    let (dir, _terminals, session) = studio::on_files(&[("alpha.yaml", ALPHA)], 120, 32);
     expect(&session, "alpha +valid").await;
     expect(&session, "second_step").await;
 
@@ -441,10 +421,7 @@ async fn a_manifest_that_breaks_while_selected_keeps_its_last_good_plan_and_says
 
 #[tokio::test]
 async fn a_workflow_deleted_while_its_run_waits_is_gone_from_the_list_and_the_run_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("asker.yaml"), ASKER).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio::studio(&terminals, dir.path(), 120, 32);
+    let (dir, _terminals, session) = studio::on_files(&[("asker.yaml", ASKER)], 120, 32);
     expect(&session, "asker").await;
     session.send_text("r", "test").unwrap();
     // The question's box (its text is on the plan too, which may be drawn first).
@@ -469,10 +446,7 @@ async fn a_workflow_deleted_while_its_run_waits_is_gone_from_the_list_and_the_ru
 #[tokio::test]
 async fn a_pane_flooding_garbage_leaves_the_studio_responsive_and_an_exited_pane_keeps_its_screen()
 {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("alpha.yaml"), ALPHA).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio::studio(&terminals, dir.path(), 120, 32);
+    let (_dir, _terminals, session) = studio::on_files(&[("alpha.yaml", ALPHA)], 120, 32);
     expect(&session, "alpha").await;
     session.send_text("t", "test").unwrap();
     expect(&session, r"\[s\d+ · ").await;
@@ -513,10 +487,7 @@ async fn a_pane_flooding_garbage_leaves_the_studio_responsive_and_an_exited_pane
 
 #[tokio::test]
 async fn tiny_terminals_say_too_small_and_a_large_one_gets_the_studio_and_the_pane_its_size() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("alpha.yaml"), ALPHA).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let session = studio::studio(&terminals, dir.path(), 100, 30);
+    let (_dir, _terminals, session) = studio::on_files(&[("alpha.yaml", ALPHA)], 100, 30);
     expect(&session, "alpha").await;
     session.send_text("t", "test").unwrap();
     expect(&session, r"\[s\d+ · ").await;

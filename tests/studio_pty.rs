@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::studio::{expect, on_screen, open};
+use common::studio::{ASKER, expect, on_screen, open};
 use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
 use std::sync::Arc;
 
@@ -106,23 +106,6 @@ async fn a_workflow_runs_from_the_studio_and_its_result_is_shown() {
     quit(&session).await;
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
-
-const ASKER: &str = r#"
-name: asker
-description: Asks which environment, then says it.
-initial_state: ask
-states:
-  ask:
-    action:
-      tool: prompt
-      params:
-        prompt: Which environment?
-        store_as: TARGET_ENV
-    transitions:
-      - { condition: validation_passed, next_state: say }
-  say:
-    action: { tool: run_command, params: { command: 'echo "env=$TARGET_ENV"' } }
-"#;
 
 #[tokio::test]
 async fn a_prompt_step_is_answered_in_the_studio() {

@@ -66,6 +66,11 @@ fn draft(errors: usize, violations: Vec<Violation>, name: &str) -> Box<Draft> {
     })
 }
 
+/// The check of the text at `edits` came back as `draft`.
+fn checked(app: &mut App, edits: u64, draft: Box<Draft>) {
+    update(app, Event::Checked { edits, draft });
+}
+
 fn error_on(line: usize) -> Violation {
     let mut v = Violation::error("unknown_key", "/states/a/x", "unknown key 'x'");
     v.line = Some(line);
@@ -104,20 +109,8 @@ fn typing_edits_the_text_and_a_pause_checks_it_and_keeps_a_recovery_copy() {
 #[test]
 fn a_late_check_of_older_text_does_not_replace_a_newer_one() {
     let mut app = editing();
-    update(
-        &mut app,
-        Event::Checked {
-            edits: 5,
-            draft: draft(1, vec![error_on(2)], "deploy"),
-        },
-    );
-    update(
-        &mut app,
-        Event::Checked {
-            edits: 3,
-            draft: draft(0, vec![], "deploy"),
-        },
-    );
+    checked(&mut app, 5, draft(1, vec![error_on(2)], "deploy"));
+    checked(&mut app, 3, draft(0, vec![], "deploy"));
     let editor = app.editor.as_ref().unwrap();
     assert_eq!(editor.checked_edits, 5);
     assert_eq!(editor.violations_on(2).count(), 1);
@@ -128,13 +121,7 @@ fn saving_text_with_errors_asks_first_then_saves_with_the_opened_version() {
     let mut app = editing();
     typed(&mut app, "x");
     let edits = app.editor.as_ref().unwrap().edits;
-    update(
-        &mut app,
-        Event::Checked {
-            edits,
-            draft: draft(1, vec![error_on(1)], "deploy"),
-        },
-    );
+    checked(&mut app, edits, draft(1, vec![error_on(1)], "deploy"));
     assert!(update(&mut app, ctrl('s')).is_empty());
     assert_eq!(app.mode, Mode::EditAsk);
     assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::SaveInvalid));
@@ -168,13 +155,7 @@ fn a_text_renamed_inside_is_not_saved_over_another_workflow() {
     let mut app = editing();
     typed(&mut app, "x");
     let edits = app.editor.as_ref().unwrap().edits;
-    update(
-        &mut app,
-        Event::Checked {
-            edits,
-            draft: draft(0, vec![], "other"),
-        },
-    );
+    checked(&mut app, edits, draft(0, vec![], "other"));
     assert!(update(&mut app, ctrl('s')).is_empty());
     assert!(app.message.as_deref().unwrap_or("").contains("named other"));
 }
@@ -380,13 +361,7 @@ fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
 #[test]
 fn next_problem_jumps_to_the_line_and_says_what_is_wrong() {
     let mut app = editing();
-    update(
-        &mut app,
-        Event::Checked {
-            edits: 0,
-            draft: draft(1, vec![error_on(4)], "deploy"),
-        },
-    );
+    checked(&mut app, 0, draft(1, vec![error_on(4)], "deploy"));
     update(&mut app, ctrl('n'));
     assert_eq!(app.editor.as_ref().unwrap().text.cursor(), (3, 4));
     assert!(

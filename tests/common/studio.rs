@@ -139,3 +139,37 @@ pub async fn quit(session: &Session) {
     }
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
+
+/// A folder holding `files` (name, text), and the studio opened on it in a `cols` x `rows`
+/// terminal.
+pub fn on_files(
+    files: &[(&str, &str)],
+    cols: u16,
+    rows: u16,
+) -> (tempfile::TempDir, Terminals, Arc<Session>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let terminals = Terminals::new(flowdeck::term::TermConfig::default());
+    let session = studio(&terminals, dir.path(), cols, rows);
+    (dir, terminals, session)
+}
+
+/// The `asker` workflow: a prompt step, then a command that says the answer.
+pub const ASKER: &str = r#"
+name: asker
+description: Asks which environment, then says it.
+initial_state: ask
+states:
+  ask:
+    action:
+      tool: prompt
+      params:
+        prompt: Which environment?
+        store_as: TARGET_ENV
+    transitions:
+      - { condition: validation_passed, next_state: say }
+  say:
+    action: { tool: run_command, params: { command: 'echo "env=$TARGET_ENV"' } }
+"#;
