@@ -9,7 +9,7 @@ use crate::workflow::names::sanitize;
 use crate::workflow::plan::{Plan, plan};
 use crate::workflow::{Checked, Format, Workflow};
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,24 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// What MCP offers: the same for `flowdeck mcp` and `flowdeck serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Toolsets to offer, comma-separated: terminal, authoring, runs, guided, dynamic
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "terminal,authoring,runs,guided,dynamic"
+    )]
+    toolsets: Vec<String>,
+    /// Offer only tools that change nothing (reads, lists, validation, waits)
+    #[arg(long)]
+    read_only: bool,
+    /// Offer `wf_<name>` tools only for workflows matching this glob (repeatable)
+    #[arg(long = "dynamic-filter", value_name = "GLOB")]
+    dynamic_filters: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -70,23 +88,15 @@ pub enum Command {
     Schema,
     /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
     ///
-    /// Logs go to stderr; stdout carries only the protocol. The server ends when the client
-    /// closes stdin, or on SIGTERM; runs and terminal sessions it started end with it.
-    Mcp {
-        /// Toolsets to offer, comma-separated: terminal, authoring, runs, guided, dynamic
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "terminal,authoring,runs,guided,dynamic"
-        )]
-        toolsets: Vec<String>,
-        /// Offer only tools that change nothing (reads, lists, validation, waits)
-        #[arg(long)]
-        read_only: bool,
-        /// Offer `wf_<name>` tools only for workflows matching this glob (repeatable)
-        #[arg(long = "dynamic-filter", value_name = "GLOB")]
-        dynamic_filters: Vec<String>,
-    },
+    /// When the studio (or `flowdeck serve`) hosts the folder, this relays the agent to it, so
+    /// the agent works on the same live engine as the person (the host's options apply).
+    /// Otherwise it serves a headless engine of its own. Logs go to stderr; stdout carries only
+    /// the protocol. It ends when the client closes stdin, or on SIGTERM; runs and terminal
+    /// sessions a headless engine started end with it.
+    Mcp(ServeArgs),
+    /// Host the folder headless: MCP on its local socket for any number of agents at once
+    /// (each reaches it with `flowdeck mcp`), until SIGTERM or Ctrl-C.
+    Serve(ServeArgs),
     /// Run a workflow headless: progress on stderr, the result on stdout.
     ///
     /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
@@ -207,11 +217,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             },
             &mut out,
         ),
-        Some(Command::Mcp {
-            toolsets,
-            read_only,
-            dynamic_filters,
-        }) => mcp(&folder, &toolsets, read_only, dynamic_filters),
+        Some(Command::Mcp(args)) => mcp(&folder, args),
+        Some(Command::Serve(args)) => serve(&folder, args),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
             Ok(ExitCode::SUCCESS)
@@ -219,14 +226,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn mcp(
-    folder: &Path,
-    toolsets: &[String],
-    read_only: bool,
-    dynamic_filters: Vec<String>,
-) -> Result<ExitCode> {
+fn mcp_options(args: ServeArgs) -> Result<crate::mcp::McpOptions> {
     let mut sets = std::collections::HashSet::new();
-    for name in toolsets {
+    for name in &args.toolsets {
         let set = crate::mcp::Toolset::parse(name.trim()).with_context(|| {
             format!(
                 "unknown toolset {} (choose from terminal, authoring, runs, guided, dynamic)",
@@ -235,27 +237,65 @@ fn mcp(
         })?;
         sets.insert(set);
     }
-    let runtime = runtime()?;
-    // Checked up front for a clear error; the folder itself loads alongside the handshake.
+    Ok(crate::mcp::McpOptions {
+        toolsets: sets,
+        read_only: args.read_only,
+        dynamic_filters: args.dynamic_filters,
+    })
+}
+
+fn folder_must_exist(folder: &Path) -> Result<()> {
     if !folder.is_dir() {
         bail!(
             "workflows folder {} does not exist or is not a folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
             sanitize(&folder.display().to_string())
         );
     }
+    Ok(())
+}
+
+fn mcp(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
+    let options = mcp_options(args)?;
+    let runtime = runtime()?;
+    // Checked up front for a clear error; the folder itself loads alongside the handshake.
+    folder_must_exist(folder)?;
+    if let Some(host) = crate::mcp::relay::connect(folder) {
+        tracing::info!("relaying to the folder's host");
+        let relayed = runtime.block_on(crate::mcp::relay::relay(host, folder));
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        relayed?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let folder_owned = folder.to_path_buf();
     let opener: crate::mcp::server::Opener = std::sync::Arc::new(move || {
         crate::engine::Engine::open(&folder_owned, engine_config(true)).map_err(|e| e.to_string())
     });
-    runtime.block_on(crate::mcp::serve_stdio(
-        opener,
-        crate::mcp::McpOptions {
-            toolsets: sets,
-            read_only,
-            dynamic_filters,
-        },
-    ))?;
+    runtime.block_on(crate::mcp::serve_stdio(opener, options))?;
     // Blocking readers of a closed stdin must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flowdeck serve`: the folder's host without a studio, until a termination signal.
+fn serve(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
+    let options = mcp_options(args)?;
+    folder_must_exist(folder)?;
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let mut termination = crate::signals::Termination::register()?;
+        let engine = open_engine(folder, engine_config(true))?;
+        let host = crate::mcp::host::start(engine.clone(), folder, options)?;
+        eprintln!(
+            "flowdeck: serving {} on {} (agents reach it with `flowdeck mcp`)",
+            sanitize(&folder.display().to_string()),
+            host.socket().display()
+        );
+        let signal = termination.recv().await;
+        tracing::info!("{signal}: stopping");
+        host.stop().await;
+        engine.shutdown().await;
+        anyhow::Ok(())
+    })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
 }

@@ -7,15 +7,20 @@
 //! - [`resources`], [`prompts`]: `flowdeck://` resources and the authoring prompts;
 //! - [`errors`]: tool failures as structured, actionable payloads; [`audit`]: the audit log;
 //! - [`stdio`], [`wire`]: the standard streams, whatever they are, and JSON-RPC lines over
-//!   them, with every malformed or oversized message answered.
+//!   them, with every malformed or oversized message answered;
+//! - [`socket`], [`host`], [`relay`]: one host per folder on a Unix socket (the studio or
+//!   `flowdeck serve`), and `flowdeck mcp` relaying an agent's stdio to it.
 
 pub mod args;
 pub mod audit;
 pub mod dynamic;
 pub mod errors;
+pub mod host;
 pub mod prompts;
+pub mod relay;
 pub mod resources;
 pub mod server;
+pub mod socket;
 pub mod stdio;
 pub mod tools;
 pub mod wire;

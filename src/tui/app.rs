@@ -56,6 +56,23 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         }
         let mut app = App::new(options.folder.display().to_string());
         app.message = theme_warning;
+        // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
+        // relays to it). A folder another process hosts is not opened twice.
+        let host = match crate::mcp::host::start(
+            engine.clone(),
+            &options.folder,
+            crate::mcp::McpOptions::default(),
+        ) {
+            Ok(host) => Some(host),
+            Err(e @ crate::mcp::socket::SocketError::Hosted { .. }) => {
+                engine.shutdown().await;
+                return Err(anyhow::Error::new(e));
+            }
+            Err(e) => {
+                app.message = Some(format!("agents cannot reach this studio: {e}"));
+                None
+            }
+        };
         // Asked before the terminal is taken: tmux answers on its own socket.
         app.clipboard_hint = super::clipboard::hint();
         let outcome = match terminal::enter() {
@@ -67,6 +84,9 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
             Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
         };
         // The terminal is the person's again before shutdown waits for runs to end.
+        if let Some(host) = host {
+            host.stop().await;
+        }
         engine.shutdown().await;
         outcome
     });

@@ -49,10 +49,16 @@ pub fn tab_labels(app: &App) -> Vec<String> {
                 (Some(exit), None) => format!(" {exit}"),
                 _ => String::new(),
             };
+            // What an agent opened says whose it is.
+            let by = match &p.opened_by {
+                Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
+                _ => String::new(),
+            };
             format!(
-                "{} · {}{}",
+                "{} · {}{}{}",
                 clean(&p.session_id),
                 clean(&who),
+                clean(&by),
                 clean(&state)
             )
         })

@@ -1,0 +1,135 @@
+//! The folder's host: MCP served on its Unix socket (socket.rs) to any number of clients at
+//! once, each its own MCP session on the one engine the studio (or `flowdeck serve`) runs.
+//! Only the owner's processes are served: the peer's uid is checked on every connection, and a
+//! stranger gets a JSON-RPC error saying why before the socket closes.
+
+use super::socket::{self, SocketError};
+use super::{FlowdeckServer, McpOptions, wire};
+use crate::engine::Engine;
+use rmcp::ServiceExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+/// A running host; dropping it (or [`Host::stop`]) stops serving and removes the socket.
+#[derive(Debug)]
+pub struct Host {
+    socket: PathBuf,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Host {
+    /// The socket clients connect to.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Stops accepting, ends every connection, and removes the socket.
+    pub async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        socket::unbind(&self.socket);
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        socket::unbind(&self.socket);
+    }
+}
+
+/// Binds the folder's socket and serves MCP on it over `engine`. Must be called inside a tokio
+/// runtime.
+pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<Host, SocketError> {
+    let (listener, socket) = socket::bind(folder)?;
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(accept(listener, engine, options, stop.clone()));
+    tracing::info!(
+        "serving MCP for {} on {}",
+        folder.display(),
+        socket.display()
+    );
+    Ok(Host {
+        socket,
+        stop,
+        task: Some(task),
+    })
+}
+
+async fn accept(
+    listener: tokio::net::UnixListener,
+    engine: Arc<Engine>,
+    options: McpOptions,
+    stop: CancellationToken,
+) {
+    let me = rustix::process::getuid().as_raw();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("accepting an MCP client: {e}");
+                    continue;
+                }
+            },
+            () = stop.cancelled() => return,
+        };
+        match stream.peer_cred() {
+            Ok(peer) if peer.uid() == me => {
+                let (engine, options, stop) = (engine.clone(), options.clone(), stop.clone());
+                tokio::spawn(serve(stream, engine, options, stop));
+            }
+            Ok(peer) => {
+                tracing::warn!("refused an MCP client of uid {}", peer.uid());
+                tokio::spawn(refuse(
+                    stream,
+                    format!(
+                        "flowdeck serves only its owner: this connection is from uid {}, the host runs as uid {me}",
+                        peer.uid()
+                    ),
+                ));
+            }
+            Err(e) => tracing::warn!("cannot tell who connected: {e}; refused"),
+        }
+    }
+}
+
+/// One client: its own MCP session on the shared engine, until it leaves or the host stops.
+async fn serve(
+    stream: tokio::net::UnixStream,
+    engine: Arc<Engine>,
+    options: McpOptions,
+    stop: CancellationToken,
+) {
+    let (read, write) = stream.into_split();
+    let transport = wire::WireTransport::new(read, write);
+    let server = FlowdeckServer::with_engine(engine, options);
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        Err(e) => {
+            tracing::info!("an MCP client left before the handshake: {e}");
+            return;
+        }
+    };
+    let token = running.cancellation_token();
+    tokio::select! {
+        reason = running.waiting() => tracing::info!("an MCP client left: {reason:?}"),
+        () = stop.cancelled() => token.cancel(),
+    }
+}
+
+/// Tells a stranger why, as a JSON-RPC error, and closes.
+async fn refuse(mut stream: tokio::net::UnixStream, why: String) {
+    let message = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32001, "message": why},
+    });
+    let _ = stream.write_all(format!("{message}\n").as_bytes()).await;
+    let _ = stream.shutdown().await;
+}

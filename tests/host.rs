@@ -1,0 +1,182 @@
+//! One host per folder (issue 15): `flowdeck serve` hosts the engine on the folder's socket,
+//! `flowdeck mcp` relays agents to it, so two agents at once share one engine; a second host
+//! is refused with the process that holds the folder; a host killed with SIGKILL leaves a
+//! stale socket that the next host replaces, and the relay of an agent attached to it ends
+//! with a clear error. Real binaries, each test with a socket folder of its own.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::line_client::LineServer;
+use serde_json::json;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
+
+/// `flowdeck serve` on `folder`, its sockets under `runtime`; returns once its socket answers.
+fn serve(folder: &Path, runtime: &Path) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .arg("serve")
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_until(LONG, "the host's socket", || {
+        std::fs::read_dir(runtime.join("flowdeck"))
+            .ok()?
+            .filter_map(Result::ok)
+            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
+            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
+            .map(|_| ())
+    });
+    child
+}
+
+/// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
+fn agent(folder: &Path, runtime: &Path) -> LineServer {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("mcp")
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut server = LineServer::spawn(command);
+    server.initialize();
+    server
+}
+
+fn stderr_of(child: &mut Child) -> String {
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut err, &mut text);
+    }
+    text
+}
+
+#[test]
+fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut host = serve(folder.path(), runtime.path());
+    let mut a = agent(folder.path(), runtime.path());
+    let mut b = agent(folder.path(), runtime.path());
+
+    // A terminal one agent opens is the other's too: one engine.
+    let opened = a.call(2, "open_terminal", json!({"command": ["bash", "--norc"]}));
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    let listed = b.call(2, "list_terminal_sessions", json!({}));
+    assert!(
+        listed.to_string().contains(&id),
+        "agent b does not see {id}: {listed}"
+    );
+
+    // Both save the same manifest from the version they read: one wins, one conflicts.
+    let got = a.call(3, "workflow_get", json!({"name": "tiny"}));
+    let version = got["version"].as_str().unwrap().to_string();
+    let content = |marker: &str| TINY.replace("Lists sessions.", marker);
+    let first = a.request(
+        4,
+        "tools/call",
+        json!({"name": "workflow_save", "arguments": {"content": content("A wins."), "expected_version": version}}),
+    );
+    let second = b.request(
+        4,
+        "tools/call",
+        json!({"name": "workflow_save", "arguments": {"content": content("B loses."), "expected_version": version}}),
+    );
+    assert_ne!(first["result"]["isError"], true, "{first}");
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    assert!(
+        second.to_string().contains("CONFLICT"),
+        "a version conflict: {second}"
+    );
+    assert!(
+        std::fs::read_to_string(folder.path().join("tiny.yaml"))
+            .unwrap()
+            .contains("A wins.")
+    );
+
+    // A second host for the folder is refused and names the first.
+    let refused = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .arg("serve")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        why.contains("already hosted by process") && why.contains(&host.id().to_string()),
+        "{why}"
+    );
+
+    drop(a.stdin.take());
+    drop(b.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    assert_eq!(b.exit_within(LONG), Some(0));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = host.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", stderr_of(&mut host));
+    // Stopped cleanly: no socket left behind.
+    let left: Vec<_> = std::fs::read_dir(runtime.path().join("flowdeck"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_host_killed_leaves_a_stale_socket_the_next_replaces_and_its_agents_are_told() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut host = serve(folder.path(), runtime.path());
+    let mut a = agent(folder.path(), runtime.path());
+    a.call(2, "workflow_list", json!({}));
+    host.kill().unwrap();
+    host.wait().unwrap();
+    // The relay ends, with an error for the agent, not silently.
+    let code = a.exit_within(LONG);
+    assert!(code.is_some_and(|c| c != 0), "{code:?}");
+    let why = a
+        .child
+        .stderr
+        .take()
+        .map(|mut e| {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut e, &mut s);
+            s
+        })
+        .unwrap_or_default();
+    assert!(why.contains("ended the connection"), "{why}");
+    // The socket is still there, and nothing answers on it: the next host takes its place.
+    let mut next = serve(folder.path(), runtime.path());
+    let mut b = agent(folder.path(), runtime.path());
+    let listed = b.call(2, "workflow_list", json!({}));
+    assert!(listed.to_string().contains("tiny"), "{listed}");
+    drop(b.stdin.take());
+    assert_eq!(b.exit_within(LONG), Some(0));
+    next.kill().unwrap();
+    next.wait().unwrap();
+}
