@@ -152,7 +152,7 @@ async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
     press(&engine, &mut app, KeyCode::Tab);
     press(&engine, &mut app, KeyCode::PageUp);
     press(&engine, &mut app, KeyCode::PageUp);
-    insta::assert_snapshot!("scrolled_pane", render(&engine, &app, 80, 24));
+    insta::assert_snapshot!("scrolled_pane", redacted(&render(&engine, &app, 80, 24)));
     // Search: the newest hit is shown and marked.
     press(&engine, &mut app, KeyCode::Char('/'));
     for c in "line 1.7$".chars() {
@@ -163,7 +163,7 @@ async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
     press(&engine, &mut app, KeyCode::Char('n'));
     assert_eq!(app.message.as_deref(), Some("/line 1.7$: hit 2 of 10"));
     let terminal = drawn(&engine, &app, &Theme::default(), 80, 24);
-    insta::assert_snapshot!("searched_pane", terminal.backend().to_string());
+    insta::assert_snapshot!("searched_pane", redacted(&terminal.backend().to_string()));
     let marked: String = terminal
         .backend()
         .buffer()

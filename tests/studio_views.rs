@@ -318,7 +318,7 @@ async fn the_grid_shows_every_pane_and_copy_mode_marks_its_selection() {
         Event::Snapshot(Box::new(engine.snapshot())),
     );
     press(&engine, &mut app, KeyCode::Char('g'));
-    insta::assert_snapshot!("grid", render(&engine, &app, 90, 24));
+    insta::assert_snapshot!("grid", redacted(&render(&engine, &app, 90, 24)));
     // Copy mode on the selected pane: v, up, v, right three times.
     press(&engine, &mut app, KeyCode::Char('v'));
     assert_eq!(app.mode, flowdeck::tui::keymap::Mode::Copy);
@@ -342,7 +342,7 @@ async fn the_grid_shows_every_pane_and_copy_mode_marks_its_selection() {
         .map(|c| c.symbol())
         .collect();
     assert_eq!(selected, "pane");
-    insta::assert_snapshot!("copy_mode", render(&engine, &app, 90, 24));
+    insta::assert_snapshot!("copy_mode", redacted(&render(&engine, &app, 90, 24)));
     engine.shutdown().await;
 }
 
