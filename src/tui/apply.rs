@@ -91,7 +91,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             if is_persons(app, &actor) {
                 show_pane(app, &id)
             } else {
-                Vec::new()
+                agents_pane_into_view(app, &actor, &id)
             }
         }
         Change::SessionResized {
@@ -193,6 +193,7 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         view.session_id = session_id.clone();
         return match (by, session_id) {
             (Actor::Person, Some(id)) => show_pane(app, &id.clone()),
+            (by, Some(id)) => agents_pane_into_view(app, &by, &id.clone()),
             _ => Vec::new(),
         };
     }
@@ -282,4 +283,29 @@ fn attention(app: &mut App, what: String) -> Vec<Effect> {
     }
     app.attention = Some(what.clone());
     vec![Effect::Alert(what)]
+}
+
+/// What an agent opens or runs comes into view without a keypress (its tab in front, or its
+/// place in the grid), unless the person is busy with the pane shown: typing into it, reading
+/// its history, selecting in it, or in any overlay. Focus is never taken from them.
+fn agents_pane_into_view(app: &mut App, actor: &Actor, session_id: &str) -> Vec<Effect> {
+    let agents = match actor {
+        Actor::Agent { .. } => true,
+        Actor::Run { run_id } => app
+            .runs
+            .get(run_id)
+            .is_some_and(|r| matches!(r.actor, Some(Actor::Agent { .. }))),
+        _ => false,
+    };
+    let busy = app.mode != Mode::Normal || app.scroll.is_some() || app.selection.is_some();
+    if !agents || busy {
+        return Vec::new();
+    }
+    match app.panes.iter().position(|p| p.session_id == session_id) {
+        Some(at) => {
+            app.pane = at;
+            fit_panes(app)
+        }
+        None => Vec::new(),
+    }
 }

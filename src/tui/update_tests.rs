@@ -329,3 +329,46 @@ fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
     assert!(!effects.iter().any(|e| matches!(e, Effect::Alert(_))));
     assert_eq!(app.message.as_deref(), Some("build ended: done in 5 ms"));
 }
+
+#[test]
+fn a_pane_an_agent_opens_comes_to_the_front_unless_the_person_is_typing_in_one() {
+    use crate::engine::{Actor, Change, EngineEvent};
+    let opened = |seq: u64, id: &str| {
+        let mut session = shell_pane(78, 10);
+        session.session_id = id.into();
+        session.opened_by = Some(Actor::Agent {
+            client: "claude-code".into(),
+            connection: "c1".into(),
+        });
+        Event::Engine(Box::new(EngineEvent {
+            seq,
+            at: String::new(),
+            actor: Actor::Agent {
+                client: "claude-code".into(),
+                connection: "c1".into(),
+            },
+            change: Change::SessionOpened { session },
+        }))
+    };
+    let mut app = app();
+    app.panes.push(shell_pane(78, 10));
+    update(&mut app, opened(1, "s2"));
+    assert_eq!(
+        app.focused_pane().map(|p| p.session_id.as_str()),
+        Some("s2")
+    );
+    assert_eq!(
+        app.view,
+        super::state::View::List,
+        "the view stays where it was"
+    );
+    // In focus mode on s2, another agent pane waits in its tab.
+    update(&mut app, key(KeyCode::Char('i')));
+    assert_eq!(app.mode, Mode::Focus);
+    update(&mut app, opened(2, "s3"));
+    assert_eq!(
+        app.focused_pane().map(|p| p.session_id.as_str()),
+        Some("s2")
+    );
+    assert_eq!(app.panes.len(), 3);
+}
