@@ -8,7 +8,7 @@
 mod common;
 
 use common::line_client::LineServer;
-use common::studio::{expect, open, quit};
+use common::studio::{expect, expect_gone, open, quit};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::json;
 use std::process::{Command, Stdio};
@@ -75,6 +75,44 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     .unwrap();
     expect(&studio, r"\(agent: wire\)").await;
     expect(&studio, "typed-by-the-agent-42").await;
+
+    // The person types into that terminal (focus mode): the agent's input is refused,
+    // retryably, and the person sees that it tried; leaving focus mode gives it back.
+    studio.send_text("i", "test").unwrap();
+    expect(&studio, "FOCUS").await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let sessions = agent.call(5, "list_terminal_sessions", json!({}));
+        let id = sessions["sessions"][0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let refused = agent.request(
+            6,
+            "tools/call",
+            json!({"name": "send_input", "arguments": {"session_id": id, "input_text": "echo nope\n"}}),
+        );
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let text = refused.to_string();
+        assert!(text.contains("SESSION_BUSY") && text.contains("typed into by you"), "{text}");
+        (agent, id)
+    })
+    .await
+    .unwrap();
+    expect(&studio, "agent: wire tried to type").await;
+    studio.send_text("\u{7}", "test").unwrap();
+    expect_gone(&studio, "FOCUS").await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let (mut agent, id) = agent;
+        agent.call(
+            7,
+            "send_input",
+            json!({"session_id": id, "input_text": "echo allowed-again-$((1+1))\n"}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+    expect(&studio, "allowed-again-2").await;
 
     // A workflow the agent saves is in the studio's list without a keypress.
     let mut agent = tokio::task::spawn_blocking(move || {

@@ -38,6 +38,10 @@ pub enum EngineError {
         workflow: String,
     },
     #[error(
+        "session {session_id} is being typed into by {holder} (focus mode in the studio): its input is theirs until they leave it; try again later"
+    )]
+    InputHeld { session_id: String, holder: String },
+    #[error(
         "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"
     )]
     WorkflowRunning {
@@ -62,7 +66,7 @@ impl EngineError {
             EngineError::NoPrompt(_) => "no_prompt",
             EngineError::StepNotFound { .. } => "step_not_found",
             EngineError::WorkflowRunning { .. } => "workflow_running",
-            EngineError::InputOwned { .. } => "session_busy",
+            EngineError::InputOwned { .. } | EngineError::InputHeld { .. } => "session_busy",
         }
     }
 }

@@ -106,6 +106,9 @@ pub struct Engine {
     journal: Journal,
     metadata: Metadata,
     events: Arc<events::EventHub>,
+    /// Sessions whose input someone holds (a person in focus mode on its pane): only they
+    /// may type into it meanwhile.
+    input_holders: std::sync::Mutex<std::collections::HashMap<String, Actor>>,
 }
 
 impl Engine {
@@ -144,6 +147,7 @@ impl Engine {
             store,
             _watcher: watcher,
             events,
+            input_holders: Default::default(),
         });
         for run_id in engine.journal.recover_interrupted() {
             tracing::info!("run {run_id} was in flight when its flowdeck died: now interrupted");

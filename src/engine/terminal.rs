@@ -505,6 +505,27 @@ impl Engine {
         session: &crate::term::Session,
         actor: &Actor,
     ) -> Result<(), EngineError> {
+        let holder = self
+            .input_holders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(session.id())
+            .filter(|holder| *holder != actor)
+            .cloned();
+        if let Some(holder) = holder {
+            let error = EngineError::InputHeld {
+                session_id: session.id().to_string(),
+                holder: holder.label(),
+            };
+            self.publish(
+                actor.clone(),
+                Change::SessionInputRejected {
+                    session_id: session.id().to_string(),
+                    reason: format!("{} tried to type: {error}", actor.label()),
+                },
+            );
+            return Err(error);
+        }
         let Some(run) = self.runs().running_in_session(session.id()) else {
             return Ok(());
         };
@@ -528,6 +549,28 @@ impl Engine {
             },
         );
         Err(error)
+    }
+
+    /// `actor` holds the session's input (a person in focus mode on its pane): anyone else's
+    /// input is refused with a retryable error until it is released.
+    pub fn hold_input(&self, session: &str, actor: &Actor) -> Result<(), EngineError> {
+        let id = self.terminals.get(session)?.id().to_string();
+        self.input_holders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id, actor.clone());
+        Ok(())
+    }
+
+    /// Gives up holding the session's input, if `actor` holds it.
+    pub fn release_input(&self, session: &str, actor: &Actor) {
+        let mut holders = self
+            .input_holders
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if holders.get(session) == Some(actor) {
+            holders.remove(session);
+        }
     }
 
     pub fn list_terminal_sessions(&self) -> SessionList {

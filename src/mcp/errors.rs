@@ -139,6 +139,11 @@ impl From<EngineError> for ToolError {
                 .with("run_id", run_id)
                 .retryable()
                 .suggest("Wait for the run to finish (run_status, or run_events with the cursor), or cancel it with workflow_cancel, then send the input again."),
+            EngineError::InputHeld { session_id, holder } => ToolError::new("SESSION_BUSY", -32005, "conflict", message)
+                .with("session_id", session_id)
+                .with("holder", holder)
+                .retryable()
+                .suggest("A person is typing in this terminal; wait and send again, or open a terminal of your own with open_terminal."),
             EngineError::WorkflowRunning { workflow, run_id, .. } => ToolError::new("WORKFLOW_RUNNING", -32005, "conflict", message)
                 .with("workflow", workflow)
                 .with("run_id", run_id)

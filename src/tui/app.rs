@@ -343,6 +343,12 @@ fn execute(
             });
         }
         Effect::Clipboard(text) => now.push_back(copied(&text, tmux)),
+        Effect::HoldInput(session_id) => {
+            if let Err(e) = engine.hold_input(&session_id, &person) {
+                now.push_back(Event::Failed(e.to_string()));
+            }
+        }
+        Effect::ReleaseInput(session_id) => engine.release_input(&session_id, &person),
         Effect::MouseCapture(on) => {
             if let Err(e) = terminal::capture_mouse(on) {
                 now.push_back(Event::Failed(format!("cannot change the mouse: {e}")));

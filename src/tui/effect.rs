@@ -119,4 +119,8 @@ pub enum Effect {
         to: String,
     },
     DeleteWorkflow(String),
+    /// The person holds this session's input (focus mode): nobody else may type into it.
+    HoldInput(String),
+    /// The person gives the session's input back.
+    ReleaseInput(String),
 }

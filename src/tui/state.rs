@@ -269,6 +269,8 @@ pub struct App {
     pub recovered: Vec<crate::store::recovery::Recovered>,
     /// Naming a new, duplicated or renamed workflow.
     pub naming: Option<Naming>,
+    /// The session whose input the person holds (focus mode): agents' input is refused.
+    pub input_held: Option<String>,
 }
 
 /// What a typed workflow name is for.

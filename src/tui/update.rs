@@ -121,10 +121,24 @@ pub enum Event {
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
-    let effects = apply_event(app, event);
+    let mut effects = apply_event(app, event);
     // While a manifest is open, the editor is what the keys go back to from any overlay.
     if app.mode == Mode::Normal && app.editor.is_some() {
         app.mode = Mode::Edit;
+    }
+    // The pane the person types into (focus mode) is theirs alone, however focus mode began
+    // or ended (a key, a click, the pane's program exiting).
+    let typing = (app.mode == Mode::Focus)
+        .then(|| app.focused_pane().map(|p| p.session_id.clone()))
+        .flatten();
+    if typing != app.input_held {
+        if let Some(old) = app.input_held.take() {
+            effects.push(Effect::ReleaseInput(old));
+        }
+        if let Some(new) = &typing {
+            effects.push(Effect::HoldInput(new.clone()));
+        }
+        app.input_held = typing;
     }
     effects
 }
