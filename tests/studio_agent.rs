@@ -80,7 +80,7 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     // retryably, and the person sees that it tried; leaving focus mode gives it back.
     studio.send_text("i", "test").unwrap();
     expect(&studio, "FOCUS").await;
-    let mut agent = tokio::task::spawn_blocking(move || {
+    let agent = tokio::task::spawn_blocking(move || {
         let sessions = agent.call(5, "list_terminal_sessions", json!({}));
         let id = sessions["sessions"][0]["session_id"]
             .as_str()
