@@ -27,6 +27,19 @@ fn send(s: &Session, text: &str) {
     s.send_text(text, "test").unwrap();
 }
 
+/// `tiny.yaml` in a folder, the studio on it, and the file open in the editor, checked.
+async fn editing_tiny() -> (tempfile::TempDir, Terminals, Arc<Session>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.yaml"), TINY).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let s = studio_on(&terminals, dir.path(), Vec::new());
+    expect(&s, "tiny").await;
+    send(&s, "E");
+    expect(&s, r"Edit · tiny\.yaml").await;
+    expect(&s, r"✓ valid").await;
+    (dir, terminals, s)
+}
+
 /// Esc leaves the (saved) editor, then `q` quits.
 async fn close_and_quit(s: &Session) {
     send(s, "\x1b");
@@ -44,15 +57,8 @@ async fn file_becomes(path: &Path, what: &str, check: impl Fn(&str) -> bool) -> 
 
 #[tokio::test]
 async fn a_manifest_is_broken_and_fixed_and_saved_in_the_studio() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, _terminals, s) = editing_tiny().await;
     let file = dir.path().join("tiny.yaml");
-    std::fs::write(&file, TINY).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let s = studio_on(&terminals, dir.path(), Vec::new());
-    expect(&s, "tiny").await;
-    send(&s, "E");
-    expect(&s, r"Edit · tiny\.yaml").await;
-    expect(&s, r"✓ valid").await;
     // Line 1 is the comment; a key the schema does not know goes on line 2.
     send(&s, "\x1b[B");
     send(&s, "bogus: 1\r");
@@ -85,14 +91,8 @@ async fn a_manifest_is_broken_and_fixed_and_saved_in_the_studio() {
 
 #[tokio::test]
 async fn a_change_on_disk_under_unsaved_text_is_a_conflict_settled_each_way() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, _terminals, s) = editing_tiny().await;
     let file = dir.path().join("tiny.yaml");
-    std::fs::write(&file, TINY).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let s = studio_on(&terminals, dir.path(), Vec::new());
-    expect(&s, "tiny").await;
-    send(&s, "E");
-    expect(&s, r"✓ valid").await;
     send(&s, "# mine\r");
     expect(&s, r"● modified").await;
     let theirs = TINY.replace("Lists sessions.", "Changed by an agent.");
@@ -171,13 +171,7 @@ async fn a_workflow_from_a_template_is_created_run_renamed_and_deleted() {
 
 #[tokio::test]
 async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tiny.yaml"), TINY).unwrap();
-    let terminals = Terminals::new(TermConfig::default());
-    let s = studio_on(&terminals, dir.path(), Vec::new());
-    expect(&s, "tiny").await;
-    send(&s, "E");
-    expect(&s, r"✓ valid").await;
+    let (dir, terminals, s) = editing_tiny().await;
     send(&s, "# unsaved words\r");
     expect(&s, r"● modified").await;
     // The recovery copy is written once typing pauses.

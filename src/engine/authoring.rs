@@ -342,15 +342,15 @@ impl Engine {
         let content = serde_json::to_string_pretty(&definition)
             .map_err(|e| EngineError::InvalidParams(e.to_string()))?
             + "\n";
-        let author = author_tag(actor);
-        let saved = self.store().save(SaveRequest {
-            content: &content,
-            format: Some(Format::Json),
-            expected_version: None,
-            overwrite,
-            author: Some(&author),
-            file_name: None,
-        })?;
+        let saved = self.save_tagged(
+            SaveRequest {
+                content: &content,
+                format: Some(Format::Json),
+                overwrite,
+                ..SaveRequest::default()
+            },
+            actor,
+        )?;
         Ok(Created {
             success: true,
             workflow_name: saved.name.clone(),
@@ -370,14 +370,28 @@ impl Engine {
         overwrite: bool,
         actor: &Actor,
     ) -> Result<Saved, EngineError> {
+        self.save_tagged(
+            SaveRequest {
+                content,
+                expected_version,
+                overwrite,
+                ..SaveRequest::default()
+            },
+            actor,
+        )
+    }
+
+    /// Saves through the store with the changes it causes tagged as `actor`'s, so that the
+    /// events they make name who saved.
+    pub(super) fn save_tagged(
+        &self,
+        request: SaveRequest<'_>,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
         let author = author_tag(actor);
         Ok(self.store().save(SaveRequest {
-            content,
-            format: None,
-            expected_version,
-            overwrite,
             author: Some(&author),
-            file_name: None,
+            ..request
         })?)
     }
 

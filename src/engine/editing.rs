@@ -2,7 +2,7 @@
 //! checked as it is typed (violations and the step plan of the text as it stands), recovery
 //! copies of unsaved text, and new workflows from templates or from another workflow.
 
-use super::authoring::{ManifestValidation, author_tag};
+use super::authoring::ManifestValidation;
 use super::error::EngineError;
 use super::{Actor, Engine};
 use crate::store::recovery::Recovered;
@@ -69,15 +69,15 @@ impl Engine {
         expected_version: Option<&str>,
         actor: &Actor,
     ) -> Result<Saved, EngineError> {
-        let author = author_tag(actor);
-        Ok(self.store().save(SaveRequest {
-            content,
-            format: None,
-            expected_version,
-            overwrite: false,
-            author: Some(&author),
-            file_name: Some(file),
-        })?)
+        self.save_tagged(
+            SaveRequest {
+                content,
+                expected_version,
+                file_name: Some(file),
+                ..SaveRequest::default()
+            },
+            actor,
+        )
     }
 
     /// Where a workflow's file is on disk, for an editor of the person's own.
@@ -148,15 +148,14 @@ impl Engine {
             )));
         }
         let content = rewrite_name(text.as_bytes(), format, name)?;
-        let author = author_tag(actor);
-        Ok(self.store().save(SaveRequest {
-            content: &content,
-            format: Some(format),
-            expected_version: None,
-            overwrite: false,
-            author: Some(&author),
-            file_name: None,
-        })?)
+        self.save_tagged(
+            SaveRequest {
+                content: &content,
+                format: Some(format),
+                ..SaveRequest::default()
+            },
+            actor,
+        )
     }
 }
 

@@ -26,28 +26,32 @@ fn typed(app: &mut App, text: &str) -> Vec<Effect> {
         .collect()
 }
 
-/// The studio with `deploy` open in the editor at version `v1`.
-fn editing() -> App {
-    let mut app = App::new("workflows".into());
-    app.size = (120, 30);
-    app.workflows = vec![summary("deploy")];
+/// `E` on `deploy`, and its file (version `v1`) arriving with `text`.
+fn open_deploy(app: &mut App, text: &str) -> Vec<Effect> {
     assert_eq!(
-        update(&mut app, key(KeyCode::Char('E'))),
+        update(app, key(KeyCode::Char('E'))),
         vec![Effect::LoadDocument("deploy".into())]
     );
-    let effects = update(
-        &mut app,
+    update(
+        app,
         Event::Document {
             workflow: "deploy".into(),
             document: Ok(Document {
                 file: "deploy.yaml".into(),
                 path: "/w/deploy.yaml".into(),
                 version: "v1".into(),
-                text: TEXT.into(),
+                text: text.into(),
             }),
         },
-    );
-    assert_eq!(effects, vec![Effect::CheckLater(0)]);
+    )
+}
+
+/// The studio with `deploy` open in the editor at version `v1`.
+fn editing() -> App {
+    let mut app = App::new("workflows".into());
+    app.size = (120, 30);
+    app.workflows = vec![summary("deploy")];
+    assert_eq!(open_deploy(&mut app, TEXT), vec![Effect::CheckLater(0)]);
     assert_eq!(app.mode, Mode::Edit);
     app
 }
@@ -339,19 +343,7 @@ fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
         }]),
     );
     assert!(app.message.as_deref().unwrap_or("").contains("deploy.yaml"));
-    update(&mut app, key(KeyCode::Char('E')));
-    update(
-        &mut app,
-        Event::Document {
-            workflow: "deploy".into(),
-            document: Ok(Document {
-                file: "deploy.yaml".into(),
-                path: "/w/deploy.yaml".into(),
-                version: "v1".into(),
-                text: TEXT.into(),
-            }),
-        },
-    );
+    open_deploy(&mut app, TEXT);
     let editor = app.editor.as_ref().unwrap();
     assert!(editor.recovered && editor.dirty());
     assert!(editor.contents().contains("typed before the crash"));
@@ -477,18 +469,9 @@ fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
     let mut app = App::new("workflows".into());
     app.size = (120, 30);
     app.workflows = vec![summary("deploy")];
-    update(&mut app, key(KeyCode::Char('E')));
-    update(
+    open_deploy(
         &mut app,
-        Event::Document {
-            workflow: "deploy".into(),
-            document: Ok(Document {
-                file: "deploy.yaml".into(),
-                path: "/w/deploy.yaml".into(),
-                version: "v1".into(),
-                text: "name: deploy\ninitial_state: a\nstates:\n  a:\n    \n".into(),
-            }),
-        },
+        "name: deploy\ninitial_state: a\nstates:\n  a:\n    \n",
     );
     for _ in 0..4 {
         update(&mut app, key(KeyCode::Down));
