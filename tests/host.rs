@@ -180,3 +180,56 @@ fn a_host_killed_leaves_a_stale_socket_the_next_replaces_and_its_agents_are_told
     next.kill().unwrap();
     next.wait().unwrap();
 }
+
+#[test]
+fn a_host_killed_mid_run_leaves_no_process_a_journaled_run_and_a_clean_restart() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut host = serve(folder.path(), runtime.path());
+    let mut a = agent(folder.path(), runtime.path());
+    // A run that waits on its prompt, in a session of its own with a shell in it.
+    let started = a.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "asker", "wait": false}),
+    );
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    common::wait_until(LONG, "the run waiting on its prompt", || {
+        let status = a.call(3, "run_status", json!({"run_id": run_id}));
+        (status["status"] == "waiting_for_input").then_some(())
+    });
+    let pid = host.id();
+    assert!(!common::session_processes_of(pid).is_empty());
+
+    host.kill().unwrap();
+    host.wait().unwrap();
+    // The agent's relay ends with an error, not silently.
+    let code = a.exit_within(LONG);
+    assert!(code.is_some_and(|c| c != 0), "{code:?}");
+    // The watchdog ends every process of the host's sessions.
+    common::wait_until(LONG, "the sessions' processes gone", || {
+        common::session_processes_of(pid).is_empty().then_some(())
+    });
+    // The manifest is intact, and the next host starts over the stale socket and journals
+    // the run as interrupted.
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("asker.yaml")).unwrap(),
+        common::studio::ASKER
+    );
+    let mut next = serve(folder.path(), runtime.path());
+    let mut b = agent(folder.path(), runtime.path());
+    let listed = b.call(2, "run_list", json!({}));
+    let run = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == run_id.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(run["final_state"], "interrupted", "{listed}");
+    drop(b.stdin.take());
+    assert_eq!(b.exit_within(LONG), Some(0));
+    next.kill().unwrap();
+    next.wait().unwrap();
+}
