@@ -153,6 +153,9 @@ async fn agent_input_to_frame(folder: &Path, runtime: &Path) {
         )
         .await;
         common::studio::expect_gone(&studio, &mark).await;
+        // An agent's next call comes after it read the last answer: not inside the frame
+        // the studio is still drawing (frames are capped at one per 16 ms under floods).
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     support::stats(
         "an agent's send_input until the studio's frame shows it",
