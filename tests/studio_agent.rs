@@ -127,6 +127,15 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     .unwrap();
     expect(&studio, "from_agent").await;
 
+    // Who did what: the audit view lists the agent's calls with their outcomes, the refused
+    // one included.
+    studio.send_text("L", "test").unwrap();
+    expect(&studio, r"Audit · \d+ tool calls").await;
+    expect(&studio, r"agent: wire +workflow_save +ok").await;
+    expect(&studio, r"agent: wire +send_input +SESSION_BUSY").await;
+    studio.send_text("\u{1b}", "test").unwrap();
+    expect_gone(&studio, "Audit · ").await;
+
     drop(agent.stdin.take());
     tokio::task::spawn_blocking(move || agent.exit_status())
         .await

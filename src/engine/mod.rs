@@ -11,6 +11,7 @@
 //! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream;
 //! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search.
 
+pub mod audit_log;
 pub mod authoring;
 pub mod contract;
 pub mod editing;

@@ -245,7 +245,8 @@ fn execute(
         | Effect::LocateCursor(_)
         | Effect::LoadDocument(_)
         | Effect::LoadDisk(_)
-        | Effect::ListRecovery => {}
+        | Effect::ListRecovery
+        | Effect::LoadAudit => {}
         Effect::CheckLater(edits) => {
             let done = done.clone();
             tokio::spawn(async move {
@@ -551,6 +552,7 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
             Event::Disk { workflow, now }
         }
         Effect::ListRecovery => Event::Recovered(engine.recovery_list()),
+        Effect::LoadAudit => Event::Audit(engine.audit_tail(AUDIT_SHOWN)),
         Effect::LocateCursor(session_id) => {
             match engine.with_session_screen(&session_id, |s| {
                 let (row, col) = s.cursor_position();
@@ -587,6 +589,9 @@ fn copied(text: &str, tmux: bool) -> Event {
         Err(e) => Event::Failed(e),
     }
 }
+
+/// How many of the latest tool calls the audit view reads.
+pub const AUDIT_SHOWN: usize = 500;
 
 /// How many past runs the run view lists.
 pub const RUNS_SHOWN: usize = 50;

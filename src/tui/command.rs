@@ -104,6 +104,8 @@ pub enum Command {
     Choose(char),
     /// What the schema allows at the editor's cursor.
     Complete,
+    /// Who did what: the tool calls of every agent, from the audit log.
+    Audit,
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -144,6 +146,7 @@ pub const PALETTE: &[Command] = &[
     Command::Find,
     Command::NextProblem,
     Command::TogglePanel,
+    Command::Audit,
     Command::Help,
     Command::Quit,
 ];
@@ -210,6 +213,7 @@ impl Command {
             Command::NextProblem => "the next line with a problem",
             Command::TogglePanel => "side panel: problems / plan / none",
             Command::Complete => "complete what the schema allows at the cursor",
+            Command::Audit => "agents' tool calls: who did what, when, with what outcome",
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

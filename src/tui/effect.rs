@@ -123,4 +123,6 @@ pub enum Effect {
     HoldInput(String),
     /// The person gives the session's input back.
     ReleaseInput(String),
+    /// Read the audit log's latest tool calls.
+    LoadAudit,
 }

@@ -42,6 +42,8 @@ pub enum Mode {
     Name,
     /// Choosing in the editor's completion list.
     Complete,
+    /// Reading the audit log.
+    Audit,
 }
 
 impl Mode {
@@ -64,6 +66,7 @@ impl Mode {
             Mode::EditFind => "editor search",
             Mode::Name => "workflow name",
             Mode::Complete => "completion",
+            Mode::Audit => "audit log",
         }
     }
 
@@ -197,6 +200,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('Y'), "Y", Command::Duplicate),
     bind(Normal, Char('R'), "R", Command::Rename),
     bind(Normal, Char('D'), "D", Command::Delete),
+    bind(Normal, Char('L'), "L", Command::Audit),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),
@@ -313,6 +317,13 @@ pub const BINDINGS: &[Binding] = &[
     hint(Name, Right, "→", Command::ChoiceNext),
     bind(Name, Backspace, "Backspace", Command::DeleteChar),
     bind(Name, Del, "Delete", Command::DeleteChar),
+    hint(Mode::Audit, Esc, "Esc", Command::Close),
+    bind(Mode::Audit, Char('L'), "L", Command::Close),
+    bind(Mode::Audit, Char('q'), "q", Command::Close),
+    bind(Mode::Audit, Char('j'), "j", Command::Down),
+    bind(Mode::Audit, Down, "↓", Command::Down),
+    bind(Mode::Audit, Char('k'), "k", Command::Up),
+    bind(Mode::Audit, Up, "↑", Command::Up),
     hint(Mode::Complete, Enter, "Enter", Command::Confirm),
     bind(Mode::Complete, Tab, "Tab", Command::Confirm),
     hint(Mode::Complete, Esc, "Esc", Command::Close),

@@ -271,6 +271,8 @@ pub struct App {
     pub naming: Option<Naming>,
     /// The session whose input the person holds (focus mode): agents' input is refused.
     pub input_held: Option<String>,
+    /// The audit log's latest tool calls, while they are shown, and the first line shown.
+    pub audit: Option<(Vec<crate::engine::audit_log::AuditEntry>, usize)>,
 }
 
 /// What a typed workflow name is for.

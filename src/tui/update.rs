@@ -116,6 +116,8 @@ pub enum Event {
     ExternalDone(Result<(), String>),
     /// An effect finished with nothing to tell.
     Nothing,
+    /// The audit log's latest tool calls, oldest first.
+    Audit(Vec<crate::engine::audit_log::AuditEntry>),
     /// An effect failed: tell the person.
     Failed(String),
 }
@@ -189,6 +191,19 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Named { purpose, result } => naming::named(app, purpose, result),
         Event::Nothing => Vec::new(),
+        Event::Audit(entries) => {
+            if entries.is_empty() {
+                app.message = Some("no agent has called a tool on this folder yet".into());
+            } else {
+                // The newest at the bottom, in view.
+                let top = entries
+                    .len()
+                    .saturating_sub(usize::from(app.size.1).saturating_sub(6));
+                app.audit = Some((entries, top));
+                app.mode = Mode::Audit;
+            }
+            Vec::new()
+        }
         Event::ExternalDone(result) => {
             if let Err(e) = result {
                 app.message = Some(e);
@@ -463,6 +478,10 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             Mode::Copy => copy::leave(app),
             Mode::Edit => return editor::leave(app),
             Mode::Complete => editor::close_completion(app),
+            Mode::Audit => {
+                app.audit = None;
+                app.mode = Mode::Normal;
+            }
             Mode::EditAsk => return editor::answer(app, 'n'),
             Mode::EditFind => app.mode = Mode::Edit,
             Mode::Name => {
@@ -681,6 +700,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::TogglePanel => editor::cycle_panel(app),
         Command::Choose(c) => return editor::answer(app, c),
         Command::Complete => return editor::start_completion(app),
+        Command::Audit => return vec![Effect::LoadAudit],
     }
     Vec::new()
 }
@@ -717,6 +737,14 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
+        (Mode::Audit, _) => {
+            if let Some((entries, top)) = &mut app.audit {
+                *top = top
+                    .saturating_add_signed(delta)
+                    .min(entries.len().saturating_sub(1));
+            }
+            Vec::new()
+        }
         (Mode::Complete, _) => {
             editor::move_completion(app, delta);
             Vec::new()

@@ -257,6 +257,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Runs => super::runs::draw(frame, cx),
         Mode::Palette => palette(frame, cx),
         Mode::Name => naming(frame, cx),
+        Mode::Audit => audit(frame, cx),
         Mode::Normal
         | Mode::Filter
         | Mode::Focus
@@ -382,4 +383,62 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
     let area = centered(frame.area(), 72, 7);
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
+}
+
+/// The audit log: each tool call with its time, who made it, the tool, its outcome and time.
+pub fn audit(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let Some((entries, top)) = &cx.app.audit else {
+        return;
+    };
+    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    let shown = usize::from(area.height.saturating_sub(2));
+    let top = (*top).min(entries.len().saturating_sub(shown));
+    let lines: Vec<Line> = entries
+        .iter()
+        .skip(top)
+        .take(shown)
+        .map(|e| {
+            let who = e
+                .actor
+                .as_ref()
+                .map_or_else(|| "?".to_string(), crate::engine::Actor::label);
+            let when = e.at.get(11..19).unwrap_or(&e.at);
+            let colour = if e.outcome == "ok" || e.outcome == "task" {
+                t.valid
+            } else {
+                t.error
+            };
+            Line::from(vec![
+                Span::styled(format!("{when} "), Style::default().fg(t.muted)),
+                Span::styled(
+                    format!("{:<24} ", clean(&who)),
+                    Style::default().fg(t.accent),
+                ),
+                Span::styled(
+                    format!("{:<26} ", clean(&e.tool)),
+                    Style::default().fg(t.foreground),
+                ),
+                Span::styled(
+                    format!("{:<18} ", clean(&e.outcome)),
+                    Style::default().fg(colour),
+                ),
+                Span::styled(
+                    super::text::duration(e.duration_ms),
+                    Style::default().fg(t.muted),
+                ),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(boxed(
+            format!(
+                " Audit · {} tool calls, newest last · j/k scroll · Esc closes ",
+                entries.len()
+            ),
+            cx,
+        )),
+        area,
+    );
 }
