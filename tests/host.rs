@@ -233,3 +233,66 @@ fn a_host_killed_mid_run_leaves_no_process_a_journaled_run_and_a_clean_restart()
     next.kill().unwrap();
     next.wait().unwrap();
 }
+
+#[test]
+fn a_process_of_another_user_is_refused_with_a_reason() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::getuid().is_root() {
+        println!("SKIP: connecting as another user needs root to switch users");
+        return;
+    }
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let mut host = serve(folder.path(), runtime.path());
+    // The socket's folder is private by design; opened up here, as a misconfiguration
+    // would, the uid check is what is left to refuse a stranger.
+    let sockets = runtime.path().join("flowdeck");
+    let socket = std::fs::read_dir(&sockets)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .unwrap();
+    for path in [runtime.path(), &sockets] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    // `nobody` connects (python3 is on every machine the tests run on) and prints what the
+    // host says.
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import socket,sys; s=socket.socket(socket.AF_UNIX); s.settimeout(20); s.connect(sys.argv[1]); \
+             print(s.makefile().readline().strip())",
+        ])
+        .arg(&socket)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let line = BufReader::new(said.as_bytes())
+        .lines()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let answer: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+    assert_eq!(
+        answer["error"]["code"],
+        -32001,
+        "{said} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only its owner"),
+        "{answer}"
+    );
+    host.kill().unwrap();
+    host.wait().unwrap();
+}

@@ -127,6 +127,20 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     .unwrap();
     expect(&studio, "from_agent").await;
 
+    // A run the agent starts advances the plan the person is looking at.
+    // (The panes view is active since focus mode: Tab brings the list's keys back.)
+    studio.send_text("\tj", "test").unwrap();
+    expect(&studio, r"Plan · tiny").await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let ran = agent.call(8, "run_workflow", json!({"workflow_name": "tiny"}));
+        assert_eq!(ran["success"], true, "{ran}");
+        agent
+    })
+    .await
+    .unwrap();
+    expect(&studio, r"Plan · tiny · run r").await;
+    expect(&studio, r"1 ✓ look").await;
+
     // Who did what: the audit view lists the agent's calls with their outcomes, the refused
     // one included.
     studio.send_text("L", "test").unwrap();
