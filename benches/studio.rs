@@ -49,6 +49,29 @@ async fn cpu_share(pid: u32, span: Duration) -> f64 {
     (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
 }
 
+/// `n` frames drawn (and, by a real backend, diffed and emitted), each timed, `gap` apart.
+async fn time_frames<B: ratatui::backend::Backend>(
+    terminal: &mut Terminal<B>,
+    app: &App,
+    theme: &Theme,
+    engine: &flowdeck::engine::Engine,
+    n: usize,
+    gap: Option<Duration>,
+) -> Vec<f64> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let started = Instant::now();
+        terminal
+            .draw(|frame| draw::draw(frame, app, theme, engine))
+            .unwrap();
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        if let Some(gap) = gap {
+            tokio::time::sleep(gap).await;
+        }
+    }
+    samples
+}
+
 /// One frame of the main screen at 120x40 with a pane full of coloured text, drawn in-process.
 async fn frame_cost() {
     let dir = common::bundled_workflows_copy();
@@ -89,14 +112,7 @@ async fn frame_cost() {
     let theme = Theme::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
     let n = if quick() { 200 } else { 2000 };
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let started = Instant::now();
-        terminal
-            .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
-            .unwrap();
-        samples.push(started.elapsed().as_secs_f64() * 1000.0);
-    }
+    let samples = time_frames(&mut terminal, &app, &theme, &engine, n, None).await;
     support::stats(
         "one frame, 120x40, list + plan + a full pane",
         samples,
@@ -143,16 +159,9 @@ async fn four_busy_panes_frame() {
     )
     .unwrap();
     let n = if quick() { 200 } else { 1000 };
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let started = Instant::now();
-        terminal
-            .draw(|frame| draw::draw(frame, &app, &theme, &*engine))
-            .unwrap();
-        samples.push(started.elapsed().as_secs_f64() * 1000.0);
-        // About a frame's time apart, as the loop draws under floods, so the panes move on.
-        tokio::time::sleep(Duration::from_millis(4)).await;
-    }
+    // About a frame's time apart, as the loop draws under floods, so the panes move on.
+    let gap = Some(Duration::from_millis(4));
+    let samples = time_frames(&mut terminal, &app, &theme, &engine, n, gap).await;
     support::stats(
         "one frame, 200x50, four busy panes: draw + diff + emit",
         samples,

@@ -7,12 +7,11 @@
 
 mod common;
 
-use common::render::{press, render, studio};
+use common::render::{feed, press, render, studio};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use flowdeck::engine::Engine;
-use flowdeck::tui::effect::Effect;
 use flowdeck::tui::state::App;
-use flowdeck::tui::update::{Event, update};
+use flowdeck::tui::update::Event;
 
 const DEPLOY: &str = "# Deploys a build.
 name: deploy
@@ -30,27 +29,6 @@ states:
   ship:
     action: { tool: list_terminal_sessions }
 ";
-
-/// Feeds an event, carrying out the engine reads and the editor's checks as the loop would.
-fn feed(engine: &Engine, app: &mut App, event: Event) {
-    let mut pending = vec![event];
-    while let Some(event) = pending.pop() {
-        for effect in update(app, event) {
-            match effect {
-                Effect::CheckLater(edits) => pending.push(Event::CheckDue(edits)),
-                Effect::Check { edits, text } => pending.push(Event::Checked {
-                    edits,
-                    draft: Box::new(engine.workflow_draft(&text)),
-                }),
-                other => {
-                    if let Ok(answer) = flowdeck::tui::app::read(engine, other) {
-                        pending.push(answer);
-                    }
-                }
-            }
-        }
-    }
-}
 
 fn key(engine: &Engine, app: &mut App, code: KeyCode, modifiers: KeyModifiers) {
     feed(engine, app, Event::Key(KeyEvent::new(code, modifiers)));
@@ -74,8 +52,10 @@ fn editing() -> (tempfile::TempDir, std::sync::Arc<Engine>, App) {
     let engine = common::test_engine(dir.path(), 1, false);
     let mut app = studio(&engine, 110, 26);
     press(&engine, &mut app, KeyCode::Char('E'));
-    let edits = app.editor.as_ref().unwrap().edits;
-    feed(&engine, &mut app, Event::CheckDue(edits));
+    assert!(
+        app.editor.as_ref().unwrap().check.is_some(),
+        "checked once opened"
+    );
     (dir, engine, app)
 }
 

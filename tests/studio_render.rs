@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::render::{assert_drawn_safe, bundled, drawn, feed, press, redacted, render, studio};
+use common::render::{assert_drawn_safe, bundled, drawn, press, redacted, render, studio};
 use flowdeck::tui::theme::Theme;
 use flowdeck::tui::update::{Event, update};
 
@@ -115,12 +115,7 @@ async fn no_color_draws_every_cell_in_the_terminals_colours() {
     use ratatui::style::{Color, Modifier};
     let (_dir, engine) = bundled();
     printed_pane(&engine).await;
-    let mut app = studio(&engine, 80, 24);
-    feed(
-        &engine,
-        &mut app,
-        Event::Snapshot(Box::new(engine.snapshot())),
-    );
+    let app = studio(&engine, 80, 24);
     let theme = Theme::default().without_colour();
     let terminal = drawn(&engine, &app, &theme, 80, 24);
     let buffer = terminal.backend().buffer();
@@ -142,11 +137,6 @@ async fn a_scrolled_pane_shows_its_history_and_search_marks_the_hit() {
     let (_dir, engine) = bundled();
     printed_pane(&engine).await;
     let mut app = studio(&engine, 80, 24);
-    feed(
-        &engine,
-        &mut app,
-        Event::Snapshot(Box::new(engine.snapshot())),
-    );
     // Two pages up from the bottom of 201 lines.
     press(&engine, &mut app, KeyCode::Tab);
     press(&engine, &mut app, KeyCode::Tab);

@@ -210,12 +210,7 @@ async fn a_pane_draws_its_programs_colours_attributes_and_wide_characters() {
         |s| s.output_bytes > 0 && s.history_lines >= 2,
     )
     .await;
-    let mut app = studio(&engine, 42, 14);
-    feed(
-        &engine,
-        &mut app,
-        Event::Snapshot(Box::new(engine.snapshot())),
-    );
+    let app = studio(&engine, 42, 14);
     let terminal = drawn(&engine, &app, &Theme::default(), 42, 14);
     let panes = flowdeck::tui::layout::app_slots(&app)[0].inner;
     let area = ratatui::layout::Rect { height: 2, ..panes };
@@ -227,12 +222,7 @@ async fn a_pane_draws_its_programs_colours_attributes_and_wide_characters() {
 async fn an_exited_session_keeps_its_last_screen_and_shows_its_status() {
     let (_dir, engine) = engine_on(&[]);
     pane(&engine, "echo last words; exit 3", (78, 9), |s| !s.running).await;
-    let mut app = studio(&engine, 80, 24);
-    feed(
-        &engine,
-        &mut app,
-        Event::Snapshot(Box::new(engine.snapshot())),
-    );
+    let app = studio(&engine, 80, 24);
     let screen = render(&engine, &app, 80, 24);
     assert!(screen.contains("last words"), "{screen}");
     insta::assert_snapshot!("exited_session", redacted(&screen));
@@ -312,11 +302,6 @@ async fn the_grid_shows_every_pane_and_copy_mode_marks_its_selection() {
         .await;
     }
     let mut app = studio(&engine, 90, 24);
-    feed(
-        &engine,
-        &mut app,
-        Event::Snapshot(Box::new(engine.snapshot())),
-    );
     press(&engine, &mut app, KeyCode::Char('g'));
     insta::assert_snapshot!("grid", redacted(&render(&engine, &app, 90, 24)));
     // Copy mode on the selected pane: v, up, v, right three times.

@@ -328,16 +328,16 @@ pub fn check_due(app: &mut App, edits: u64) -> Vec<Effect> {
     if editor.edits != edits || editor.checked_edits == edits {
         return Vec::new();
     }
-    let mut effects = vec![Effect::Check {
-        edits,
-        text: editor.contents(),
-    }];
+    // The whole text is joined once a pause: it may be megabytes.
+    let text = editor.contents();
+    let mut effects = Vec::with_capacity(2);
     if editor.dirty() {
         effects.push(Effect::Recover {
             file: editor.file.clone(),
-            text: editor.contents(),
+            text: text.clone(),
         });
     }
+    effects.insert(0, Effect::Check { edits, text });
     effects
 }
 

@@ -278,21 +278,10 @@ fn every_palette_command_runs_from_the_palette_without_panicking() {
 #[test]
 fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
     use crate::engine::{Change, EngineEvent, RunEvent};
-    let mut app = app();
-    app.runs.insert(
-        "r1".into(),
-        super::state::RunView {
-            run_id: "r1".into(),
-            workflow: "build".into(),
-            session_id: None,
-            actor: Some(crate::engine::Actor::Person),
-            phase: crate::engine::Phase::Running,
-            current_state: None,
-            prompt: None,
-            steps: Default::default(),
-            finished: None,
-        },
-    );
+    let mut app = app_with_active_run();
+    if let Some(run) = app.runs.get_mut("r1") {
+        run.actor = Some(crate::engine::Actor::Person);
+    }
     let finished = |seq| {
         Event::Engine(Box::new(EngineEvent {
             seq,

@@ -64,12 +64,24 @@ pub fn bundled() -> (tempfile::TempDir, std::sync::Arc<flowdeck::engine::Engine>
     (dir, engine)
 }
 
+/// Feeds an event, carrying out the engine reads as the loop does, and the editor's checks
+/// at once (the loop runs them after typing pauses).
 pub fn feed(engine: &flowdeck::engine::Engine, app: &mut App, event: Event) {
+    use flowdeck::tui::effect::Effect;
     let mut pending = vec![event];
     while let Some(event) = pending.pop() {
         for effect in update(app, event) {
-            if let Ok(answer) = flowdeck::tui::app::read(engine, effect) {
-                pending.push(answer);
+            match effect {
+                Effect::CheckLater(edits) => pending.push(Event::CheckDue(edits)),
+                Effect::Check { edits, text } => pending.push(Event::Checked {
+                    edits,
+                    draft: Box::new(engine.workflow_draft(&text)),
+                }),
+                other => {
+                    if let Ok(answer) = flowdeck::tui::app::read(engine, other) {
+                        pending.push(answer);
+                    }
+                }
             }
         }
     }
