@@ -65,8 +65,10 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             }
         })
         .collect();
-    // Room for the border, the selection mark, a space and the longest state label; names
-    // longer than what is left are cut with `…`.
+    // Inside the border and the selection mark: the names first, then a space and the state
+    // labels in what is left. A narrow list keeps at least a short label (`✓ completed`) and
+    // cuts the rest of it (its age) before it cuts names.
+    let room = usize::from(area.width).saturating_sub(2 + 2);
     let label_width = labels
         .iter()
         .map(|l| l.0.chars().count())
@@ -77,8 +79,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .map(|w| w.name.chars().count())
         .max()
         .unwrap_or(0)
-        .min(usize::from(area.width).saturating_sub(2 + 2 + 1 + label_width))
+        .min(room.saturating_sub(1 + label_width.min(11)))
         .max(4);
+    let label_room = room.saturating_sub(name_width + 1);
     let items: Vec<ListItem> = visible
         .iter()
         .zip(labels)
@@ -89,7 +92,10 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                     format!("{} ", fit(&clean(&w.name), name_width)),
                     Style::default().fg(t.foreground),
                 ),
-                Span::styled(label, Style::default().fg(colour)),
+                Span::styled(
+                    fit(&label, label_room).trim_end().to_string(),
+                    Style::default().fg(colour),
+                ),
             ])];
             // The selected broken file says what is wrong first, without `e`: a file that
             // broke while it was open should not look merely "invalid".
