@@ -79,6 +79,7 @@ fn main() {
             inputs: Default::default(),
             keep_session: true,
             actor: Actor::Cli,
+            require_approval: false,
         };
         let mut per_state_run = Vec::new();
         let mut per_state_direct = Vec::new();

@@ -32,8 +32,30 @@ pub struct Cli {
     #[arg(long, global = true, env = "FLOWDECK_THEME", value_name = "NAME")]
     pub theme: Option<String>,
 
+    /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
+    /// person has approved waits for a person's yes in the studio (refused when no studio is
+    /// open)
+    #[arg(
+        long,
+        global = true,
+        env = "FLOWDECK_APPROVE",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = Approve::Off
+    )]
+    pub approve: Approve,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// What needs a person's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Approve {
+    /// Nothing: agents run workflows as they ask
+    Off,
+    /// Every agent's run of manifest content no person has approved
+    AgentRuns,
 }
 
 /// What MCP offers: the same for `flowdeck mcp` and `flowdeck serve`.
@@ -97,6 +119,17 @@ pub enum Command {
     /// Host the folder headless: MCP on its local socket for any number of agents at once
     /// (each reaches it with `flowdeck mcp`), until SIGTERM or Ctrl-C.
     Serve(ServeArgs),
+    /// Approve the current content of workflows for agents' runs (approval mode).
+    ///
+    /// In approval mode an agent's run of content no person has approved waits for a yes in
+    /// the studio; a folder hosted headless (`flowdeck serve --approve agent-runs`) has nobody
+    /// to ask, so approve ahead what agents may run. An approval is of the exact content (its
+    /// SHA-256): any change to the file needs a new one. Kept in DIR/.flowdeck/approved.json.
+    Approve {
+        /// The workflows' names
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
     /// Run a workflow headless: progress on stderr, the result on stdout.
     ///
     /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
@@ -178,6 +211,7 @@ fn init_logging(studio: bool) {
 fn run(cli: Cli) -> Result<ExitCode> {
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
+    let approve = cli.approve == Approve::AgentRuns;
     // Not locked for the whole command: `flowdeck mcp` writes the protocol from its own thread,
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();
@@ -185,7 +219,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         return crate::tui::run(crate::tui::StudioOptions {
             folder,
             theme: cli.theme,
-            engine: engine_config(true),
+            engine: engine_config(true, approve),
         });
     }
     match cli.command {
@@ -217,8 +251,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             },
             &mut out,
         ),
-        Some(Command::Mcp(args)) => mcp(&folder, args),
-        Some(Command::Serve(args)) => serve(&folder, args),
+        Some(Command::Mcp(args)) => mcp(&folder, args, approve),
+        Some(Command::Serve(args)) => serve(&folder, args, approve),
+        Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
             Ok(ExitCode::SUCCESS)
@@ -226,7 +261,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn mcp_options(args: ServeArgs) -> Result<crate::mcp::McpOptions> {
+fn mcp_options(args: ServeArgs, approve: bool) -> Result<crate::mcp::McpOptions> {
     let mut sets = std::collections::HashSet::new();
     for name in &args.toolsets {
         let set = crate::mcp::Toolset::parse(name.trim()).with_context(|| {
@@ -241,6 +276,7 @@ fn mcp_options(args: ServeArgs) -> Result<crate::mcp::McpOptions> {
         toolsets: sets,
         read_only: args.read_only,
         dynamic_filters: args.dynamic_filters,
+        approve_agent_runs: approve,
     })
 }
 
@@ -254,8 +290,8 @@ fn folder_must_exist(folder: &Path) -> Result<()> {
     Ok(())
 }
 
-fn mcp(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
-    let options = mcp_options(args)?;
+fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
+    let options = mcp_options(args, approve)?;
     let runtime = runtime()?;
     // Checked up front for a clear error; the folder itself loads alongside the handshake.
     folder_must_exist(folder)?;
@@ -268,7 +304,8 @@ fn mcp(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
     }
     let folder_owned = folder.to_path_buf();
     let opener: crate::mcp::server::Opener = std::sync::Arc::new(move || {
-        crate::engine::Engine::open(&folder_owned, engine_config(true)).map_err(|e| e.to_string())
+        crate::engine::Engine::open(&folder_owned, engine_config(true, approve))
+            .map_err(|e| e.to_string())
     });
     runtime.block_on(crate::mcp::serve_stdio(opener, options))?;
     // Blocking readers of a closed stdin must not hold the exit.
@@ -277,13 +314,13 @@ fn mcp(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
 }
 
 /// `flowdeck serve`: the folder's host without a studio, until a termination signal.
-fn serve(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
-    let options = mcp_options(args)?;
+fn serve(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
+    let options = mcp_options(args, approve)?;
     folder_must_exist(folder)?;
     let runtime = runtime()?;
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        let engine = open_engine(folder, engine_config(true))?;
+        let engine = open_engine(folder, engine_config(true, approve))?;
         let host = crate::mcp::host::start(engine.clone(), folder, options)?;
         eprintln!(
             "flowdeck: serving {} on {} (agents reach it with `flowdeck mcp`)",
@@ -300,11 +337,30 @@ fn serve(folder: &Path, args: ServeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `flowdeck approve`: each workflow's content that would run now, approved for agents.
+fn approve_workflows(folder: &Path, names: &[String], out: &mut impl Write) -> Result<ExitCode> {
+    let engine = open_engine(folder, engine_config(false, false))?;
+    for name in names {
+        let approved = engine
+            .approve_workflow(name, &crate::engine::Actor::Cli)
+            .with_context(|| format!("cannot approve {}", sanitize(name)))?;
+        writeln!(
+            out,
+            "approved {} (content {}) for agents' runs",
+            sanitize(name),
+            &approved.version[..12.min(approved.version.len())]
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The engine's settings for the commands that open sessions: the folder followed or not,
-/// and this binary as the session watchdog, so that a `kill -9` leaves no process behind.
-fn engine_config(watch: bool) -> crate::engine::EngineConfig {
+/// approval mode, and this binary as the session watchdog, so that a `kill -9` leaves no
+/// process behind.
+fn engine_config(watch: bool, approve_agent_runs: bool) -> crate::engine::EngineConfig {
     let mut config = crate::engine::EngineConfig {
         watch,
+        approve_agent_runs,
         ..crate::engine::EngineConfig::default()
     };
     config.terminals.watchdog = Some(PathBuf::from("/proc/self/exe"));

@@ -114,6 +114,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             inputs: Default::default(),
             keep_session: false,
             actor: agent(),
+            require_approval: false,
         })
         .await
         .unwrap();
@@ -330,6 +331,7 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
                         inputs: Default::default(),
                         keep_session: false,
                         actor: Actor::Cli,
+                        require_approval: false,
                     })
                     .await
                     .unwrap();
@@ -410,6 +412,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
             inputs: Default::default(),
             keep_session: true,
             actor: Actor::Cli,
+            require_approval: false,
         })
         .await
         .unwrap();

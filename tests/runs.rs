@@ -38,6 +38,7 @@ fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
             .collect(),
         keep_session: false,
         actor: Actor::Cli,
+        require_approval: false,
     }
 }
 

@@ -207,6 +207,7 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
             inputs: Default::default(),
             keep_session: false,
             actor: Actor::Person,
+            require_approval: false,
         };
         let result = common::within(
             std::time::Duration::from_secs(20),

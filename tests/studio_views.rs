@@ -128,6 +128,7 @@ async fn the_plan_mid_run_marks_the_current_state_and_the_prompt_asks() {
             inputs: Default::default(),
             keep_session: true,
             actor: Actor::Person,
+            require_approval: false,
         })
         .await
         .unwrap();
@@ -375,6 +376,7 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
                 .collect(),
             keep_session: false,
             actor: Actor::Person,
+            require_approval: false,
         }),
     )
     .await

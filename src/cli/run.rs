@@ -47,7 +47,7 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
         // Registered first: a hang-up or a kill request from here on cancels the run and
         // still prints its result, rather than leave its processes running.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let engine = super::open_engine(folder, super::engine_config(false))?;
+        let engine = super::open_engine(folder, super::engine_config(false, false))?;
         let result = follow(&engine, &args, inputs, &mut termination).await;
         let printed = match &result {
             Ok(result) => print_result(result, &engine, &args, out).map(|()| {
@@ -86,6 +86,7 @@ async fn follow(
             inputs,
             keep_session: args.keep_session,
             actor: Actor::Cli,
+            require_approval: false,
         })
         .await?;
     let run_id = started.run_id().to_string();

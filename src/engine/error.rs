@@ -41,6 +41,10 @@ pub enum EngineError {
         "session {session_id} is being typed into by {holder} (focus mode in the studio): its input is theirs until they leave it; try again later"
     )]
     InputHeld { session_id: String, holder: String },
+    #[error("run of `{workflow}` not approved (approval mode is on): {why}")]
+    NotApproved { workflow: String, why: String },
+    #[error("run {0} is not waiting for approval")]
+    NotAwaitingApproval(String),
     #[error(
         "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"
     )]
@@ -66,6 +70,8 @@ impl EngineError {
             EngineError::NoPrompt(_) => "no_prompt",
             EngineError::StepNotFound { .. } => "step_not_found",
             EngineError::WorkflowRunning { .. } => "workflow_running",
+            EngineError::NotApproved { .. } => "not_approved",
+            EngineError::NotAwaitingApproval(_) => "not_awaiting_approval",
             EngineError::InputOwned { .. } | EngineError::InputHeld { .. } => "session_busy",
         }
     }

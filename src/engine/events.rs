@@ -102,6 +102,21 @@ pub enum Change {
         workflow: Option<String>,
         removed: usize,
     },
+    /// An agent's run waits for a person to approve its manifest (approval mode): the
+    /// studio shows the request ([`super::Engine::approvals_pending`] has its text).
+    ApprovalRequested {
+        run_id: String,
+        workflow: String,
+        /// The content version asking for approval.
+        version: String,
+    },
+    /// The request was answered (the event's actor answered it), or withdrawn: the run was
+    /// cancelled or nobody was left to answer.
+    ApprovalSettled {
+        run_id: String,
+        workflow: String,
+        approved: bool,
+    },
     /// A run's journal line, as written.
     Run {
         run_id: String,
@@ -116,7 +131,9 @@ impl EngineEvent {
     /// The run the event is about, if any.
     pub fn run_id(&self) -> Option<&str> {
         match &self.change {
-            Change::Run { run_id, .. } => Some(run_id),
+            Change::Run { run_id, .. }
+            | Change::ApprovalRequested { run_id, .. }
+            | Change::ApprovalSettled { run_id, .. } => Some(run_id),
             _ => None,
         }
     }

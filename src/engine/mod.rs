@@ -9,8 +9,10 @@
 //!   [`contract`] the input and output contracts;
 //! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
 //! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream;
-//! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search.
+//! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search;
+//! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
+pub mod approval;
 pub mod audit_log;
 pub mod authoring;
 pub mod contract;
@@ -66,6 +68,8 @@ pub struct EngineConfig {
     pub run_shell: Option<Vec<String>>,
     /// Follow the folder for changes made by editors (off for one-shot commands).
     pub watch: bool,
+    /// Approval mode: an agent's run of content no person approved waits for one.
+    pub approve_agent_runs: bool,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +79,7 @@ impl Default for EngineConfig {
             max_runs: 8,
             run_shell: None,
             watch: true,
+            approve_agent_runs: false,
         }
     }
 }
@@ -110,6 +115,8 @@ pub struct Engine {
     /// Sessions whose input someone holds (a person in focus mode on its pane): only they
     /// may type into it meanwhile.
     input_holders: std::sync::Mutex<std::collections::HashMap<String, Actor>>,
+    /// Front ends with a person at them that answer approval requests (approval.rs).
+    approvers: std::sync::atomic::AtomicUsize,
 }
 
 impl Engine {
@@ -149,6 +156,7 @@ impl Engine {
             _watcher: watcher,
             events,
             input_holders: Default::default(),
+            approvers: Default::default(),
         });
         for run_id in engine.journal.recover_interrupted() {
             tracing::info!("run {run_id} was in flight when its flowdeck died: now interrupted");

@@ -28,6 +28,8 @@ pub enum FinalState {
     WorkflowNotFound,
     /// The manifest has errors and was never valid.
     DefinitionInvalid,
+    /// Approval mode: a person denied an agent's run, or nobody was left to approve it.
+    NotApproved,
     /// The flowdeck process running it died (killed, crashed) before it ended; recorded by
     /// the next flowdeck that opened the folder.
     Interrupted,
@@ -44,6 +46,7 @@ impl FinalState {
             FinalState::Error => "error",
             FinalState::WorkflowNotFound => "workflow_not_found",
             FinalState::DefinitionInvalid => "definition_invalid",
+            FinalState::NotApproved => "not_approved",
             FinalState::Interrupted => "interrupted",
         }
     }

@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// An agent's run waits for a person to approve its manifest (approval mode).
+    AwaitingApproval,
     Running,
     WaitingForInput,
     Finished,
@@ -54,6 +56,8 @@ pub struct ActiveRun {
     pub cancel: CancellationToken,
     pub status: watch::Sender<RunStatus>,
     pub prompt: Mutex<Option<PendingPrompt>>,
+    /// The approval the run waits for before it starts (approval mode).
+    pub approval: Mutex<Option<super::approval::PendingApproval>>,
     /// The run's secret values, once its inputs are known: for whoever writes down what is
     /// done to the run from outside (the audit log).
     pub secrets: Mutex<Secrets>,
@@ -127,6 +131,10 @@ impl ActiveRun {
     pub fn pending_prompt(&self) -> MutexGuard<'_, Option<PendingPrompt>> {
         self.prompt.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    pub fn pending_approval(&self) -> MutexGuard<'_, Option<super::approval::PendingApproval>> {
+        self.approval.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Why a run cannot start.
@@ -197,6 +205,7 @@ impl Runs {
             cancel: CancellationToken::new(),
             status: status_tx,
             prompt: Mutex::new(None),
+            approval: Mutex::new(None),
             secrets: Mutex::new(Secrets::default()),
             cancelled_by: Mutex::new(None),
             owned: Mutex::new(Vec::new()),

@@ -1,6 +1,7 @@
 //! The engine's run methods: start (by name or inline manifest), follow, cancel, answer a
 //! paused prompt, and the history (list, events from a cursor, feedback, purge).
 
+use super::approval::{ApprovalRequest, Decision};
 use super::contract;
 use super::events::{Actor, Change};
 use super::executor::{self, RunPlan, SessionChoice};
@@ -50,6 +51,25 @@ pub struct RunRequest {
     pub keep_session: bool,
     /// Who asks: recorded in the journal and on every event of the run.
     pub actor: Actor,
+    /// The agent's own connection asked for approval mode (`flowdeck mcp --approve
+    /// agent-runs`), whatever the engine was started with.
+    pub require_approval: bool,
+}
+
+/// A workflow found to run: the model, its content version and the bytes of that version.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub workflow: Arc<Workflow>,
+    pub version: String,
+    pub content: Arc<[u8]>,
+}
+
+/// A registered run and what it needs to start.
+struct Launch {
+    run: Arc<ActiveRun>,
+    request: RunRequest,
+    resolved: Resolved,
+    started_at: String,
 }
 
 /// A run that has started (or ended before its first state).
@@ -200,8 +220,7 @@ impl Engine {
             WorkflowSource::Name(n) => n.clone(),
             WorkflowSource::Inline(_) => String::new(),
         };
-        let resolved = self.resolve(&request.workflow);
-        let (workflow, version) = match resolved {
+        let resolved = match self.resolve(&request.workflow) {
             Ok(found) => found,
             Err((final_state, error)) => {
                 return Ok(self
@@ -228,10 +247,27 @@ impl Engine {
                 }
             }
         }
+        let approval = match self.approval_needed(
+            &run_id,
+            &request.workflow,
+            &resolved,
+            &request.actor,
+            request.require_approval,
+        ) {
+            Ok(approval) => approval,
+            Err(e) => {
+                self.journal().release(&run_id);
+                return Err(e);
+            }
+        };
         let status = RunStatus {
             run_id: run_id.clone(),
-            workflow_name: workflow.name.clone(),
-            status: Phase::Running,
+            workflow_name: resolved.workflow.name.clone(),
+            status: if approval.is_some() {
+                Phase::AwaitingApproval
+            } else {
+                Phase::Running
+            },
             session_id: request.session_id.clone(),
             current_state: None,
             states_executed: 0,
@@ -247,6 +283,58 @@ impl Engine {
                 return Err(e.into());
             }
         };
+        // No wait from the run's registration to here: a caller that follows the run holds it
+        // (cancel-on-drop) from the first instant.
+        let receiver = run.status.subscribe();
+        let launch = Launch {
+            run,
+            request,
+            resolved,
+            started_at,
+        };
+        match approval {
+            None => self.launch(launch).await,
+            Some(approval) => {
+                let engine = self.clone();
+                tokio::spawn(async move { engine.launch_once_approved(launch, approval).await });
+            }
+        }
+        Ok(StartedRun {
+            run_id,
+            status: receiver,
+        })
+    }
+
+    /// Waits for the person's answer, then starts the run or ends it unstarted, saying why.
+    async fn launch_once_approved(self: Arc<Self>, launch: Launch, approval: ApprovalRequest) {
+        let decision = self.await_approval(&launch.run, approval).await;
+        match decision {
+            Some(Decision::Approved { .. }) => {
+                launch.run.update(|s| s.status = Phase::Running);
+                self.launch(launch).await;
+            }
+            Some(Decision::Denied { why, .. }) => {
+                self.end_unlaunched(&launch, FinalState::NotApproved, why, None)
+                    .await;
+            }
+            None => {
+                let by = launch.run.canceller().unwrap_or(Actor::System);
+                let why = format!("cancelled by {by} while it waited for approval");
+                self.end_unlaunched(&launch, FinalState::Canceled, why, Some(by))
+                    .await;
+            }
+        }
+    }
+
+    /// Opens the run's session (unless it was given one), starts its journal and its executor.
+    async fn launch(self: &Arc<Self>, launch: Launch) {
+        let Launch {
+            run,
+            mut request,
+            resolved,
+            started_at,
+        } = launch;
+        let run_id = run.run_id.clone();
         // A run's own session is opened now, so that the run starts with it (its first event
         // names it) and owns it from the first instant.
         let session = match request.session_id.clone() {
@@ -270,27 +358,29 @@ impl Engine {
                         }
                     }
                     Err(e) => {
-                        self.runs().discard(&run_id);
-                        return Ok(self
-                            .ended_before_start(
-                                &run_id,
-                                &workflow.name,
-                                &request,
-                                FinalState::Error,
-                                format!("cannot open a terminal for the run: {e}"),
-                                started_at,
-                            )
-                            .await);
+                        let why = format!("cannot open a terminal for the run: {e}");
+                        let launch = Launch {
+                            run,
+                            request,
+                            resolved,
+                            started_at,
+                        };
+                        self.end_unlaunched(&launch, FinalState::Error, why, None)
+                            .await;
+                        return;
                     }
                 }
             }
         };
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(&run_id);
+        let Resolved {
+            workflow, version, ..
+        } = resolved;
         let first = writer.append(RunEvent::RunStarted {
             run_id: run_id.clone(),
             workflow: workflow.name.clone(),
-            version: version.clone(),
+            version: Some(version.clone()),
             session_id: request.session_id.clone(),
             inputs: super::contract::masked(&workflow, &request.inputs),
             actor: Some(request.actor.clone()),
@@ -300,12 +390,11 @@ impl Engine {
         let plan = RunPlan {
             run_id: run_id.clone(),
             workflow,
-            version,
+            version: Some(version),
             inputs: request.inputs,
             session,
             started_at,
         };
-        let receiver = run.status.subscribe();
         let engine = self.clone();
         let actor = request.actor;
         tokio::spawn(async move {
@@ -325,12 +414,36 @@ impl Engine {
                 engine.publish_run_line(&actor, &run.run_id, line);
             }
         });
-        // No wait from the run's registration to here: a caller that follows the run holds it
-        // (cancel-on-drop) from the first instant.
-        Ok(StartedRun {
-            run_id,
-            status: receiver,
-        })
+    }
+
+    /// Ends a registered run that never got going (not approved, cancelled while it waited,
+    /// no terminal for it): journaled and finished like any other, so that whoever follows
+    /// it gets its result.
+    async fn end_unlaunched(
+        &self,
+        launch: &Launch,
+        final_state: FinalState,
+        error: String,
+        cancelled_by: Option<Actor>,
+    ) {
+        let run = &launch.run;
+        let (result, lines) = self
+            .journal_unstarted(
+                &run.run_id,
+                &launch.resolved.workflow.name,
+                Some(launch.resolved.version.clone()),
+                &launch.request,
+                final_state,
+                error,
+                cancelled_by,
+                launch.started_at.clone(),
+            )
+            .await;
+        run.update(|s| s.last_event = lines[1].seq);
+        self.runs().finish(run, result);
+        for line in lines {
+            self.publish_run_line(&launch.request.actor, &run.run_id, line);
+        }
     }
 
     /// Publishes a run's journal line as an event, once the run's status shows it.
@@ -426,7 +539,7 @@ impl Engine {
     /// The names of a workflow's secret inputs (and secret return values), for whoever writes
     /// down requests about it; none when it cannot be found or read.
     pub fn secret_names(&self, source: &WorkflowSource) -> Vec<String> {
-        let Ok((workflow, _)) = self.resolve(source) else {
+        let Ok(Resolved { workflow, .. }) = self.resolve(source) else {
             return Vec::new();
         };
         workflow
@@ -454,12 +567,16 @@ impl Engine {
     fn resolve(
         &self,
         source: &WorkflowSource,
-    ) -> Result<(Arc<Workflow>, Option<String>), (FinalState, String)> {
+    ) -> Result<Resolved, (FinalState, String)> {
         match source {
             WorkflowSource::Name(name) => self
                 .store
-                .runnable(name)
-                .map(|(w, v)| (w, Some(v)))
+                .runnable_good(name)
+                .map(|good| Resolved {
+                    workflow: good.workflow,
+                    version: good.version,
+                    content: good.bytes,
+                })
                 .map_err(|e| match e {
                     StoreError::NotFound(_) => (
                         FinalState::WorkflowNotFound,
@@ -479,10 +596,11 @@ impl Engine {
                     .map(|v| v.to_line("manifest"))
                     .collect();
                 match (checked.workflow, errors.is_empty()) {
-                    (Some(w), true) => Ok((
-                        Arc::new(w),
-                        Some(crate::store::files::content_version(content.as_bytes())),
-                    )),
+                    (Some(w), true) => Ok(Resolved {
+                        workflow: Arc::new(w),
+                        version: crate::store::files::content_version(content.as_bytes()),
+                        content: Arc::from(content.as_bytes()),
+                    }),
                     _ => Err((
                         FinalState::DefinitionInvalid,
                         format!("the manifest is invalid:\n{}", errors.join("\n")),
@@ -501,12 +619,60 @@ impl Engine {
         error: String,
         started_at: String,
     ) -> StartedRun {
+        let (result, lines) = self
+            .journal_unstarted(
+                run_id,
+                name,
+                None,
+                request,
+                final_state,
+                error,
+                None,
+                started_at.clone(),
+            )
+            .await;
+        let status = RunStatus {
+            run_id: run_id.to_string(),
+            workflow_name: name.to_string(),
+            status: Phase::Finished,
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at,
+            prompt: None,
+            last_event: lines[1].seq,
+            result: Some(result),
+        };
+        self.runs().record_finished(status.clone());
+        for line in lines {
+            self.publish_run_line(&request.actor, run_id, line);
+        }
+        let (_, receiver) = watch::channel(status);
+        StartedRun {
+            run_id: run_id.to_string(),
+            status: receiver,
+        }
+    }
+
+    /// The journal and result of a run that ended before its first state.
+    #[allow(clippy::too_many_arguments)]
+    async fn journal_unstarted(
+        &self,
+        run_id: &str,
+        name: &str,
+        version: Option<String>,
+        request: &RunRequest,
+        final_state: FinalState,
+        error: String,
+        cancelled_by: Option<Actor>,
+        started_at: String,
+    ) -> (RunResult, [JournalEvent; 2]) {
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(run_id);
         let first = writer.append(RunEvent::RunStarted {
             run_id: run_id.to_string(),
             workflow: name.to_string(),
-            version: None,
+            version: version.clone(),
             session_id: request.session_id.clone(),
             inputs: IndexMap::new(),
             actor: Some(request.actor.clone()),
@@ -518,10 +684,9 @@ impl Engine {
             error: Some(error.clone()),
             return_values: IndexMap::new(),
             duration_ms: 0.0,
-            cancelled_by: None,
+            cancelled_by,
         });
         writer.finish().await;
-        let seq = last.seq;
         let result = RunResult {
             success: false,
             workflow_name: name.to_string(),
@@ -534,35 +699,15 @@ impl Engine {
             ],
             error: Some(error),
             run_id: run_id.to_string(),
-            workflow_version: None,
+            workflow_version: version,
             return_values: IndexMap::new(),
             last_state: None,
-            started_at: started_at.clone(),
+            started_at,
             finished_at: journal::now(),
             duration_ms: 0.0,
             journal_error: writer.failure(),
         };
-        let status = RunStatus {
-            run_id: run_id.to_string(),
-            workflow_name: name.to_string(),
-            status: Phase::Finished,
-            session_id: request.session_id.clone(),
-            current_state: None,
-            states_executed: 0,
-            started_at,
-            prompt: None,
-            last_event: seq,
-            result: Some(result),
-        };
-        self.runs().record_finished(status.clone());
-        for line in [first, last] {
-            self.publish_run_line(&request.actor, run_id, line);
-        }
-        let (_, receiver) = watch::channel(status);
-        StartedRun {
-            run_id: run_id.to_string(),
-            status: receiver,
-        }
+        (result, [first, last])
     }
 
     /// A run's status (live, or as it ended).
@@ -840,6 +985,7 @@ mod tests {
             inputs: IndexMap::new(),
             keep_session: false,
             actor: Actor::Cli,
+            require_approval: false,
         };
         let mut events = engine.subscribe();
         let result = tokio::time::timeout(Duration::from_secs(30), engine.run(request()))

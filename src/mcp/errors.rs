@@ -96,6 +96,20 @@ impl ToolError {
     }
 }
 
+impl ToolError {
+    /// An agent's run that approval mode stopped: denied by a person, or nobody there to
+    /// approve it. A security error, not one to retry unchanged.
+    pub fn not_approved(workflow: &str, run_id: Option<&str>, message: String) -> ToolError {
+        let error = ToolError::new("RUN_NOT_APPROVED", -32007, "security", message)
+            .with("workflow", workflow)
+            .suggest("Approval mode is on: a person approves each new content of a workflow before an agent runs it. Ask them to approve it in the studio (or with `flowdeck approve NAME`), or to run it themselves.");
+        match run_id {
+            Some(run) => error.with("run_id", run),
+            None => error,
+        }
+    }
+}
+
 impl From<EngineError> for ToolError {
     fn from(e: EngineError) -> Self {
         let message = e.to_string();
@@ -144,6 +158,9 @@ impl From<EngineError> for ToolError {
                 .with("holder", holder)
                 .retryable()
                 .suggest("A person is typing in this terminal; wait and send again, or open a terminal of your own with open_terminal."),
+            EngineError::NotApproved { workflow, .. } => ToolError::not_approved(&workflow, None, message),
+            EngineError::NotAwaitingApproval(run) => ToolError::new("RUN_NOT_WAITING", -32005, "conflict", message)
+                .with("run_id", run),
             EngineError::WorkflowRunning { workflow, run_id, .. } => ToolError::new("WORKFLOW_RUNNING", -32005, "conflict", message)
                 .with("workflow", workflow)
                 .with("run_id", run_id)

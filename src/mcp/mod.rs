@@ -39,6 +39,8 @@ pub struct McpOptions {
     pub read_only: bool,
     /// Only workflows whose names match one of these globs get a `wf_` tool (empty: all).
     pub dynamic_filters: Vec<String>,
+    /// Approval mode for this server's runs: each needs a person's approval of its content.
+    pub approve_agent_runs: bool,
 }
 
 impl Default for McpOptions {
@@ -47,6 +49,7 @@ impl Default for McpOptions {
             toolsets: Toolset::ALL.into_iter().collect(),
             read_only: false,
             dynamic_filters: Vec::new(),
+            approve_agent_runs: false,
         }
     }
 }

@@ -298,6 +298,7 @@ impl FlowdeckServer {
                     inputs,
                     keep_session: false,
                     actor: cx.actor.clone(),
+                    require_approval: cx.require_approval,
                 };
                 tools::run(engine, request, wait, &cx).await
             }
@@ -434,6 +435,7 @@ impl ServerHandler for FlowdeckServer {
                             cancel: tokio_util::sync::CancellationToken::new(),
                             progress: None,
                             actor,
+                            require_approval: server.inner.options.approve_agent_runs,
                         };
                         tokio::select! {
                             outcome = server.run_tool(engine, callable, task_name, args, cx) => Ok(to_result(outcome)),
@@ -469,6 +471,7 @@ impl ServerHandler for FlowdeckServer {
             cancel: context.ct.clone(),
             progress,
             actor,
+            require_approval: self.inner.options.approve_agent_runs,
         };
         let server = self.clone();
         let task_name = name.clone();

@@ -544,6 +544,8 @@ pub struct CallContext {
     pub progress: Option<Box<dyn Fn(f64, String) + Send + Sync>>,
     /// The agent making the call.
     pub actor: Actor,
+    /// The connection asked for approval mode (`--approve agent-runs`).
+    pub require_approval: bool,
 }
 
 impl std::fmt::Debug for CallContext {
@@ -709,6 +711,7 @@ pub async fn call(
                 inputs,
                 keep_session: a.keep_session,
                 actor: cx.actor.clone(),
+                require_approval: cx.require_approval,
             };
             run(e, request, a.wait.unwrap_or(true), cx).await
         }
@@ -827,7 +830,17 @@ pub async fn run(
     let mut step = 0.0;
     loop {
         tokio::select! {
-            result = &mut finished => return ok(RunOutcome::Finished(result)),
+            result = &mut finished => {
+                // Approval mode stopped it: a security error, not a run that failed.
+                if result.final_state == crate::engine::FinalState::NotApproved {
+                    return Err(ToolError::not_approved(
+                        &result.workflow_name,
+                        Some(&result.run_id),
+                        result.error.clone().unwrap_or_default(),
+                    ));
+                }
+                return ok(RunOutcome::Finished(result));
+            }
             () = cx.cancel.cancelled() => {
                 let _ = engine.cancel_run(&run_id, &cx.actor).await;
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
@@ -838,6 +851,11 @@ pub async fn run(
                 {
                     step += 1.0;
                     progress(step, format!("{state} ({tool})"));
+                }
+                if let (Ok(EngineEvent { change: Change::ApprovalRequested { run_id: id, workflow, .. }, .. }), Some(progress)) = (&event, &cx.progress)
+                    && *id == run_id
+                {
+                    progress(step, format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)"));
                 }
             }
         }
@@ -885,6 +903,7 @@ mod tests {
                 cancel: CancellationToken::new(),
                 progress: None,
                 actor: Actor::Cli,
+                require_approval: false,
             };
             let outcome = tokio::time::timeout(
                 Duration::from_secs(30),

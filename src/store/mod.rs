@@ -5,6 +5,7 @@
 //! of changes by [`Store::subscribe`]; every change, whether made through the store or by an
 //! editor on disk, is published the same way.
 
+pub mod approvals;
 mod catalog;
 mod entry;
 mod error;
@@ -342,12 +343,18 @@ impl Store {
     /// The workflow to run under `name`: the current version when valid, else the last valid
     /// one. Two files with the name, or a file that never was valid, is an error.
     pub fn runnable(&self, name: &str) -> Result<(Arc<Workflow>, String), StoreError> {
+        self.runnable_good(name)
+            .map(|good| (good.workflow, good.version))
+    }
+
+    /// [`Store::runnable`] with the bytes of the version that runs (what a person approves).
+    pub fn runnable_good(&self, name: &str) -> Result<LastGood, StoreError> {
         let catalog = self.catalog();
         let files = catalog.files_named(name);
         match files.as_slice() {
             [] => Err(StoreError::NotFound(name.to_string())),
             [entry] => match &entry.last_good {
-                Some(good) => Ok((good.workflow.clone(), good.version.clone())),
+                Some(good) => Ok(good.clone()),
                 None => Err(StoreError::Invalid {
                     name: name.to_string(),
                     file: entry.file_name.clone(),

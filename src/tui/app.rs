@@ -3,6 +3,7 @@
 //! something shown changed, at most once per frame (so a flooding pane costs at most 60
 //! frames a second and keys are still read between them), and sleeps otherwise.
 
+use crate::engine::approval::Approver;
 use super::draw;
 use super::effect::Effect;
 use super::state::{App, Point, Selection};
@@ -73,17 +74,23 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
                 None
             }
         };
+        // A person is here to answer agents' approval requests (approval mode) for as long as
+        // the studio is open.
+        let approver = engine.attach_approver();
         // Asked before the terminal is taken: tmux answers on its own socket.
         app.clipboard_hint = super::clipboard::hint();
         let outcome = match terminal::enter() {
             Ok((mut tui, guard)) => {
-                let outcome = event_loop(&engine, &mut tui, &theme, app, &mut termination).await;
+                let outcome =
+                    event_loop(&engine, &approver, &mut tui, &theme, app, &mut termination).await;
                 drop(guard);
                 outcome
             }
             Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
         };
-        // The terminal is the person's again before shutdown waits for runs to end.
+        // The terminal is the person's again before shutdown waits for runs to end; nobody
+        // is left to approve what still waits.
+        drop(approver);
         if let Some(host) = host {
             host.stop().await;
         }
@@ -139,6 +146,7 @@ fn shown(app: &App, event: &EngineEvent) -> bool {
 
 async fn event_loop(
     engine: &Arc<Engine>,
+    approver: &Approver,
     tui: &mut Tui,
     theme: &Theme,
     mut app: App,
@@ -163,7 +171,15 @@ async fn event_loop(
             let tmux = app.clipboard_hint.is_some();
             let mut external = None;
             for effect in update(&mut app, event) {
-                execute(engine, effect, &done_tx, &mut pending, tmux, &mut external);
+                execute(
+                    engine,
+                    approver,
+                    effect,
+                    &done_tx,
+                    &mut pending,
+                    tmux,
+                    &mut external,
+                );
             }
             if let Some(path) = external {
                 // The person's editor gets the terminal, as lazygit and gitui hand it over:
@@ -221,6 +237,7 @@ async fn event_loop(
 /// a run, opening a shell, cancelling) runs as a task that reports back through `done`.
 fn execute(
     engine: &Arc<Engine>,
+    approver: &Approver,
     effect: Effect,
     done: &mpsc::UnboundedSender<Event>,
     now: &mut VecDeque<Event>,
@@ -246,7 +263,19 @@ fn execute(
         | Effect::LoadDocument(_)
         | Effect::LoadDisk(_)
         | Effect::ListRecovery
-        | Effect::LoadAudit => {}
+        | Effect::LoadAudit
+        | Effect::LoadApprovals => {}
+        // Quick (a small file written when approving), and answered before the next key.
+        Effect::DecideApproval { run_id, approve } => {
+            let error = approver
+                .decide(&run_id, approve)
+                .err()
+                .map(|e| format!("cannot answer the approval request: {e}"));
+            now.push_back(Event::Approvals {
+                pending: engine.approvals_pending(),
+                error,
+            });
+        }
         Effect::CheckLater(edits) => {
             let done = done.clone();
             tokio::spawn(async move {
@@ -380,6 +409,7 @@ fn execute(
                         // Its screen stays to be read after the end; x closes it.
                         keep_session: true,
                         actor: Actor::Person,
+                        require_approval: false,
                     })
                     .await;
                 let _ = done.send(Event::RunStarted(
@@ -553,6 +583,10 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
         }
         Effect::ListRecovery => Event::Recovered(engine.recovery_list()),
         Effect::LoadAudit => Event::Audit(engine.audit_tail(AUDIT_SHOWN)),
+        Effect::LoadApprovals => Event::Approvals {
+            pending: engine.approvals_pending(),
+            error: None,
+        },
         Effect::LocateCursor(session_id) => {
             match engine.with_session_screen(&session_id, |s| {
                 let (row, col) = s.cursor_position();

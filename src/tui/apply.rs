@@ -78,6 +78,17 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             effects
         }
         Change::HistoryPurged { .. } => vec![Effect::ReloadList],
+        Change::ApprovalRequested {
+            run_id, workflow, ..
+        } => super::approvals::requested(app, &actor, &run_id, &workflow),
+        Change::ApprovalSettled {
+            run_id,
+            workflow,
+            approved,
+        } => {
+            super::approvals::settled(app, &actor, &run_id, &workflow, approved);
+            Vec::new()
+        }
         Change::WorkflowFolder { problem } => {
             app.folder_problem = problem;
             vec![Effect::ReloadList]
@@ -277,7 +288,7 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
 
 /// Something the person should know happened: the status line says it (the caller set the
 /// message); while their terminal is not focused, the bell rings and the title says it too.
-fn attention(app: &mut App, what: String) -> Vec<Effect> {
+pub(super) fn attention(app: &mut App, what: String) -> Vec<Effect> {
     if app.term_focused {
         return Vec::new();
     }

@@ -106,6 +106,10 @@ pub enum Command {
     Complete,
     /// Who did what: the tool calls of every agent, from the audit log.
     Audit,
+    /// Approve the agent's run shown (approval mode).
+    Approve,
+    /// Deny the agent's run shown.
+    Deny,
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -166,7 +170,7 @@ impl Command {
             Command::Close => "close / back",
             Command::Run => "run the selected workflow (inputs form first)",
             Command::Cancel => "cancel the selected workflow's run",
-            Command::Answer => "answer the waiting prompt",
+            Command::Answer => "answer what waits for you: an approval, a run's prompt",
             Command::NewShell => "open a shell pane",
             Command::Focus => "focus mode: keys go to the pane's program",
             Command::LeaveFocus => "leave focus mode",
@@ -214,6 +218,8 @@ impl Command {
             Command::TogglePanel => "side panel: problems / plan / none",
             Command::Complete => "complete what the schema allows at the cursor",
             Command::Audit => "agents' tool calls: who did what, when, with what outcome",
+            Command::Approve => "approve: the agent's run starts, and this content is remembered",
+            Command::Deny => "deny: the agent's run ends not approved",
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

@@ -125,4 +125,8 @@ pub enum Effect {
     ReleaseInput(String),
     /// Read the audit log's latest tool calls.
     LoadAudit,
+    /// Read the runs waiting for approval.
+    LoadApprovals,
+    /// Answer a run's approval request.
+    DecideApproval { run_id: String, approve: bool },
 }

@@ -44,6 +44,8 @@ pub enum Mode {
     Complete,
     /// Reading the audit log.
     Audit,
+    /// An agent's run waits for the person's approval (approval mode).
+    Approve,
 }
 
 impl Mode {
@@ -67,6 +69,7 @@ impl Mode {
             Mode::Name => "workflow name",
             Mode::Complete => "completion",
             Mode::Audit => "audit log",
+            Mode::Approve => "approval",
         }
     }
 
@@ -317,6 +320,15 @@ pub const BINDINGS: &[Binding] = &[
     hint(Name, Right, "→", Command::ChoiceNext),
     bind(Name, Backspace, "Backspace", Command::DeleteChar),
     bind(Name, Del, "Delete", Command::DeleteChar),
+    hint(Mode::Approve, Char('y'), "y", Command::Approve),
+    hint(Mode::Approve, Char('n'), "n", Command::Deny),
+    hint(Mode::Approve, Esc, "Esc", Command::Close),
+    bind(Mode::Approve, Char('j'), "j", Command::Down),
+    bind(Mode::Approve, Down, "↓", Command::Down),
+    bind(Mode::Approve, Char('k'), "k", Command::Up),
+    bind(Mode::Approve, Up, "↑", Command::Up),
+    bind(Mode::Approve, PageUp, "PgUp", Command::ScrollUp),
+    bind(Mode::Approve, PageDown, "PgDn", Command::ScrollDown),
     hint(Mode::Audit, Esc, "Esc", Command::Close),
     bind(Mode::Audit, Char('L'), "L", Command::Close),
     bind(Mode::Audit, Char('q'), "q", Command::Close),
@@ -410,6 +422,8 @@ fn short(command: Command) -> &'static str {
         Command::ChoicePrev | Command::ChoiceNext => "choice",
         Command::Yes => "yes",
         Command::No => "no",
+        Command::Approve => "approve",
+        Command::Deny => "deny",
         Command::ScrollUp => "history",
         Command::Search => "search",
         Command::NextHit => "next hit",

@@ -11,9 +11,11 @@
 
 pub mod app;
 pub mod apply;
+pub mod approvals;
 pub mod clipboard;
 pub mod command;
 pub mod copy;
+pub mod diff;
 pub mod draw;
 pub mod editor;
 pub mod effect;

@@ -273,6 +273,20 @@ pub struct App {
     pub input_held: Option<String>,
     /// The audit log's latest tool calls, while they are shown, and the first line shown.
     pub audit: Option<(Vec<crate::engine::audit_log::AuditEntry>, usize)>,
+    /// Agents' runs waiting for the person's approval (approval mode), oldest first: the
+    /// first is the one shown.
+    pub approvals: Vec<ApprovalView>,
+    /// The person put the approvals aside (Esc): they open again with `a`, or by themselves
+    /// when a new request comes.
+    pub approvals_later: bool,
+}
+
+/// An approval request as the studio shows it: the manifest's diff against the last
+/// approved content, and the first line of it in view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalView {
+    pub request: crate::engine::approval::ApprovalRequest,
+    pub top: usize,
 }
 
 /// What a typed workflow name is for.

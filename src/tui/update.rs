@@ -118,12 +118,18 @@ pub enum Event {
     Nothing,
     /// The audit log's latest tool calls, oldest first.
     Audit(Vec<crate::engine::audit_log::AuditEntry>),
+    /// The runs waiting for approval, oldest first, and why an answer could not be given.
+    Approvals {
+        pending: Vec<crate::engine::approval::ApprovalRequest>,
+        error: Option<String>,
+    },
     /// An effect failed: tell the person.
     Failed(String),
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
     let mut effects = apply_event(app, event);
+    super::approvals::show_if_due(app);
     // While a manifest is open, the editor is what the keys go back to from any overlay.
     if app.mode == Mode::Normal && app.editor.is_some() {
         app.mode = Mode::Edit;
@@ -191,6 +197,10 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Named { purpose, result } => naming::named(app, purpose, result),
         Event::Nothing => Vec::new(),
+        Event::Approvals { pending, error } => {
+            super::approvals::loaded(app, pending, error);
+            Vec::new()
+        }
         Event::Audit(entries) => {
             if entries.is_empty() {
                 app.message = Some("no agent has called a tool on this folder yet".into());
@@ -428,6 +438,8 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.quit = true;
             }
         }
+        Command::Approve => return super::approvals::decide(app, true),
+        Command::Deny => return super::approvals::decide(app, false),
         Command::Yes => app.quit = true,
         Command::No => app.mode = Mode::Normal,
         Command::Help => {
@@ -482,6 +494,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.audit = None;
                 app.mode = Mode::Normal;
             }
+            Mode::Approve => super::approvals::later(app),
             Mode::EditAsk => return editor::answer(app, 'n'),
             Mode::EditFind => app.mode = Mode::Edit,
             Mode::Name => {
@@ -515,6 +528,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 None => app.message = Some("the selected workflow has no run in progress".into()),
             }
         }
+        Command::Answer if super::approvals::reopen(app) => {}
         Command::Answer => {
             let selected = app.selected_workflow().map(|w| w.name.clone());
             let waiting = app
@@ -616,6 +630,12 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
             _ => {}
         },
+        Command::ScrollUp if app.mode == Mode::Approve => {
+            super::approvals::move_by(app, -page_rows(app));
+        }
+        Command::ScrollDown if app.mode == Mode::Approve => {
+            super::approvals::move_by(app, page_rows(app));
+        }
         Command::ScrollUp if app.mode == Mode::Edit => editor::page(app, -1),
         Command::ScrollDown if app.mode == Mode::Edit => editor::page(app, 1),
         Command::ScrollUp if app.mode == Mode::Copy => return copy::page(app, 1),
@@ -705,6 +725,11 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
     Vec::new()
 }
 
+/// A page of an overlay as tall as the screen (its border and the status line aside).
+fn page_rows(app: &App) -> isize {
+    isize::try_from(app.size.1.saturating_sub(6).max(1)).unwrap_or(1)
+}
+
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
     match (app.mode, app.view) {
         (Mode::Form, _) => {
@@ -737,6 +762,10 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
+        (Mode::Approve, _) => {
+            super::approvals::move_by(app, delta);
+            Vec::new()
+        }
         (Mode::Audit, _) => {
             if let Some((entries, top)) = &mut app.audit {
                 *top = top

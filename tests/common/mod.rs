@@ -128,6 +128,7 @@ pub fn test_engine(
             max_runs,
             run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
             watch,
+            approve_agent_runs: false,
         },
     )
     .unwrap()

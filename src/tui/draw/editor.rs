@@ -405,21 +405,7 @@ fn diff(frame: &mut Frame, area: Rect, editor: &Editor, top: usize, t: &Theme) {
         .as_ref()
         .map(|c| c.text.clone())
         .unwrap_or_default();
-    let mine = editor.contents();
-    let diff = similar::TextDiff::from_lines(&theirs, &mine);
-    let mut lines = Vec::new();
-    for change in diff.iter_all_changes() {
-        let (sign, colour) = match change.tag() {
-            similar::ChangeTag::Delete => ("- ", t.error),
-            similar::ChangeTag::Insert => ("+ ", t.valid),
-            similar::ChangeTag::Equal => ("  ", t.muted),
-        };
-        let text = change.value().trim_end_matches('\n');
-        lines.push(Line::styled(
-            format!("{sign}{}", clean(text)),
-            Style::default().fg(colour),
-        ));
-    }
+    let lines = super::diff_lines(&theirs, &editor.contents(), t);
     let shown = lines.len();
     let top = top.min(shown.saturating_sub(1));
     frame.render_widget(Clear, area);

@@ -23,8 +23,12 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let labels: Vec<(String, Color)> = visible
         .iter()
         .map(|w| {
-            if app.active_run_of(&w.name).is_some() {
-                ("● running".to_string(), t.running)
+            if let Some(run) = app.active_run_of(&w.name) {
+                if run.phase == crate::engine::Phase::AwaitingApproval {
+                    ("? approve".to_string(), t.warning)
+                } else {
+                    ("● running".to_string(), t.running)
+                }
             } else {
                 match w.status {
                     WorkflowStatus::Invalid => (

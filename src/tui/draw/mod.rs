@@ -1,6 +1,7 @@
 //! Drawing: pure functions of the state (and of the panes' screens, lent by the engine) into
 //! a ratatui frame. Nothing here changes state or calls the engine otherwise.
 
+pub mod approval;
 pub mod editor;
 pub mod list;
 pub mod overlay;
@@ -29,6 +30,26 @@ impl std::fmt::Debug for Ctx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx").finish_non_exhaustive()
     }
+}
+
+/// A unified diff of `new` against `old`, drawn: removed lines `- ` in the error colour,
+/// added ones `+ ` in the valid colour, the rest muted.
+pub(crate) fn diff_lines(old: &str, new: &str, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+    use crate::tui::diff::{Sign, unified};
+    unified(old, new)
+        .into_iter()
+        .map(|(sign, text)| {
+            let (mark, colour) = match sign {
+                Sign::Removed => ("- ", t.error),
+                Sign::Added => ("+ ", t.valid),
+                Sign::Same => ("  ", t.muted),
+            };
+            ratatui::text::Line::styled(
+                format!("{mark}{}", text::clean(&text)),
+                Style::default().fg(colour),
+            )
+        })
+        .collect()
 }
 
 pub(crate) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {

@@ -258,6 +258,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Palette => palette(frame, cx),
         Mode::Name => naming(frame, cx),
         Mode::Audit => audit(frame, cx),
+        Mode::Approve => super::approval::draw(frame, cx),
         Mode::Normal
         | Mode::Filter
         | Mode::Focus

@@ -200,6 +200,13 @@ fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
             ),
             Style::default().fg(t.warning),
         )),
+        (None, Phase::AwaitingApproval) => lines.push(Line::styled(
+            format!(
+                "waiting for your approval: {} asks to run it (a answers)",
+                clean(&run.actor.as_ref().map_or_else(|| "an agent".into(), |a| a.label()))
+            ),
+            Style::default().fg(t.warning),
+        )),
         (None, _) => {}
     }
     lines

@@ -1,0 +1,166 @@
+//! Approval requests in the studio (approval mode): an agent's run waits until the person
+//! approves or denies it, looking at the manifest's diff against what they approved before.
+//!
+//! The request opens by itself only when the person is doing nothing else (the normal mode,
+//! no editor open): keys typed into a pane, a form or the editor must never answer it. Esc
+//! puts it aside; `a` brings it back, as does the next request.
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::state::{App, ApprovalView, RunView};
+use crate::engine::approval::ApprovalRequest;
+use crate::engine::{Actor, Phase};
+
+/// Lines of context shown above the first change when a request opens.
+const CONTEXT: usize = 3;
+
+/// The engine said a run waits for approval: its plan shows it waiting, the person is told,
+/// and the requests are read again (the event carries no text).
+pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> Vec<Effect> {
+    let view = app
+        .runs
+        .entry(run_id.to_string())
+        .or_insert_with(|| RunView {
+            run_id: run_id.to_string(),
+            workflow: workflow.to_string(),
+            session_id: None,
+            actor: Some(actor.clone()),
+            phase: Phase::AwaitingApproval,
+            current_state: None,
+            prompt: None,
+            steps: Default::default(),
+            finished: None,
+        });
+    view.phase = Phase::AwaitingApproval;
+    app.approvals_later = false;
+    let what = format!(
+        "{} asks to run {}: a answers",
+        super::draw::text::clean(&actor.label()),
+        super::draw::text::clean(workflow)
+    );
+    app.message = Some(what.clone());
+    let mut effects = vec![Effect::LoadApprovals];
+    effects.extend(super::apply::attention(app, what));
+    effects
+}
+
+/// The requests waiting, as the engine has them now. Views of requests already shown keep
+/// their scroll; a new one opens at its first change.
+pub fn loaded(app: &mut App, pending: Vec<ApprovalRequest>, error: Option<String>) {
+    let mut views = Vec::with_capacity(pending.len());
+    for request in pending {
+        let top = match app
+            .approvals
+            .iter()
+            .find(|v| v.request.run_id == request.run_id)
+        {
+            Some(shown) => shown.top,
+            None => first_change(&request).saturating_sub(CONTEXT),
+        };
+        views.push(ApprovalView { request, top });
+    }
+    app.approvals = views;
+    if let Some(error) = error {
+        app.message = Some(error);
+    }
+    if app.approvals.is_empty() && app.mode == Mode::Approve {
+        app.mode = Mode::Normal;
+    }
+}
+
+/// A request was answered (by the person, here or elsewhere) or withdrawn (the run was
+/// cancelled, the agent went away).
+pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved: bool) {
+    app.approvals.retain(|v| v.request.run_id != run_id);
+    if let Some(run) = app.runs.get_mut(run_id)
+        && run.phase == Phase::AwaitingApproval
+        && approved
+    {
+        run.phase = Phase::Running;
+    }
+    let workflow = super::draw::text::clean(workflow);
+    app.message = Some(match (approved, by) {
+        (true, _) => format!("approved: {workflow} runs"),
+        (false, Actor::Person) => format!("denied: {workflow} does not run"),
+        (false, by) => format!(
+            "the request to run {workflow} was withdrawn ({})",
+            super::draw::text::clean(&by.label())
+        ),
+    });
+    if app.approvals.is_empty() && app.mode == Mode::Approve {
+        app.mode = Mode::Normal;
+    }
+}
+
+/// Answers the request shown. It stays on show until the engine says it was settled (or
+/// says why it could not be).
+pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
+    match app.approvals.first() {
+        Some(view) => vec![Effect::DecideApproval {
+            run_id: view.request.run_id.clone(),
+            approve,
+        }],
+        None => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+    }
+}
+
+/// Scrolls the diff shown.
+pub fn move_by(app: &mut App, delta: isize) {
+    if let Some(view) = app.approvals.first_mut() {
+        let last = lines(&view.request).saturating_sub(1);
+        view.top = view.top.saturating_add_signed(delta).min(last);
+    }
+}
+
+/// Esc: the requests wait, set aside, until `a` or the next request.
+pub fn later(app: &mut App) {
+    app.approvals_later = true;
+    app.mode = Mode::Normal;
+    app.message = Some(match app.approvals.len() {
+        1 => "1 run waits for your approval: a answers".into(),
+        n => format!("{n} runs wait for your approval: a answers"),
+    });
+}
+
+/// `a`: the requests again, if any wait.
+pub fn reopen(app: &mut App) -> bool {
+    if app.approvals.is_empty() {
+        return false;
+    }
+    app.approvals_later = false;
+    app.mode = Mode::Approve;
+    true
+}
+
+/// Opens the first request when the person is free to answer it (see the module's note).
+pub fn show_if_due(app: &mut App) {
+    if app.mode == Mode::Normal
+        && app.editor.is_none()
+        && !app.approvals_later
+        && !app.approvals.is_empty()
+    {
+        app.mode = Mode::Approve;
+    }
+}
+
+/// The text approved before (empty when nothing was) and the text asking now.
+pub fn texts(request: &ApprovalRequest) -> (&str, &str) {
+    let before = request
+        .last_approved
+        .as_ref()
+        .map_or("", |a| a.content.as_str());
+    (before, &request.content)
+}
+
+fn first_change(request: &ApprovalRequest) -> usize {
+    let (before, now) = texts(request);
+    super::diff::first_change(&super::diff::unified(before, now)).unwrap_or(0)
+}
+
+fn lines(request: &ApprovalRequest) -> usize {
+    let (before, now) = texts(request);
+    super::diff::unified(before, now).len()
+}

@@ -1,0 +1,86 @@
+//! The approval request (approval mode): who asks to run what, and the manifest's diff
+//! against the content the person approved last, so that they judge the change, not the
+//! whole file again.
+
+use super::Ctx;
+use super::overlay::{boxed, centered};
+use super::text::clean;
+use crate::tui::approvals::texts;
+use ratatui::Frame;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+/// Lines above the diff: who asks, and what the diff is against.
+const HEADER: usize = 3;
+
+pub fn draw(frame: &mut Frame, cx: &Ctx) {
+    let t = cx.theme;
+    let app = cx.app;
+    let Some(view) = app.approvals.first() else {
+        return;
+    };
+    let request = &view.request;
+    let area = centered(
+        frame.area(),
+        100,
+        frame.area().height.saturating_sub(2).max(3),
+    );
+    let (before, now) = texts(request);
+    let diff = super::diff_lines(before, now, t);
+    let against = match &request.last_approved {
+        _ if request.inline => {
+            "a manifest the agent wrote itself (not a file of the folder): all of it is new".into()
+        }
+        None => "never approved before: all of it is new to you".to_string(),
+        Some(last) => format!(
+            "changed since {} approved it on {}: - then, + now",
+            clean(&last.by),
+            clean(&last.approved_at.replace('T', " ").chars().take(16).collect::<String>())
+        ),
+    };
+    let waiting = match app.approvals.len() {
+        1 => String::new(),
+        n => format!(" · 1 of {n} waiting"),
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                clean(&request.agent.label()),
+                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(" asks to run ", Style::default().fg(t.foreground)),
+            Span::styled(
+                clean(&request.workflow),
+                Style::default()
+                    .fg(t.foreground)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!(" (run {}){waiting}", clean(&request.run_id)),
+                Style::default().fg(t.muted),
+            ),
+        ]),
+        Line::styled(against, Style::default().fg(t.warning)),
+        Line::raw(""),
+    ];
+    let rows = usize::from(area.height.saturating_sub(2)).saturating_sub(HEADER);
+    let top = view.top.min(diff.len().saturating_sub(1));
+    let total = diff.len();
+    lines.extend(diff.into_iter().skip(top).take(rows));
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            boxed(
+                " Approve this run? · y approve · n deny · Esc later ".to_string(),
+                cx,
+            )
+            .title_bottom(format!(
+                " j/k PgUp/PgDn scroll · lines {}–{} of {total} ",
+                top + 1,
+                (top + rows).min(total)
+            )),
+        ),
+        area,
+    );
+}
