@@ -217,13 +217,13 @@ impl Engine {
         Ok(Some(request))
     }
 
-    /// Puts the request before the approvers and waits for their answer, the run's
-    /// cancellation, or the last approver leaving. `None` means the run was cancelled.
-    pub(super) async fn await_approval(
+    /// Puts the request before the approvers: from this instant it is pending (the run's
+    /// status says so, and an approver can answer it). The answer comes on the receiver.
+    pub(super) fn ask_approval(
         &self,
         run: &ActiveRun,
         request: ApprovalRequest,
-    ) -> Option<Decision> {
+    ) -> oneshot::Receiver<Decision> {
         let (answer, decided) = oneshot::channel();
         let (run_id, workflow, version, agent) = (
             request.run_id.clone(),
@@ -233,25 +233,41 @@ impl Engine {
         );
         *run.pending_approval() = Some(PendingApproval { request, answer });
         // The last approver may have left between the check and now: nobody would answer.
-        if self.approvers.load(Ordering::Acquire) == 0 {
-            run.pending_approval().take();
-            return Some(Decision::Denied {
+        if self.approvers.load(Ordering::Acquire) == 0
+            && let Some(pending) = run.pending_approval().take()
+        {
+            let _ = pending.answer.send(Decision::Denied {
                 by: Actor::System,
                 why: format!(
                     "no studio is attached to approve this run of `{workflow}` (approval mode is on)"
                 ),
             });
+            return decided;
         }
         self.publish(
             agent,
             Change::ApprovalRequested {
-                run_id: run_id.clone(),
-                workflow: workflow.clone(),
+                run_id,
+                workflow,
                 version,
             },
         );
+        decided
+    }
+
+    /// Waits for the answer to the run's request, or for the run's cancellation (`None`),
+    /// and announces that the request is settled.
+    pub(super) async fn await_approval(
+        &self,
+        run: &ActiveRun,
+        decided: oneshot::Receiver<Decision>,
+    ) -> Option<Decision> {
+        let (run_id, workflow) = (run.run_id.clone(), run.snapshot().workflow_name);
         let decision = tokio::select! {
-            decided = decided => decided.ok(),
+            decided = decided => Some(decided.unwrap_or_else(|_| Decision::Denied {
+                by: Actor::System,
+                why: format!("the approval request for `{workflow}` was dropped unanswered"),
+            })),
             () = run.cancel.cancelled() => {
                 run.pending_approval().take();
                 None

@@ -1,7 +1,7 @@
 //! The engine's run methods: start (by name or inline manifest), follow, cancel, answer a
 //! paused prompt, and the history (list, events from a cursor, feedback, purge).
 
-use super::approval::{ApprovalRequest, Decision};
+use super::approval::Decision;
 use super::contract;
 use super::events::{Actor, Change};
 use super::executor::{self, RunPlan, SessionChoice};
@@ -295,8 +295,10 @@ impl Engine {
         match approval {
             None => self.launch(launch).await,
             Some(approval) => {
+                // Pending from now: whoever reads the run's status can answer it at once.
+                let decided = self.ask_approval(&launch.run, approval);
                 let engine = self.clone();
-                tokio::spawn(async move { engine.launch_once_approved(launch, approval).await });
+                tokio::spawn(async move { engine.launch_once_approved(launch, decided).await });
             }
         }
         Ok(StartedRun {
@@ -306,8 +308,12 @@ impl Engine {
     }
 
     /// Waits for the person's answer, then starts the run or ends it unstarted, saying why.
-    async fn launch_once_approved(self: Arc<Self>, launch: Launch, approval: ApprovalRequest) {
-        let decision = self.await_approval(&launch.run, approval).await;
+    async fn launch_once_approved(
+        self: Arc<Self>,
+        launch: Launch,
+        decided: tokio::sync::oneshot::Receiver<Decision>,
+    ) {
+        let decision = self.await_approval(&launch.run, decided).await;
         match decision {
             Some(Decision::Approved { .. }) => {
                 launch.run.update(|s| s.status = Phase::Running);

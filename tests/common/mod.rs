@@ -118,20 +118,21 @@ pub fn test_engine(
     max_runs: usize,
     watch: bool,
 ) -> Arc<flowdeck::engine::Engine> {
-    flowdeck::engine::Engine::open(
-        dir,
-        flowdeck::engine::EngineConfig {
-            terminals: flowdeck::term::TermConfig {
-                kill_grace: Duration::from_millis(300),
-                ..flowdeck::term::TermConfig::default()
-            },
-            max_runs,
-            run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
-            watch,
-            approve_agent_runs: false,
+    flowdeck::engine::Engine::open(dir, test_config(max_runs, watch)).unwrap()
+}
+
+/// [`test_engine`]'s settings, for tests that change one.
+pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConfig {
+    flowdeck::engine::EngineConfig {
+        terminals: flowdeck::term::TermConfig {
+            kill_grace: Duration::from_millis(300),
+            ..flowdeck::term::TermConfig::default()
         },
-    )
-    .unwrap()
+        max_runs,
+        run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
+        watch,
+        approve_agent_runs: false,
+    }
 }
 
 /// [`wait_until`] for async tests: polls without holding up the runtime that what it waits
