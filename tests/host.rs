@@ -20,10 +20,16 @@ const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: loo
 
 /// `flowdeck serve` on `folder`, its sockets under `runtime`; returns once its socket answers.
 fn serve(folder: &Path, runtime: &Path) -> Child {
+    serve_with(folder, runtime, &[])
+}
+
+/// [`serve`] with more arguments.
+fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> Child {
     let child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(folder)
         .arg("serve")
+        .args(args)
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
         .stdin(Stdio::null())
@@ -44,11 +50,17 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
 fn agent(folder: &Path, runtime: &Path) -> LineServer {
+    agent_with(folder, runtime, &[])
+}
+
+/// [`agent`] with more arguments.
+fn agent_with(folder: &Path, runtime: &Path, args: &[&str]) -> LineServer {
     let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
     command
         .arg("--workflows")
         .arg(folder)
         .arg("mcp")
+        .args(args)
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
         .stdin(Stdio::piped())
@@ -72,7 +84,7 @@ fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let mut host = serve(folder.path(), runtime.path());
+    let host = serve(folder.path(), runtime.path());
     let mut a = agent(folder.path(), runtime.path());
     let mut b = agent(folder.path(), runtime.path());
 
@@ -130,13 +142,7 @@ fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
     drop(b.stdin.take());
     assert_eq!(a.exit_within(LONG), Some(0));
     assert_eq!(b.exit_within(LONG), Some(0));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(host.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let status = host.wait().unwrap();
-    assert!(status.success(), "{status:?}: {}", stderr_of(&mut host));
+    stop(host);
     // Stopped cleanly: no socket left behind.
     let left: Vec<_> = std::fs::read_dir(runtime.path().join("flowdeck"))
         .unwrap()
@@ -144,6 +150,85 @@ fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// The structured error of a failed tool call.
+fn tool_error(response: &serde_json::Value) -> serde_json::Value {
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+fn stop(mut host: Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(host.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = host.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", stderr_of(&mut host));
+}
+
+#[test]
+fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_approve() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let host = serve_with(folder.path(), runtime.path(), &["--approve", "agent-runs"]);
+    let mut a = agent(folder.path(), runtime.path());
+    let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
+
+    // Nobody is there to approve: refused at once, as a security error.
+    let error = tool_error(&a.request(2, "tools/call", run.clone()));
+    assert_eq!(error["error_code"], "RUN_NOT_APPROVED", "{error}");
+    assert_eq!(error["code"], -32007, "{error}");
+    assert_eq!(error["category"], "security", "{error}");
+    assert_eq!(error["retryable"], false, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("flowdeck approve"),
+        "{error}"
+    );
+
+    // A person approves the content ahead, from the command line: the agent's run goes.
+    let approved = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .args(["approve", "tiny"])
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+    assert!(String::from_utf8_lossy(&approved.stdout).starts_with("approved tiny (content "));
+    let ran = a.call(3, "run_workflow", json!({"workflow_name": "tiny"}));
+    assert_eq!(ran["success"], true, "{ran}");
+
+    // Any change to the file needs a new approval.
+    let changed = TINY.replace("Lists sessions.", "Lists them all.");
+    std::fs::write(folder.path().join("tiny.yaml"), &changed).unwrap();
+    common::wait_until(LONG, "the host to see the change", || {
+        let got = a.call(4, "workflow_get", json!({"name": "tiny"}));
+        (got["content"] == changed.as_str()).then_some(())
+    });
+    let error = tool_error(&a.request(5, "tools/call", run));
+    assert_eq!(error["error_code"], "RUN_NOT_APPROVED", "{error}");
+
+    // An unknown workflow cannot be approved, and says so.
+    let unknown = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .args(["approve", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("cannot approve nope"),
+        "{unknown:?}"
+    );
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    stop(host);
 }
 
 #[test]
