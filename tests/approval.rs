@@ -110,7 +110,12 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
 
     approver.decide(&started.run_id, true).unwrap();
     let result = finished(started).await;
-    assert_eq!(result.final_state, FinalState::Completed, "{:?}", result.error);
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{:?}",
+        result.error
+    );
     assert!(engine.approvals_pending().is_empty());
 
     // The approval is remembered on disk: the same content runs at once next time, even in
@@ -152,7 +157,9 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     let started = engine.start_run(greet_by(agent())).await.unwrap();
     let asked = next_request(&engine, &mut events).await;
     assert_eq!(asked.content, changed);
-    let last = asked.last_approved.expect("compared with the approved content");
+    let last = asked
+        .last_approved
+        .expect("compared with the approved content");
     assert_eq!(last.content, GREET);
     assert_eq!(last.by, "you");
 
@@ -250,7 +257,11 @@ async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_g
     let result = finished(started).await;
     assert_eq!(result.final_state, FinalState::NotApproved);
     assert!(
-        result.error.as_deref().unwrap_or("").contains("studio closed"),
+        result
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("studio closed"),
         "{:?}",
         result.error
     );

@@ -11,53 +11,65 @@ use common::line_client::LineServer;
 use common::studio::{expect, expect_gone, open, quit};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::json;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
+
+/// `flowdeck mcp` started as an agent's client starts it, with the studio's socket folder:
+/// it relays to the studio.
+async fn relayed_agent(folder: &Path, xdg: &(String, String)) -> LineServer {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("mcp")
+        .env(&xdg.0, &xdg.1)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    tokio::task::spawn_blocking(move || {
+        let mut agent = LineServer::spawn(command);
+        agent.initialize();
+        agent
+    })
+    .await
+    .unwrap()
+}
+
+/// The studio on `folder` with `args` added, its socket under `runtime`.
+fn studio_on(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    args: &[&str],
+) -> (std::sync::Arc<flowdeck::term::Session>, (String, String)) {
+    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
+    let mut program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.display().to_string(),
+    ];
+    program.extend(args.iter().map(|a| a.to_string()));
+    let studio = open(terminals, program, None, (110, 32), vec![xdg.clone()]);
+    (studio, xdg)
+}
 
 #[tokio::test]
 async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let xdg = (
-        "XDG_RUNTIME_DIR".to_string(),
-        runtime.path().display().to_string(),
-    );
     let terminals = Terminals::new(TermConfig::default());
-    let studio = open(
-        &terminals,
-        vec![
-            env!("CARGO_BIN_EXE_flowdeck").into(),
-            "--workflows".into(),
-            folder.path().display().to_string(),
-        ],
-        None,
-        (110, 32),
-        vec![xdg.clone()],
-    );
+    let (studio, xdg) = studio_on(&terminals, folder.path(), runtime.path(), &[]);
     expect(&studio, "tiny").await;
 
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
-    command
-        .arg("--workflows")
-        .arg(folder.path())
-        .arg("mcp")
-        .env(&xdg.0, &xdg.1)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut agent = LineServer::spawn(command);
-        agent.initialize();
-        agent
-    })
-    .await
-    .unwrap();
+    let agent = relayed_agent(folder.path(), &xdg).await;
 
     // The agent's terminal comes into the studio, marked as the agent's ("wire" is the
     // line client's name in `initialize`).
     let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
         let opened = agent.call(
             2,
             "open_terminal",
@@ -149,6 +161,84 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     expect(&studio, r"agent: wire +send_input +SESSION_BUSY").await;
     studio.send_text("\u{1b}", "test").unwrap();
     expect_gone(&studio, "Audit · ").await;
+
+    drop(agent.stdin.take());
+    tokio::task::spawn_blocking(move || agent.exit_status())
+        .await
+        .unwrap();
+    quit(&studio).await;
+}
+
+#[tokio::test]
+async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its_diff() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let (studio, xdg) = studio_on(
+        &terminals,
+        folder.path(),
+        runtime.path(),
+        &["--approve", "agent-runs"],
+    );
+    expect(&studio, "tiny").await;
+    let agent = relayed_agent(folder.path(), &xdg).await;
+    let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
+
+    // The agent's run waits; the person is asked, with the whole manifest as new.
+    let asked = {
+        let run = run.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut agent = agent;
+            let response = agent.request(2, "tools/call", run);
+            (agent, response)
+        })
+    };
+    expect(&studio, r"Approve this run\?").await;
+    expect(&studio, r"agent: wire asks to run tiny").await;
+    expect(&studio, r"never approved before").await;
+    expect(&studio, r"\+ name: tiny").await;
+    studio.send_text("y", "test").unwrap();
+    let (agent, response) = asked.await.unwrap();
+    assert_ne!(response["result"]["isError"], true, "{response}");
+    assert_eq!(
+        response["result"]["structuredContent"]["success"], true,
+        "{response}"
+    );
+    expect_gone(&studio, r"Approve this run").await;
+
+    // The file changes on disk: the next run asks again, showing the change against the
+    // approved text; denied, the agent gets a security error and the run does not happen.
+    let changed = TINY.replace("Lists sessions.", "Lists them all.");
+    std::fs::write(folder.path().join("tiny.yaml"), &changed).unwrap();
+    let asked = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        common::wait_until(
+            common::studio::LONG,
+            "the change to reach the engine",
+            || {
+                let got = agent.call(3, "workflow_get", json!({"name": "tiny"}));
+                (got["content"] == changed.as_str()).then_some(())
+            },
+        );
+        let response = agent.request(4, "tools/call", run);
+        (agent, response)
+    });
+    expect(&studio, r"changed since you approved it").await;
+    expect(&studio, r"- description: Lists sessions\.").await;
+    expect(&studio, r"\+ description: Lists them all\.").await;
+    studio.send_text("n", "test").unwrap();
+    let (mut agent, response) = asked.await.unwrap();
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    let error: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(error["error_code"], "RUN_NOT_APPROVED", "{error}");
+    assert_eq!(error["category"], "security", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("denied"),
+        "{error}"
+    );
+    expect(&studio, r"not_approved").await;
 
     drop(agent.stdin.take());
     tokio::task::spawn_blocking(move || agent.exit_status())

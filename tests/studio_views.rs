@@ -400,3 +400,55 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
     );
     engine.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_approval_request_shows_the_change_against_the_approved_manifest() {
+    const DEPLOY: &str = "name: deploy\ndescription: Ships the build.\ninitial_state: ship\nstates:\n  ship:\n    action:\n      tool: run_command\n      params: { command: ./ship --dry-run }\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deploy.yaml"), DEPLOY).unwrap();
+    let engine = Engine::open(
+        dir.path(),
+        flowdeck::engine::EngineConfig {
+            approve_agent_runs: true,
+            ..common::test_config(1, false)
+        },
+    )
+    .unwrap();
+    let _approver = engine.attach_approver();
+    engine.approve_workflow("deploy", &Actor::Person).unwrap();
+    let version = engine.workflow_get("deploy").unwrap().version;
+    engine
+        .workflow_save(
+            &DEPLOY.replace("./ship --dry-run", "./ship --prod"),
+            Some(&version),
+            false,
+            &Actor::Person,
+        )
+        .unwrap();
+    let agent = Actor::Agent {
+        client: "claude-code".into(),
+        connection: "c1".into(),
+    };
+    engine
+        .start_run(RunRequest {
+            workflow: WorkflowSource::Name("deploy".into()),
+            session_id: None,
+            inputs: Default::default(),
+            keep_session: false,
+            actor: agent,
+            require_approval: false,
+        })
+        .await
+        .unwrap();
+    let mut app = studio(&engine, 90, 20);
+    feed(
+        &engine,
+        &mut app,
+        Event::Approvals {
+            pending: engine.approvals_pending(),
+            error: None,
+        },
+    );
+    insta::assert_snapshot!("approval", redacted(&render(&engine, &app, 90, 20)));
+    engine.shutdown().await;
+}

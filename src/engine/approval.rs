@@ -188,8 +188,7 @@ impl Engine {
         actor: &Actor,
         asked_by_connection: bool,
     ) -> Result<Option<ApprovalRequest>, EngineError> {
-        if !matches!(actor, Actor::Agent { .. }) || !(self.approval_mode() || asked_by_connection)
-        {
+        if !matches!(actor, Actor::Agent { .. }) || !(self.approval_mode() || asked_by_connection) {
             return Ok(None);
         }
         let inline = matches!(source, WorkflowSource::Inline(_));

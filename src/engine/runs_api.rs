@@ -570,10 +570,7 @@ impl Engine {
         }
     }
 
-    fn resolve(
-        &self,
-        source: &WorkflowSource,
-    ) -> Result<Resolved, (FinalState, String)> {
+    fn resolve(&self, source: &WorkflowSource) -> Result<Resolved, (FinalState, String)> {
         match source {
             WorkflowSource::Name(name) => self
                 .store

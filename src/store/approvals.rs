@@ -155,12 +155,24 @@ mod tests {
         assert_eq!(store.last_approved("build"), None);
         store.approve("build", &v1, "one", "you")?;
         assert!(store.is_approved("build", &v1));
-        assert!(!store.is_approved("build", &v2), "a change needs its own approval");
-        assert!(!store.is_approved("deploy", &v1), "approvals are per workflow");
+        assert!(
+            !store.is_approved("build", &v2),
+            "a change needs its own approval"
+        );
+        assert!(
+            !store.is_approved("deploy", &v1),
+            "approvals are per workflow"
+        );
         store.approve("build", &v2, "two", "cli")?;
-        assert!(store.is_approved("build", &v1), "going back needs no new approval");
+        assert!(
+            store.is_approved("build", &v1),
+            "going back needs no new approval"
+        );
         let last = store.last_approved("build").expect("the last approval");
-        assert_eq!((last.version.as_str(), last.content.as_str()), (v2.as_str(), "two"));
+        assert_eq!(
+            (last.version.as_str(), last.content.as_str()),
+            (v2.as_str(), "two")
+        );
         assert_eq!(last.by, "cli");
         Ok(())
     }

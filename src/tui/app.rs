@@ -3,13 +3,13 @@
 //! something shown changed, at most once per frame (so a flooding pane costs at most 60
 //! frames a second and keys are still read between them), and sleeps otherwise.
 
-use crate::engine::approval::Approver;
 use super::draw;
 use super::effect::Effect;
 use super::state::{App, Point, Selection};
 use super::terminal::{self, Tui};
 use super::theme::Theme;
 use super::update::{Event, update};
+use crate::engine::approval::Approver;
 use crate::engine::{Actor, Change, Engine, EngineConfig, EngineEvent, RunRequest, WorkflowSource};
 use crate::signals::Termination;
 use crate::workflow::action::{

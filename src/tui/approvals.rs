@@ -14,6 +14,10 @@ use crate::engine::{Actor, Phase};
 /// Lines of context shown above the first change when a request opens.
 const CONTEXT: usize = 3;
 
+/// Rows of the screen the diff does not get: the overlay's margin and border, the header
+/// above the diff (draw/approval.rs) and the status line.
+const NOT_DIFF: u16 = 8;
+
 /// The engine said a run waits for approval: its plan shows it waiting, the person is told,
 /// and the requests are read again (the event carries no text).
 pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> Vec<Effect> {
@@ -55,7 +59,7 @@ pub fn loaded(app: &mut App, pending: Vec<ApprovalRequest>, error: Option<String
             .find(|v| v.request.run_id == request.run_id)
         {
             Some(shown) => shown.top,
-            None => first_change(&request).saturating_sub(CONTEXT),
+            None => opening_top(&request, app.size.1.saturating_sub(NOT_DIFF)),
         };
         views.push(ApprovalView { request, top });
     }
@@ -155,9 +159,17 @@ pub fn texts(request: &ApprovalRequest) -> (&str, &str) {
     (before, &request.content)
 }
 
-fn first_change(request: &ApprovalRequest) -> usize {
+/// Where a request's diff opens: at the top when it fits in `rows`, else a little above its
+/// first change.
+fn opening_top(request: &ApprovalRequest, rows: u16) -> usize {
     let (before, now) = texts(request);
-    super::diff::first_change(&super::diff::unified(before, now)).unwrap_or(0)
+    let lines = super::diff::unified(before, now);
+    if lines.len() <= usize::from(rows) {
+        return 0;
+    }
+    super::diff::first_change(&lines)
+        .unwrap_or(0)
+        .saturating_sub(CONTEXT)
 }
 
 fn lines(request: &ApprovalRequest) -> usize {

@@ -110,6 +110,8 @@ pub enum Command {
     Approve,
     /// Deny the agent's run shown.
     Deny,
+    /// Put the approval requests aside.
+    Later,
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -220,6 +222,7 @@ impl Command {
             Command::Audit => "agents' tool calls: who did what, when, with what outcome",
             Command::Approve => "approve: the agent's run starts, and this content is remembered",
             Command::Deny => "deny: the agent's run ends not approved",
+            Command::Later => "answer later: the run keeps waiting (a brings it back)",
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

@@ -128,5 +128,8 @@ pub enum Effect {
     /// Read the runs waiting for approval.
     LoadApprovals,
     /// Answer a run's approval request.
-    DecideApproval { run_id: String, approve: bool },
+    DecideApproval {
+        run_id: String,
+        approve: bool,
+    },
 }

@@ -38,6 +38,8 @@ pub mod update;
 pub use app::{StudioOptions, run};
 
 #[cfg(test)]
+mod approvals_tests;
+#[cfg(test)]
 mod copy_tests;
 #[cfg(test)]
 mod history_tests;

@@ -10,6 +10,11 @@ pub fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
+/// A key pressed with Ctrl.
+pub fn ctrl_key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
 /// A valid two-state workflow, as the engine lists it.
 pub fn summary(name: &str) -> WorkflowSummary {
     WorkflowSummary {

@@ -440,6 +440,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Approve => return super::approvals::decide(app, true),
         Command::Deny => return super::approvals::decide(app, false),
+        Command::Later => super::approvals::later(app),
         Command::Yes => app.quit = true,
         Command::No => app.mode = Mode::Normal,
         Command::Help => {
@@ -494,7 +495,6 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
                 app.audit = None;
                 app.mode = Mode::Normal;
             }
-            Mode::Approve => super::approvals::later(app),
             Mode::EditAsk => return editor::answer(app, 'n'),
             Mode::EditFind => app.mode = Mode::Edit,
             Mode::Name => {

@@ -96,6 +96,7 @@ pub fn redacted(screen: &str) -> String {
     let rules = [
         (r"\br\d+-[0-9a-f]+\b", "RUN-ID"),
         (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "YYYY-MM-DD hh:mm:ss"),
+        (r"\d{4}-\d\d-\d\d \d\d:\d\d", "YYYY-MM-DD hh:mm"),
         (r"\d\d:\d\d:\d\d", "hh:mm:ss"),
         (r"\d+(\.\d)? (ms|s)\b", "N ms"),
         // The shell protocol's random nonce, and the machine's bash version in its prompt.

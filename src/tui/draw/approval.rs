@@ -36,7 +36,14 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Some(last) => format!(
             "changed since {} approved it on {}: - then, + now",
             clean(&last.by),
-            clean(&last.approved_at.replace('T', " ").chars().take(16).collect::<String>())
+            clean(
+                &last
+                    .approved_at
+                    .replace('T', " ")
+                    .chars()
+                    .take(16)
+                    .collect::<String>()
+            )
         ),
     };
     let waiting = match app.approvals.len() {

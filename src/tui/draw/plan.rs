@@ -203,7 +203,11 @@ fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
         (None, Phase::AwaitingApproval) => lines.push(Line::styled(
             format!(
                 "waiting for your approval: {} asks to run it (a answers)",
-                clean(&run.actor.as_ref().map_or_else(|| "an agent".into(), |a| a.label()))
+                clean(
+                    &run.actor
+                        .as_ref()
+                        .map_or_else(|| "an agent".into(), |a| a.label())
+                )
             ),
             Style::default().fg(t.warning),
         )),

@@ -1,0 +1,214 @@
+//! Approval requests in the studio's state: when they open, how they are answered, and that
+//! keys meant for something else never answer them.
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::state::App;
+use super::test_support::{key, shell_pane, summary};
+use super::update::{Event, update};
+use crate::engine::approval::ApprovalRequest;
+use crate::engine::{Actor, Change, EngineEvent, Phase};
+use crate::store::approvals::Approved;
+use crossterm::event::KeyCode;
+
+fn agent() -> Actor {
+    Actor::Agent {
+        client: "claude-code".into(),
+        connection: "c1".into(),
+    }
+}
+
+fn app() -> App {
+    let mut app = App::new("workflows".into());
+    app.workflows = vec![summary("build")];
+    app.panes = vec![shell_pane(80, 20)];
+    app
+}
+
+fn request(run_id: &str, before: Option<&str>, now: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        run_id: run_id.into(),
+        workflow: "build".into(),
+        version: "v2".into(),
+        agent: agent(),
+        requested_at: String::new(),
+        inline: false,
+        content: now.into(),
+        last_approved: before.map(|content| Approved {
+            version: "v1".into(),
+            approved_at: "2026-11-23T10:00:00.000Z".into(),
+            by: "you".into(),
+            content: content.into(),
+        }),
+    }
+}
+
+fn engine(seq: u64, actor: Actor, change: Change) -> Event {
+    Event::Engine(Box::new(EngineEvent {
+        seq,
+        at: String::new(),
+        actor,
+        change,
+    }))
+}
+
+/// The engine announces `run_id`'s request and the studio reads it back.
+fn asked(app: &mut App, seq: u64, request: ApprovalRequest) -> Vec<Effect> {
+    let effects = update(
+        app,
+        engine(
+            seq,
+            agent(),
+            Change::ApprovalRequested {
+                run_id: request.run_id.clone(),
+                workflow: request.workflow.clone(),
+                version: request.version.clone(),
+            },
+        ),
+    );
+    assert!(effects.contains(&Effect::LoadApprovals), "{effects:?}");
+    let mut pending = app
+        .approvals
+        .iter()
+        .map(|v| v.request.clone())
+        .collect::<Vec<_>>();
+    pending.push(request);
+    update(
+        app,
+        Event::Approvals {
+            pending,
+            error: None,
+        },
+    );
+    effects
+}
+
+#[test]
+fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
+    let mut app = app();
+    let before: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+    let now = before.replace("line 15\n", "line fifteen\n");
+    asked(&mut app, 1, request("r1", Some(&before), &now));
+    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(
+        app.approvals[0].top, 11,
+        "three lines above the first change"
+    );
+    assert_eq!(app.runs["r1"].phase, Phase::AwaitingApproval);
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('y'))),
+        vec![Effect::DecideApproval {
+            run_id: "r1".into(),
+            approve: true
+        }]
+    );
+    assert_eq!(app.mode, Mode::Approve, "shown until the engine settles it");
+    update(
+        &mut app,
+        engine(
+            2,
+            Actor::Person,
+            Change::ApprovalSettled {
+                run_id: "r1".into(),
+                workflow: "build".into(),
+                approved: true,
+            },
+        ),
+    );
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.approvals.is_empty());
+    assert_eq!(app.runs["r1"].phase, Phase::Running);
+
+    asked(&mut app, 3, request("r2", None, "text\n"));
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('n'))),
+        vec![Effect::DecideApproval {
+            run_id: "r2".into(),
+            approve: false
+        }]
+    );
+}
+
+#[test]
+fn a_request_never_takes_keys_meant_for_a_pane_and_opens_once_the_person_is_free() {
+    let mut app = app();
+    update(&mut app, key(KeyCode::Char('i')));
+    assert_eq!(app.mode, Mode::Focus);
+    asked(&mut app, 1, request("r1", None, "text\n"));
+    assert_eq!(app.mode, Mode::Focus, "focus is never taken");
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("asks to run build"),
+        "{:?}",
+        app.message
+    );
+    // 'y' and 'n' typed meanwhile go to the pane's program.
+    let effects = update(&mut app, key(KeyCode::Char('y')));
+    assert!(
+        effects
+            .iter()
+            .all(|e| !matches!(e, Effect::DecideApproval { .. })),
+        "{effects:?}"
+    );
+    update(&mut app, Event::Key(super::test_support::ctrl_key('g')));
+    assert_eq!(app.mode, Mode::Approve, "asked once focus mode is left");
+}
+
+#[test]
+fn esc_sets_requests_aside_a_reopens_them_and_a_withdrawn_one_goes() {
+    let mut app = app();
+    asked(&mut app, 1, request("r1", None, "text\n"));
+    update(&mut app, key(KeyCode::Esc));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("1 run waits for your approval")
+    );
+    update(&mut app, key(KeyCode::Char('j')));
+    assert_eq!(app.mode, Mode::Normal, "set aside until asked for");
+    update(&mut app, key(KeyCode::Char('a')));
+    assert_eq!(app.mode, Mode::Approve);
+    update(&mut app, key(KeyCode::Esc));
+    // The agent gave up: the request goes, and the studio says so.
+    update(
+        &mut app,
+        engine(
+            2,
+            Actor::System,
+            Change::ApprovalSettled {
+                run_id: "r1".into(),
+                workflow: "build".into(),
+                approved: false,
+            },
+        ),
+    );
+    assert!(app.approvals.is_empty());
+    assert!(
+        app.message.as_deref().unwrap_or("").contains("withdrawn"),
+        "{:?}",
+        app.message
+    );
+    update(&mut app, key(KeyCode::Char('a')));
+    assert_eq!(app.mode, Mode::Normal, "nothing waits");
+}
+
+#[test]
+fn an_answer_that_could_not_be_kept_leaves_the_request_and_says_why() {
+    let mut app = app();
+    asked(&mut app, 1, request("r1", None, "text\n"));
+    let pending = vec![app.approvals[0].request.clone()];
+    update(
+        &mut app,
+        Event::Approvals {
+            pending,
+            error: Some("cannot answer the approval request: disk full".into()),
+        },
+    );
+    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.approvals.len(), 1);
+    assert!(app.message.as_deref().unwrap_or("").contains("disk full"));
+}
