@@ -111,7 +111,9 @@ pub enum Command {
     /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
     ///
     /// When the studio (or `flowdeck serve`) hosts the folder, this relays the agent to it, so
-    /// the agent works on the same live engine as the person (the host's options apply).
+    /// the agent works on the same live engine as the person; the stricter of the host's
+    /// options and these apply (toolsets both offer, read-only or approval mode if either
+    /// asks).
     /// Otherwise it serves a headless engine of its own. Logs go to stderr; stdout carries only
     /// the protocol. It ends when the client closes stdin, or on SIGTERM; runs and terminal
     /// sessions a headless engine started end with it.
@@ -297,7 +299,7 @@ fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     folder_must_exist(folder)?;
     if let Some(host) = crate::mcp::relay::connect(folder) {
         tracing::info!("relaying to the folder's host");
-        let relayed = runtime.block_on(crate::mcp::relay::relay(host, folder));
+        let relayed = runtime.block_on(crate::mcp::relay::relay(host, folder, &options));
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         relayed?;
         return Ok(ExitCode::SUCCESS);

@@ -232,6 +232,58 @@ fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_appro
 }
 
 #[test]
+fn a_relayed_agent_keeps_the_read_only_and_approval_mode_of_its_own_command_line() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let host = serve(folder.path(), runtime.path());
+    let tool_names = |agent: &mut LineServer| -> Vec<String> {
+        let listed = agent.request(9, "tools/list", json!({}));
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let mut plain = agent(folder.path(), runtime.path());
+    let all = tool_names(&mut plain);
+    assert!(all.iter().any(|t| t == "workflow_save"), "{all:?}");
+    let ran = plain.call(2, "run_workflow", json!({"workflow_name": "tiny"}));
+    assert_eq!(
+        ran["success"], true,
+        "the host itself asks no approval: {ran}"
+    );
+
+    let mut read_only = agent_with(folder.path(), runtime.path(), &["--read-only"]);
+    let offered = tool_names(&mut read_only);
+    assert!(offered.iter().any(|t| t == "workflow_list"), "{offered:?}");
+    for changing in [
+        "workflow_save",
+        "run_workflow",
+        "send_input",
+        "open_terminal",
+    ] {
+        assert!(
+            !offered.iter().any(|t| t == changing),
+            "{changing} offered to a read-only agent: {offered:?}"
+        );
+    }
+
+    let mut approving = agent_with(folder.path(), runtime.path(), &["--approve", "agent-runs"]);
+    let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
+    let error = tool_error(&approving.request(2, "tools/call", run));
+    assert_eq!(error["error_code"], "RUN_NOT_APPROVED", "{error}");
+
+    for mut agent in [plain, read_only, approving] {
+        drop(agent.stdin.take());
+        assert_eq!(agent.exit_within(LONG), Some(0));
+    }
+    stop(host);
+}
+
+#[test]
 fn a_host_killed_leaves_a_stale_socket_the_next_replaces_and_its_agents_are_told() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();

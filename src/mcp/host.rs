@@ -107,6 +107,15 @@ async fn serve(
     stop: CancellationToken,
 ) {
     let (read, write) = stream.into_split();
+    // A relayed agent's own options first: it is served with the stricter of them and ours.
+    let (agent, read) = tokio::select! {
+        first = super::hello::read(read) => first,
+        () = stop.cancelled() => return,
+    };
+    let options = match agent {
+        Some(agent) => super::hello::merge(&options, &agent),
+        None => options,
+    };
     let transport = wire::WireTransport::new(read, write);
     let server = FlowdeckServer::with_engine(engine, options);
     let running = match server.serve(transport).await {

@@ -9,12 +9,14 @@
 //! - [`stdio`], [`wire`]: the standard streams, whatever they are, and JSON-RPC lines over
 //!   them, with every malformed or oversized message answered;
 //! - [`socket`], [`host`], [`relay`]: one host per folder on a Unix socket (the studio or
-//!   `flowdeck serve`), and `flowdeck mcp` relaying an agent's stdio to it.
+//!   `flowdeck serve`), and `flowdeck mcp` relaying an agent's stdio to it, its own options
+//!   told first ([`hello`]).
 
 pub mod args;
 pub mod audit;
 pub mod dynamic;
 pub mod errors;
+pub mod hello;
 pub mod host;
 pub mod prompts;
 pub mod relay;

@@ -172,7 +172,7 @@ impl Command {
             Command::Close => "close / back",
             Command::Run => "run the selected workflow (inputs form first)",
             Command::Cancel => "cancel the selected workflow's run",
-            Command::Answer => "answer what waits for you: an approval, a run's prompt",
+            Command::Answer => "answer what waits: an approval or a prompt",
             Command::NewShell => "open a shell pane",
             Command::Focus => "focus mode: keys go to the pane's program",
             Command::LeaveFocus => "leave focus mode",
