@@ -204,10 +204,16 @@ fn debounce(
     store: &Weak<Store>,
     armed: &Weak<Mutex<Armed>>,
 ) {
+    // The OS names what changed by absolute paths (notify makes a relative watch absolute):
+    // the folder `workflows`, as `flowdeck` run in a project names it, must be compared in
+    // that form, or no change in it would ever be seen.
+    let root = match store.upgrade() {
+        Some(live) => {
+            std::path::absolute(live.root()).unwrap_or_else(|_| live.root().to_path_buf())
+        }
+        None => return,
+    };
     while let Ok(first) = events.recv() {
-        let Some(live) = store.upgrade() else { return };
-        let root = live.root().to_path_buf();
-        drop(live);
         let mut batch = Batch::default();
         batch.add(first, &root);
         let started = Instant::now();
