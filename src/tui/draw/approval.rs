@@ -27,7 +27,8 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         frame.area().height.saturating_sub(2).max(3),
     );
     let (before, now) = texts(request);
-    let diff = super::diff_lines(before, now, t);
+    let rows = super::diff_rows(before, now, usize::from(area.width.saturating_sub(2)), t);
+    let total = rows.last().map_or(0, |(at, _)| at + 1);
     let against = match &request.last_approved {
         _ if request.inline => {
             "a manifest the agent wrote itself (not a file of the folder): all of it is new".into()
@@ -71,10 +72,15 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Line::styled(against, Style::default().fg(t.warning)),
         Line::raw(""),
     ];
-    let rows = usize::from(area.height.saturating_sub(2)).saturating_sub(HEADER);
-    let top = view.top.min(diff.len().saturating_sub(1));
-    let total = diff.len();
-    lines.extend(diff.into_iter().skip(top).take(rows));
+    let room = usize::from(area.height.saturating_sub(2)).saturating_sub(HEADER);
+    let top = view.top.min(total.saturating_sub(1));
+    let shown: Vec<_> = rows
+        .into_iter()
+        .filter(|(at, _)| *at >= top)
+        .take(room)
+        .collect();
+    let last = shown.last().map_or(top, |(at, _)| *at);
+    lines.extend(shown.into_iter().map(|(_, row)| row));
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(lines).block(
@@ -85,7 +91,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
             .title_bottom(format!(
                 " j/k PgUp/PgDn scroll · lines {}–{} of {total} ",
                 top + 1,
-                (top + rows).min(total)
+                last + 1
             )),
         ),
         area,

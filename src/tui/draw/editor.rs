@@ -405,12 +405,22 @@ fn diff(frame: &mut Frame, area: Rect, editor: &Editor, top: usize, t: &Theme) {
         .as_ref()
         .map(|c| c.text.clone())
         .unwrap_or_default();
-    let lines = super::diff_lines(&theirs, &editor.contents(), t);
-    let shown = lines.len();
+    let rows = super::diff_rows(
+        &theirs,
+        &editor.contents(),
+        usize::from(area.width.saturating_sub(2)),
+        t,
+    );
+    let shown = rows.last().map_or(0, |(at, _)| at + 1);
     let top = top.min(shown.saturating_sub(1));
+    let lines: Vec<_> = rows
+        .into_iter()
+        .filter(|(at, _)| *at >= top)
+        .map(|(_, row)| row)
+        .collect();
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines.into_iter().skip(top).collect::<Vec<_>>()).block(block(
+        Paragraph::new(lines).block(block(
             format!(
                 " Diff · - on disk · + yours · j/k scroll · r reload · o overwrite · Esc back · {}/{shown} ",
                 top + 1

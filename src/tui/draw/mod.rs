@@ -32,24 +32,48 @@ impl std::fmt::Debug for Ctx<'_> {
     }
 }
 
-/// A unified diff of `new` against `old`, drawn: removed lines `- ` in the error colour,
-/// added ones `+ ` in the valid colour, the rest muted.
-pub(crate) fn diff_lines(old: &str, new: &str, t: &Theme) -> Vec<ratatui::text::Line<'static>> {
+/// A unified diff of `new` against `old`, drawn `width` cells wide: removed lines `- ` in the
+/// error colour, added ones `+ ` in the valid colour, the rest muted. A line too long for the
+/// width wraps, each of its rows marked like its first (so a change far to the right is seen,
+/// colours or not). Each row comes with the index of the diff line it belongs to.
+pub(crate) fn diff_rows(
+    old: &str,
+    new: &str,
+    width: usize,
+    t: &Theme,
+) -> Vec<(usize, ratatui::text::Line<'static>)> {
     use crate::tui::diff::{Sign, unified};
-    unified(old, new)
-        .into_iter()
-        .map(|(sign, text)| {
-            let (mark, colour) = match sign {
-                Sign::Removed => ("- ", t.error),
-                Sign::Added => ("+ ", t.valid),
-                Sign::Same => ("  ", t.muted),
-            };
-            ratatui::text::Line::styled(
-                format!("{mark}{}", text::clean(&text)),
-                Style::default().fg(colour),
-            )
-        })
-        .collect()
+    use unicode_width::UnicodeWidthChar;
+    let room = width.saturating_sub(2).max(1);
+    let mut rows = Vec::new();
+    for (at, (sign, text)) in unified(old, new).into_iter().enumerate() {
+        let (mark, colour) = match sign {
+            Sign::Removed => ("- ", t.error),
+            Sign::Added => ("+ ", t.valid),
+            Sign::Same => ("  ", t.muted),
+        };
+        let style = Style::default().fg(colour);
+        let mut row = String::new();
+        let mut used = 0;
+        for c in text::clean(&text).chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && !row.is_empty() {
+                rows.push((
+                    at,
+                    ratatui::text::Line::styled(format!("{mark}{row}"), style),
+                ));
+                row.clear();
+                used = 0;
+            }
+            row.push(c);
+            used += w;
+        }
+        rows.push((
+            at,
+            ratatui::text::Line::styled(format!("{mark}{row}"), style),
+        ));
+    }
+    rows
 }
 
 pub(crate) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
@@ -111,4 +135,34 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) 
     pane::draw(frame, areas.panes, &cx);
     status::draw(frame, areas.status, &cx);
     overlay::draw(frame, &cx);
+}
+
+#[cfg(test)]
+mod diff_rows_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_changed_line_wraps_each_row_marked_as_its_line() {
+        let long = "b".repeat(25);
+        let rows = diff_rows(
+            "a\nsame\n",
+            &format!("{long}\nsame\n"),
+            12,
+            &Theme::default(),
+        );
+        let text: Vec<(usize, String)> = rows
+            .iter()
+            .map(|(at, line)| (*at, line.to_string()))
+            .collect();
+        assert_eq!(
+            text,
+            vec![
+                (0, "- a".to_string()),
+                (1, format!("+ {}", &long[..10])),
+                (1, format!("+ {}", &long[10..20])),
+                (1, format!("+ {}", &long[20..])),
+                (2, "  same".to_string()),
+            ]
+        );
+    }
 }
