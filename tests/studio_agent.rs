@@ -185,22 +185,41 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     let agent = relayed_agent(folder.path(), &xdg).await;
     let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
 
-    // The agent's run waits; the person is asked, with the whole manifest as new.
-    let asked = {
-        let run = run.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut agent = agent;
-            let response = agent.request(2, "tools/call", run);
-            (agent, response)
-        })
-    };
+    // The agent's run waits (a progress notification tells the agent why); the person is
+    // asked, with the whole manifest as new.
+    let asked = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        agent.send(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "run_workflow",
+                "arguments": {"workflow_name": "tiny"},
+                "_meta": {"progressToken": "approval"},
+            }})
+            .to_string(),
+        );
+        let mut before = Vec::new();
+        loop {
+            let message = agent.next_message();
+            if message["id"] == json!(2) {
+                return (agent, message, before);
+            }
+            before.push(message);
+        }
+    });
     expect(&studio, r"Approve this run\?").await;
     expect(&studio, r"agent: wire asks to run tiny").await;
     expect(&studio, r"never approved before").await;
     expect(&studio, r"\+ name: tiny").await;
     studio.send_text("y", "test").unwrap();
-    let (agent, response) = asked.await.unwrap();
+    let (agent, response, before) = asked.await.unwrap();
     assert_ne!(response["result"]["isError"], true, "{response}");
+    assert!(
+        before.iter().any(|m| m["method"] == "notifications/progress"
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|t| t.contains("waiting for a person to approve"))),
+        "no progress said the run waits: {before:?}"
+    );
     assert_eq!(
         response["result"]["structuredContent"]["success"], true,
         "{response}"
