@@ -37,6 +37,14 @@ fn folder_with_greet() -> tempfile::TempDir {
     dir
 }
 
+/// A folder with `greet`, an engine in approval mode on it, and a person to approve.
+fn approving() -> (tempfile::TempDir, Arc<Engine>, Approver) {
+    let dir = folder_with_greet();
+    let engine = engine(dir.path(), true);
+    let approver = engine.attach_approver();
+    (dir, engine, approver)
+}
+
 fn agent() -> Actor {
     Actor::Agent {
         client: "test-agent".into(),
@@ -89,9 +97,7 @@ async fn finished(started: StartedRun) -> RunResult {
 
 #[tokio::test]
 async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
-    let dir = folder_with_greet();
-    let engine = engine(dir.path(), true);
-    let approver: Approver = engine.attach_approver();
+    let (dir, engine, approver) = approving();
     let mut events = engine.subscribe();
 
     let started = engine.start_run(greet_by(agent())).await.unwrap();
@@ -139,9 +145,7 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
 
 #[tokio::test]
 async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_journaled() {
-    let dir = folder_with_greet();
-    let engine = engine(dir.path(), true);
-    let approver = engine.attach_approver();
+    let (dir, engine, approver) = approving();
     engine.approve_workflow("greet", &Actor::Person).unwrap();
 
     let changed = GREET.replace("hello-approved", "something-else");
@@ -234,9 +238,7 @@ async fn people_and_the_command_line_never_wait_and_mode_off_agents_do_not_eithe
 
 #[tokio::test]
 async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_goes() {
-    let dir = folder_with_greet();
-    let engine = engine(dir.path(), true);
-    let approver = engine.attach_approver();
+    let (_dir, engine, approver) = approving();
     let mut events = engine.subscribe();
 
     let started = engine.start_run(greet_by(agent())).await.unwrap();
@@ -271,9 +273,7 @@ async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_g
 
 #[tokio::test]
 async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name() {
-    let dir = folder_with_greet();
-    let engine = engine(dir.path(), true);
-    let approver = engine.attach_approver();
+    let (_dir, engine, approver) = approving();
     let mut events = engine.subscribe();
 
     let inline = || request(WorkflowSource::Inline(GREET.into()), agent());

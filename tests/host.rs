@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::TINY;
+
 use common::line_client::LineServer;
 use serde_json::json;
 use std::path::Path;
@@ -15,8 +17,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(30);
-
-const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
 
 /// `flowdeck serve` on `folder`, its sockets under `runtime`; returns once its socket answers.
 fn serve(folder: &Path, runtime: &Path) -> Child {
@@ -81,9 +81,7 @@ fn stderr_of(child: &mut Child) -> String {
 
 #[test]
 fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let host = serve(folder.path(), runtime.path());
     let mut a = agent(folder.path(), runtime.path());
     let mut b = agent(folder.path(), runtime.path());
@@ -171,9 +169,7 @@ fn stop(mut host: Child) {
 
 #[test]
 fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_approve() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let host = serve_with(folder.path(), runtime.path(), &["--approve", "agent-runs"]);
     let mut a = agent(folder.path(), runtime.path());
     let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
@@ -233,9 +229,7 @@ fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_appro
 
 #[test]
 fn a_relayed_agent_keeps_the_read_only_and_approval_mode_of_its_own_command_line() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let host = serve(folder.path(), runtime.path());
     let tool_names = |agent: &mut LineServer| -> Vec<String> {
         let listed = agent.request(9, "tools/list", json!({}));
@@ -285,9 +279,7 @@ fn a_relayed_agent_keeps_the_read_only_and_approval_mode_of_its_own_command_line
 
 #[test]
 fn a_host_killed_leaves_a_stale_socket_the_next_replaces_and_its_agents_are_told() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let mut host = serve(folder.path(), runtime.path());
     let mut a = agent(folder.path(), runtime.path());
     a.call(2, "workflow_list", json!({}));
@@ -380,9 +372,7 @@ fn a_process_of_another_user_is_refused_with_a_reason() {
         println!("SKIP: connecting as another user needs root to switch users");
         return;
     }
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let mut host = serve(folder.path(), runtime.path());
     // The socket's folder is private by design; opened up here, as a misconfiguration
     // would, the uid check is what is left to refuse a stranger.

@@ -6,12 +6,11 @@
 
 mod common;
 
+use common::TINY;
 use common::line_client::LineServer;
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
 
 #[test]
 fn a_change_on_disk_reaches_an_engine_on_the_default_relative_folder() {

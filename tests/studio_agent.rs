@@ -7,14 +7,14 @@
 
 mod common;
 
+use common::TINY;
+
 use common::line_client::LineServer;
 use common::studio::{expect, expect_gone, open, quit};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
 
 /// `flowdeck mcp` started as an agent's client starts it, with the studio's socket folder:
 /// it relays to the studio.
@@ -57,9 +57,7 @@ fn studio_on(
 
 #[tokio::test]
 async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let terminals = Terminals::new(TermConfig::default());
     let (studio, xdg) = studio_on(&terminals, folder.path(), runtime.path(), &[]);
     expect(&studio, "tiny").await;
@@ -171,9 +169,7 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
 
 #[tokio::test]
 async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its_diff() {
-    let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
-    let runtime = tempfile::tempdir().unwrap();
+    let (folder, runtime) = common::tiny_folder();
     let terminals = Terminals::new(TermConfig::default());
     let (studio, xdg) = studio_on(
         &terminals,
@@ -214,10 +210,12 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     let (agent, response, before) = asked.await.unwrap();
     assert_ne!(response["result"]["isError"], true, "{response}");
     assert!(
-        before.iter().any(|m| m["method"] == "notifications/progress"
-            && m["params"]["message"]
-                .as_str()
-                .is_some_and(|t| t.contains("waiting for a person to approve"))),
+        before
+            .iter()
+            .any(|m| m["method"] == "notifications/progress"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("waiting for a person to approve"))),
         "no progress said the run waits: {before:?}"
     );
     assert_eq!(

@@ -152,3 +152,14 @@ pub async fn poll_until<T>(
     })
     .await
 }
+
+/// A workflow that touches no terminal: it lists the sessions.
+pub const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
+
+/// A folder holding `tiny.yaml` ([`TINY`]) and a socket folder of its own for its host
+/// (`XDG_RUNTIME_DIR`), so that tests never meet each other's hosts.
+pub fn tiny_folder() -> (tempfile::TempDir, tempfile::TempDir) {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    (folder, tempfile::tempdir().unwrap())
+}
