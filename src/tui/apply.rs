@@ -31,6 +31,8 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     let mut effects = plan_follows_selection(app, true);
     effects.extend(fit_panes(app));
     effects.push(Effect::ListRecovery);
+    // Requests made while the studio was behind the event stream are in no event it saw.
+    effects.push(Effect::LoadApprovals);
     if let Some(editor) = &app.editor {
         effects.push(Effect::LoadDisk(editor.workflow.clone()));
     }

@@ -212,3 +212,22 @@ fn an_answer_that_could_not_be_kept_leaves_the_request_and_says_why() {
     assert_eq!(app.approvals.len(), 1);
     assert!(app.message.as_deref().unwrap_or("").contains("disk full"));
 }
+
+#[test]
+fn a_new_snapshot_reads_the_requests_again() {
+    let mut app = app();
+    let effects = update(
+        &mut app,
+        Event::Snapshot(Box::new(crate::engine::Snapshot {
+            seq: 7,
+            workflows: vec![summary("build")],
+            sessions: Vec::new(),
+            runs: Vec::new(),
+            folder_problem: None,
+        })),
+    );
+    assert!(
+        effects.contains(&Effect::LoadApprovals),
+        "requests made while the studio lagged would be missed: {effects:?}"
+    );
+}
