@@ -392,3 +392,22 @@ fn validate_reads_a_huge_file_only_to_the_limit_and_gives_its_real_size() {
         "{text}"
     );
 }
+
+#[test]
+fn an_unknown_approval_mode_is_refused_with_the_modes_there_are() {
+    for output in [
+        flowdeck(&["--approve", "everything", "list"]),
+        Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+            .args(["--workflows", &repo("workflows").display().to_string(), "list"])
+            .env("FLOWDECK_APPROVE", "yes")
+            .output()
+            .unwrap(),
+    ] {
+        assert_eq!(output.status.code(), Some(2));
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            said.contains("invalid value") && said.contains("off, agent-runs"),
+            "{said}"
+        );
+    }
+}
