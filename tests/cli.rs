@@ -398,7 +398,11 @@ fn an_unknown_approval_mode_is_refused_with_the_modes_there_are() {
     for output in [
         flowdeck(&["--approve", "everything", "list"]),
         Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-            .args(["--workflows", &repo("workflows").display().to_string(), "list"])
+            .args([
+                "--workflows",
+                &repo("workflows").display().to_string(),
+                "list",
+            ])
             .env("FLOWDECK_APPROVE", "yes")
             .output()
             .unwrap(),

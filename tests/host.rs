@@ -364,6 +364,65 @@ fn a_host_killed_mid_run_leaves_no_process_a_journaled_run_and_a_clean_restart()
 }
 
 #[test]
+fn an_agent_gone_mid_run_leaves_its_started_run_going_and_its_waiting_call_cancelled() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let host = serve(folder.path(), runtime.path());
+    let mut watcher = agent(folder.path(), runtime.path());
+    let status_of = |agent: &mut LineServer, run_id: &str| -> serde_json::Value {
+        agent.call(90, "run_status", json!({"run_id": run_id}))
+    };
+
+    // Started with `wait: false`, the run is the host's: it goes on when its agent leaves.
+    let mut a = agent(folder.path(), runtime.path());
+    let started = a.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "asker", "wait": false}),
+    );
+    let kept = started["run_id"].as_str().unwrap().to_string();
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+
+    // A `run_workflow` call still waiting when its agent's client dies is cancelled, as any
+    // call the client no longer waits for.
+    let mut b = agent(folder.path(), runtime.path());
+    b.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run_workflow", "arguments": {"workflow_name": "asker"}}})
+        .to_string(),
+    );
+    let waiting = common::wait_until(LONG, "b's run waiting on its prompt", || {
+        let listed = watcher.call(3, "run_list", json!({}));
+        listed["active"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run_id"] != kept.as_str() && r["status"] == "waiting_for_input")
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(b.pid() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let ended = common::wait_until(LONG, "b's run to end", || {
+        let status = status_of(&mut watcher, &waiting);
+        (status["status"] == "finished").then_some(status)
+    });
+    assert_eq!(ended["result"]["final_state"], "canceled", "{ended}");
+    assert_eq!(
+        status_of(&mut watcher, &kept)["status"],
+        "waiting_for_input",
+        "the run started without waiting goes on"
+    );
+    drop(watcher.stdin.take());
+    assert_eq!(watcher.exit_within(LONG), Some(0));
+    stop(host);
+}
+
+#[test]
 fn a_process_of_another_user_is_refused_with_a_reason() {
     use std::io::{BufRead, BufReader};
     use std::os::unix::fs::PermissionsExt;
