@@ -149,8 +149,8 @@ impl Engine {
         }
     }
 
-    /// Whether an agent's runs must be approved: the engine was started so, or the agent's
-    /// own connection asked for it.
+    /// Whether the engine was started in approval mode (an agent's connection may still ask
+    /// for it for its own runs: [`super::RunRequest::require_approval`]).
     pub fn approval_mode(&self) -> bool {
         self.config.approve_agent_runs
     }
