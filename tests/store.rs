@@ -899,3 +899,44 @@ fn a_save_into_a_named_file_keeps_text_that_names_nothing_and_checks_the_version
         );
     }
 }
+
+#[test]
+fn a_change_made_through_the_store_is_always_told_as_its_authors_even_with_the_watcher_on() {
+    let (_dir, store, _w) = watched();
+    let rx = store.subscribe();
+    let mut version: Option<String> = None;
+    // Each save's own file events reach the watcher while later saves are made, and none of
+    // them may come out as nobody's. (The store holds its scan lock from each write to its
+    // own refresh of the file: a writer descheduled in between for longer than the watcher's
+    // debounce once let the watcher tell a rename as nobody's. That pause cannot be forced
+    // from here; this checks the attribution with the watcher as busy as it gets.)
+    for i in 0..150 {
+        let content = manifest("busy", &i.to_string());
+        let saved = store
+            .save(SaveRequest {
+                content: &content,
+                expected_version: version.as_deref(),
+                overwrite: version.is_none(),
+                author: Some("writer"),
+                ..SaveRequest::default()
+            })
+            .expect("saved");
+        version = saved.version;
+    }
+    let renamed = store
+        .rename("busy", "moved", version.as_deref(), Some("writer"))
+        .expect("renamed");
+    store
+        .delete("moved", renamed.version.as_deref(), Some("writer"))
+        .expect("deleted");
+    let mut told = 0;
+    while let Ok(change) = rx.recv_timeout(Duration::from_millis(500)) {
+        assert_eq!(
+            change.author.as_deref(),
+            Some("writer"),
+            "{change:?} was told as nobody's"
+        );
+        told += 1;
+    }
+    assert!(told >= 152, "only {told} changes told");
+}

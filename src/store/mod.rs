@@ -262,12 +262,26 @@ impl Store {
         self.refresh_files_as(files, None)
     }
 
-    /// Re-reads a file this store just wrote, tagging the changes with their `author`.
-    fn refresh_as(&self, file_name: &str, author: Option<&str>) -> Vec<Change> {
-        self.refresh_files_as(&[file_name.to_string()], author)
+    /// Re-reads files this store just wrote, tagging the changes with their `author`. The
+    /// caller holds the scan lock from before its write until this is done: otherwise the
+    /// watcher could take the write's own events first and tell the change as nobody's.
+    fn refresh_written(
+        &self,
+        _scanning: &MutexGuard<'_, ()>,
+        files: &[&str],
+        author: Option<&str>,
+    ) -> Vec<Change> {
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        self.refresh_locked(&files, author)
     }
 
     fn refresh_files_as(&self, files: &[String], author: Option<&str>) -> Vec<Change> {
+        let _scanning = self.lock_scans();
+        self.refresh_locked(files, author)
+    }
+
+    /// [`Store::refresh_files_as`] with the scan lock held.
+    fn refresh_locked(&self, files: &[String], author: Option<&str>) -> Vec<Change> {
         let files: Vec<String> = files
             .iter()
             .filter(|f| is_manifest_name(f))
@@ -276,7 +290,6 @@ impl Store {
         if files.is_empty() {
             return Vec::new();
         }
-        let _scanning = self.lock_scans();
         let loaded = self.load(&files);
         let changes = {
             let mut catalog = self.catalog_mut();

@@ -130,9 +130,10 @@ impl Store {
             _ => {}
         }
         let path = self.root.join(&file_name);
+        let scanning = self.lock_scans();
         write_atomic(&self.root, &file_name, request.content.as_bytes())
             .map_err(|e| StoreError::io(&path, e))?;
-        self.refresh_as(&file_name, request.author);
+        self.refresh_written(&scanning, &[&file_name], request.author);
         Ok(Saved {
             name,
             file_name,
@@ -182,9 +183,10 @@ impl Store {
         let _writing = self.lock_writes()?;
         let (entry, current) = self.existing(name, expected_version)?;
         let path = self.root.join(&entry.file_name);
+        let scanning = self.lock_scans();
         std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
         files::sync_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
-        self.refresh_as(&entry.file_name, author);
+        self.refresh_written(&scanning, &[&entry.file_name], author);
         Ok(Saved {
             name: name.to_string(),
             file_name: entry.file_name,
@@ -256,14 +258,15 @@ impl Store {
             }
         }
         let new_path = self.root.join(&new_file);
+        let scanning = self.lock_scans();
         files::write_atomic_like(&self.root, &new_file, renamed.as_bytes(), &old_path)
             .map_err(|e| StoreError::io(&new_path, e))?;
         if new_file != entry.file_name {
             std::fs::remove_file(&old_path).map_err(|e| StoreError::io(&old_path, e))?;
             files::sync_dir(&self.root).map_err(|e| StoreError::io(&self.root, e))?;
-            self.refresh_as(&entry.file_name, author);
+            self.refresh_written(&scanning, &[&entry.file_name], author);
         }
-        self.refresh_as(&new_file, author);
+        self.refresh_written(&scanning, &[&new_file], author);
         Ok(Saved {
             name: to.to_string(),
             file_name: new_file,
