@@ -178,6 +178,7 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
         &["--approve", "agent-runs"],
     );
     expect(&studio, "tiny").await;
+    expect(&studio, "approval mode: an agent's run").await;
     let agent = relayed_agent(folder.path(), &xdg).await;
     let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
 

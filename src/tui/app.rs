@@ -56,7 +56,11 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
             theme = theme.without_colour();
         }
         let mut app = App::new(options.folder.display().to_string());
-        app.message = theme_warning;
+        app.message = theme_warning.or_else(|| {
+            engine.approval_mode().then(|| {
+                "approval mode: an agent's run of a manifest you have not approved waits for your yes".into()
+            })
+        });
         // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
         // relays to it). A folder another process hosts is not opened twice.
         let host = match crate::mcp::host::start(
