@@ -181,3 +181,32 @@ async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
     let r = session.await_output(on_screen("never")).await.unwrap();
     assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
 }
+
+#[tokio::test]
+async fn in_focus_mode_a_program_that_asked_for_the_mouse_gets_its_clicks_at_its_own_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, dir.path(), Vec::new());
+    expect(&session, r"no workflows").await;
+    session.send_text("t", "test").unwrap();
+    expect(&session, r"\[s\d+ · ").await;
+    session.send_text("i", "test").unwrap();
+    expect(&session, "FOCUS").await;
+    // A program that asks for SGR mouse reports (as vim with mouse=a does), reads one, and
+    // says what it got.
+    // (The words it prints are split in its source, so that the command line typed into the
+    // shell never shows them.)
+    let program = r#"python3 -c 'import os,sys,tty; tty.setraw(0); sys.stdout.write("\x1b[?1002h\x1b[?1006h REA" "DY\r\n"); sys.stdout.flush(); got = os.read(0, 64); sys.stdout.write("\x1b[?1002l\x1b[?1006lGO" "T %r\r\n" % got)'"#;
+    session.send_text(&format!("{program}\r"), "test").unwrap();
+    expect(&session, r" READY").await;
+    let ready = find(&session, " READY");
+    // The pane's first row is the one under its title; 'R' is the program's column 1.
+    let title_row = find(&session, "╭ [s").1;
+    let (col, row) = (ready.0 + 1, ready.1);
+    mouse(&session, 0, (col, row), true);
+    let expected = format!(r"GOT b'\\x1b\[<0;2;{}M'", row - title_row);
+    expect(&session, &expected).await;
+    session.send_text("\u{7}", "test").unwrap();
+    common::studio::expect_gone(&session, "FOCUS").await;
+    common::studio::quit(&session).await;
+}

@@ -211,7 +211,8 @@ async fn event_loop(
                 Some(Ok(TermEvent::Paste(text))) => pending.push_back(Event::Paste(text)),
                 Some(Ok(TermEvent::Mouse(event))) => {
                     let at_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    pending.push_back(Event::Mouse { event, at_ms });
+                    let reporting = pane_reporting(engine, &app);
+                    pending.push_back(Event::Mouse { event, at_ms, reporting });
                 }
                 Some(Ok(TermEvent::FocusGained)) => pending.push_back(Event::TermFocus(true)),
                 Some(Ok(TermEvent::FocusLost)) => pending.push_back(Event::TermFocus(false)),
@@ -235,6 +236,20 @@ async fn event_loop(
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
         }
     }
+}
+
+/// In focus mode, what the focused pane's program asked the terminal to report of the mouse.
+fn pane_reporting(engine: &Engine, app: &App) -> Option<super::mouse_report::Reporting> {
+    if app.mode != super::keymap::Mode::Focus {
+        return None;
+    }
+    let pane = app.focused_pane()?;
+    engine
+        .with_session_screen(&pane.session_id, |screen| super::mouse_report::Reporting {
+            mode: screen.mouse_protocol_mode(),
+            encoding: screen.mouse_protocol_encoding(),
+        })
+        .ok()
 }
 
 /// Carries out one effect. Quick reads answer at once (into `now`); what may wait (starting

@@ -25,6 +25,7 @@ pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod mouse;
+pub mod mouse_report;
 pub mod naming;
 pub mod palette;
 pub mod runs;

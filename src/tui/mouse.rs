@@ -2,7 +2,8 @@
 //! pane's tab; the wheel moves the list or scrolls a pane's history (a few lines a notch); a
 //! drag selects text inside one pane (double click: words, triple click: lines) and the
 //! release copies it. The same state changes and commands as the keys, found by the same
-//! layout the frame is drawn with.
+//! layout the frame is drawn with. In focus mode, a pane whose program asked for the mouse
+//! gets what happens inside it instead (mouse_report.rs).
 
 use super::command::Command;
 use super::copy;
@@ -12,9 +13,11 @@ use super::effect::Effect;
 use super::history;
 use super::keymap::Mode;
 use super::layout::{self, Slot};
+use super::mouse_report::{Reporting, encode};
 use super::selection;
 use super::state::{App, Click, Point, Selection, Surface, Unit, View};
 use super::update::{fit_panes, plan_follows_selection, run_command};
+use crate::workflow::action::Key;
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use unicode_width::UnicodeWidthStr;
@@ -24,12 +27,24 @@ const WHEEL_LINES: isize = 3;
 /// Clicks closer together than this (at the same cell) make a double or triple click.
 const MULTI_CLICK_MS: u64 = 400;
 
-/// A mouse event at `at_ms` (milliseconds on the loop's clock, for double clicks).
-pub fn on_mouse(app: &mut App, event: MouseEvent, at_ms: u64) -> Vec<Effect> {
+/// A mouse event at `at_ms` (milliseconds on the loop's clock, for double clicks);
+/// `reporting`, in focus mode, is what the focused pane's program asked to be told.
+pub fn on_mouse(
+    app: &mut App,
+    event: MouseEvent,
+    at_ms: u64,
+    reporting: Option<Reporting>,
+) -> Vec<Effect> {
     if !app.mouse || layout::too_small(Rect::new(0, 0, app.size.0, app.size.1)) {
         return Vec::new();
     }
     let at = Position::new(event.column, event.row);
+    if app.mode == Mode::Focus
+        && let Some(reporting) = reporting.filter(|r| r.wanted())
+        && let Some(effects) = to_program(app, &event, at, reporting)
+    {
+        return effects;
+    }
     match app.mode {
         // Overlays: the wheel scrolls them; clicks are for their keys.
         Mode::Help | Mode::Problems | Mode::Runs | Mode::Palette => {
@@ -55,6 +70,39 @@ pub fn on_mouse(app: &mut App, event: MouseEvent, at_ms: u64) -> Vec<Effect> {
         MouseEventKind::Up(MouseButton::Left) => release(app),
         _ => Vec::new(),
     }
+}
+
+/// An event inside the focused pane, for its program that asked for the mouse: reported as
+/// it asked (nothing, for what its mode leaves out). `None` outside the pane: the studio's.
+fn to_program(
+    app: &App,
+    event: &MouseEvent,
+    at: Position,
+    reporting: Reporting,
+) -> Option<Vec<Effect>> {
+    let pane = app.focused_pane()?;
+    let slot = layout::app_slots(app)
+        .into_iter()
+        .find(|s| s.index == app.pane)?;
+    if !slot.inner.contains(at) {
+        return None;
+    }
+    let report = encode(
+        reporting,
+        event.kind,
+        event.modifiers,
+        at.x - slot.inner.x,
+        at.y - slot.inner.y,
+    );
+    Some(
+        report
+            .map(|text| Effect::SendKeys {
+                session_id: pane.session_id.clone(),
+                keys: vec![Key::Text { text }],
+            })
+            .into_iter()
+            .collect(),
+    )
 }
 
 fn slot_at(app: &App, at: Position) -> Option<Slot> {

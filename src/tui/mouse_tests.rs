@@ -31,6 +31,7 @@ fn mouse(kind: MouseEventKind, x: u16, y: u16, at_ms: u64) -> Event {
             modifiers: KeyModifiers::NONE,
         },
         at_ms,
+        reporting: None,
     }
 }
 
@@ -306,4 +307,72 @@ fn a_click_below_a_selected_broken_workflow_counts_its_error_line() {
     assert_eq!(app.selected, 0);
     click(&mut app, list.x + 3, list.y + 1 + 1, 2000);
     assert_eq!(app.selected, 0, "the error line belongs to its workflow");
+}
+
+#[test]
+fn in_focus_mode_a_program_that_asked_for_the_mouse_gets_it_inside_its_pane() {
+    use crate::tui::mouse_report::Reporting;
+    use crate::workflow::action::Key;
+    let mut app = app();
+    update(&mut app, key(KeyCode::Char('i')));
+    assert_eq!(app.mode, Mode::Focus);
+    let pane = layout::app_slots(&app)
+        .into_iter()
+        .find(|s| s.index == app.pane)
+        .unwrap()
+        .inner;
+    let vim = Reporting {
+        mode: vt100::MouseProtocolMode::ButtonMotion,
+        encoding: vt100::MouseProtocolEncoding::Sgr,
+    };
+    let at = |kind, x, y, reporting| Event::Mouse {
+        event: MouseEvent {
+            kind,
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        },
+        at_ms: 0,
+        reporting,
+    };
+    let sent = |text: &str| {
+        vec![Effect::SendKeys {
+            session_id: "s1".into(),
+            keys: vec![Key::Text { text: text.into() }],
+        }]
+    };
+    let down = MouseEventKind::Down(MouseButton::Left);
+    assert_eq!(
+        update(&mut app, at(down, pane.x + 4, pane.y + 2, Some(vim))),
+        sent("\u{1b}[<0;5;3M"),
+        "a click, at the pane's own cell"
+    );
+    assert_eq!(
+        update(
+            &mut app,
+            at(MouseEventKind::ScrollUp, pane.x, pane.y, Some(vim))
+        ),
+        sent("\u{1b}[<64;1;1M"),
+        "the wheel scrolls the program, not the history"
+    );
+    assert!(app.scroll.is_none());
+    assert_eq!(
+        update(
+            &mut app,
+            at(MouseEventKind::Moved, pane.x, pane.y, Some(vim))
+        ),
+        Vec::new(),
+        "motion it did not ask for is dropped, not taken as the studio's"
+    );
+    assert!(app.selection.is_none());
+    assert_eq!(app.mode, Mode::Focus);
+
+    // A program that did not ask: the studio's selection, as before.
+    update(&mut app, at(down, pane.x + 4, pane.y + 2, None));
+    assert!(app.selection.is_some());
+    // Outside the pane the mouse is the studio's even for a program that asked.
+    assert_eq!(app.mode, Mode::Focus);
+    let list = layout::app_areas(&app).list;
+    update(&mut app, at(down, list.x + 3, list.y + 1, Some(vim)));
+    assert_eq!(app.mode, Mode::Normal);
 }

@@ -29,6 +29,9 @@ pub enum Event {
     Mouse {
         event: MouseEvent,
         at_ms: u64,
+        /// In focus mode: what the focused pane's program asked the terminal to report
+        /// (read from its screen when the event came).
+        reporting: Option<super::mouse_report::Reporting>,
     },
     /// The person's terminal gained (true) or lost the focus.
     TermFocus(bool),
@@ -154,7 +157,11 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
 fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(app, key),
-        Event::Mouse { event, at_ms } => super::mouse::on_mouse(app, event, at_ms),
+        Event::Mouse {
+            event,
+            at_ms,
+            reporting,
+        } => super::mouse::on_mouse(app, event, at_ms, reporting),
         Event::TermFocus(focused) => {
             app.term_focused = focused;
             if focused && app.attention.take().is_some() {
