@@ -231,3 +231,28 @@ fn a_new_snapshot_reads_the_requests_again() {
         "requests made while the studio lagged would be missed: {effects:?}"
     );
 }
+
+#[test]
+fn the_wheel_scrolls_the_diff_and_a_click_answers_nothing() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = app();
+    let long: String = (1..=60).map(|n| format!("line {n}\n")).collect();
+    asked(&mut app, 1, request("r1", None, &long));
+    let mouse = |kind| Event::Mouse {
+        event: MouseEvent {
+            kind,
+            column: 3,
+            row: 3,
+            modifiers: KeyModifiers::NONE,
+        },
+        at_ms: 0,
+        reporting: None,
+    };
+    let top = app.approvals[0].top;
+    update(&mut app, mouse(MouseEventKind::ScrollDown));
+    assert_eq!(app.approvals[0].top, top + 1);
+    let effects = update(&mut app, mouse(MouseEventKind::Down(MouseButton::Left)));
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.selected, 0, "the list under the overlay is not clicked");
+}

@@ -47,7 +47,7 @@ pub fn on_mouse(
     }
     match app.mode {
         // Overlays: the wheel scrolls them; clicks are for their keys.
-        Mode::Help | Mode::Problems | Mode::Runs | Mode::Palette => {
+        Mode::Help | Mode::Problems | Mode::Runs | Mode::Palette | Mode::Audit | Mode::Approve => {
             return match event.kind {
                 MouseEventKind::ScrollUp => run_command(app, Command::Up),
                 MouseEventKind::ScrollDown => run_command(app, Command::Down),
