@@ -148,7 +148,7 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     })
     .await
     .unwrap();
-    expect(&studio, r"Plan · tiny · run r").await;
+    expect(&studio, r"Plan · tiny · run r\S+ \(agent: wire\)").await;
     expect(&studio, r"1 ✓ look").await;
 
     // Who did what: the audit view lists the agent's calls with their outcomes, the refused

@@ -40,7 +40,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let run = app.latest_run_of(&view.workflow);
     let mut title = format!(" Plan · {} ", clean(&view.workflow));
     if let Some(run) = run {
-        title.push_str(&format!("· run {} ", clean(&run.run_id)));
+        title.push_str(&run_title(run));
         if let (true, Some(state)) = (run.active(), &run.current_state) {
             title.push_str(&format!("▸ {} ", clean(state)));
         }
@@ -156,7 +156,7 @@ fn gone(frame: &mut Frame, area: Rect, cx: &Ctx, name: &str) {
     }
     let mut title = format!(" Plan · {} · gone ", clean(name));
     if let Some(run) = run {
-        title.push_str(&format!("· run {} ", clean(&run.run_id)));
+        title.push_str(&run_title(run));
     }
     frame.render_widget(
         Paragraph::new(lines)
@@ -214,4 +214,16 @@ fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
         (None, _) => {}
     }
     lines
+}
+
+/// `· run r17… ` in a plan's title, with the agent that started it, if one did.
+fn run_title(run: &RunView) -> String {
+    match &run.actor {
+        Some(agent @ crate::engine::Actor::Agent { .. }) => format!(
+            "· run {} ({}) ",
+            clean(&run.run_id),
+            clean(&agent.label())
+        ),
+        _ => format!("· run {} ", clean(&run.run_id)),
+    }
 }
