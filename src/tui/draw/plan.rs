@@ -219,11 +219,9 @@ fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
 /// `· run r17… ` in a plan's title, with the agent that started it, if one did.
 fn run_title(run: &RunView) -> String {
     match &run.actor {
-        Some(agent @ crate::engine::Actor::Agent { .. }) => format!(
-            "· run {} ({}) ",
-            clean(&run.run_id),
-            clean(&agent.label())
-        ),
+        Some(agent @ crate::engine::Actor::Agent { .. }) => {
+            format!("· run {} ({}) ", clean(&run.run_id), clean(&agent.label()))
+        }
         _ => format!("· run {} ", clean(&run.run_id)),
     }
 }
