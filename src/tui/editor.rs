@@ -310,9 +310,43 @@ pub fn follow_cursor(editor: &mut Editor, rows: usize, cols: usize) {
     let cols = cols.saturating_sub(gutter).max(1);
     if col < editor.left {
         editor.left = col;
-    } else if col >= editor.left + cols {
-        editor.left = col + 1 - cols;
+        return;
     }
+    // The view scrolls by characters but fills cells: a wide character (CJK, emoji) takes
+    // two, so the first character shown is the leftmost that still leaves the cursor's own
+    // cell on screen.
+    let line = editor.text.lines().get(row).map_or("", String::as_str);
+    let byte = |at: usize| line.char_indices().nth(at).map_or(line.len(), |(b, _)| b);
+    let mut used = 1;
+    let mut first = col;
+    for c in line[byte(editor.left)..byte(col)].chars().rev() {
+        let w = cell_width(c);
+        if used + w > cols {
+            break;
+        }
+        used += w;
+        first -= 1;
+    }
+    editor.left = editor.left.max(first);
+}
+
+/// How a character of the text is drawn: a tab as one space, anything that could act on the
+/// person's terminal (an escape typed into the file, a bidi control) as `�`, one cell each,
+/// so that the columns the cursor counts and the cells drawn agree.
+pub fn shown_char(c: char) -> char {
+    if c == '\t' {
+        ' '
+    } else if crate::workflow::names::is_dangerous_char(c) {
+        '\u{fffd}'
+    } else {
+        c
+    }
+}
+
+/// The cells a character of the text takes on screen: a combining mark none of its own, a
+/// wide character (CJK, most emoji) two.
+pub fn cell_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(shown_char(c)).unwrap_or(0)
 }
 
 /// Cells before the text on each row: the line number, a mark column and a space.
@@ -793,13 +827,13 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
     let Some(item) = found.items.get(at) else {
         return Vec::new();
     };
-    let (row, col) = editor.text.cursor();
-    let line = editor.text.lines().get(row).cloned().unwrap_or_default();
-    let typed = line[..found.start.min(line.len())].chars().count();
+    // Both in characters, as the editor counts: the word typed so far is replaced.
+    let (_, col) = editor.text.cursor();
+    let typed = found.start.min(col);
     for _ in typed..col {
         editor.text.move_cursor(CursorMove::Back);
     }
-    editor.text.delete_str(col.saturating_sub(typed));
+    editor.text.delete_str(col - typed);
     let mut text = item.text.clone();
     if found.key {
         text.push_str(": ");

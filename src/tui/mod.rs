@@ -43,6 +43,8 @@ mod approvals_tests;
 #[cfg(test)]
 mod copy_tests;
 #[cfg(test)]
+mod editor_unicode_tests;
+#[cfg(test)]
 mod history_tests;
 #[cfg(test)]
 mod runs_tests;

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// What completing at the cursor offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
-    /// The byte offset in the cursor's line where the word being completed starts.
+    /// The column (in characters, as the cursor's) where the word being completed starts.
     pub start: usize,
     /// What the word may become, in schema order, those that start as the word does.
     pub items: Vec<Item>,
@@ -31,14 +31,9 @@ pub struct Item {
 /// Completions at character `col` of line `row` of `lines` (YAML as people write it).
 pub fn complete(lines: &[String], row: usize, col: usize) -> Completion {
     let line = lines.get(row).map_or("", String::as_str);
-    let cut = line
-        .char_indices()
-        .nth(col)
-        .map_or(line.len(), |(byte, _)| byte);
+    let cut = byte_at(line, col);
     let before = &line[..cut];
-    let start = before
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+    let start = word_start(before);
     let word = &before[start..];
     let value = value_key(&before[..start]);
     let items = match value {
@@ -47,7 +42,7 @@ pub fn complete(lines: &[String], row: usize, col: usize) -> Completion {
         None => Vec::new(),
     };
     Completion {
-        start,
+        start: before[..start].chars().count(),
         key: value.is_none(),
         items: items
             .into_iter()
@@ -56,14 +51,27 @@ pub fn complete(lines: &[String], row: usize, col: usize) -> Completion {
     }
 }
 
+/// The byte offset of character `col` of `line` (its end when the line is shorter).
+fn byte_at(line: &str, col: usize) -> usize {
+    line.char_indices()
+        .nth(col)
+        .map_or(line.len(), |(byte, _)| byte)
+}
+
+/// Where the identifier that ends `text` starts, as a byte offset: after the last character
+/// that cannot be in one, however many bytes that character takes (`“word`, `«word`).
+fn word_start(text: &str) -> usize {
+    text.char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8())
+}
+
 /// The key whose value the cursor is in: `tool: ` or `{ condition: ` before the word.
 fn value_key(before: &str) -> Option<&str> {
     let trimmed = before.trim_end();
     let key_part = trimmed.strip_suffix(':')?;
-    let key_start = key_part
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
-    let key = &key_part[key_start..];
+    let key = &key_part[word_start(key_part)..];
     (!key.is_empty()).then_some(key)
 }
 

@@ -5,7 +5,7 @@
 
 use super::text::clean;
 use super::{Ctx, block};
-use crate::tui::editor::{Ask, Editor, Panel, gutter_width, mark};
+use crate::tui::editor::{Ask, Editor, Panel, cell_width, gutter_width, mark, shown_char};
 use crate::tui::keymap::Mode;
 use crate::tui::layout::{self, EditorAreas};
 use crate::tui::syntax::{Kind, runs};
@@ -16,7 +16,6 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
-use unicode_width::UnicodeWidthChar;
 
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
     let Some(editor) = &cx.app.editor else {
@@ -185,7 +184,7 @@ fn text(frame: &mut Frame, area: Rect, editor: &Editor, cx: &Ctx) {
             .chars()
             .take(cursor_col)
             .skip(editor.left)
-            .map(|c| c.width().unwrap_or(0))
+            .map(cell_width)
             .sum();
         let y = area.y as usize + cursor_row - editor.top;
         let x = area.x as usize + gutter + cells;
@@ -196,7 +195,7 @@ fn text(frame: &mut Frame, area: Rect, editor: &Editor, cx: &Ctx) {
 }
 
 /// The part of `line` from character `left` on, at most `width` cells, coloured; controls
-/// (a tab, an escape typed into the file) are shown as safe characters.
+/// (a tab, an escape typed into the file) are shown as safe characters (`shown_char`).
 fn visible_spans(line: &str, left: usize, width: usize, t: &Theme) -> Vec<Span<'static>> {
     let mut out = Vec::new();
     let mut used = 0;
@@ -209,8 +208,8 @@ fn visible_spans(line: &str, left: usize, width: usize, t: &Theme) -> Vec<Span<'
             if at < left {
                 continue;
             }
-            let c = if c == '\t' { ' ' } else { c };
-            let w = c.width().unwrap_or(0);
+            let w = cell_width(c);
+            let c = shown_char(c);
             if used + w > width {
                 break;
             }
@@ -218,7 +217,7 @@ fn visible_spans(line: &str, left: usize, width: usize, t: &Theme) -> Vec<Span<'
             text.push(c);
         }
         if !text.is_empty() {
-            out.push(Span::styled(clean(&text), colour(kind, t)));
+            out.push(Span::styled(text, colour(kind, t)));
         }
         if used >= width {
             break;
