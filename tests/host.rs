@@ -348,19 +348,83 @@ fn a_host_killed_mid_run_leaves_no_process_a_journaled_run_and_a_clean_restart()
     );
     let mut next = serve(folder.path(), runtime.path());
     let mut b = agent(folder.path(), runtime.path());
-    let listed = b.call(2, "run_list", json!({}));
-    let run = listed["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["run_id"] == run_id.as_str())
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(run["final_state"], "interrupted", "{listed}");
+    assert_told_interrupted(&mut b, &run_id, "asker");
     drop(b.stdin.take());
     assert_eq!(b.exit_within(LONG), Some(0));
     next.kill().unwrap();
     next.wait().unwrap();
+}
+
+/// Every answer about a run whose flowdeck was killed mid-run reads its journal's last line:
+/// `run_status` (status and result), `run_list`, and the workflow's run count and last result.
+fn assert_told_interrupted(agent: &mut LineServer, run_id: &str, workflow: &str) {
+    let status = agent.call(40, "run_status", json!({"run_id": run_id}));
+    assert_eq!(status["status"], "finished", "{status}");
+    let result = &status["result"];
+    assert_eq!(result["final_state"], "interrupted", "{status}");
+    assert_eq!(result["success"], false, "{status}");
+    assert!(
+        result["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("killed or crashed")),
+        "{status}"
+    );
+    // The run had started its first state (the prompt it waited on) and lasted a while.
+    assert!(result["states_executed"].as_u64() >= Some(1), "{status}");
+    assert!(result["duration_ms"].as_f64() > Some(0.0), "{status}");
+    assert_eq!(status["started_by"]["kind"], "agent", "{status}");
+
+    let listed = agent.call(41, "run_list", json!({}));
+    let run = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == run_id)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(run["final_state"], "interrupted", "{listed}");
+    assert_eq!(run["error"], result["error"], "{listed}");
+    assert_eq!(
+        run["states_executed"], result["states_executed"],
+        "{listed}"
+    );
+
+    let workflows = agent.call(42, "workflow_list", json!({}));
+    let entry = workflows["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == workflow)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entry["last_result"], "interrupted", "{workflows}");
+    assert_eq!(entry["runs"], 1, "{workflows}");
+}
+
+#[test]
+fn an_agents_own_engine_killed_mid_run_is_told_interrupted_by_the_next() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    // No host: `flowdeck mcp` runs an engine of its own.
+    let mut a = agent(folder.path(), runtime.path());
+    let started = a.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "asker", "wait": false}),
+    );
+    let run_id = started["run_id"].as_str().unwrap().to_string();
+    common::wait_until(LONG, "the run waiting on its prompt", || {
+        let status = a.call(3, "run_status", json!({"run_id": run_id}));
+        (status["status"] == "waiting_for_input").then_some(())
+    });
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+
+    let mut b = agent(folder.path(), runtime.path());
+    assert_told_interrupted(&mut b, &run_id, "asker");
+    drop(b.stdin.take());
+    assert_eq!(b.exit_within(LONG), Some(0));
 }
 
 #[test]

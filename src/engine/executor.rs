@@ -5,6 +5,7 @@
 //! transition that holds is taken ([`super::transition::next_state`], a pure function).
 
 use super::contract::{self, MASK};
+use super::ending::Ending;
 use super::events::Actor;
 use super::journal::{JournalEvent, JournalWriter, RunEvent, now};
 use super::result::{FinalState, RunResult};
@@ -157,10 +158,6 @@ pub(super) async fn execute(
         Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
     };
     let error = exec.secrets.redact_opt(error);
-    if let Some(e) = &error {
-        exec.log
-            .push(json!({"phase": "error", "error": e, "timestamp": now()}));
-    }
     for entry in &mut exec.log {
         exec.secrets.redact_value(entry);
     }
@@ -169,53 +166,26 @@ pub(super) async fn execute(
             let _ = engine.exit_terminal(&id, &exec.actor()).await;
         }
     }
-    let success = final_state == FinalState::Completed;
-    let duration_ms = clock.elapsed().as_secs_f64() * 1000.0;
-    // Published by the caller once the run's status is final.
-    let last = exec.journal.append(RunEvent::RunFinished {
-        final_state: final_state.as_str().into(),
-        success,
-        states_executed: exec.steps,
-        error: error.clone(),
-        return_values: return_values.clone(),
-        duration_ms,
-        cancelled_by: (final_state == FinalState::Canceled)
-            .then(|| run.canceller())
-            .flatten(),
-    });
-    // Written, and the journal's lock let go, before anyone hears the run has ended.
-    exec.journal.finish().await;
-    let finished_at = now();
-    // Under a lock file shared with other flowdeck processes: off the async runtime.
-    let recorder = engine.clone();
-    let (name, run_id, at) = (wf.name.clone(), plan.run_id.clone(), finished_at.clone());
-    let recorded = tokio::task::spawn_blocking(move || {
-        recorder
-            .metadata()
-            .record(&name, &run_id, final_state.as_str(), success, &at);
-    })
-    .await;
-    if let Err(e) = recorded {
-        tracing::warn!("run metadata not recorded: {e}");
-    }
-    let result = RunResult {
-        success,
+    let ending = Ending {
+        run_id: plan.run_id,
         workflow_name: wf.name.clone(),
+        version: plan.version,
+        signature: Some(wf.signature()),
         session_id: exec.session.clone(),
         final_state,
         states_executed: exec.steps,
-        workflow_signature: Some(wf.signature()),
-        execution_log: exec.log,
         error,
-        run_id: plan.run_id,
-        workflow_version: plan.version,
         return_values,
+        execution_log: exec.log,
         last_state: exec.last_state,
         started_at: plan.started_at,
-        finished_at,
-        duration_ms,
-        journal_error: exec.journal.failure(),
+        duration_ms: clock.elapsed().as_secs_f64() * 1000.0,
+        cancelled_by: (final_state == FinalState::Canceled)
+            .then(|| run.canceller())
+            .flatten(),
     };
+    // Published by the caller once the run's status is final.
+    let (result, last) = engine.end_run(&mut exec.journal, ending).await;
     (result, Some(last))
 }
 

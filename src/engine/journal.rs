@@ -2,10 +2,10 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read.
 
+use super::ending::result_from_journal;
 use super::events::Actor;
 pub use super::journal_writer::JournalWriter;
 use super::journal_writer::live_marker;
-use super::result::FinalState;
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -125,7 +125,41 @@ pub struct RunSummary {
     pub success: Option<bool>,
     pub states_executed: Option<u32>,
     pub duration_ms: Option<f64>,
+    /// Why it did not complete, as its last journal line says (an interrupted run's says its
+    /// flowdeck died).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub feedback: Vec<Feedback>,
+}
+
+impl RunSummary {
+    /// Takes in the run's last line, when `line` is it (a summary followed live).
+    pub fn ended_with(&mut self, line: &RunEvent) {
+        if let RunEvent::RunFinished {
+            final_state,
+            success,
+            states_executed,
+            error,
+            duration_ms,
+            ..
+        } = line
+        {
+            self.final_state = Some(final_state.clone());
+            self.success = Some(*success);
+            self.states_executed = Some(*states_executed);
+            self.duration_ms = Some(*duration_ms);
+            self.error = error.clone();
+        }
+    }
+}
+
+/// A run found cut off and ended `interrupted` by [`Journal::recover_interrupted`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub run_id: String,
+    pub workflow: String,
+    /// When its last line was written.
+    pub at: String,
 }
 
 /// Feedback given on a run.
@@ -384,69 +418,55 @@ impl Journal {
         Ok(events)
     }
 
-    /// The summary of one run.
+    /// The summary of one run, its ending read from its journal's last line (a run with no
+    /// last line that nobody is writing was cut off: `interrupted`).
     pub fn summary(&self, run_id: &str) -> Option<RunSummary> {
         let events = self.read(run_id, 0, usize::MAX).ok()?;
-        let mut summary = None;
-        let mut steps = 0u32;
-        for event in events {
-            match event.body {
-                RunEvent::RunStarted {
-                    run_id,
-                    workflow,
-                    session_id,
-                    ..
-                } => {
-                    summary = Some(RunSummary {
-                        run_id,
-                        workflow,
-                        started_at: event.at,
-                        session_id,
-                        final_state: None,
-                        success: None,
-                        states_executed: None,
-                        duration_ms: None,
-                        feedback: Vec::new(),
-                    });
-                }
-                RunEvent::RunFinished {
-                    final_state,
-                    success,
-                    states_executed,
-                    duration_ms,
-                    ..
-                } => {
-                    if let Some(s) = &mut summary {
-                        s.final_state = Some(final_state);
-                        s.success = Some(success);
-                        s.states_executed = Some(states_executed);
-                        s.duration_ms = Some(duration_ms);
-                    }
-                }
-                RunEvent::Feedback { score, text, .. } => {
-                    if let Some(s) = &mut summary {
-                        s.feedback.push(Feedback {
-                            score,
-                            text,
-                            at: event.at,
-                        });
-                    }
-                }
-                RunEvent::StepStarted { .. } => steps += 1,
-                _ => {}
-            }
+        Self::summarize(&events, !self.is_owned(run_id))
+    }
+
+    /// The summary of a run's journal; `cut_off` when nobody is writing it.
+    pub fn summarize(events: &[JournalEvent], cut_off: bool) -> Option<RunSummary> {
+        let ended = result_from_journal(events, cut_off);
+        let mut summary = events.iter().find_map(|event| match &event.body {
+            RunEvent::RunStarted {
+                run_id,
+                workflow,
+                session_id,
+                ..
+            } => Some(RunSummary {
+                run_id: run_id.clone(),
+                workflow: workflow.clone(),
+                started_at: event.at.clone(),
+                session_id: session_id.clone(),
+                final_state: None,
+                success: None,
+                states_executed: None,
+                duration_ms: None,
+                error: None,
+                feedback: Vec::new(),
+            }),
+            _ => None,
+        })?;
+        if let Some(ended) = ended {
+            summary.final_state = Some(ended.final_state.as_str().to_string());
+            summary.success = Some(ended.success);
+            summary.states_executed = Some(ended.states_executed);
+            summary.duration_ms = Some(ended.duration_ms);
+            summary.error = ended.error;
         }
-        // A run with no end that nobody is writing was cut off (its flowdeck died before the
-        // next start could record it): it shows as interrupted, with the steps it started.
-        if let Some(s) = &mut summary
-            && s.final_state.is_none()
-            && !self.is_owned(run_id)
-        {
-            s.final_state = Some(FinalState::Interrupted.as_str().to_string());
-            s.success = Some(false);
-            s.states_executed = Some(steps);
-        }
-        summary
+        summary.feedback = events
+            .iter()
+            .filter_map(|event| match &event.body {
+                RunEvent::Feedback { score, text, .. } => Some(Feedback {
+                    score: *score,
+                    text: text.clone(),
+                    at: event.at.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        Some(summary)
     }
 
     /// Runs, newest first, of one workflow or all, at most `limit`.
@@ -515,7 +535,7 @@ impl Journal {
     /// a crash, a power cut): each gets a last `run_finished` event with the final state
     /// `interrupted` and the steps it had started. A run still going in another flowdeck
     /// process holds its journal's lock and is left alone. Returns the runs ended.
-    pub fn recover_interrupted(&self) -> Vec<String> {
+    pub fn recover_interrupted(&self) -> Vec<Recovered> {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -545,31 +565,21 @@ impl Journal {
                 let _ = fs::remove_file(entry.path());
                 continue;
             }
-            let steps = events
-                .iter()
-                .filter(|e| matches!(e.body, RunEvent::StepStarted { .. }))
-                .count();
-            let duration_ms = match (events.first(), events.last()) {
-                (Some(first), Some(last)) => DateTime::parse_from_rfc3339(&last.at)
-                    .ok()
-                    .zip(DateTime::parse_from_rfc3339(&first.at).ok())
-                    .map_or(0.0, |(l, f)| (l - f).num_milliseconds() as f64),
-                _ => 0.0,
+            // The same facts a reader of the unended journal is told (`result_from_journal`).
+            let Some(ended) = result_from_journal(&events, true) else {
+                // No readable start: nothing to end.
+                continue;
             };
             let event = JournalEvent {
                 seq: events.last().map_or(0, |e| e.seq) + 1,
                 at: now(),
                 body: RunEvent::RunFinished {
-                    final_state: FinalState::Interrupted
-                        .as_str()
-                        .to_string(),
+                    final_state: ended.final_state.as_str().to_string(),
                     success: false,
-                    states_executed: u32::try_from(steps).unwrap_or(u32::MAX),
-                    error: Some(
-                        "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog".to_string(),
-                    ),
+                    states_executed: ended.states_executed,
+                    error: ended.error,
                     return_values: IndexMap::new(),
-                    duration_ms,
+                    duration_ms: ended.duration_ms,
                     cancelled_by: None,
                 },
             };
@@ -582,7 +592,11 @@ impl Journal {
             match file.write_all(line.as_bytes()) {
                 Ok(()) => {
                     let _ = fs::remove_file(entry.path());
-                    recovered.push(run_id.to_string());
+                    recovered.push(Recovered {
+                        run_id: run_id.to_string(),
+                        workflow: ended.workflow_name,
+                        at: event.at,
+                    });
                 }
                 Err(e) => tracing::warn!("cannot end the journal of run {run_id}: {e}"),
             }
@@ -776,7 +790,15 @@ mod tests {
         let (dead, mut writer) = started(&journal, "demo");
         writer.finish_blocking();
         let (live, _writer) = started(&journal, "demo");
-        assert_eq!(journal.recover_interrupted(), vec![dead.clone()]);
+        let recovered = journal.recover_interrupted();
+        assert_eq!(
+            recovered
+                .iter()
+                .map(|r| r.run_id.as_str())
+                .collect::<Vec<_>>(),
+            vec![dead.as_str()]
+        );
+        assert_eq!(recovered[0].workflow, "demo");
         let events = journal.read(&dead, 0, 100).unwrap();
         match &events.last().unwrap().body {
             RunEvent::RunFinished {
@@ -789,6 +811,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // Its summary reads that line: the ending and why.
+        let summary = journal.summary(&dead).unwrap();
+        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
+        assert!(
+            summary
+                .error
+                .is_some_and(|e| e.contains("killed or crashed"))
+        );
         // Sequence numbers go on from the last event: cursors never go backwards.
         assert_eq!(events.last().unwrap().seq, 4);
         assert!(journal.recover_interrupted().is_empty());

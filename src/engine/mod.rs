@@ -6,7 +6,8 @@
 //!   so a workflow step and a tool call are the same call;
 //! - [`runs_api`]: starting, following, cancelling and answering runs, and their history;
 //! - [`executor`]: one run's state machine; [`transition`] the pure choice of the next state;
-//!   [`contract`] the input and output contracts;
+//!   [`contract`] the input and output contracts; [`ending`] every way a run ends, recorded
+//!   the same way;
 //! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
 //! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream;
 //! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search;
@@ -17,6 +18,7 @@ pub mod audit_log;
 pub mod authoring;
 pub mod contract;
 pub mod editing;
+pub mod ending;
 pub mod error;
 pub mod events;
 pub mod executor;
@@ -110,7 +112,7 @@ pub struct Engine {
     terminals: Terminals,
     runs: Runs,
     journal: Journal,
-    metadata: Metadata,
+    metadata: Arc<Metadata>,
     events: Arc<events::EventHub>,
     /// Sessions whose input someone holds (a person in focus mode on its pane): only they
     /// may type into it meanwhile.
@@ -150,7 +152,7 @@ impl Engine {
             terminals: Terminals::new(config.terminals.clone()),
             runs: Runs::new(config.max_runs),
             journal: Journal::new(meta_dir.join("runs")),
-            metadata: Metadata::new(&meta_dir),
+            metadata: Arc::new(Metadata::new(&meta_dir)),
             config,
             store,
             _watcher: watcher,
@@ -158,8 +160,20 @@ impl Engine {
             input_holders: Default::default(),
             approvers: Default::default(),
         });
-        for run_id in engine.journal.recover_interrupted() {
-            tracing::info!("run {run_id} was in flight when its flowdeck died: now interrupted");
+        // Each ends as any run ends: its journal's last line (written by the recovery) and its
+        // workflow's run count and last result.
+        for run in engine.journal.recover_interrupted() {
+            tracing::info!(
+                "run {} was in flight when its flowdeck died: now interrupted",
+                run.run_id
+            );
+            engine.metadata.record(
+                &run.workflow,
+                &run.run_id,
+                result::FinalState::Interrupted.as_str(),
+                false,
+                &run.at,
+            );
         }
         engine.forward_store_changes();
         Ok(engine)

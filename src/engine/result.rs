@@ -52,6 +52,29 @@ impl FinalState {
     }
 }
 
+impl std::str::FromStr for FinalState {
+    type Err = ();
+
+    /// The state `as_str` wrote (a journal's, an event's).
+    fn from_str(text: &str) -> Result<Self, ()> {
+        [
+            FinalState::Completed,
+            FinalState::ValidationFailed,
+            FinalState::ReturnValidationFailed,
+            FinalState::Timeout,
+            FinalState::Canceled,
+            FinalState::Error,
+            FinalState::WorkflowNotFound,
+            FinalState::DefinitionInvalid,
+            FinalState::NotApproved,
+            FinalState::Interrupted,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == text)
+        .ok_or(())
+    }
+}
+
 impl std::fmt::Display for FinalState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

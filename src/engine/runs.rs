@@ -32,6 +32,9 @@ pub struct RunStatus {
     pub current_state: Option<String>,
     pub states_executed: u32,
     pub started_at: String,
+    /// Who started it: a person, an agent (by client name), the CLI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<Actor>,
     /// The question of a paused `prompt` step.
     pub prompt: Option<String>,
     /// The journal's newest event (read on with `run_events` from here).

@@ -3,6 +3,7 @@
 
 use super::approval::Decision;
 use super::contract;
+use super::ending::{self, Ending};
 use super::events::{Actor, Change};
 use super::executor::{self, RunPlan, SessionChoice};
 use super::journal::{self, JournalEvent, RunEvent, RunSummary};
@@ -272,6 +273,7 @@ impl Engine {
             current_state: None,
             states_executed: 0,
             started_at: started_at.clone(),
+            started_by: Some(request.actor.clone()),
             prompt: None,
             last_event: 0,
             result: None,
@@ -396,7 +398,7 @@ impl Engine {
         let plan = RunPlan {
             run_id: run_id.clone(),
             workflow,
-            version: Some(version),
+            version: Some(version.clone()),
             inputs: request.inputs,
             session,
             started_at,
@@ -413,7 +415,7 @@ impl Engine {
             let work = tokio::spawn(executor::execute(engine.clone(), run.clone(), plan, writer));
             let (result, last) = match work.await {
                 Ok(done) => done,
-                Err(e) => engine.panicked_run(&run, keep, e).await,
+                Err(e) => engine.panicked_run(&run, keep, Some(version), e).await,
             };
             engine.runs().finish(&run, result);
             if let Some(line) = last {
@@ -470,6 +472,7 @@ impl Engine {
         &self,
         run: &ActiveRun,
         keep: bool,
+        version: Option<String>,
         e: tokio::task::JoinError,
     ) -> (RunResult, Option<JournalEvent>) {
         let message = match e.try_into_panic() {
@@ -488,37 +491,19 @@ impl Engine {
             }
         }
         let mut writer = self.journal().reopen(&run.run_id);
-        let last = writer.append(RunEvent::RunFinished {
-            final_state: FinalState::Error.as_str().into(),
-            success: false,
-            states_executed: status.states_executed,
-            error: Some(error.clone()),
-            return_values: IndexMap::new(),
-            duration_ms: 0.0,
-            cancelled_by: None,
-        });
-        writer.finish().await;
-        let at = journal::now();
-        let result = RunResult {
-            success: false,
-            workflow_name: status.workflow_name,
-            session_id: status.session_id,
-            final_state: FinalState::Error,
-            states_executed: status.states_executed,
-            workflow_signature: None,
-            execution_log: vec![
-                serde_json::json!({"phase": "error", "error": error, "timestamp": at}),
-            ],
-            error: Some(error),
-            run_id: run.run_id.clone(),
-            workflow_version: None,
-            return_values: IndexMap::new(),
-            last_state: status.current_state,
-            started_at: status.started_at,
-            finished_at: at,
-            duration_ms: 0.0,
-            journal_error: writer.failure(),
-        };
+        let mut ending = Ending::unstarted(
+            &run.run_id,
+            &status.workflow_name,
+            version,
+            status.session_id,
+            FinalState::Error,
+            error,
+            status.started_at.clone(),
+        );
+        ending.states_executed = status.states_executed;
+        ending.last_state = status.current_state;
+        ending.duration_ms = ending::span_ms(&status.started_at, &journal::now());
+        let (result, last) = self.end_run(&mut writer, ending).await;
         (result, Some(last))
     }
 
@@ -642,6 +627,7 @@ impl Engine {
             current_state: None,
             states_executed: 0,
             started_at,
+            started_by: Some(request.actor.clone()),
             prompt: None,
             last_event: lines[1].seq,
             result: Some(result),
@@ -680,36 +666,17 @@ impl Engine {
             inputs: IndexMap::new(),
             actor: Some(request.actor.clone()),
         });
-        let last = writer.append(RunEvent::RunFinished {
-            final_state: final_state.as_str().into(),
-            success: false,
-            states_executed: 0,
-            error: Some(error.clone()),
-            return_values: IndexMap::new(),
-            duration_ms: 0.0,
-            cancelled_by,
-        });
-        writer.finish().await;
-        let result = RunResult {
-            success: false,
-            workflow_name: name.to_string(),
-            session_id: request.session_id.clone(),
+        let mut ending = Ending::unstarted(
+            run_id,
+            name,
+            version,
+            request.session_id.clone(),
             final_state,
-            states_executed: 0,
-            workflow_signature: None,
-            execution_log: vec![
-                serde_json::json!({"phase": "error", "error": error, "timestamp": journal::now()}),
-            ],
-            error: Some(error),
-            run_id: run_id.to_string(),
-            workflow_version: version,
-            return_values: IndexMap::new(),
-            last_state: None,
+            error,
             started_at,
-            finished_at: journal::now(),
-            duration_ms: 0.0,
-            journal_error: writer.failure(),
-        };
+        );
+        ending.cancelled_by = cancelled_by;
+        let (result, last) = self.end_run(&mut writer, ending).await;
         (result, [first, last])
     }
 
@@ -718,32 +685,36 @@ impl Engine {
         if let Some(status) = self.runs().status(run_id) {
             return Ok(status);
         }
-        // A run of an earlier flowdeck process: from its journal.
-        let summary = self.journal().summary(run_id).ok_or_else(|| {
-            EngineError::RunNotFound(crate::workflow::names::display_safe(run_id))
-        })?;
-        let last_event = self
+        // A run of an earlier flowdeck process: from its journal, its ending from its last
+        // line (or `interrupted`, when it has none and nobody is writing it).
+        let not_found = || EngineError::RunNotFound(crate::workflow::names::display_safe(run_id));
+        let events = self
             .journal()
             .read(run_id, 0, usize::MAX)
-            .ok()
-            .and_then(|e| e.last().map(|e| e.seq));
-        let status = if summary.final_state.is_none() {
-            // Another flowdeck process is running it.
-            Phase::Running
-        } else {
-            Phase::Finished
-        };
+            .map_err(|_| not_found())?;
+        let cut_off = !self.journal().is_owned(run_id);
+        let summary = journal::Journal::summarize(&events, cut_off).ok_or_else(not_found)?;
+        let result = ending::result_from_journal(&events, cut_off);
         Ok(RunStatus {
             run_id: summary.run_id,
             workflow_name: summary.workflow,
-            status,
+            // Without an ending, another flowdeck process is running it.
+            status: if result.is_some() {
+                Phase::Finished
+            } else {
+                Phase::Running
+            },
             session_id: summary.session_id,
-            current_state: None,
+            current_state: result.as_ref().and_then(|r| r.last_state.clone()),
             states_executed: summary.states_executed.unwrap_or(0),
             started_at: summary.started_at,
+            started_by: events.iter().find_map(|e| match &e.body {
+                RunEvent::RunStarted { actor, .. } => actor.clone(),
+                _ => None,
+            }),
             prompt: None,
-            last_event: last_event.unwrap_or(0),
-            result: None,
+            last_event: events.last().map_or(0, |e| e.seq),
+            result,
         })
     }
 

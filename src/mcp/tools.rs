@@ -283,8 +283,8 @@ pub enum Validation {
 // MCP wants an object at the root of an output schema; both shapes are objects.
 #[schemars(extend("type" = "object"))]
 pub enum RunOutcome {
-    Finished(RunResult),
-    Started(RunStarted),
+    Finished(Box<RunResult>),
+    Started(Box<RunStarted>),
 }
 
 /// The answer to a call with `wait: false`: the run's id and status at once; follow it with
@@ -816,10 +816,10 @@ pub async fn run(
 ) -> Result<JsonObject, ToolError> {
     if !wait {
         let started = engine.start_run(request).await?;
-        return ok(RunOutcome::Started(RunStarted {
+        return ok(RunOutcome::Started(Box::new(RunStarted {
             status: started.status(),
             run_id: started.run_id,
-        }));
+        })));
     }
     let mut events = engine.subscribe();
     // Followed: if this call goes away before the end, the run is cancelled.
@@ -839,7 +839,7 @@ pub async fn run(
                         result.error.clone().unwrap_or_default(),
                     ));
                 }
-                return ok(RunOutcome::Finished(result));
+                return ok(RunOutcome::Finished(Box::new(result)));
             }
             () = cx.cancel.cancelled() => {
                 let _ = engine.cancel_run(&run_id, &cx.actor).await;

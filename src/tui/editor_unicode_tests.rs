@@ -4,11 +4,11 @@
 //! accepting a completion, Enter's indentation, find and drawing must never panic, and the
 //! cursor must stay on a character of its line.
 
-use super::draw::{self, pane::Screens};
+use super::draw;
 use super::editor::{Document, follow_cursor, text_size};
 use super::keymap::Mode;
 use super::state::App;
-use super::test_support::{ctrl_key, key, summary};
+use super::test_support::{NoScreens, ctrl_key, key, summary};
 use super::theme::Theme;
 use super::update::{Event, update};
 use crate::workflow::completion::complete;
@@ -84,15 +84,6 @@ fn random_text(rng: &mut fastrand::Rng) -> Vec<String> {
         lines.push(random_line(rng));
     }
     lines
-}
-
-/// Draws nothing of sessions: the editor has none.
-struct NoScreens;
-
-impl Screens for NoScreens {
-    fn with_screen(&self, _: &str, _: &mut dyn FnMut(&vt100::Screen)) -> bool {
-        false
-    }
 }
 
 /// The studio with `text` open in the editor, the cursor at (`row`, `col`).

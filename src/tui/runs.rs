@@ -107,6 +107,7 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
                 success: None,
                 states_executed: None,
                 duration_ms: None,
+                error: None,
                 feedback: Vec::new(),
             },
         );
@@ -123,17 +124,8 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
         at,
         body: line.clone(),
     });
-    if let RunEvent::RunFinished {
-        final_state,
-        success,
-        duration_ms,
-        ..
-    } = line
-        && let Some(run) = view.runs.iter_mut().find(|r| r.run_id == run_id)
-    {
-        run.final_state = Some(final_state.clone());
-        run.success = Some(*success);
-        run.duration_ms = Some(*duration_ms);
+    if let Some(run) = view.runs.iter_mut().find(|r| r.run_id == run_id) {
+        run.ended_with(line);
     }
     // Scrolled up: what the person reads stays where it is.
     if view.offset > 0 {

@@ -25,6 +25,7 @@ fn run(id: &str, final_state: Option<&str>) -> RunSummary {
         success: final_state.map(|_| true),
         states_executed: None,
         duration_ms: final_state.map(|_| 12.0),
+        error: None,
         feedback: Vec::new(),
     }
 }

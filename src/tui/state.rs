@@ -70,7 +70,7 @@ impl RunView {
             run_id: s.run_id.clone(),
             workflow: s.workflow_name.clone(),
             session_id: s.session_id.clone(),
-            actor: None,
+            actor: s.started_by.clone(),
             phase: s.status,
             current_state: s.current_state.clone(),
             prompt: s.prompt.clone(),

@@ -53,3 +53,32 @@ pub fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
         title: String::new(),
     }
 }
+
+/// Screens for drawing tests without sessions: every pane is drawn as one whose session is
+/// gone.
+#[derive(Debug)]
+pub struct NoScreens;
+
+impl super::draw::pane::Screens for NoScreens {
+    fn with_screen(&self, _: &str, _: &mut dyn FnMut(&vt100::Screen)) -> bool {
+        false
+    }
+}
+
+/// The studio drawn at `cols`x`rows` in the default theme, as text, one line a row.
+pub fn drawn_text(app: &super::state::App, cols: u16, rows: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(cols, rows))
+        .expect("a test terminal");
+    terminal
+        .draw(|frame| super::draw::draw(frame, app, &super::theme::Theme::default(), &NoScreens))
+        .expect("drawn");
+    let buffer = terminal.backend().buffer();
+    (0..rows)
+        .map(|y| {
+            (0..cols)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

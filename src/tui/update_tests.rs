@@ -190,6 +190,53 @@ fn app_with_active_run() -> App {
 }
 
 #[test]
+fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
+    let mut app = app();
+    app.size = (100, 30);
+    let agent = crate::engine::Actor::Agent {
+        client: "wire".into(),
+        connection: "c1".into(),
+    };
+    // As a snapshot gives it: the run's status says who started it.
+    let status = crate::engine::RunStatus {
+        run_id: "r1".into(),
+        workflow_name: "deploy".into(),
+        status: crate::engine::Phase::Running,
+        session_id: Some("s1".into()),
+        current_state: None,
+        states_executed: 0,
+        started_at: "2026-11-24T10:00:00.000Z".into(),
+        started_by: Some(agent),
+        prompt: None,
+        last_event: 1,
+        result: None,
+    };
+    app.runs
+        .insert("r1".into(), super::state::RunView::from_status(&status));
+    let mut pane = super::test_support::shell_pane(80, 24);
+    pane.opened_by = Some(crate::engine::Actor::Run {
+        run_id: "r1".into(),
+    });
+    app.panes = vec![pane];
+    assert_eq!(
+        super::draw::pane::tab_labels(&app),
+        vec!["s1 · deploy (agent: wire)".to_string()]
+    );
+    let screen = super::test_support::drawn_text(&app, 100, 30);
+    assert!(screen.contains("deploy     ● agent: wire"), "{screen}");
+    // A person's run is only running.
+    if let Some(run) = app.runs.get_mut("r1") {
+        run.actor = Some(crate::engine::Actor::Person);
+    }
+    assert_eq!(
+        super::draw::pane::tab_labels(&app),
+        vec!["s1 · deploy".to_string()]
+    );
+    let screen = super::test_support::drawn_text(&app, 100, 30);
+    assert!(screen.contains("● running"), "{screen}");
+}
+
+#[test]
 fn c_cancels_the_selected_workflows_run() {
     let mut app = app_with_active_run();
     assert_eq!(

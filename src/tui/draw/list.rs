@@ -24,10 +24,15 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .iter()
         .map(|w| {
             if let Some(run) = app.active_run_of(&w.name) {
-                if run.phase == crate::engine::Phase::AwaitingApproval {
-                    ("? approve".to_string(), t.warning)
-                } else {
-                    ("● running".to_string(), t.running)
+                match &run.actor {
+                    _ if run.phase == crate::engine::Phase::AwaitingApproval => {
+                        ("? approve".to_string(), t.warning)
+                    }
+                    // Whose run it is comes first: a narrow list cuts the end of a label.
+                    Some(agent @ crate::engine::Actor::Agent { .. }) => {
+                        (format!("● {}", clean(&agent.label())), t.running)
+                    }
+                    _ => ("● running".to_string(), t.running),
                 }
             } else {
                 match w.status {

@@ -36,10 +36,11 @@ pub fn tab_labels(app: &App) -> Vec<String> {
     app.panes
         .iter()
         .map(|p| {
-            let who = app
+            let run = app
                 .runs
                 .values()
-                .find(|r| r.session_id.as_deref() == Some(p.session_id.as_str()))
+                .find(|r| r.session_id.as_deref() == Some(p.session_id.as_str()));
+            let who = run
                 .map(|r| r.workflow.clone())
                 .or_else(|| p.name.clone())
                 .or_else(|| p.command.first().cloned())
@@ -49,8 +50,8 @@ pub fn tab_labels(app: &App) -> Vec<String> {
                 (Some(exit), None) => format!(" {exit}"),
                 _ => String::new(),
             };
-            // What an agent opened says whose it is.
-            let by = match &p.opened_by {
+            // What an agent opened, or a run an agent started, says whose it is.
+            let by = match run.and_then(|r| r.actor.as_ref()).or(p.opened_by.as_ref()) {
                 Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
                 _ => String::new(),
             };

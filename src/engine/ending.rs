@@ -1,0 +1,445 @@
+//! How a run ends, wherever it ends: its last state, a cancel, a panic of its executor, before
+//! its first state (a workflow not found, an invalid definition, no terminal for it, a denied
+//! approval), or with its flowdeck killed (`interrupted`, recorded by the next one). Every
+//! ending goes through [`Engine::end_run`] (or, for an interrupted run, the same record from
+//! its journal), so each writes the same facts: the journal's last line, the workflow's run
+//! count and last result, and the result returned to whoever follows the run. A run of an
+//! earlier process is read back from that last line ([`result_from_journal`]).
+
+use super::Engine;
+use super::events::Actor;
+use super::journal::{JournalEvent, JournalWriter, RunEvent, now};
+use super::result::{FinalState, RunResult};
+use crate::workflow::model::Signature;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+/// Why a run that was in flight when its flowdeck died has no ending of its own.
+pub const INTERRUPTED: &str = "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog";
+
+/// Everything known about a run as it ends.
+#[derive(Debug)]
+pub(super) struct Ending {
+    pub run_id: String,
+    pub workflow_name: String,
+    pub version: Option<String>,
+    pub signature: Option<Signature>,
+    pub session_id: Option<String>,
+    pub final_state: FinalState,
+    pub states_executed: u32,
+    pub error: Option<String>,
+    pub return_values: IndexMap<String, String>,
+    /// The seed's execution log; an ending with an error gets its `error` entry here.
+    pub execution_log: Vec<Value>,
+    pub last_state: Option<String>,
+    pub started_at: String,
+    pub duration_ms: f64,
+    pub cancelled_by: Option<Actor>,
+}
+
+impl Ending {
+    /// A run that ended before its first state: nothing ran, `error` says why.
+    pub fn unstarted(
+        run_id: &str,
+        workflow_name: &str,
+        version: Option<String>,
+        session_id: Option<String>,
+        final_state: FinalState,
+        error: String,
+        started_at: String,
+    ) -> Ending {
+        Ending {
+            run_id: run_id.to_string(),
+            workflow_name: workflow_name.to_string(),
+            version,
+            signature: None,
+            session_id,
+            final_state,
+            states_executed: 0,
+            error: Some(error),
+            return_values: IndexMap::new(),
+            execution_log: Vec::new(),
+            last_state: None,
+            started_at,
+            duration_ms: 0.0,
+            cancelled_by: None,
+        }
+    }
+}
+
+impl Engine {
+    /// Ends a run: its journal's last line is written and its lock let go, the workflow's run
+    /// count and last result are recorded (under a lock file shared with other flowdeck
+    /// processes, off the async runtime), and its result is built. The line is returned for
+    /// the caller to publish once the run's status is final.
+    pub(super) async fn end_run(
+        &self,
+        writer: &mut JournalWriter,
+        ending: Ending,
+    ) -> (RunResult, JournalEvent) {
+        let success = ending.final_state == FinalState::Completed;
+        let mut execution_log = ending.execution_log;
+        if let Some(error) = &ending.error
+            && !execution_log
+                .iter()
+                .any(|entry| entry.get("phase").and_then(Value::as_str) == Some("error"))
+        {
+            execution_log
+                .push(serde_json::json!({"phase": "error", "error": error, "timestamp": now()}));
+        }
+        let last = writer.append(RunEvent::RunFinished {
+            final_state: ending.final_state.as_str().into(),
+            success,
+            states_executed: ending.states_executed,
+            error: ending.error.clone(),
+            return_values: ending.return_values.clone(),
+            duration_ms: ending.duration_ms,
+            cancelled_by: ending.cancelled_by,
+        });
+        // Written, and the journal's lock let go, before anyone hears the run has ended.
+        writer.finish().await;
+        let finished_at = last.at.clone();
+        self.record_ending(
+            &ending.workflow_name,
+            &ending.run_id,
+            ending.final_state,
+            &finished_at,
+        )
+        .await;
+        let result = RunResult {
+            success,
+            workflow_name: ending.workflow_name,
+            session_id: ending.session_id,
+            final_state: ending.final_state,
+            states_executed: ending.states_executed,
+            workflow_signature: ending.signature,
+            execution_log,
+            error: ending.error,
+            run_id: ending.run_id,
+            workflow_version: ending.version,
+            return_values: ending.return_values,
+            last_state: ending.last_state,
+            started_at: ending.started_at,
+            finished_at,
+            duration_ms: ending.duration_ms,
+            journal_error: writer.failure(),
+        };
+        (result, last)
+    }
+
+    /// The workflow's run count and last result, recorded off the async runtime: the
+    /// metadata file is shared with other flowdeck processes under a lock file. A run of no
+    /// workflow (an inline manifest that could not be read) has nothing to record.
+    async fn record_ending(&self, workflow: &str, run_id: &str, final_state: FinalState, at: &str) {
+        if workflow.is_empty() {
+            return;
+        }
+        let metadata = self.metadata.clone();
+        let (workflow, run_id, at) = (workflow.to_string(), run_id.to_string(), at.to_string());
+        let recorded = tokio::task::spawn_blocking(move || {
+            metadata.record(
+                &workflow,
+                &run_id,
+                final_state.as_str(),
+                final_state == FinalState::Completed,
+                &at,
+            );
+        })
+        .await;
+        if let Err(e) = recorded {
+            tracing::warn!("run metadata not recorded: {e}");
+        }
+    }
+}
+
+/// A run's result as its journal tells it: its last line's final state, error, states
+/// executed, return values and duration, with its first line's workflow, version and session.
+/// A journal with no last line is a run still going (`None`), unless `cut_off` says nobody
+/// is writing it: then its flowdeck died and it ended `interrupted`, as the next start will
+/// record. The execution log of such a result is empty: `run_events` reads the steps.
+pub fn result_from_journal(events: &[JournalEvent], cut_off: bool) -> Option<RunResult> {
+    let mut result = None::<RunResult>;
+    let mut steps = 0u32;
+    let mut last_state = None;
+    let mut ended = false;
+    for event in events {
+        match &event.body {
+            RunEvent::RunStarted {
+                run_id,
+                workflow,
+                version,
+                session_id,
+                ..
+            } => {
+                result = Some(RunResult {
+                    success: false,
+                    workflow_name: workflow.clone(),
+                    session_id: session_id.clone(),
+                    final_state: FinalState::Interrupted,
+                    states_executed: 0,
+                    workflow_signature: None,
+                    execution_log: Vec::new(),
+                    error: Some(INTERRUPTED.into()),
+                    run_id: run_id.clone(),
+                    workflow_version: version.clone(),
+                    return_values: IndexMap::new(),
+                    last_state: None,
+                    started_at: event.at.clone(),
+                    finished_at: event.at.clone(),
+                    duration_ms: 0.0,
+                    journal_error: None,
+                });
+            }
+            RunEvent::StepStarted { state, .. } => {
+                steps += 1;
+                last_state = Some(state.clone());
+            }
+            RunEvent::RunFinished {
+                final_state,
+                success,
+                states_executed,
+                error,
+                return_values,
+                duration_ms,
+                ..
+            } => {
+                if let Some(r) = &mut result {
+                    // A state this flowdeck does not know (a newer one wrote it) is still an
+                    // ending: an error that names it.
+                    let (state, error) = match final_state.parse::<FinalState>() {
+                        Ok(state) => (state, error.clone()),
+                        Err(()) => (
+                            FinalState::Error,
+                            Some(format!(
+                                "ended as {final_state:?}{}",
+                                error
+                                    .as_deref()
+                                    .map(|e| format!(": {e}"))
+                                    .unwrap_or_default()
+                            )),
+                        ),
+                    };
+                    r.final_state = state;
+                    r.success = *success;
+                    r.states_executed = *states_executed;
+                    r.error = error;
+                    r.return_values = return_values.clone();
+                    r.duration_ms = *duration_ms;
+                    r.finished_at = event.at.clone();
+                    ended = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut result = result?;
+    result.last_state = last_state;
+    if !ended {
+        if !cut_off {
+            return None;
+        }
+        result.states_executed = steps;
+        if let Some(last) = events.last() {
+            result.finished_at = last.at.clone();
+            result.duration_ms = span_ms(&result.started_at, &last.at);
+        }
+    }
+    Some(result)
+}
+
+/// Milliseconds from one journal time to another (0 when either cannot be read).
+pub fn span_ms(from: &str, to: &str) -> f64 {
+    chrono::DateTime::parse_from_rfc3339(to)
+        .ok()
+        .zip(chrono::DateTime::parse_from_rfc3339(from).ok())
+        .map_or(0.0, |(to, from)| (to - from).num_milliseconds() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::runs_api::{RunRequest, WorkflowSource};
+    use crate::engine::{EngineConfig, Phase};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    const DEADLINE: Duration = Duration::from_secs(30);
+
+    fn manifest(name: &str, states: &str) -> String {
+        format!("name: {name}\ndescription: Ends one way.\ninitial_state: first\nstates:\n{states}")
+    }
+
+    fn request(name: &str, actor: Actor) -> RunRequest {
+        RunRequest {
+            workflow: WorkflowSource::Name(name.into()),
+            session_id: None,
+            inputs: IndexMap::new(),
+            keep_session: false,
+            actor,
+            require_approval: false,
+        }
+    }
+
+    fn agent() -> Actor {
+        Actor::Agent {
+            client: "endings".into(),
+            connection: "c1".into(),
+        }
+    }
+
+    fn engine(dir: &std::path::Path, shell: &str, approve: bool) -> Arc<Engine> {
+        Engine::open(
+            dir,
+            EngineConfig {
+                run_shell: Some(vec![shell.into(), "--norc".into()]),
+                watch: false,
+                approve_agent_runs: approve,
+                ..EngineConfig::default()
+            },
+        )
+        .expect("an engine")
+    }
+
+    async fn ended(engine: &Arc<Engine>, request: RunRequest) -> RunResult {
+        let started = engine.start_run(request).await.expect("the run registered");
+        tokio::time::timeout(DEADLINE, started.finished())
+            .await
+            .expect("the run ended")
+    }
+
+    /// The workflow's recorded run count and last result, its history and the result its
+    /// follower got all say the same.
+    fn assert_recorded(engine: &Engine, result: &RunResult, expected: FinalState) {
+        let name = &result.workflow_name;
+        assert_eq!(result.final_state, expected, "{name}: {:?}", result.error);
+        let meta = engine.metadata().get(name);
+        let history = engine.run_list(Some(name), 100).runs;
+        assert_eq!(meta.runs, 1, "{name}: {meta:?}");
+        assert_eq!(history.len(), 1, "{name}: {history:?}");
+        assert_eq!(meta.last_run_id.as_deref(), Some(result.run_id.as_str()));
+        assert_eq!(meta.last_final_state.as_deref(), Some(expected.as_str()));
+        assert_eq!(meta.last_success, Some(expected == FinalState::Completed));
+        assert_eq!(
+            meta.last_finished_at.as_deref(),
+            Some(result.finished_at.as_str())
+        );
+        let journaled = &history[0];
+        assert_eq!(journaled.final_state.as_deref(), Some(expected.as_str()));
+        assert_eq!(journaled.error, result.error, "{name}");
+        assert_eq!(journaled.states_executed, Some(result.states_executed));
+        let status = engine.run_status(&result.run_id).expect("its status");
+        assert_eq!(status.status, Phase::Finished);
+        assert_eq!(
+            status.result.as_ref().map(|r| r.final_state),
+            Some(expected),
+            "{name}"
+        );
+    }
+
+    #[tokio::test]
+    async fn every_ending_records_the_same_facts() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let quick = "  first: { action: { tool: list_terminal_sessions } }\n";
+        for name in ["done", "denied", "withdrawn", "no_shell"] {
+            std::fs::write(
+                dir.path().join(format!("{name}.yaml")),
+                manifest(name, quick),
+            )
+            .expect("a manifest");
+        }
+        std::fs::write(
+            dir.path().join("buggy.yaml"),
+            manifest(
+                "buggy",
+                "  first: { action: { tool: list_terminal_sessions }, transitions: [{ next_state: panic_for_the_test }] }\n  panic_for_the_test: { action: { tool: list_terminal_sessions } }\n",
+            ),
+        )
+        .expect("a manifest");
+        let engine = engine(dir.path(), "bash", true);
+        let approver = engine.attach_approver();
+
+        // Its last state.
+        let done = ended(&engine, request("done", Actor::Cli)).await;
+        assert_recorded(&engine, &done, FinalState::Completed);
+        // A panic of its executor.
+        let buggy = ended(&engine, request("buggy", Actor::Cli)).await;
+        assert_recorded(&engine, &buggy, FinalState::Error);
+        // Before it started: no such workflow.
+        let ghost = ended(&engine, request("ghost", Actor::Cli)).await;
+        assert_recorded(&engine, &ghost, FinalState::WorkflowNotFound);
+        // A person's no.
+        let started = engine
+            .start_run(request("denied", agent()))
+            .await
+            .expect("registered");
+        approver.decide(&started.run_id, false).expect("denied");
+        let denied = tokio::time::timeout(DEADLINE, started.finished())
+            .await
+            .expect("ended");
+        assert_recorded(&engine, &denied, FinalState::NotApproved);
+        // Cancelled while it waited for approval.
+        let started = engine
+            .start_run(request("withdrawn", agent()))
+            .await
+            .expect("registered");
+        engine
+            .cancel_run(&started.run_id, &Actor::Person)
+            .await
+            .expect("cancelled");
+        let withdrawn = tokio::time::timeout(DEADLINE, started.finished())
+            .await
+            .expect("ended");
+        assert_recorded(&engine, &withdrawn, FinalState::Canceled);
+        drop(approver);
+
+        // No terminal could be opened for it.
+        let broken = engine_with_no_shell(dir.path());
+        let no_shell = ended(&broken, request("no_shell", Actor::Cli)).await;
+        assert_recorded(&broken, &no_shell, FinalState::Error);
+    }
+
+    fn engine_with_no_shell(dir: &std::path::Path) -> Arc<Engine> {
+        engine(dir, "/nonexistent/flowdeck-test-shell", false)
+    }
+
+    #[test]
+    fn a_journal_cut_off_reads_as_interrupted_and_a_live_one_as_going() {
+        let line = |seq, at: &str, body| JournalEvent {
+            seq,
+            at: at.into(),
+            body,
+        };
+        let events = vec![
+            line(
+                1,
+                "2026-11-24T10:00:00.000Z",
+                RunEvent::RunStarted {
+                    run_id: "r1".into(),
+                    workflow: "w".into(),
+                    version: Some("v".into()),
+                    session_id: Some("s1".into()),
+                    inputs: IndexMap::new(),
+                    actor: None,
+                },
+            ),
+            line(
+                2,
+                "2026-11-24T10:00:01.500Z",
+                RunEvent::StepStarted {
+                    step: 1,
+                    state: "first".into(),
+                    tool: "send_input".into(),
+                    params: Value::Null,
+                },
+            ),
+        ];
+        assert!(result_from_journal(&events, false).is_none());
+        let cut = result_from_journal(&events, true).expect("an ending");
+        assert_eq!(cut.final_state, FinalState::Interrupted);
+        assert_eq!(cut.error.as_deref(), Some(INTERRUPTED));
+        assert_eq!(cut.states_executed, 1);
+        assert_eq!(cut.duration_ms, 1500.0);
+        assert_eq!(cut.last_state.as_deref(), Some("first"));
+        assert_eq!(cut.workflow_version.as_deref(), Some("v"));
+    }
+}
