@@ -2,7 +2,7 @@
 //! result. Never in the manifest.
 
 use crate::store::files::write_atomic;
-use crate::store::state_dir::StateLock;
+use crate::store::lock::{LOCK_WAIT, StateLock};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ impl Metadata {
     /// written (atomically), at the risk of a record lost to another process.
     fn lock(&self) -> (std::sync::MutexGuard<'_, ()>, Option<StateLock>) {
         let guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let folder = StateLock::at(&self.dir.join(LOCK))
+        let folder = StateLock::at(&self.dir.join(LOCK), LOCK_WAIT)
             .map_err(|e| tracing::warn!("cannot lock {}: {e}", self.path.display()))
             .ok();
         (guard, folder)

@@ -10,6 +10,7 @@
 use crate::engine::EngineError;
 use crate::engine::runs::StartError;
 use crate::engine::{StoreError, TermError};
+use crate::store::lock::LockError;
 use crate::workflow::Violation;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -262,6 +263,16 @@ fn store_error(e: StoreError, message: String) -> ToolError {
             .with("file", file)
             .suggest("Save the content in the format of the existing file."),
         StoreError::NoFolder(_) | StoreError::Io { .. } => ToolError::new("STORAGE_ERROR", -32006, "internal", message).retryable(),
+        StoreError::Busy(held) => {
+            let holder = match &held {
+                LockError::Held { holder: Some(holder), .. } => Value::from(holder.pid),
+                _ => Value::Null,
+            };
+            ToolError::new("STORAGE_BUSY", -32006, "conflict", message)
+                .with("holder_pid", holder)
+                .retryable()
+                .suggest("Another process holds the folder's lock (a stopped flowdeck, for example): retry later, or ask the person to resume or end that process.")
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 use super::Store;
 use super::error::StoreError;
 use super::files::write_atomic;
-use super::state_dir::StateLock;
+use super::lock::{LOCK_WAIT, StateLock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,8 +73,8 @@ impl Store {
         by: &str,
     ) -> Result<Approved, StoreError> {
         let dir = self.meta_dir()?;
-        let _lock = StateLock::at(&dir.join(APPROVALS_LOCK))
-            .map_err(|e| StoreError::io(dir.join(APPROVALS_LOCK), e))?;
+        let _lock =
+            StateLock::at(&dir.join(APPROVALS_LOCK), LOCK_WAIT).map_err(StoreError::lock)?;
         let mut file = match self.read_approvals() {
             Ok(file) => file,
             Err(why) => {

@@ -1,5 +1,6 @@
 //! Errors of the workflows folder.
 
+use super::lock::LockError;
 use super::read::FileKind;
 use crate::workflow::Violation;
 use std::io;
@@ -58,6 +59,9 @@ pub enum StoreError {
         file: String,
         violations: Vec<Violation>,
     },
+    /// Another process holds the folder's lock past the bounded wait (lock.rs); retryable.
+    #[error("{0}")]
+    Busy(LockError),
 }
 
 impl StoreError {
@@ -65,6 +69,14 @@ impl StoreError {
         StoreError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// A lock that could not be taken: busy when held too long, an I/O error otherwise.
+    pub(crate) fn lock(e: LockError) -> Self {
+        match e {
+            LockError::Io { path, source } => StoreError::Io { path, source },
+            held @ LockError::Held { .. } => StoreError::Busy(held),
         }
     }
 }

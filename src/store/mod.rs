@@ -11,6 +11,7 @@ mod entry;
 mod error;
 pub mod files;
 mod folder;
+pub mod lock;
 mod read;
 pub mod recovery;
 mod rename;
@@ -30,8 +31,8 @@ pub use subscription::Subscription;
 pub use watch::Watcher;
 
 use crate::workflow::{Format, Workflow};
+use lock::StateLock;
 use rayon::prelude::*;
-use state_dir::StateLock;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// What a save, rename or delete did.
@@ -176,8 +177,7 @@ impl Store {
             .write_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let folder = StateLock::writes(&self.root)
-            .map_err(|e| StoreError::io(self.root.join(META_DIR), e))?;
+        let folder = StateLock::writes(&self.root).map_err(StoreError::lock)?;
         Ok(Writing {
             _folder: folder,
             _process: process,

@@ -1,15 +1,12 @@
 //! flowdeck's own folder inside the workflows folder, `DIR/.flowdeck/`: owner-only (it holds
 //! run journals and the audit log of what agents did), ignored by git, and home of the lock
-//! files that make a read-modify-write one step across processes.
+//! files (lock.rs) that make a read-modify-write one step across processes.
 
 use super::files::{META_DIR, write_atomic};
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::DirBuilder;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-/// The lock file that writers of the folder hold, whatever process they are in.
-const WRITE_LOCK: &str = "write.lock";
 
 /// Creates `root/.flowdeck/` if needed (mode 0700, with a `.gitignore` of `*`) and returns it.
 ///
@@ -50,35 +47,6 @@ pub fn ensure(root: &Path) -> io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// An exclusive lock on a file of the state folder, shared by every flowdeck process on the
-/// folder; released when dropped (and by the kernel if the process dies).
-#[derive(Debug)]
-pub struct StateLock {
-    _file: File,
-}
-
-impl StateLock {
-    /// The lock on the folder's writes. Holders keep it only across one write (a version
-    /// check, a temporary file, a rename), so the wait is short.
-    pub fn writes(root: &Path) -> io::Result<StateLock> {
-        let dir = ensure(root)?;
-        StateLock::at(&dir.join(WRITE_LOCK))
-    }
-
-    /// Waits for an exclusive lock on the lock file at `path`, created owner-only if needed.
-    pub fn at(path: &Path) -> io::Result<StateLock> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .mode(0o600)
-            .open(path)?;
-        file.lock()?;
-        Ok(StateLock { _file: file })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,24 +77,12 @@ mod tests {
         let elsewhere = tempfile::tempdir()?;
         std::os::unix::fs::symlink(elsewhere.path(), root.path().join(META_DIR))?;
         assert!(ensure(root.path()).is_err());
-        assert!(StateLock::writes(root.path()).is_err());
+        assert!(super::super::lock::StateLock::writes(root.path()).is_err());
         assert_eq!(
             std::fs::read_dir(elsewhere.path())?.count(),
             0,
             "nothing written there"
         );
-        Ok(())
-    }
-
-    #[test]
-    fn the_lock_excludes_other_holders() -> io::Result<()> {
-        let root = tempfile::tempdir()?;
-        let held = StateLock::writes(root.path())?;
-        // A second open file description, as another process would have.
-        let other = File::open(root.path().join(META_DIR).join(WRITE_LOCK))?;
-        assert!(other.try_lock().is_err(), "taken while held");
-        drop(held);
-        assert!(other.try_lock().is_ok(), "free once dropped");
         Ok(())
     }
 }
