@@ -158,7 +158,10 @@ pub enum Command {
 /// checked has errors, 2 when the command itself could not run.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(opens_studio(&cli));
+    // The studio logs to a file of its folder (tui/log.rs), set up once the folder is known.
+    if !opens_studio(&cli) {
+        init_logging();
+    }
     match run(cli) {
         Ok(code) => code,
         // A reader that stops early (`flowdeck list | head`) is not a failure.
@@ -186,23 +189,13 @@ fn opens_studio(cli: &Cli) -> bool {
     }
 }
 
-fn init_logging(studio: bool) {
+fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     // Logs go to stderr, never stdout: stdout carries results (and, for `flowdeck mcp`, the
     // protocol).
     // Colours only for a person at a terminal: agent hosts keep stderr in log files.
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    if studio {
-        // The studio owns the terminal that stderr writes to: a log line would tear its
-        // screen. Logs go nowhere until the studio has a log view.
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(false)
-            .with_writer(std::io::sink)
-            .try_init();
-        return;
-    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(colour)
@@ -218,8 +211,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();
     if studio {
+        let log = crate::tui::log::init(&folder);
         return crate::tui::run(crate::tui::StudioOptions {
             folder,
+            log,
             theme: cli.theme,
             engine: engine_config(true, approve),
         });

@@ -264,3 +264,170 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
         .unwrap();
     quit(&studio).await;
 }
+
+/// The studio on a tiny folder with a fault injected on F12 (debug builds:
+/// `FLOWDECK_INJECT_PANIC`, src/tui/containment.rs), and an agent relayed to it with a bash
+/// terminal of its own open: what a bug in the studio must never take away.
+async fn studio_with_fault(
+    fault: &str,
+) -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::sync::Arc<flowdeck::term::Session>,
+    LineServer,
+    String,
+) {
+    let (folder, runtime) = common::tiny_folder();
+    let terminals = Terminals::new(TermConfig::default());
+    let xdg = (
+        "XDG_RUNTIME_DIR".to_string(),
+        runtime.path().display().to_string(),
+    );
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+    ];
+    let env = vec![
+        xdg.clone(),
+        ("FLOWDECK_INJECT_PANIC".to_string(), fault.to_string()),
+    ];
+    let studio = open(&terminals, program, None, (110, 32), env);
+    expect(&studio, "tiny").await;
+    let agent = relayed_agent(folder.path(), &xdg).await;
+    let (agent, id) = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let opened = agent.call(
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let id = opened["session_id"].as_str().unwrap().to_string();
+        (agent, id)
+    })
+    .await
+    .unwrap();
+    expect(&studio, r"\(agent: wire\)").await;
+    (folder, runtime, studio, agent, id)
+}
+
+/// The agent types `echo WORD-$((6*7))` into its terminal and reads `WORD-42` back.
+async fn agent_still_works(agent: LineServer, id: &str, word: &str) -> LineServer {
+    let (id, word) = (id.to_string(), word.to_string());
+    tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        agent.call(
+            10,
+            "send_input",
+            json!({"session_id": id, "input_text": format!("echo {word}-$((6*7))\n")}),
+        );
+        let seen = agent.call(
+            11,
+            "await_output",
+            json!({"session_id": id, "pattern": format!("{word}-42"), "timeout": 30}),
+        );
+        assert_eq!(seen["outcome"], "matched", "{seen}");
+        agent
+    })
+    .await
+    .unwrap()
+}
+
+/// The studio's log (`DIR/.flowdeck/studio.log`) once it holds `text`, with a deadline.
+fn log_with(folder: &Path, text: &str) -> String {
+    let log = folder.join(".flowdeck").join("studio.log");
+    common::wait_until(
+        common::studio::LONG,
+        &format!("{text:?} in {}", log.display()),
+        || {
+            std::fs::read_to_string(&log)
+                .ok()
+                .filter(|l| l.contains(text))
+        },
+    )
+}
+
+const F12: &str = "\u{1b}[24~";
+
+#[tokio::test]
+async fn a_bug_in_the_studios_key_handling_is_survived_and_the_agent_keeps_its_terminal() {
+    let (folder, _runtime, studio, agent, id) = studio_with_fault("update").await;
+    studio.send_text(F12, "test").unwrap();
+    expect(&studio, r"flowdeck hit a bug and carried on").await;
+    let log = log_with(folder.path(), "injected: a bug in handling a key");
+    assert!(log.contains("caught, the studio goes on"), "{log}");
+    assert!(log.contains("containment"), "a backtrace: {log}");
+    // The agent's terminal lives on, and the studio still draws it.
+    let mut agent = agent_still_works(agent, &id, "after-the-bug").await;
+    expect(&studio, "after-the-bug-42").await;
+    // And the person's keys still reach the studio (raw mode): help opens.
+    studio.send_text("?", "test").unwrap();
+    expect(&studio, r" Keys .*Esc closes").await;
+    studio.send_text("\u{1b}", "test").unwrap();
+    drop(agent.stdin.take());
+    tokio::task::spawn_blocking(move || agent.exit_status())
+        .await
+        .unwrap();
+    quit(&studio).await;
+}
+
+#[tokio::test]
+async fn a_panic_the_engine_survives_leaves_the_studio_its_terminal() {
+    let (folder, _runtime, studio, mut agent, _id) = studio_with_fault("worker").await;
+    studio.send_text(F12, "test").unwrap();
+    let log = log_with(folder.path(), "injected: a bug in a worker task");
+    assert!(log.contains("caught, the studio goes on"), "{log}");
+    // The studio still owns the screen (the alternate one) and reads keys one by one: a
+    // restored, cooked terminal would hold `?` back until Enter.
+    assert!(
+        studio.with_screen(|s| s.alternate_screen()),
+        "the studio left its screen:\n{}",
+        studio.content(flowdeck::term::Content::Screen)
+    );
+    studio.send_text("?", "test").unwrap();
+    expect(&studio, r" Keys .*Esc closes").await;
+    studio.send_text("\u{1b}", "test").unwrap();
+    drop(agent.stdin.take());
+    tokio::task::spawn_blocking(move || agent.exit_status())
+        .await
+        .unwrap();
+    quit(&studio).await;
+}
+
+#[tokio::test]
+async fn a_studio_that_cannot_draw_gives_its_screen_back_and_serves_the_agent_until_it_is_done() {
+    let (folder, _runtime, studio, agent, id) = studio_with_fault("draw").await;
+    studio.send_text(F12, "test").unwrap();
+    // Every frame fails: the studio gives the terminal back and says why and what lives on.
+    expect(
+        &studio,
+        r"the studio stopped after repeated internal errors",
+    )
+    .await;
+    expect(&studio, r"1 terminal\(s\) and 0 run\(s\) live on").await;
+    assert!(
+        !studio.with_screen(|s| s.alternate_screen()),
+        "the person's own screen is back"
+    );
+    log_with(folder.path(), "injected: a bug in drawing");
+    // The agent's terminal was not taken down with the studio's screen.
+    let agent = agent_still_works(agent, &id, "served-on").await;
+    // Its terminal closed, nothing lives: the process ends by itself, with status 2.
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        agent.call(12, "exit_terminal", json!({"session_id": id}));
+        agent
+    })
+    .await
+    .unwrap();
+    let ended = studio
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(ended.outcome, flowdeck::term::Outcome::Exited, "{ended:#?}");
+    assert_eq!(studio.exit().and_then(|e| e.code), Some(2));
+    drop(agent.stdin.take());
+    tokio::task::spawn_blocking(move || agent.exit_status())
+        .await
+        .unwrap();
+}

@@ -321,7 +321,8 @@ fn static_tool(t: &ToolDef) -> Tool {
 }
 
 /// Runs a tool's work in its own task, so that a panic in it becomes an error result for that
-/// call and never takes the server down.
+/// call (with the panic's message, as the engine reports a run a bug ended) and never takes
+/// the server down.
 async fn caught<F>(tool: &str, work: F) -> Result<JsonObject, ToolError>
 where
     F: std::future::Future<Output = Result<JsonObject, ToolError>> + Send + 'static,
@@ -329,9 +330,13 @@ where
     match tokio::spawn(work).await {
         Ok(outcome) => outcome,
         Err(e) => {
-            tracing::error!("tool {tool} panicked: {e}");
+            let message = match e.try_into_panic() {
+                Ok(panic) => crate::panics::message(&*panic),
+                Err(e) => e.to_string(),
+            };
+            tracing::error!("tool {tool} panicked: {message}");
             Err(ToolError::internal(format!(
-                "tool {tool} failed inside flowdeck"
+                "flowdeck failed inside {tool} (a bug): {message}"
             )))
         }
     }
@@ -780,6 +785,10 @@ mod tests {
         let error = outcome.unwrap_err();
         assert_eq!(error.error_code, "INTERNAL_ERROR");
         assert!(error.retryable);
+        assert_eq!(
+            error.message,
+            "flowdeck failed inside boom (a bug): a bug in a handler"
+        );
         // And the next call works.
         let fine = json!({"ok": true}).as_object().cloned().unwrap();
         assert_eq!(

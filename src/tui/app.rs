@@ -3,6 +3,7 @@
 //! something shown changed, at most once per frame (so a flooding pane costs at most 60
 //! frames a second and keys are still read between them), and sleeps otherwise.
 
+use super::containment::{Faults, Recovery, contain};
 use super::draw;
 use super::effect::Effect;
 use super::state::{App, Point, Selection};
@@ -38,6 +39,16 @@ pub struct StudioOptions {
     /// A theme name (`themes/NAME.yaml`) or a theme file's path.
     pub theme: Option<String>,
     pub engine: EngineConfig,
+    /// Where the studio's log goes (log.rs), or why it cannot be written.
+    pub log: Result<PathBuf, String>,
+}
+
+/// How the studio's loop ended.
+enum Ended {
+    /// The person quit, a termination signal came, or the terminal went away.
+    Quit,
+    /// The studio's own code kept failing: its screen is given up, with this reason.
+    GaveUp(String),
 }
 
 /// Opens the studio on the folder and runs it until the person quits or a termination
@@ -83,14 +94,30 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         let approver = engine.attach_approver();
         // Asked before the terminal is taken: tmux answers on its own socket.
         app.clipboard_hint = super::clipboard::hint();
+        let log = match &options.log {
+            Ok(path) => path.display().to_string(),
+            Err(why) => format!("no log file: {why}"),
+        };
         let outcome = match terminal::enter() {
             Ok((mut tui, guard)) => {
-                let outcome =
-                    event_loop(&engine, &approver, &mut tui, &theme, app, &mut termination).await;
+                let shown = Shown { tui: &mut tui, theme: &theme, log: &log };
+                let outcome = event_loop(&engine, &approver, shown, app, &mut termination).await;
                 drop(guard);
                 outcome
             }
             Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
+        };
+        let outcome = match outcome {
+            Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
+            Ok(Ended::GaveUp(why)) => {
+                // The terminal is the person's again (cooked): plain lines.
+                eprintln!(
+                    "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); details in {log}"
+                );
+                serve_after_giving_up(&engine, &mut termination).await;
+                Ok(ExitCode::from(2))
+            }
+            Err(e) => Err(e),
         };
         // The terminal is the person's again before shutdown waits for runs to end; nobody
         // is left to approve what still waits.
@@ -102,7 +129,7 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         outcome
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
-    outcome.map(|()| ExitCode::SUCCESS)
+    outcome
 }
 
 fn load_theme(name: Option<&str>) -> (Theme, Option<String>) {
@@ -135,7 +162,7 @@ async fn next_input(stream: &mut EventStream) -> Option<std::io::Result<TermEven
 }
 
 /// Whether an engine event changes what is on screen: output of a pane nobody sees does not.
-fn shown(app: &App, event: &EngineEvent) -> bool {
+fn is_shown(app: &App, event: &EngineEvent) -> bool {
     match &event.change {
         Change::SessionActivity { session_id, .. } => {
             super::layout::app_slots(app).iter().any(|s| {
@@ -148,14 +175,22 @@ fn shown(app: &App, event: &EngineEvent) -> bool {
     }
 }
 
+/// Where the studio draws, and with what.
+struct Shown<'a> {
+    tui: &'a mut Tui,
+    theme: &'a Theme,
+    /// The log's path (or why there is none), for the message after a caught panic.
+    log: &'a str,
+}
+
 async fn event_loop(
     engine: &Arc<Engine>,
     approver: &Approver,
-    tui: &mut Tui,
-    theme: &Theme,
+    shown: Shown<'_>,
     mut app: App,
     termination: &mut Termination,
-) -> Result<()> {
+) -> Result<Ended> {
+    let Shown { tui, theme, log } = shown;
     // Subscribed before the snapshot: no event can fall between them.
     let mut events = engine.subscribe();
     let size = tui.size()?;
@@ -166,24 +201,49 @@ async fn event_loop(
     let clock = std::time::Instant::now();
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
+    let mut faults = Faults::default();
     loop {
         while let Some(event) = pending.pop_front() {
             dirty |= match &event {
-                Event::Engine(e) => shown(&app, e),
+                Event::Engine(e) => is_shown(&app, e),
                 _ => true,
             };
             let tmux = app.clipboard_hint.is_some();
             let mut external = None;
-            for effect in update(&mut app, event) {
-                execute(
-                    engine,
-                    approver,
-                    effect,
-                    &done_tx,
-                    &mut pending,
-                    tmux,
-                    &mut external,
-                );
+            // A bug in handling one event costs that event, never the engine (containment.rs).
+            let effects = match contain(|| {
+                #[cfg(debug_assertions)]
+                if let Event::Key(key) = &event {
+                    super::containment::inject::on_key(key);
+                }
+                update(&mut app, event)
+            }) {
+                Ok(effects) => effects,
+                Err(why) => {
+                    if let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
+                    {
+                        return Ok(Ended::GaveUp(why));
+                    }
+                    continue;
+                }
+            };
+            for effect in effects {
+                let done = contain(|| {
+                    execute(
+                        engine,
+                        approver,
+                        effect,
+                        &done_tx,
+                        &mut pending,
+                        tmux,
+                        &mut external,
+                    );
+                });
+                if let Err(why) = done
+                    && let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
+                {
+                    return Ok(Ended::GaveUp(why));
+                }
             }
             if let Some(path) = external {
                 // The person's editor gets the terminal, as lazygit and gitui hand it over:
@@ -196,13 +256,33 @@ async fn event_loop(
             }
         }
         if app.quit {
-            return Ok(());
+            return Ok(Ended::Quit);
         }
         let next_frame = last_frame.map(|at| at + FRAME);
         if dirty && next_frame.is_none_or(|at| Instant::now() >= at) {
-            tui.draw(|frame| draw::draw(frame, &app, theme, engine.as_ref()))?;
-            dirty = false;
+            let drawn = contain(|| {
+                #[cfg(debug_assertions)]
+                super::containment::inject::on_draw();
+                tui.draw(|frame| draw::draw(frame, &app, theme, engine.as_ref()))
+                    .map(|_| ())
+            });
             last_frame = Some(Instant::now());
+            match drawn {
+                Ok(written) => {
+                    written?;
+                    dirty = false;
+                    faults.drawn();
+                }
+                Err(why) => {
+                    // Half a frame was drawn into the buffer: the next starts from blank.
+                    tui.current_buffer_mut().reset();
+                    if let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
+                    {
+                        return Ok(Ended::GaveUp(why));
+                    }
+                    continue;
+                }
+            }
         }
         let frame_due = if dirty { next_frame } else { None };
         tokio::select! {
@@ -221,7 +301,7 @@ async fn event_loop(
                 }
                 Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
                 // The terminal is gone: nobody is left to show anything to.
-                None => return Ok(()),
+                None => return Ok(Ended::Quit),
             },
             event = events.recv() => match event {
                 Ok(event) => pending.push_back(Event::Engine(Box::new(event))),
@@ -229,14 +309,75 @@ async fn event_loop(
                 Err(RecvError::Lagged(_)) => {
                     pending.push_back(Event::Snapshot(Box::new(engine.snapshot())));
                 }
-                Err(RecvError::Closed) => return Ok(()),
+                Err(RecvError::Closed) => return Ok(Ended::Quit),
             },
             Some(done) = done_rx.recv() => pending.push_back(done),
-            _ = termination.recv() => return Ok(()),
+            _ = termination.recv() => return Ok(Ended::Quit),
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
         }
     }
 }
+
+/// After a caught panic: the studio says so and follows the engine again from a fresh
+/// snapshot; when the same trouble repeats, its view starts over; after that, `Err` with the
+/// reason: the studio gives up its screen.
+fn recover(
+    engine: &Engine,
+    app: &mut App,
+    faults: &mut Faults,
+    why: String,
+    log: &str,
+    pending: &mut VecDeque<Event>,
+) -> Result<(), String> {
+    match faults.caught() {
+        Recovery::GiveUp => return Err(why),
+        Recovery::Reset => {
+            let mut fresh = App::new(app.folder.clone());
+            fresh.size = app.size;
+            fresh.mouse = app.mouse;
+            fresh.clipboard_hint = app.clipboard_hint.take();
+            *app = fresh;
+        }
+        Recovery::CarryOn => {}
+    }
+    app.message = Some(format!(
+        "flowdeck hit a bug and carried on ({why}); details in {log}"
+    ));
+    pending.push_back(Event::Snapshot(Box::new(engine.snapshot())));
+    Ok(())
+}
+
+/// The studio gave up its screen, but agents relayed to this process still have terminals and
+/// runs here: they are served until none has lived for [`LAST_ANSWERS`], or until a
+/// termination signal (Ctrl-C).
+async fn serve_after_giving_up(engine: &Engine, termination: &mut Termination) {
+    let mut events = engine.subscribe();
+    let mut told = false;
+    loop {
+        let snapshot = engine.snapshot();
+        let sessions = snapshot.sessions.iter().filter(|s| s.running).count();
+        let runs = snapshot.runs.len();
+        let idle = sessions == 0 && runs == 0;
+        if !idle && !told {
+            eprintln!(
+                "flowdeck: {sessions} terminal(s) and {runs} run(s) live on for the agents using them, until they end; Ctrl-C ends them now."
+            );
+            told = true;
+        }
+        // The call that ended the last session is still being answered: a grace before the
+        // process ends, and anything new started meanwhile is served in turn.
+        tokio::select! {
+            event = events.recv() => if let Err(RecvError::Closed) = event {
+                return;
+            },
+            () = tokio::time::sleep(LAST_ANSWERS), if idle => return,
+            _ = termination.recv() => return,
+        }
+    }
+}
+
+/// How long a studio that gave up its screen stays after the last terminal or run ended.
+const LAST_ANSWERS: Duration = Duration::from_secs(2);
 
 /// In focus mode, what the focused pane's program asked the terminal to report of the mouse.
 fn pane_reporting(engine: &Engine, app: &App) -> Option<super::mouse_report::Reporting> {

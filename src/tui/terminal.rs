@@ -1,7 +1,7 @@
 //! The person's terminal, taken over for the studio and given back exactly as it was: on a
-//! normal exit, on an error (the guard's drop), on a panic (the hook restores before the
-//! message is printed, so the message is readable), and on SIGTERM/SIGHUP (the loop ends
-//! normally, so the guard runs).
+//! normal exit, on an error (the guard's drop), on a panic that ends the studio (the hook of
+//! containment.rs restores before the message is printed, so the message is readable), and on
+//! SIGTERM/SIGHUP (the loop ends normally, so the guard runs).
 
 use crossterm::event::{
     DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
@@ -40,7 +40,7 @@ const RESTORE_TITLE: &str = "\x1b[23;0t";
 
 /// Raw mode, the alternate screen, mouse capture, focus reports and bracketed paste.
 pub fn enter() -> std::io::Result<(Tui, Guard)> {
-    install_panic_hook();
+    super::containment::install_hook();
     take(true)?;
     let guard = Guard(());
     let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
@@ -63,6 +63,11 @@ fn take(mouse: bool) -> std::io::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
     }
     Ok(())
+}
+
+/// Whether the studio holds the terminal now (raw mode, the alternate screen).
+pub fn is_taken() -> bool {
+    TAKEN.load(Ordering::SeqCst)
 }
 
 /// Leaves the alternate screen, shows the cursor and turns raw mode off; once.
@@ -109,17 +114,6 @@ pub fn clear_alert() -> std::io::Result<()> {
         crossterm::style::Print(RESTORE_TITLE),
         crossterm::style::Print(SAVE_TITLE)
     )
-}
-
-fn install_panic_hook() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
-        }));
-    });
 }
 
 /// Hands the terminal to the person's editor (`$VISUAL`, else `$EDITOR`, else `vi`) on

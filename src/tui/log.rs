@@ -1,0 +1,97 @@
+//! The studio's log: `DIR/.flowdeck/studio.log`. The studio owns the terminal that stderr
+//! writes to, so a log line there would tear its screen; in a file, what went wrong (a caught
+//! panic with its backtrace, an agent refused, a save that failed) is there for the person to
+//! read or attach to a report. The file is owner-only, like the rest of `.flowdeck/`, and
+//! kept small: past [`ROTATE_AT`] it is moved to `studio.log.1` when a studio opens.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The log's name in the folder's state folder.
+pub const FILE: &str = "studio.log";
+
+/// A log this long is set aside (one generation) before a studio appends to it.
+const ROTATE_AT: u64 = 4 << 20;
+
+/// Sends this process's log (`FLOWDECK_LOG`, else warnings and flowdeck's own information) to
+/// the folder's studio log, and returns its path; or says why it cannot be written, with the
+/// log then thrown away.
+pub fn init(folder: &Path) -> Result<PathBuf, String> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,flowdeck=info"));
+    match open(folder) {
+        Ok((path, file)) => {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_ansi(false)
+                .with_writer(Mutex::new(file))
+                .try_init();
+            tracing::info!(
+                "flowdeck {} studio on {}",
+                env!("CARGO_PKG_VERSION"),
+                folder.display()
+            );
+            Ok(path)
+        }
+        Err(why) => {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::sink)
+                .try_init();
+            Err(why)
+        }
+    }
+}
+
+fn open(folder: &Path) -> Result<(PathBuf, std::fs::File), String> {
+    let dir = crate::store::state_dir::ensure(folder)
+        .map_err(|e| format!("{}: {e}", folder.join(crate::store::META_DIR).display()))?;
+    let path = dir.join(FILE);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > ROTATE_AT) {
+        let _ = std::fs::rename(&path, dir.join(format!("{FILE}.1")));
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((path, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_log_is_owner_only_in_the_state_folder_and_set_aside_when_long() {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let (path, _) = open(folder.path()).expect("opened");
+        assert_eq!(path, folder.path().join(".flowdeck").join(FILE));
+        let mode = std::fs::metadata(&path)
+            .expect("exists")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        std::fs::write(&path, vec![b'x'; ROTATE_AT as usize + 1]).expect("written");
+        let (path, _) = open(folder.path()).expect("opened again");
+        assert_eq!(std::fs::metadata(&path).expect("exists").len(), 0);
+        let old = folder.path().join(".flowdeck").join(format!("{FILE}.1"));
+        assert_eq!(
+            std::fs::metadata(old).expect("set aside").len(),
+            ROTATE_AT + 1
+        );
+    }
+
+    #[test]
+    fn a_folder_that_cannot_hold_it_says_why() {
+        let why = open(Path::new("/nonexistent/flowdeck/folder")).expect_err("no folder");
+        assert!(
+            why.contains("/nonexistent/flowdeck/folder/.flowdeck"),
+            "{why}"
+        );
+    }
+}
