@@ -1130,6 +1130,58 @@ async fn dropping_the_registry_ends_its_sessions() {
     assert!(processes::session_processes(Some(pid), &marker).is_empty());
 }
 
+/// Spawns run outside the sessions' lock (so that lists never wait for a fork and an exec),
+/// yet opens at once still cannot pass the limit or share a name, and a failed spawn gives
+/// its slot back.
+#[tokio::test]
+async fn opens_at_once_keep_the_limit_and_names() {
+    let t = Arc::new(Terminals::new(TermConfig {
+        max_sessions: 3,
+        kill_grace: Duration::from_millis(300),
+        ..TermConfig::default()
+    }));
+    let opens: Vec<_> = (0..8)
+        .map(|i| {
+            let t = t.clone();
+            std::thread::spawn(move || {
+                t.open(OpenOptions {
+                    // Half of them want one name.
+                    name: (i % 2 == 0).then(|| "shared".to_string()),
+                    ..bash_options()
+                })
+            })
+        })
+        .collect();
+    let results: Vec<_> = opens.into_iter().map(|o| o.join().unwrap()).collect();
+    let opened = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(opened, 3, "{results:?}");
+    let named = results
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|s| s.name() == Some("shared")))
+        .count();
+    assert!(named <= 1, "one name, one session: {results:?}");
+    for r in &results {
+        assert!(
+            matches!(
+                r,
+                Ok(_) | Err(TermError::TooManySessions { .. }) | Err(TermError::NameTaken(_))
+            ),
+            "{r:?}"
+        );
+    }
+    assert_eq!(t.list().len(), 3);
+    t.close_all().await;
+    let failed = t.open(OpenOptions {
+        program: Program::Command(vec!["/no/such/program".into()]),
+        ..OpenOptions::default()
+    });
+    assert!(matches!(failed, Err(TermError::Spawn { .. })), "{failed:?}");
+    for _ in 0..3 {
+        t.open(bash_options()).expect("every slot is free again");
+    }
+    t.close_all().await;
+}
+
 #[tokio::test]
 async fn limits_names_and_lookups() {
     let t = Terminals::new(TermConfig {

@@ -6,7 +6,7 @@
 /// Prints the figures of `samples` (in `unit`) under `name`, and returns the median.
 pub fn stats(name: &str, mut samples: Vec<f64>, unit: &str) -> f64 {
     samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let at = |q: f64| quantile(&samples, q);
     let median = at(0.5);
     println!(
         "{name:<58} median {median:>9.3} {unit}  p99 {:>9.3} {unit}  min {:>9.3}  max {:>9.3}  (n={})",
@@ -25,4 +25,11 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("an async runtime")
+}
+
+/// The `q` quantile (0 to 1) of `samples`, nearest rank.
+pub fn quantile(samples: &[f64], q: f64) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }

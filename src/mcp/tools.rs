@@ -578,6 +578,25 @@ fn ok<T: Serialize>(value: T) -> Result<JsonObject, ToolError> {
     }
 }
 
+/// Runs engine work that may wait for the disk (an fsync, the folder's lock file, a journal
+/// read) on tokio's blocking pool. The runtime has two workers, which every agent's calls
+/// share: on them, twenty saves to a slow disk would stall everyone's `list_terminal_sessions`.
+/// A panic in `work` goes on unwinding, into the call's own task (server.rs `caught`).
+async fn off_runtime<T: Send + 'static>(
+    engine: &Arc<Engine>,
+    work: impl FnOnce(&Engine) -> T + Send + 'static,
+) -> T {
+    let engine = engine.clone();
+    match tokio::task::spawn_blocking(move || work(&engine)).await {
+        Ok(done) => done,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // The runtime is shutting down; nothing is left to answer.
+            Err(e) => std::panic::panic_any(format!("the blocking pool ended: {e}")),
+        },
+    }
+}
+
 /// Runs a static tool.
 pub async fn call(
     engine: &Arc<Engine>,
@@ -627,11 +646,15 @@ pub async fn call(
         }),
         "create_workflow" => {
             let a: CreateArgs = parse(name, args)?;
-            ok(e.create_workflow(
-                Value::Object(a.workflow_definition),
-                a.overwrite_existing,
-                &cx.actor,
-            )?)
+            let actor = cx.actor.clone();
+            ok(off_runtime(e, move |e| {
+                e.create_workflow(
+                    Value::Object(a.workflow_definition),
+                    a.overwrite_existing,
+                    &actor,
+                )
+            })
+            .await?)
         }
         "workflow_list" => ok(e.workflow_list()),
         "workflow_get" => ok(e.workflow_get(&parse::<NameArgs>(name, args)?.name)?),
@@ -652,25 +675,32 @@ pub async fn call(
         }
         "workflow_save" => {
             let a: SaveArgs = parse(name, args)?;
-            ok(e.workflow_save(
-                &a.content,
-                a.expected_version.as_deref(),
-                a.overwrite,
-                &cx.actor,
-            )?)
+            let actor = cx.actor.clone();
+            ok(off_runtime(e, move |e| {
+                e.workflow_save(
+                    &a.content,
+                    a.expected_version.as_deref(),
+                    a.overwrite,
+                    &actor,
+                )
+            })
+            .await?)
         }
         "workflow_rename" => {
             let a: RenameArgs = parse(name, args)?;
-            ok(e.workflow_rename(
-                &a.name,
-                &a.new_name,
-                a.expected_version.as_deref(),
-                &cx.actor,
-            )?)
+            let actor = cx.actor.clone();
+            ok(off_runtime(e, move |e| {
+                e.workflow_rename(&a.name, &a.new_name, a.expected_version.as_deref(), &actor)
+            })
+            .await?)
         }
         "workflow_delete" => {
             let a: DeleteArgs = parse(name, args)?;
-            ok(e.workflow_delete(&a.name, a.expected_version.as_deref(), &cx.actor)?)
+            let actor = cx.actor.clone();
+            ok(off_runtime(e, move |e| {
+                e.workflow_delete(&a.name, a.expected_version.as_deref(), &actor)
+            })
+            .await?)
         }
         "workflow_preview_inputs" => {
             ok(e.workflow_preview_inputs(&parse::<NameArgs>(name, args)?.name)?)
@@ -715,7 +745,10 @@ pub async fn call(
             };
             run(e, request, a.wait.unwrap_or(true), cx).await
         }
-        "run_status" => ok(e.run_status(&parse::<RunIdArgs>(name, args)?.run_id)?),
+        "run_status" => {
+            let a: RunIdArgs = parse(name, args)?;
+            ok(off_runtime(e, move |e| e.run_status(&a.run_id)).await?)
+        }
         "run_events" => {
             let a: RunEventsArgs = parse(name, args)?;
             // Out-of-range values are the engine's to bound; only NaN and negatives are cut here,
@@ -733,7 +766,10 @@ pub async fn call(
         }
         "run_list" => {
             let a: RunListArgs = parse(name, args)?;
-            ok(e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50)))
+            ok(off_runtime(e, move |e| {
+                e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50))
+            })
+            .await)
         }
         "workflow_cancel" => ok(e
             .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id, &cx.actor)

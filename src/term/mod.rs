@@ -88,10 +88,40 @@ pub const MAX_NAME_LEN: usize = 64;
 pub struct Terminals {
     config: TermConfig,
     sessions: Mutex<IndexMap<String, Arc<Session>>>,
+    /// Sessions being spawned: they count against the limit and hold their names, so that
+    /// the spawn itself (a fork and an exec, slow on a busy disk) runs without the sessions'
+    /// lock, which every list and lookup takes.
+    opening: Mutex<Opening>,
     /// Leaders of sessions being closed: their waiter threads reap them, not `reap`.
     closing: Mutex<HashSet<i32>>,
     /// Started with the first session when configured; `None` inside when it could not start.
     watchdog: std::sync::OnceLock<Option<watchdog::Watchdog>>,
+}
+
+/// Slots taken by opens in progress.
+#[derive(Debug, Default)]
+struct Opening {
+    count: usize,
+    names: Vec<String>,
+}
+
+/// An open in progress; its slot (and name) is given back when dropped, whether the session
+/// was inserted or the spawn failed.
+struct Reserved<'a> {
+    terminals: &'a Terminals,
+    name: Option<String>,
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        let mut opening = self.terminals.opening();
+        opening.count -= 1;
+        if let Some(name) = &self.name
+            && let Some(at) = opening.names.iter().position(|n| n == name)
+        {
+            opening.names.swap_remove(at);
+        }
+    }
 }
 
 /// Session ids are unique in the process (not per registry), so the process marker built
@@ -104,6 +134,7 @@ impl Terminals {
         Terminals {
             config,
             sessions: Mutex::new(IndexMap::new()),
+            opening: Mutex::new(Opening::default()),
             closing: Mutex::new(HashSet::new()),
             watchdog: std::sync::OnceLock::new(),
         }
@@ -135,6 +166,36 @@ impl Terminals {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn opening(&self) -> MutexGuard<'_, Opening> {
+        self.opening.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a slot for a session about to be spawned, checking the limit and the name against
+    /// the open sessions and the other opens in progress.
+    fn reserve(&self, name: Option<&String>) -> Result<Reserved<'_>, TermError> {
+        // Both locks, always in this order, only for the check: never across a spawn.
+        let sessions = self.sessions();
+        let mut opening = self.opening();
+        let open = sessions.len() + opening.count;
+        if open >= self.config.max_sessions {
+            return Err(TermError::TooManySessions {
+                open,
+                max: self.config.max_sessions,
+            });
+        }
+        if let Some(name) = name
+            && (sessions.values().any(|s| s.name() == Some(name)) || opening.names.contains(name))
+        {
+            return Err(TermError::NameTaken(name.clone()));
+        }
+        opening.count += 1;
+        opening.names.extend(name.cloned());
+        Ok(Reserved {
+            terminals: self,
+            name: name.cloned(),
+        })
+    }
+
     /// Opens a session. Fails when the limit is reached or the name is taken or unsafe.
     pub fn open(&self, options: OpenOptions) -> Result<Arc<Session>, TermError> {
         if let Some(name) = &options.name
@@ -143,19 +204,7 @@ impl Terminals {
             return Err(TermError::InvalidName(name.clone()));
         }
         check_options(&options)?;
-        // Held across the spawn so that two opens cannot both take the last slot.
-        let mut sessions = self.sessions();
-        if sessions.len() >= self.config.max_sessions {
-            return Err(TermError::TooManySessions {
-                open: sessions.len(),
-                max: self.config.max_sessions,
-            });
-        }
-        if let Some(name) = &options.name
-            && sessions.values().any(|s| s.name() == Some(name))
-        {
-            return Err(TermError::NameTaken(name.clone()));
-        }
+        let reserved = self.reserve(options.name.as_ref())?;
         let id = format!("s{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
         // Unique across flowdeck processes, so one never tears down another's processes.
         let marker = format!("{}-{id}", std::process::id());
@@ -168,7 +217,12 @@ impl Terminals {
         if let Some(watchdog) = watchdog {
             watchdog.track(session.pid());
         }
+        let mut sessions = self.sessions();
         sessions.insert(id, session.clone());
+        // Under the sessions' lock: the slot moves from the opens in progress to the sessions
+        // in one step, never counted twice.
+        drop(reserved);
+        drop(sessions);
         Ok(session)
     }
 

@@ -1,0 +1,208 @@
+//! Agents' reads while other agents write to a slow disk (issue 21, docs/PERFORMANCE.md): 20
+//! clients call `list_terminal_sessions` on `flowdeck serve`, first alone (idle), then while
+//! 20 others save workflows as fast as they can and a `dd` beside the folder saturates the
+//! disk, so that every save's fsync and lock file wait on it. The reads touch no disk: their
+//! p99 under that load should stay within 2x of idle, which holds only when the saves wait on
+//! the blocking pool rather than on the runtime's two workers that every call shares.
+//!
+//! `cargo bench --bench contention`; `FLOWDECK_BENCH_QUICK=1` shortens it;
+//! `FLOWDECK_BENCH_DIR` puts the folder on another disk (a slower one shows more);
+//! `FLOWDECK_BENCH_BIN` measures another build of `flowdeck` (an older one, for comparison);
+//! `FLOWDECK_BENCH_LOAD=savers` or `=dd` applies one half of the load, to tell them apart.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+#[path = "support/mod.rs"]
+mod support;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const READERS: usize = 20;
+const SAVERS: usize = 20;
+
+fn quick() -> bool {
+    std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn call(client: &Client, name: &'static str, a: Value) -> Value {
+    let Value::Object(arguments) = a else {
+        unreachable!()
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
+    r.structured_content.unwrap_or(Value::Null)
+}
+
+async fn connect(socket: &Path) -> Client {
+    let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let (read, write) = stream.into_split();
+    ().serve((read, write)).await.unwrap()
+}
+
+/// Each reader's `list_terminal_sessions` latencies, all readers at once.
+async fn read_all(readers: &[Arc<Client>], calls: usize) -> Vec<f64> {
+    let tasks: Vec<_> = readers
+        .iter()
+        .map(|client| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let mut samples = Vec::with_capacity(calls);
+                for _ in 0..calls {
+                    let t = Instant::now();
+                    call(&client, "list_terminal_sessions", json!({})).await;
+                    samples.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                samples
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all
+}
+
+/// `dd` writing past the page cache, over and over, until `stop`.
+fn saturate(beside: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let ballast = beside.join("ballast");
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            let _ = std::process::Command::new("dd")
+                .arg("if=/dev/zero")
+                .arg(format!("of={}", ballast.display()))
+                .args(["bs=1M", "count=256", "oflag=direct", "conv=fsync"])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+        let _ = std::fs::remove_file(&ballast);
+    })
+}
+
+fn main() {
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let base = match std::env::var_os("FLOWDECK_BENCH_DIR") {
+            Some(dir) => tempfile::tempdir_in(dir).unwrap(),
+            None => tempfile::tempdir().unwrap(),
+        };
+        let folder = base.path().join("workflows");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("tiny.yaml"), common::TINY).unwrap();
+        let sockets = tempfile::tempdir().unwrap();
+        let binary = std::env::var_os("FLOWDECK_BENCH_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_flowdeck").into());
+        let mut host = std::process::Command::new(binary)
+            .arg("--workflows")
+            .arg(&folder)
+            .arg("serve")
+            .env("XDG_RUNTIME_DIR", sockets.path())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let socket = common::wait_until(Duration::from_secs(30), "the host's socket", || {
+            std::fs::read_dir(sockets.path().join("flowdeck"))
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| {
+                    p.extension().is_some_and(|x| x == "sock")
+                        && std::os::unix::net::UnixStream::connect(p).is_ok()
+                })
+        });
+        let mut readers = Vec::new();
+        for _ in 0..READERS {
+            readers.push(Arc::new(connect(&socket).await));
+        }
+        let calls = if quick() { 30 } else { 200 };
+
+        let idle = read_all(&readers, calls).await;
+        let idle_p99 = support::quantile(&idle, 0.99);
+        support::stats("list_terminal_sessions, 20 readers, idle", idle, "ms");
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let saves = Arc::new(AtomicUsize::new(0));
+        let load = std::env::var("FLOWDECK_BENCH_LOAD").unwrap_or_default();
+        let dd = (load != "savers").then(|| saturate(base.path(), stop.clone()));
+        let savers_n = if load == "dd" { 0 } else { SAVERS };
+        let mut savers = Vec::new();
+        for i in 0..savers_n {
+            let client = connect(&socket).await;
+            let (stop, saves) = (stop.clone(), saves.clone());
+            savers.push(tokio::spawn(async move {
+                let mut samples = Vec::new();
+                let mut n = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    let content = common::TINY
+                        .replace("name: tiny", &format!("name: saver_{i}"))
+                        .replace("Lists sessions.", &format!("Save {n}."));
+                    let t = Instant::now();
+                    call(
+                        &client,
+                        "workflow_save",
+                        json!({"content": content, "overwrite": true}),
+                    )
+                    .await;
+                    samples.push(t.elapsed().as_secs_f64() * 1000.0);
+                    saves.fetch_add(1, Ordering::SeqCst);
+                }
+                client.cancel().await.unwrap();
+                samples
+            }));
+        }
+        // The load is on before the reads are timed.
+        common::poll_until(Duration::from_secs(60), "the first saves", || {
+            (saves.load(Ordering::SeqCst) >= savers_n).then_some(())
+        })
+        .await;
+        let started = Instant::now();
+        let loaded = read_all(&readers, calls).await;
+        let loaded_p99 = support::quantile(&loaded, 0.99);
+        let seconds = started.elapsed().as_secs_f64();
+        let saved_during = saves.load(Ordering::SeqCst);
+        stop.store(true, Ordering::SeqCst);
+        let mut save_samples = Vec::new();
+        for saver in savers {
+            save_samples.extend(saver.await.unwrap());
+        }
+        if let Some(dd) = dd {
+            dd.join().unwrap();
+        }
+        support::stats(
+            "list_terminal_sessions, 20 readers, 20 savers + dd",
+            loaded,
+            "ms",
+        );
+        if !save_samples.is_empty() {
+            support::stats("workflow_save, 20 savers + dd", save_samples, "ms");
+        }
+        println!(
+            "{:<58} {:>9.2}x  ({saved_during} saves in {seconds:.1} s)",
+            "  reads' p99 under load / idle",
+            loaded_p99 / idle_p99
+        );
+        for reader in readers {
+            if let Ok(client) = Arc::try_unwrap(reader) {
+                client.cancel().await.unwrap();
+            }
+        }
+        host.kill().unwrap();
+        host.wait().unwrap();
+    });
+}
