@@ -452,3 +452,90 @@ async fn an_approval_request_shows_the_change_against_the_approved_manifest() {
     insta::assert_snapshot!("approval", redacted(&render(&engine, &app, 90, 20)));
     engine.shutdown().await;
 }
+
+/// Like the bundled archive_logs: three arrows on `success` that only their guards tell
+/// apart, a state with a guard of its own, and a guard with wide characters to cut.
+const GUARDED: &str = r#"
+name: guarded
+description: Checks its arguments, then packs unless told not to.
+arguments:
+  LOG_DIR: { description: Where the logs are, type: path }
+  DAYS: { description: Age in days, type: integer, required: false, default: 7 }
+  REGION: { description: Where it runs, required: false, default: here }
+  COMPRESSION: { description: gzip or none, required: false, default: gzip }
+initial_state: check
+states:
+  check:
+    action: { tool: run_command, params: { command: 'test -d "$LOG_DIR"', timeout: 10 } }
+    transitions:
+      - condition: success
+        when:
+          or:
+            - { var: LOG_DIR, matches: '^/+$' }
+            - { var: LOG_DIR, in: [/proc, /sys, /dev, /run] }
+        next_state: refuse
+      - { condition: success, when: { var: DAYS, gt: 3650 }, next_state: refuse }
+      - { condition: success, next_state: pack }
+      - { condition: failure, next_state: refuse }
+  pack:
+    when: { var: COMPRESSION, not_equals: none }
+    action: { tool: run_command, params: { command: 'true', timeout: 10 } }
+    transitions:
+      - { condition: success, when: { var: REGION, equals: 東京データセンター }, next_state: done }
+      - { condition: success, next_state: done }
+  refuse:
+    action: { tool: set_env, params: { vars: { STATUS: REFUSED } } }
+  done:
+    action: { tool: set_env, params: { vars: { STATUS: DONE } } }
+"#;
+
+#[tokio::test]
+async fn the_plan_shows_each_transitions_guard_and_a_states_own() {
+    let (_dir, engine) = engine_on(&[("guarded.yaml", GUARDED)]);
+    let app = studio(&engine, 150, 30);
+    let screen = render(&engine, &app, 150, 30);
+    for row in [
+        r#"success if LOG_DIR =~ /^/+$/ or LOG_DIR in ["/proc", "/sys", "/dev", "/run"] → refuse"#,
+        "success if DAYS > 3650 → refuse",
+        "success → pack · failure → refuse",
+        r#"only when COMPRESSION != "none""#,
+        r#"success if REGION == "東京データセンター" → done"#,
+    ] {
+        assert!(screen.contains(row), "no {row:?} in\n{screen}");
+    }
+    insta::assert_snapshot!("plan_guards", screen);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_narrow_plan_shortens_guards_first_and_never_halves_a_character() {
+    let (_dir, engine) = engine_on(&[("guarded.yaml", GUARDED)]);
+    let app = studio(&engine, 84, 30);
+    let screen = render(&engine, &app, 84, 30);
+    // The guard gives way; the condition and the target, which tell the rows apart, stay.
+    assert!(
+        screen.contains("success if LOG_DIR =~ /^/+$/ or… → refuse"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("success if DAYS > 3650 → refuse"),
+        "{screen}"
+    );
+    // 40 cells: `セ` would need two where one is left, so that one stays empty.
+    assert!(
+        screen.contains(r#"success if REGION == "東京データ… → done"#),
+        "{screen}"
+    );
+    insta::assert_snapshot!("plan_guards_narrow", screen);
+    // Narrower still, the rows move left under the state names rather than cut every guard
+    // to nothing: the two arrows on `success` to `refuse` still differ.
+    let screen = render(&engine, &studio(&engine, 64, 30), 64, 30);
+    let arrows: Vec<&str> = screen
+        .lines()
+        .filter(|row| row.contains("success if") && row.contains("→ refuse"))
+        .collect();
+    assert_eq!(arrows.len(), 2, "{screen}");
+    assert_ne!(arrows[0], arrows[1], "{screen}");
+    assert!(!arrows[0].contains("if …"), "{screen}");
+    engine.shutdown().await;
+}

@@ -1,12 +1,13 @@
 //! The step plan of the selected workflow: states in run order with their actions and
 //! transitions; during and after a run, where it is and how each executed state ended.
 
-use super::text::{clean, duration};
+use super::text::{cells, clean, duration, shorten};
 use super::{Ctx, block};
 use crate::engine::Phase;
 use crate::tui::state::RunView;
 use crate::tui::state::View;
 use crate::tui::theme::Theme;
+use crate::workflow::plan::{PlanStep, PlanTransition};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -87,6 +88,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                 .max()
                 .unwrap_or(0)
                 .min(20);
+            let inner = usize::from(area.width.saturating_sub(2));
+            let indent = rows_indent(width, inner);
+            let room = inner.saturating_sub(indent);
             for step in &plan.steps {
                 let current = run.is_some_and(|r| {
                     r.active() && r.current_state.as_deref() == Some(step.state.as_str())
@@ -115,14 +119,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                     ));
                 }
                 lines.push(Line::from(spans));
-                if !step.transitions.is_empty() {
-                    let arrows: Vec<String> = step
-                        .transitions
-                        .iter()
-                        .map(|tr| format!("{} → {}", clean(&tr.condition), clean(&tr.next_state)))
-                        .collect();
+                for row in step_rows(step, room) {
                     lines.push(Line::styled(
-                        format!("{:width$}      {}", "", arrows.join(" · ")),
+                        format!("{:indent$}{row}", ""),
                         Style::default().fg(t.muted),
                     ));
                 }
@@ -133,6 +132,65 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
         area,
     );
+}
+
+/// The rows under a state, each at most `room` cells, as `flowdeck plan` words them: the
+/// state's own guard (`only when …`), then its transitions in the order they are tried.
+/// Transitions without a guard share a row (`success → a · failure → b`); one with a guard
+/// gets a row of its own (`success if X > 3 → a`), since several arrows on one condition can
+/// only be told apart by their guards. When a row is too long, a guard is cut before the
+/// condition or the target is, those being what tells the rows apart.
+fn step_rows(step: &PlanStep, room: usize) -> Vec<String> {
+    let mut rows = Vec::new();
+    if let Some(when) = &step.when {
+        rows.push(shorten(&format!("only when {}", clean(when)), room));
+    }
+    let mut plain: Vec<String> = Vec::new();
+    for tr in &step.transitions {
+        match &tr.when {
+            None => plain.push(format!(
+                "{} → {}",
+                clean(&tr.condition),
+                clean(&tr.next_state)
+            )),
+            Some(when) => {
+                if !plain.is_empty() {
+                    rows.push(shorten(&plain.join(" · "), room));
+                    plain.clear();
+                }
+                rows.push(guarded(tr, when, room));
+            }
+        }
+    }
+    if !plain.is_empty() {
+        rows.push(shorten(&plain.join(" · "), room));
+    }
+    rows
+}
+
+/// Cells a transition row needs before it is worth aligning under the actions: below that,
+/// two guards on one condition are cut to the same few characters and cannot be told apart.
+const ALIGNED_ROOM: usize = 40;
+
+/// Where the rows under a state start in a plan `inner` cells wide: under the actions (past
+/// the state names, `width` cells) when that leaves them room, else under the state names.
+fn rows_indent(width: usize, inner: usize) -> usize {
+    let aligned = width + 6;
+    if inner.saturating_sub(aligned) >= ALIGNED_ROOM {
+        aligned
+    } else {
+        5
+    }
+}
+
+/// `condition if guard → next` in `room` cells, the guard shortened first.
+fn guarded(tr: &PlanTransition, when: &str, room: usize) -> String {
+    let (condition, next) = (clean(&tr.condition), clean(&tr.next_state));
+    let fixed = cells(&condition) + cells(" if ") + cells(" → ") + cells(&next);
+    // Even a guard cut to `…` alone says that the arrow has one: without it the row would
+    // read as an unconditional `success → next`.
+    let guard = shorten(&clean(when), room.saturating_sub(fixed).max(1));
+    shorten(&format!("{condition} if {guard} → {next}"), room)
 }
 
 /// The plan of a workflow whose file was removed while it was shown: it says so, under the

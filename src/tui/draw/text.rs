@@ -2,9 +2,43 @@
 //! sequence or bidi control from a workflow may reach the person's terminal.
 
 use crate::workflow::names::sanitize;
+use unicode_width::UnicodeWidthChar;
 
 pub fn clean(text: &str) -> String {
     sanitize(text)
+}
+
+/// The cells `text` covers on screen: a wide character (CJK, most emoji) two, a combining
+/// mark none.
+pub fn cells(text: &str) -> usize {
+    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+}
+
+/// `text` in at most `room` cells, cut with `…` where it does not fit (spaces before the cut
+/// dropped). The cut falls between
+/// characters, so a multi-byte or wide character is never halved (the ratatui buffer would
+/// draw half a wide character as garbage) and a combining mark stays with its base.
+pub fn shorten(text: &str, room: usize) -> String {
+    if cells(text) <= room {
+        return text.to_string();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > room - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    // `or …` would read as if something were missing after a space, not cut within the text.
+    out.truncate(out.trim_end().len());
+    out.push('…');
+    out
 }
 
 /// `3 ms`, `1.2 s`, `2 min 5 s`.
@@ -50,5 +84,25 @@ mod tests {
         // From a clock ahead of ours: not in the future.
         assert_eq!(at("2026-11-23T12:05:00Z").as_deref(), Some("now"));
         assert_eq!(at("yesterday"), None);
+    }
+
+    #[test]
+    fn shortened_text_fits_its_cells_and_never_halves_a_character() {
+        assert_eq!(shorten("success → done", 20), "success → done");
+        assert_eq!(shorten("success → done", 14), "success → done");
+        assert_eq!(shorten("success → done", 9), "success…");
+        assert_eq!(shorten("abc", 1), "…");
+        assert_eq!(shorten("abc", 0), "");
+        // Two cells a character: an odd room leaves a cell empty rather than half of one.
+        assert_eq!(shorten("東京データ", 6), "東京…");
+        assert_eq!(cells(&shorten("東京データ", 6)), 5);
+        assert_eq!(shorten("東京データ", 7), "東京デ…");
+        // A combining mark goes with its base, or not at all.
+        assert_eq!(shorten("e\u{301}e\u{301}e\u{301}", 2), "e\u{301}…");
+        assert_eq!(shorten("ééé", 2), "é…");
+        for room in 0..12 {
+            let cut = shorten("a東b京cデータ", room);
+            assert!(cells(&cut) <= room, "{cut:?} in {room} cells");
+        }
     }
 }
