@@ -190,6 +190,63 @@ async fn no_color_draws_the_studio_without_colours() {
     quit(&session).await;
 }
 
+/// `--theme NAME` run from a folder with no `themes/` in it, as an installed binary is: the
+/// bundled theme compiled in, or the person's own from `$XDG_CONFIG_HOME/flowdeck/themes/`,
+/// seen in the colour of the focused list's border.
+#[tokio::test]
+async fn a_theme_is_found_wherever_the_studio_runs() {
+    let dir = common::bundled_workflows_copy();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let own = config.path().join("flowdeck").join("themes");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(
+        own.join("mine.yaml"),
+        "name: mine\nfocus_border: \"#ff00aa\"\n",
+    )
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    for (theme, border) in [
+        ("light", vt100::Color::Rgb(0x40, 0x78, 0xf2)),
+        ("mine", vt100::Color::Rgb(0xff, 0x00, 0xaa)),
+    ] {
+        let session = open(
+            &terminals,
+            vec![
+                env!("CARGO_BIN_EXE_flowdeck").into(),
+                "--workflows".into(),
+                dir.path().display().to_string(),
+                "--theme".into(),
+                theme.into(),
+            ],
+            Some(elsewhere.path()),
+            (100, 30),
+            vec![
+                (
+                    "XDG_CONFIG_HOME".into(),
+                    config.path().display().to_string(),
+                ),
+                // Set and empty: colours on, whatever the tests' own environment says.
+                ("NO_COLOR".into(), String::new()),
+            ],
+        );
+        expect(&session, "q quit").await;
+        let screen = session.content(Content::Screen);
+        assert!(!screen.contains("theme '"), "{theme}: a warning:\n{screen}");
+        let corner = session.with_screen(|s| {
+            s.cell(0, 0)
+                .map(|c| (c.contents().to_string(), c.fgcolor()))
+        });
+        assert_eq!(
+            corner,
+            Some(("╭".to_string(), border)),
+            "{theme}:\n{screen}"
+        );
+        quit(&session).await;
+        assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+    }
+}
+
 #[tokio::test]
 async fn a_shells_history_is_scrolled_and_searched() {
     let (_dir, _terminals, session) = opened().await;

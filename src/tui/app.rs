@@ -133,28 +133,7 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
 }
 
 fn load_theme(name: Option<&str>) -> (Theme, Option<String>) {
-    let Some(name) = name else {
-        return (Theme::default(), None);
-    };
-    let path = if name.contains('/') || name.ends_with(".yaml") {
-        PathBuf::from(name)
-    } else {
-        PathBuf::from("themes").join(format!("{name}.yaml"))
-    };
-    let shown = crate::workflow::names::display_safe(&path.display().to_string());
-    match std::fs::read_to_string(&path) {
-        Ok(text) => match Theme::parse(&text) {
-            Ok((theme, warnings)) => (theme, warnings.into_iter().next()),
-            Err(e) => (
-                Theme::default(),
-                Some(format!("theme {shown} is not valid ({e}): using dark")),
-            ),
-        },
-        Err(e) => (
-            Theme::default(),
-            Some(format!("theme {shown} cannot be read ({e}): using dark")),
-        ),
-    }
+    super::themes::load(name, super::themes::user_dir_from_env().as_deref())
 }
 
 async fn next_input(stream: &mut EventStream) -> Option<std::io::Result<TermEvent>> {

@@ -5,7 +5,8 @@
 //!   engine events and [`history`] for a pane's scrollback and search, [`runs`] for the run view; [`effect`]: what an update asks of the engine;
 //! - [`command`]: every action, one type; [`keymap`]: keys → commands per mode (help and
 //!   the status line are generated from it); [`keys`]: focus-mode keys for the PTY;
-//! - [`draw`]: pure drawing; [`layout`]: where views go; [`theme`]: colours;
+//! - [`draw`]: pure drawing; [`layout`]: where views go; [`theme`]: colours, [`themes`]: where
+//!   they come from;
 //! - [`app`]: the loop that merges terminal input, engine events and timers; [`terminal`]:
 //!   taking the terminal over and giving it back.
 
@@ -36,6 +37,7 @@ pub mod state;
 pub mod syntax;
 pub mod terminal;
 pub mod theme;
+pub mod themes;
 pub mod update;
 
 pub use app::{StudioOptions, run};
@@ -52,5 +54,7 @@ mod history_tests;
 mod runs_tests;
 #[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod themes_tests;
 #[cfg(test)]
 mod update_tests;

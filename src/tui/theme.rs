@@ -1,6 +1,7 @@
 //! The studio's colours. The dark theme is built in so that the studio never depends on a
-//! file to start; `themes/*.yaml` can replace it. `NO_COLOR` (no-color.org) turns every
-//! colour off: selection and focus are then marked by attributes (bold, reverse) only.
+//! file to start; a theme file (`themes.rs` finds it) can replace it. `NO_COLOR`
+//! (no-color.org) turns every colour off: selection and focus are then marked by attributes
+//! (bold, reverse) only.
 
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
