@@ -28,7 +28,9 @@ pub struct Cli {
     #[arg(long, global = true, env = "FLOWDECK_WORKFLOWS", value_name = "DIR")]
     pub workflows: Option<PathBuf>,
 
-    /// The studio's theme: a name in themes/ (dark, light, high-contrast) or a file
+    /// The studio's theme: dark, light, high-contrast, or NAME.yaml of your own in
+    /// $XDG_CONFIG_HOME/flowdeck/themes/ (default ~/.config/flowdeck/themes/); a path with a /
+    /// or ending in .yaml is a theme file
     #[arg(long, global = true, env = "FLOWDECK_THEME", value_name = "NAME")]
     pub theme: Option<String>,
 
