@@ -282,3 +282,34 @@ impl ToolError {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::lock::Holder;
+
+    #[test]
+    fn a_lock_held_too_long_is_a_retryable_busy_error_naming_its_holder() {
+        let held = LockError::Held {
+            path: "/w/.flowdeck/write.lock".into(),
+            holder: Some(Holder {
+                pid: 4242,
+                program: Some("'flowdeck'".into()),
+                stopped: true,
+            }),
+            waited: std::time::Duration::from_secs(10),
+        };
+        let error = ToolError::from(EngineError::Store(StoreError::Busy(held)));
+        assert_eq!(error.error_code, "STORAGE_BUSY");
+        assert_eq!(error.category, "conflict");
+        assert!(error.retryable);
+        assert_eq!(error.context["holder_pid"], 4242);
+        assert!(
+            error
+                .message
+                .contains("held by process 4242 ('flowdeck', stopped)"),
+            "{}",
+            error.message
+        );
+    }
+}

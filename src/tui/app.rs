@@ -36,7 +36,7 @@ const FRAME: Duration = Duration::from_millis(16);
 #[derive(Debug, Clone)]
 pub struct StudioOptions {
     pub folder: PathBuf,
-    /// A theme name (`themes/NAME.yaml`) or a theme file's path.
+    /// A theme name (bundled, or in the person's theme folder: themes.rs) or a theme file's path.
     pub theme: Option<String>,
     pub engine: EngineConfig,
     /// Where the studio's log goes (log.rs), or why it cannot be written.
