@@ -68,6 +68,7 @@ async fn accept(
     stop: CancellationToken,
 ) {
     let me = rustix::process::getuid().as_raw();
+    let mut connections = 0u64;
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -81,8 +82,13 @@ async fn accept(
         };
         match stream.peer_cred() {
             Ok(peer) if peer.uid() == me => {
+                connections += 1;
+                let who = match peer.pid() {
+                    Some(pid) => format!("socket client {connections} (process {pid})"),
+                    None => format!("socket client {connections}"),
+                };
                 let (engine, options, stop) = (engine.clone(), options.clone(), stop.clone());
-                tokio::spawn(serve(stream, engine, options, stop));
+                tokio::spawn(serve(stream, who, engine, options, stop));
             }
             Ok(peer) => {
                 tracing::warn!("refused an MCP client of uid {}", peer.uid());
@@ -102,6 +108,7 @@ async fn accept(
 /// One client: its own MCP session on the shared engine, until it leaves or the host stops.
 async fn serve(
     stream: tokio::net::UnixStream,
+    who: String,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
@@ -116,18 +123,20 @@ async fn serve(
         Some(agent) => super::hello::merge(&options, &agent),
         None => options,
     };
-    let transport = wire::WireTransport::new(read, write);
+    // Each connection bounded on its own (wire.rs): one client that never reads holds
+    // itself up, not the host or the other clients.
+    let transport = wire::WireTransport::new(read, write, &who);
     let server = FlowdeckServer::with_engine(engine, options);
     let running = match server.serve(transport).await {
         Ok(running) => running,
         Err(e) => {
-            tracing::info!("an MCP client left before the handshake: {e}");
+            tracing::info!("{who} left before the handshake: {e}");
             return;
         }
     };
     let token = running.cancellation_token();
     tokio::select! {
-        reason = running.waiting() => tracing::info!("an MCP client left: {reason:?}"),
+        reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),
         () = stop.cancelled() => token.cancel(),
     }
 }

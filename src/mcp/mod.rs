@@ -66,7 +66,7 @@ pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow:
     let server = FlowdeckServer::new(opener, options);
     server.start_loading();
     let (input, output) = stdio::stdio_streams()?;
-    let transport = wire::WireTransport::new(input, output);
+    let transport = wire::WireTransport::new(input, output, "the client on the standard streams");
     let served = tokio::select! {
         served = server.clone().serve(transport) => served,
         signal = termination.recv() => {

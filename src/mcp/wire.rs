@@ -10,8 +10,15 @@
 //!   end the connection on it).
 //!
 //! Notifications are never answered (JSON-RPC forbids it); unknown ones are ignored.
+//!
+//! What one connection may cost is bounded ([`Limits`]): at most [`MAX_IN_FLIGHT`] of its
+//! requests are handled at once and at most about [`MAX_UNSENT`] bytes of answers wait for it
+//! to read them; past either, nothing more is read from it until it catches up, so a client
+//! that writes and never reads fills its own socket buffer and blocks there instead of growing
+//! the server. One that takes none of its answers for [`STALL_LIMIT`] is dropped.
 
 use rmcp::RoleServer;
+use rmcp::model::GetExtensions;
 // The 2025-era subscribe requests are still served, so their types are still checked.
 #[allow(deprecated)]
 use rmcp::model::{
@@ -23,11 +30,61 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Map, Value, json};
 use std::io::ErrorKind;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 /// The largest message accepted: 16 MiB, as rmcp's own line transports.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// Requests of one connection handled at once; the next line is read when one of them is done.
+/// Agents send a handful at a time (a call, a poll, a list), so 64 is never in their way, while
+/// a client sending without waiting can start no more than 64 handlers, and hold no more than
+/// 64 answers in the making. A long request (`subscriptions/listen`, a waiting `run_workflow`,
+/// `run_events` waiting for news) counts for as long as it lasts.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Bytes of answers and notifications queued for a connection and not yet taken by it, past
+/// which nothing more is read from it. 4 MiB is a few hundred ordinary answers (a usual
+/// folder's `tools/list` is about 20 KB), so a client that reads never meets it; one larger
+/// answer still goes out whole (reading only waits until it is written). Together with
+/// [`MAX_IN_FLIGHT`] it bounds what a client that never reads holds: this, plus the answers
+/// of its requests in flight.
+pub const MAX_UNSENT: usize = 4 * 1024 * 1024;
+
+/// How long a connection may take none of its answers while they wait before it is dropped.
+/// Its memory is already bounded by then; this frees its session and handlers. A working
+/// client takes its answers within milliseconds, and the socket buffer absorbs a pause, so
+/// only a client that has taken nothing for a minute with the buffer full (hung, stopped, or
+/// never reading) is dropped.
+pub const STALL_LIMIT: Duration = Duration::from_secs(60);
+
+/// What one connection may cost; [`Limits::default`] gives the constants above.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// The largest message read.
+    pub message: usize,
+    /// Requests handled at once.
+    pub in_flight: usize,
+    /// Bytes queued for the client, past which reading waits.
+    pub unsent: usize,
+    /// How long the client may take nothing while answers wait.
+    pub stall: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            message: MAX_MESSAGE,
+            in_flight: MAX_IN_FLIGHT,
+            unsent: MAX_UNSENT,
+            stall: STALL_LIMIT,
+        }
+    }
+}
 
 /// The key of a 2026-era request's inline protocol version, which stands in for `initialize`.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -35,7 +92,36 @@ const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// A line to write, and who waits for it to be written.
 struct Outgoing {
     bytes: Vec<u8>,
+    /// What it counts against [`Limits::unsent`] (its allocation, not only its length).
+    cost: usize,
     written: Option<oneshot::Sender<std::io::Result<()>>>,
+}
+
+/// What the reader and the writer of one connection share.
+#[derive(Debug, Default)]
+struct Budget {
+    /// Bytes queued and not yet written.
+    unsent: AtomicUsize,
+    /// Told whenever bytes were written, for a reader waiting on room.
+    written: Notify,
+    /// Cancelled when the connection is given up: its writes failed, or it took nothing for
+    /// too long. Reading ends, and nothing more is queued.
+    gone: CancellationToken,
+}
+
+impl Budget {
+    fn release(&self, cost: usize) {
+        self.unsent.fetch_sub(cost, Ordering::AcqRel);
+        self.written.notify_one();
+    }
+}
+
+/// A request's share of [`Limits::in_flight`], carried in its extensions into its handler's
+/// context: it is given back when the handler is done with the request, however it ends
+/// (answered, cancelled, panicked, or dropped by rmcp).
+#[derive(Debug, Clone)]
+struct InFlight {
+    _permit: Arc<OwnedSemaphorePermit>,
 }
 
 /// The server side of a line-delimited JSON-RPC connection.
@@ -47,10 +133,18 @@ pub struct WireTransport<R> {
     line: Vec<u8>,
     /// The line being skipped because it is over the limit.
     skipping: Option<Skipped>,
-    limit: usize,
+    limits: Limits,
     /// Whether a lifecycle has begun (an `initialize`, or a request with inline metadata).
     started: bool,
+    /// Unbounded as a channel, bounded by `budget`: the reader stops while too much waits.
     out: mpsc::UnboundedSender<Outgoing>,
+    budget: Arc<Budget>,
+    in_flight: Arc<Semaphore>,
+    /// The share the next request read will carry, taken before reading it; kept here, like
+    /// `line`, so that a cancelled `receive` loses nothing.
+    permit: Option<OwnedSemaphorePermit>,
+    /// Who is at the other end, for the log.
+    peer: Arc<str>,
 }
 
 #[derive(Debug, Default)]
@@ -60,25 +154,65 @@ struct Skipped {
 }
 
 impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
-    /// Serves over `read` and `write`; a task owns the writer so that every line goes out
-    /// whole and in order. Must be called inside a tokio runtime.
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(read: R, write: W) -> Self {
+    /// Serves over `read` and `write` with the default [`Limits`]; `peer` names the client in
+    /// the log. Must be called inside a tokio runtime.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(read: R, write: W, peer: &str) -> Self {
+        Self::with_limits(read, write, peer, Limits::default())
+    }
+
+    /// [`Self::new`] with other limits (tests). A task owns the writer so that every line goes
+    /// out whole and in order.
+    pub fn with_limits<W: AsyncWrite + Unpin + Send + 'static>(
+        read: R,
+        write: W,
+        peer: &str,
+        limits: Limits,
+    ) -> Self {
         let (out, queue) = mpsc::unbounded_channel();
-        tokio::spawn(write_lines(write, queue));
+        let budget = Arc::new(Budget::default());
+        let peer: Arc<str> = Arc::from(peer);
+        tokio::spawn(write_lines(
+            write,
+            queue,
+            budget.clone(),
+            limits.stall,
+            peer.clone(),
+        ));
         WireTransport {
             read: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
             skipping: None,
-            limit: MAX_MESSAGE,
+            in_flight: Arc::new(Semaphore::new(limits.in_flight.max(1))),
+            limits,
             started: false,
             out,
+            budget,
+            permit: None,
+            peer,
         }
     }
 
-    /// Overrides the message size limit (tests).
-    pub fn with_limit(mut self, limit: usize) -> Self {
-        self.limit = limit;
-        self
+    /// Queues a line for the writer, counted against the budget until it is written.
+    fn queue(
+        &self,
+        bytes: Vec<u8>,
+        written: Option<oneshot::Sender<std::io::Result<()>>>,
+    ) -> std::io::Result<()> {
+        if self.budget.gone.is_cancelled() {
+            return Err(ErrorKind::BrokenPipe.into());
+        }
+        let cost = bytes.capacity();
+        self.budget.unsent.fetch_add(cost, Ordering::AcqRel);
+        self.out
+            .send(Outgoing {
+                bytes,
+                cost,
+                written,
+            })
+            .map_err(|_| {
+                self.budget.release(cost);
+                std::io::Error::from(ErrorKind::BrokenPipe)
+            })
     }
 
     /// Queues an error response; a failure to write shows up in the next send.
@@ -86,10 +220,54 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
         let message = json!({"jsonrpc": "2.0", "id": id, "error": error});
         let mut bytes = message.to_string().into_bytes();
         bytes.push(b'\n');
-        let _ = self.out.send(Outgoing {
-            bytes,
-            written: None,
-        });
+        let _ = self.queue(bytes, None);
+    }
+
+    /// Waits until the connection may cost more: a share of the requests in flight for the
+    /// next one, and room in the queue of answers. Until then nothing is read, and a client
+    /// that keeps writing meets a full socket buffer.
+    async fn wait_for_room(&mut self) {
+        if self.permit.is_none() {
+            // The semaphore is never closed, so this only waits.
+            if let Ok(permit) = self.in_flight.clone().acquire_owned().await {
+                self.permit = Some(permit);
+            }
+        }
+        let mut told = false;
+        loop {
+            let written = self.budget.written.notified();
+            let unsent = self.budget.unsent.load(Ordering::Acquire);
+            if unsent < self.limits.unsent {
+                return;
+            }
+            if !told {
+                told = true;
+                tracing::debug!(
+                    "holding off {}: {unsent} bytes of answers wait for it to read them",
+                    self.peer
+                );
+            }
+            written.await;
+        }
+    }
+
+    /// The next message for the server, or `None` when the stream ends.
+    async fn next_message(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            self.wait_for_room().await;
+            let line = self.next_line().await?;
+            let Some(mut message) = self.classify(&line) else {
+                continue;
+            };
+            if let JsonRpcMessage::Request(request) = &mut message
+                && let Some(permit) = self.permit.take()
+            {
+                request.request.extensions_mut().insert(InFlight {
+                    _permit: Arc::new(permit),
+                });
+            }
+            return Some(message);
+        }
     }
 
     /// The next whole line (without its newline), or `None` at the end of the stream. A line
@@ -113,7 +291,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
                 if let Some(skipped) = self.skipping.as_mut() {
                     skipped.size += chunk.len();
                     skipped.id.feed(chunk);
-                } else if self.line.len() + chunk.len() > self.limit {
+                } else if self.line.len() + chunk.len() > self.limits.message {
                     let mut skipped = Skipped {
                         size: self.line.len() + chunk.len(),
                         id: IdScanner::default(),
@@ -133,15 +311,19 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             }
             if let Some(skipped) = self.skipping.take() {
                 let size = skipped.size.saturating_sub(1);
-                tracing::warn!("refused a {size}-byte message (limit {})", self.limit);
+                tracing::warn!(
+                    "refused a {size}-byte message from {} (limit {})",
+                    self.peer,
+                    self.limits.message
+                );
                 if !skipped.id.is_notification() {
                     self.answer(
                         skipped.id.id().unwrap_or(Value::Null),
                         ErrorData::invalid_request(
                             format!(
                                 "message too large: {size} bytes, over the limit of {} bytes ({} MiB); send smaller content",
-                                self.limit,
-                                self.limit / (1024 * 1024)
+                                self.limits.message,
+                                self.limits.message / (1024 * 1024)
                             ),
                             None,
                         ),
@@ -350,31 +532,69 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// Writes queued lines in order; after a failure, every later line fails the same way.
+/// Writes queued lines in order. The first failure (the client gone, or taking nothing for
+/// `stall`) gives the connection up: reading ends, and every line still queued or sent later
+/// fails at once, its memory freed.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut write: W,
     mut queue: mpsc::UnboundedReceiver<Outgoing>,
+    budget: Arc<Budget>,
+    stall: Duration,
+    peer: Arc<str>,
 ) {
-    let mut failed: Option<ErrorKind> = None;
     while let Some(outgoing) = queue.recv().await {
-        let result = match failed {
-            Some(kind) => Err(kind.into()),
-            None => {
-                let mut result = write.write_all(&outgoing.bytes).await;
-                if result.is_ok() {
-                    result = write.flush().await;
-                }
-                if let Err(e) = &result {
-                    failed = Some(e.kind());
-                }
-                result
+        let result = write_line(&mut write, &outgoing.bytes, stall).await;
+        budget.release(outgoing.cost);
+        if let Err(e) = &result {
+            if e.kind() == ErrorKind::TimedOut {
+                tracing::warn!(
+                    "dropped {peer}: it has read none of its answers for {} s while {} bytes waited",
+                    stall.as_secs(),
+                    budget.unsent.load(Ordering::Acquire) + outgoing.cost
+                );
+            } else {
+                tracing::info!("writing to {peer} failed ({e}): the connection ends");
             }
-        };
+            budget.gone.cancel();
+        }
         if let Some(written) = outgoing.written {
             let _ = written.send(result);
         }
+        if budget.gone.is_cancelled() {
+            queue.close();
+            while let Ok(left) = queue.try_recv() {
+                budget.release(left.cost);
+                if let Some(written) = left.written {
+                    let _ = written.send(Err(ErrorKind::BrokenPipe.into()));
+                }
+            }
+            // Not shut down politely: a client that reads nothing would not see it, and
+            // dropping the stream closes it.
+            return;
+        }
     }
     let _ = write.shutdown().await;
+}
+
+/// Writes one line whole; `TimedOut` when the client takes none of it for `stall`.
+async fn write_line<W: AsyncWrite + Unpin>(
+    write: &mut W,
+    mut bytes: &[u8],
+    stall: Duration,
+) -> std::io::Result<()> {
+    let stalled = || std::io::Error::new(ErrorKind::TimedOut, "the client reads nothing");
+    while !bytes.is_empty() {
+        match tokio::time::timeout(stall, write.write(bytes)).await {
+            Err(_) => return Err(stalled()),
+            Ok(Ok(0)) => return Err(ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => bytes = bytes.get(n..).unwrap_or_default(),
+            Ok(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+        }
+    }
+    tokio::time::timeout(stall, write.flush())
+        .await
+        .map_err(|_| stalled())?
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransport<R> {
@@ -389,12 +609,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransp
             .and_then(|mut bytes| {
                 bytes.push(b'\n');
                 let (written, done) = oneshot::channel();
-                self.out
-                    .send(Outgoing {
-                        bytes,
-                        written: Some(written),
-                    })
-                    .map_err(|_| std::io::Error::from(ErrorKind::BrokenPipe))?;
+                self.queue(bytes, Some(written))?;
                 Ok(done)
             });
         async move {
@@ -405,11 +620,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransp
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        loop {
-            let line = self.next_line().await?;
-            if let Some(message) = self.classify(&line) {
-                return Some(message);
-            }
+        let gone = self.budget.gone.clone();
+        tokio::select! {
+            biased;
+            () = gone.cancelled() => None,
+            message = self.next_message() => message,
         }
     }
 
@@ -551,6 +766,93 @@ impl IdScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::FutureExt;
+    use rmcp::model::RequestId;
+    use tokio::io::AsyncReadExt;
+
+    /// Waits for `future`, failing with `what` after a deadline far beyond what it needs.
+    async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(10), future)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    }
+
+    /// An error answer of about `size` bytes.
+    fn answer_of(id: i64, size: usize) -> TxJsonRpcMessage<RoleServer> {
+        JsonRpcMessage::error(
+            ErrorData::internal_error("x".repeat(size), None),
+            Some(RequestId::Number(id)),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_client_that_reads_nothing_is_held_off_then_dropped_and_its_answers_freed() {
+        let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
+        // A small pipe back, so that answers the client does not read stay queued.
+        let (server_out, mut from_server) = tokio::io::duplex(1024);
+        let limits = Limits {
+            message: MAX_MESSAGE,
+            in_flight: 2,
+            unsent: 8 * 1024,
+            stall: Duration::from_millis(300),
+        };
+        let mut wire = WireTransport::with_limits(server_in, server_out, "the test client", limits);
+        let pings: String = (1..=8)
+            .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"))
+            .collect();
+        to_server.write_all(pings.as_bytes()).await.unwrap();
+
+        // Two requests in flight: a third is not read until one of them is done, though it
+        // is there to read.
+        let first = within("a request", wire.receive()).await.unwrap();
+        let second = within("a request", wire.receive()).await.unwrap();
+        assert!(
+            wire.receive().now_or_never().is_none(),
+            "a third request was read while two were in flight"
+        );
+        drop(first);
+        let third = within("a request once one is done", wire.receive())
+            .await
+            .unwrap();
+        drop((second, third));
+
+        // Answers the client does not read: past the cap, nothing more is read.
+        let sent = wire.send(answer_of(1, 10 * 1024));
+        assert!(
+            wire.receive().now_or_never().is_none(),
+            "a request was read while 10 KiB of answers waited"
+        );
+        // The client reads its answer: reading goes on.
+        let mut answer = Vec::new();
+        let mut byte = [0u8; 1];
+        while answer.last() != Some(&b'\n') {
+            within("the answer", from_server.read_exact(&mut byte))
+                .await
+                .unwrap();
+            answer.push(byte[0]);
+        }
+        within("the answer written", sent).await.unwrap();
+        assert!(answer.len() > 10 * 1024);
+        let fourth = within("a request once the answers were read", wire.receive()).await;
+        assert!(fourth.is_some());
+
+        // The client stops reading for good: after the stall limit it is dropped, whatever
+        // was queued for it is freed, and nothing more is queued.
+        let stuck = wire.send(answer_of(2, 10 * 1024));
+        let queued = wire.send(answer_of(3, 100));
+        assert!(
+            within("the connection dropped", wire.receive())
+                .await
+                .is_none(),
+            "a connection that reads nothing is dropped"
+        );
+        let failed = within("the stuck answer", stuck).await.unwrap_err();
+        assert_eq!(failed.kind(), ErrorKind::TimedOut, "{failed}");
+        assert!(within("the queued answer", queued).await.is_err());
+        let later = within("an answer after", wire.send(answer_of(4, 10))).await;
+        assert_eq!(later.unwrap_err().kind(), ErrorKind::BrokenPipe);
+        assert_eq!(wire.budget.unsent.load(Ordering::Acquire), 0);
+    }
 
     fn scan(text: &str, piece: usize) -> IdScanner {
         let mut scanner = IdScanner::default();
