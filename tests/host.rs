@@ -546,3 +546,181 @@ fn a_process_of_another_user_is_refused_with_a_reason() {
     host.kill().unwrap();
     host.wait().unwrap();
 }
+
+/// The resident memory of a process, in bytes (VmRSS in /proc).
+fn rss_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| panic!("no VmRSS for process {pid}: {status}"))
+}
+
+/// The host's socket in a test's socket folder.
+fn socket_in(runtime: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(runtime.join("flowdeck"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .unwrap()
+}
+
+/// The flood ends at this many requests written or after this long. Not at the first write
+/// that blocks: a host that reads without bound still blocks its client for seconds at a time
+/// while it works through what it took (a debug build on two cores), and the flood must last
+/// long enough for such a host to show its growth.
+const FLOOD_REQUESTS: u64 = 50_000;
+const FLOOD_TIME: Duration = Duration::from_secs(15);
+/// How long the other agent's calls may take, each, while the flood goes on: a deadline for
+/// an answer at all, not a measure of speed.
+const CALL_DEADLINE: Duration = Duration::from_secs(5);
+/// The host's resident memory under the flood. A debug build serves this folder in about
+/// 40 MB, and the flood may add its caps (wire.rs: 4 MiB of unsent answers, 64 requests in
+/// flight) and the allocator's slack: about 55 MB measured. Unbounded, the unread answers grew
+/// it by 10 MB a second in a debug build on two cores (to 156 MB in this test) and to 1.8 GB in
+/// 5 s in a release build.
+const FLOOD_RSS_LIMIT: u64 = 100 * 1024 * 1024;
+
+#[test]
+fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent() {
+    use std::io::Write;
+    // The bundled workflows: a folder of the usual kind, whose `tools/list` answer (a `wf_`
+    // tool with its input schema for each) is what an unread answer costs.
+    let folder = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let host = serve(folder.path(), runtime.path());
+    let pid = host.id();
+    let mut other = agent(folder.path(), runtime.path());
+    let listed = other.call(2, "workflow_list", json!({}));
+    assert!(listed.to_string().contains("archive_logs"), "{listed}");
+    let before = rss_of(pid);
+
+    // A client straight on the socket: the handshake, then `tools/list` as fast as it can
+    // write, never reading a byte. Its writes time out rather than block, so that the flood
+    // ends (at its count or its time) whether or not the host stops reading.
+    let mut flooder = std::os::unix::net::UnixStream::connect(socket_in(runtime.path())).unwrap();
+    let handshake = format!(
+        "{}\n{}\n",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "flooder", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    );
+    flooder.write_all(handshake.as_bytes()).unwrap();
+    flooder
+        .set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    // Ids of ten digits (JSON allows no leading zeros) keep every line the same length.
+    let line_of = |n: u64| {
+        let id = 1_000_000_000 + n;
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n")
+    };
+    let line_len = line_of(0).len() as u64;
+    let flood = std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let mut written = 0u64;
+        // How long the host has taken none of the flood, at the end.
+        let mut taken = std::time::Instant::now();
+        let mut batch: Vec<u8> = Vec::new();
+        let mut at = 0;
+        let mut next = 1;
+        let ended = loop {
+            if written / line_len >= FLOOD_REQUESTS {
+                break "its count";
+            }
+            if started.elapsed() >= FLOOD_TIME {
+                break "its time";
+            }
+            if at == batch.len() {
+                batch = (next..next + 100)
+                    .flat_map(|n| line_of(n).into_bytes())
+                    .collect();
+                next += 100;
+                at = 0;
+            }
+            match flooder.write(&batch[at..]) {
+                Ok(n) => {
+                    at += n;
+                    written += n as u64;
+                    taken = std::time::Instant::now();
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("the flood's write failed after {written} bytes: {e}"),
+            }
+        };
+        (written / line_len, ended, taken.elapsed(), flooder)
+    });
+
+    // Meanwhile, and for a while after, the other agent's calls are answered, each in time,
+    // and the host's memory is sampled between them.
+    let mut peak = before;
+    let mut slowest = Duration::ZERO;
+    let mut calls = 0u64;
+    let mut flood_ended: Option<std::time::Instant> = None;
+    let mut id = 100;
+    while flood_ended.is_none_or(|at| at.elapsed() < Duration::from_secs(2)) {
+        if flood_ended.is_none() && flood.is_finished() {
+            flood_ended = Some(std::time::Instant::now());
+        }
+        let asked = std::time::Instant::now();
+        let answer = other.request_within(
+            CALL_DEADLINE,
+            "a call beside the flood",
+            id,
+            "tools/call",
+            json!({"name": "workflow_list", "arguments": {}}),
+        );
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+        slowest = slowest.max(asked.elapsed());
+        calls += 1;
+        id += 1;
+        peak = peak.max(rss_of(pid));
+    }
+    let (sent, ended, held_off, flooder) = flood.join().unwrap();
+    println!(
+        "flood: {sent} requests written, ended by {ended}, the last {held_off:?} of it refused; \
+         host RSS {} MB before, \
+         {} MB at the peak; the other agent's {calls} calls took at most {slowest:?}",
+        before / (1024 * 1024),
+        peak / (1024 * 1024)
+    );
+    assert!(
+        peak < FLOOD_RSS_LIMIT,
+        "the host grew to {} MB under a client that never reads ({} MB before; {sent} requests \
+         written); the limit is {} MB",
+        peak / (1024 * 1024),
+        before / (1024 * 1024),
+        FLOOD_RSS_LIMIT / (1024 * 1024)
+    );
+
+    // The flooder goes: the host still serves the other agent, and a new one.
+    drop(flooder);
+    let answer = other.request_within(
+        CALL_DEADLINE,
+        "a call after the flooder left",
+        id,
+        "tools/call",
+        json!({"name": "workflow_list", "arguments": {}}),
+    );
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let mut newcomer = agent(folder.path(), runtime.path());
+    let listed = newcomer.call(2, "workflow_list", json!({}));
+    assert!(listed.to_string().contains("archive_logs"), "{listed}");
+    println!(
+        "host RSS {} MB after the flooder left",
+        rss_of(pid) / (1024 * 1024)
+    );
+    for mut agent in [other, newcomer] {
+        drop(agent.stdin.take());
+        assert_eq!(agent.exit_within(LONG), Some(0));
+    }
+    stop(host);
+}

@@ -93,6 +93,32 @@ impl LineServer {
         }
     }
 
+    /// [`Self::request`] that must be answered within `deadline`, failing with `what`.
+    pub fn request_within(
+        &mut self,
+        deadline: Duration,
+        what: &str,
+        id: u64,
+        method: &str,
+        params: Value,
+    ) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let end = Instant::now() + deadline;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("{what}: request {id} not answered within {deadline:?}")
+            });
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
     pub fn initialize(&mut self) {
         let init = self.request(
             1,
