@@ -55,6 +55,12 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// of its requests in flight.
 pub const MAX_UNSENT: usize = 4 * 1024 * 1024;
 
+/// Messages queued for a connection and not yet taken by it, past which nothing more is read
+/// from it, however small they are: each also costs a task and a channel in rmcp, about 0.7 KB
+/// measured per queued `ping` answer, ten times its bytes. A client that reads has its
+/// answers written as they are made, never a thousand at once.
+pub const MAX_UNSENT_MESSAGES: usize = 1024;
+
 /// How long a connection may take none of its answers while they wait before it is dropped.
 /// Its memory is already bounded by then; this frees its session and handlers. A working
 /// client takes its answers within milliseconds, and the socket buffer absorbs a pause, so
@@ -71,6 +77,8 @@ pub struct Limits {
     pub in_flight: usize,
     /// Bytes queued for the client, past which reading waits.
     pub unsent: usize,
+    /// Messages queued for the client, past which reading waits.
+    pub unsent_messages: usize,
     /// How long the client may take nothing while answers wait.
     pub stall: Duration,
 }
@@ -81,6 +89,7 @@ impl Default for Limits {
             message: MAX_MESSAGE,
             in_flight: MAX_IN_FLIGHT,
             unsent: MAX_UNSENT,
+            unsent_messages: MAX_UNSENT_MESSAGES,
             stall: STALL_LIMIT,
         }
     }
@@ -102,6 +111,8 @@ struct Outgoing {
 struct Budget {
     /// Bytes queued and not yet written.
     unsent: AtomicUsize,
+    /// Messages queued and not yet written.
+    messages: AtomicUsize,
     /// Told whenever bytes were written, for a reader waiting on room.
     written: Notify,
     /// Cancelled when the connection is given up: its writes failed, or it took nothing for
@@ -112,6 +123,7 @@ struct Budget {
 impl Budget {
     fn release(&self, cost: usize) {
         self.unsent.fetch_sub(cost, Ordering::AcqRel);
+        self.messages.fetch_sub(1, Ordering::AcqRel);
         self.written.notify_one();
     }
 }
@@ -203,6 +215,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
         }
         let cost = bytes.capacity();
         self.budget.unsent.fetch_add(cost, Ordering::AcqRel);
+        self.budget.messages.fetch_add(1, Ordering::AcqRel);
         self.out
             .send(Outgoing {
                 bytes,
@@ -237,13 +250,14 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
         loop {
             let written = self.budget.written.notified();
             let unsent = self.budget.unsent.load(Ordering::Acquire);
-            if unsent < self.limits.unsent {
+            let messages = self.budget.messages.load(Ordering::Acquire);
+            if unsent < self.limits.unsent && messages < self.limits.unsent_messages {
                 return;
             }
             if !told {
                 told = true;
                 tracing::debug!(
-                    "holding off {}: {unsent} bytes of answers wait for it to read them",
+                    "holding off {}: {messages} messages ({unsent} bytes) wait for it to read them",
                     self.peer
                 );
             }
@@ -548,8 +562,9 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         if let Err(e) = &result {
             if e.kind() == ErrorKind::TimedOut {
                 tracing::warn!(
-                    "dropped {peer}: it has read none of its answers for {} s while {} bytes waited",
+                    "dropped {peer}: it has read none of its answers for {} s while {} messages ({} bytes) waited",
                     stall.as_secs(),
+                    budget.messages.load(Ordering::Acquire) + 1,
                     budget.unsent.load(Ordering::Acquire) + outgoing.cost
                 );
             } else {
@@ -777,6 +792,20 @@ mod tests {
             .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
     }
 
+    /// Reads `lines` lines from the client's end; how many bytes they were.
+    async fn read_lines(from_server: &mut tokio::io::DuplexStream, lines: usize) -> usize {
+        let (mut read, mut seen) = (0, 0);
+        let mut byte = [0u8; 1];
+        while seen < lines {
+            from_server.read_exact(&mut byte).await.unwrap();
+            read += 1;
+            if byte[0] == b'\n' {
+                seen += 1;
+            }
+        }
+        read
+    }
+
     /// An error answer of about `size` bytes.
     fn answer_of(id: i64, size: usize) -> TxJsonRpcMessage<RoleServer> {
         JsonRpcMessage::error(
@@ -794,6 +823,7 @@ mod tests {
             message: MAX_MESSAGE,
             in_flight: 2,
             unsent: 8 * 1024,
+            unsent_messages: 4,
             stall: Duration::from_millis(300),
         };
         let mut wire = WireTransport::with_limits(server_in, server_out, "the test client", limits);
@@ -823,23 +853,42 @@ mod tests {
             "a request was read while 10 KiB of answers waited"
         );
         // The client reads its answer: reading goes on.
-        let mut answer = Vec::new();
-        let mut byte = [0u8; 1];
-        while answer.last() != Some(&b'\n') {
-            within("the answer", from_server.read_exact(&mut byte))
-                .await
-                .unwrap();
-            answer.push(byte[0]);
-        }
+        let answer = within("the answer", read_lines(&mut from_server, 1)).await;
         within("the answer written", sent).await.unwrap();
-        assert!(answer.len() > 10 * 1024);
+        assert!(answer > 10 * 1024);
         let fourth = within("a request once the answers were read", wire.receive()).await;
         assert!(fourth.is_some());
+        drop(fourth);
+
+        // Small answers count too: four waiting (one stuck in the pipe, three behind it) hold
+        // reading off, however few bytes they are.
+        let stuck = wire.send(answer_of(5, 2 * 1024));
+        let small = [wire.send(answer_of(6, 10)), wire.send(answer_of(7, 10))];
+        let fifth = wire.receive().now_or_never();
+        assert!(
+            matches!(fifth, Some(Some(_))),
+            "three small answers waiting hold nothing off"
+        );
+        drop(fifth);
+        let last = wire.send(answer_of(8, 10));
+        assert!(
+            wire.receive().now_or_never().is_none(),
+            "a request was read while four answers waited"
+        );
+        within("the four answers read", read_lines(&mut from_server, 4)).await;
+        within("the stuck answer written", stuck).await.unwrap();
+        for sent in small {
+            within("a small answer written", sent).await.unwrap();
+        }
+        within("the last answer written", last).await.unwrap();
+        let sixth = within("a request once the answers were read", wire.receive()).await;
+        assert!(sixth.is_some());
+        drop(sixth);
 
         // The client stops reading for good: after the stall limit it is dropped, whatever
         // was queued for it is freed, and nothing more is queued.
-        let stuck = wire.send(answer_of(2, 10 * 1024));
-        let queued = wire.send(answer_of(3, 100));
+        let stuck = wire.send(answer_of(9, 10 * 1024));
+        let queued = wire.send(answer_of(10, 100));
         assert!(
             within("the connection dropped", wire.receive())
                 .await
@@ -849,9 +898,10 @@ mod tests {
         let failed = within("the stuck answer", stuck).await.unwrap_err();
         assert_eq!(failed.kind(), ErrorKind::TimedOut, "{failed}");
         assert!(within("the queued answer", queued).await.is_err());
-        let later = within("an answer after", wire.send(answer_of(4, 10))).await;
+        let later = within("an answer after", wire.send(answer_of(11, 10))).await;
         assert_eq!(later.unwrap_err().kind(), ErrorKind::BrokenPipe);
         assert_eq!(wire.budget.unsent.load(Ordering::Acquire), 0);
+        assert_eq!(wire.budget.messages.load(Ordering::Acquire), 0);
     }
 
     fn scan(text: &str, piece: usize) -> IdScanner {
