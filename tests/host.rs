@@ -585,6 +585,19 @@ const CALL_DEADLINE: Duration = Duration::from_secs(5);
 /// 5 s in a release build.
 const FLOOD_RSS_LIMIT: u64 = 100 * 1024 * 1024;
 
+/// A host killed if the test fails before stopping it: a host that grew under a flood must not
+/// outlive the test that found it.
+struct KillOnFailure(Option<Child>);
+
+impl Drop for KillOnFailure {
+    fn drop(&mut self) {
+        if let Some(mut host) = self.0.take() {
+            let _ = host.kill();
+            let _ = host.wait();
+        }
+    }
+}
+
 #[test]
 fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent() {
     use std::io::Write;
@@ -592,8 +605,8 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
     // tool with its input schema for each) is what an unread answer costs.
     let folder = common::bundled_workflows_copy();
     let runtime = tempfile::tempdir().unwrap();
-    let host = serve(folder.path(), runtime.path());
-    let pid = host.id();
+    let mut host = KillOnFailure(Some(serve(folder.path(), runtime.path())));
+    let pid = host.0.as_ref().unwrap().id();
     let mut other = agent(folder.path(), runtime.path());
     let listed = other.call(2, "workflow_list", json!({}));
     assert!(listed.to_string().contains("archive_logs"), "{listed}");
@@ -724,5 +737,5 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
         drop(agent.stdin.take());
         assert_eq!(agent.exit_within(LONG), Some(0));
     }
-    stop(host);
+    stop(host.0.take().unwrap());
 }
