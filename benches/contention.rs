@@ -78,20 +78,46 @@ async fn read_all(readers: &[Arc<Client>], calls: usize) -> Vec<f64> {
     all
 }
 
-/// `dd` writing past the page cache, over and over, until `stop`.
-fn saturate(beside: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    let ballast = beside.join("ballast");
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::SeqCst) {
-            let _ = std::process::Command::new("dd")
-                .arg("if=/dev/zero")
-                .arg(format!("of={}", ballast.display()))
-                .args(["bs=1M", "count=256", "oflag=direct", "conv=fsync"])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_file(&ballast);
-    })
+/// `dd` writing past the page cache, over and over, in a shell loop of its own: started once
+/// and running before the reads are timed (a process spawned from the bench itself in the
+/// middle of the timed reads stalls the bench's own clients for tens of milliseconds, which
+/// is the bench's cost, not the server's). Ended with its process group.
+struct Saturation {
+    shell: std::process::Child,
+    ballast: std::path::PathBuf,
+}
+
+impl Saturation {
+    fn start(beside: &Path) -> Saturation {
+        use std::os::unix::process::CommandExt;
+        let ballast = beside.join("ballast");
+        let shell = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "while :; do dd if=/dev/zero of='{}' bs=1M count=256 oflag=direct conv=fsync 2>/dev/null; done",
+                ballast.display()
+            ))
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let len = || std::fs::metadata(&ballast).map_or(0, |m| m.len());
+        common::wait_until(Duration::from_secs(30), "dd's first file", || {
+            (len() >= 200 << 20).then_some(())
+        });
+        common::wait_until(Duration::from_secs(30), "dd's second file", || {
+            (len() < 100 << 20).then_some(())
+        });
+        Saturation { shell, ballast }
+    }
+}
+
+impl Drop for Saturation {
+    fn drop(&mut self) {
+        let group = nix::unistd::Pid::from_raw(self.shell.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.shell.wait();
+        let _ = std::fs::remove_file(&self.ballast);
+    }
 }
 
 fn main() {
@@ -138,7 +164,7 @@ fn main() {
         let stop = Arc::new(AtomicBool::new(false));
         let saves = Arc::new(AtomicUsize::new(0));
         let load = std::env::var("FLOWDECK_BENCH_LOAD").unwrap_or_default();
-        let dd = (load != "savers").then(|| saturate(base.path(), stop.clone()));
+        let dd = (load != "savers").then(|| Saturation::start(base.path()));
         let savers_n = if load == "dd" { 0 } else { SAVERS };
         let mut savers = Vec::new();
         for i in 0..savers_n {
@@ -181,9 +207,7 @@ fn main() {
         for saver in savers {
             save_samples.extend(saver.await.unwrap());
         }
-        if let Some(dd) = dd {
-            dd.join().unwrap();
-        }
+        drop(dd);
         support::stats(
             "list_terminal_sessions, 20 readers, 20 savers + dd",
             loaded,
