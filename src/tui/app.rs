@@ -107,6 +107,9 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
             }
             Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
         };
+        // The terminal is the person's again before shutdown waits for runs to end; nobody
+        // is left to approve what still waits (a studio that gave up its screen included).
+        drop(approver);
         let outcome = match outcome {
             Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
             Ok(Ended::GaveUp(why)) => {
@@ -119,9 +122,6 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
             }
             Err(e) => Err(e),
         };
-        // The terminal is the person's again before shutdown waits for runs to end; nobody
-        // is left to approve what still waits.
-        drop(approver);
         if let Some(host) = host {
             host.stop().await;
         }
