@@ -8,7 +8,9 @@
 //! `cargo bench --bench contention`; `FLOWDECK_BENCH_QUICK=1` shortens it;
 //! `FLOWDECK_BENCH_DIR` puts the folder on another disk (a slower one shows more);
 //! `FLOWDECK_BENCH_BIN` measures another build of `flowdeck` (an older one, for comparison);
-//! `FLOWDECK_BENCH_LOAD=savers` or `=dd` applies one half of the load, to tell them apart.
+//! `FLOWDECK_BENCH_LOAD=savers` or `=dd` applies one half of the load, to tell them apart;
+//! `FLOWDECK_BENCH_KEEP=1` keeps the folder, whose `.flowdeck/audit.jsonl` holds each call's
+//! duration as the server measured it (a tail there is the server's; one only here is not).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -228,5 +230,8 @@ fn main() {
         }
         host.kill().unwrap();
         host.wait().unwrap();
+        if std::env::var_os("FLOWDECK_BENCH_KEEP").is_some() {
+            println!("kept {}", base.keep().display());
+        }
     });
 }

@@ -8,14 +8,51 @@ use serde_json::{Value, json};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 
-/// Appends tool calls to the audit log.
+/// Appends tool calls to the audit log, through the log's one writer thread: a call hands its
+/// line over and is answered at once, whatever the disk is doing, and a disk that stops
+/// answering costs at most [`QUEUE`] lines of memory (a blocking task per call, as before, grew
+/// without bound behind a stuck disk).
 #[derive(Debug)]
 pub struct Audit {
-    path: Option<PathBuf>,
-    lock: Mutex<()>,
+    lines: Option<SyncSender<Value>>,
+    /// Lines not written because the writer was this far behind.
+    dropped: AtomicU64,
+}
+
+/// Lines waiting for the writer at most. A disk that keeps the writer this far behind is stuck:
+/// past it a line is counted and dropped, never waited for.
+const QUEUE: usize = 4096;
+
+/// The writer of each audit log in this process, shared by every connection: one file, one
+/// writer, so that its size and its rotation are known to the one thread that writes it.
+static WRITERS: Mutex<Vec<(PathBuf, SyncSender<Value>)>> = Mutex::new(Vec::new());
+
+/// The queue of the writer of the log at `path`, started on first need.
+fn writer_for(path: PathBuf) -> Option<SyncSender<Value>> {
+    let mut writers = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, lines)) = writers.iter().find(|(p, _)| *p == path) {
+        return Some(lines.clone());
+    }
+    let (lines, queue) = sync_channel(QUEUE);
+    let at = path.clone();
+    match std::thread::Builder::new()
+        .name("flowdeck-audit".into())
+        .spawn(move || write_lines(&at, &queue))
+    {
+        Ok(_) => {
+            writers.push((path, lines.clone()));
+            Some(lines)
+        }
+        Err(e) => {
+            tracing::warn!("the audit log's writer cannot start: {e}");
+            None
+        }
+    }
 }
 
 /// The size past which the audit log rotates (one older file is kept).
@@ -59,9 +96,10 @@ impl Audit {
                 "the audit log cannot be written (the workflows folder is not writable)"
             );
         }
+        let lines = path.and_then(writer_for);
         Audit {
-            path,
-            lock: Mutex::new(()),
+            lines,
+            dropped: AtomicU64::new(0),
         }
     }
 
@@ -109,38 +147,118 @@ impl Audit {
         redacted
     }
 
-    /// Appends one entry off the async runtime (a full disk or a slow file system never holds
-    /// up a tool call).
-    pub fn record_later(self: &std::sync::Arc<Self>, entry: Value) {
-        let audit = self.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn_blocking(move || audit.record(entry));
+    /// Hands one entry to the writer; never waits (a full queue drops it, counted and said).
+    pub fn record_later(&self, entry: Value) {
+        let Some(lines) = &self.lines else { return };
+        match lines.try_send(entry) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if dropped.is_power_of_two() {
+                    tracing::warn!(
+                        "the audit log's disk is {QUEUE} lines behind: {dropped} lines dropped so far"
+                    );
+                }
             }
-            Err(_) => audit.record(entry),
+            Err(TrySendError::Disconnected(_)) => {}
         }
     }
+}
 
-    /// Appends one entry; past [`MAX_LOG`] bytes the log moves to `audit.1.jsonl` (replacing
-    /// the one before), so the audit keeps the latest calls in bounded space.
-    pub fn record(&self, entry: Value) {
-        let Some(path) = &self.path else { return };
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let line = match serde_json::to_string(&entry) {
-            Ok(line) => line + "\n",
-            Err(_) => return,
+/// The writer: appends each line as it comes, for as long as the process lives. The file stays
+/// open between lines (no open, stat and close per call on a busy disk) and its size is
+/// followed as it is written.
+fn write_lines(path: &Path, queue: &Receiver<Value>) {
+    let mut open: Option<(std::fs::File, u64)> = None;
+    while let Ok(entry) = queue.recv() {
+        let Ok(line) = serde_json::to_string(&entry) else {
+            continue;
         };
-        if std::fs::metadata(path).is_ok_and(|m| m.len() + line.len() as u64 > MAX_LOG) {
+        let line = line + "\n";
+        let (file, size) = match open.take() {
+            Some(opened) => opened,
+            None => match open_log(path) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    tracing::warn!("audit log {}: {e}", path.display());
+                    continue;
+                }
+            },
+        };
+        let (mut file, size) = if size + line.len() as u64 > MAX_LOG {
+            drop(file);
             let _ = std::fs::rename(path, path.with_extension("1.jsonl"));
+            match open_log(path) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    tracing::warn!("audit log {}: {e}", path.display());
+                    continue;
+                }
+            }
+        } else {
+            (file, size)
+        };
+        match file.write_all(line.as_bytes()) {
+            Ok(()) => open = Some((file, size + line.len() as u64)),
+            Err(e) => tracing::warn!("audit log {}: {e}", path.display()),
         }
-        let written = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
-        if let Err(e) = written {
-            tracing::warn!("audit log {}: {e}", path.display());
+    }
+}
+
+/// The log opened for appending (owner-only when created), with its size.
+fn open_log(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    let size = file.metadata()?.len();
+    Ok((file, size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_appends_owner_only_and_rotates_past_the_limit() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("audit.jsonl");
+        let (lines, queue) = sync_channel(QUEUE);
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || write_lines(&path, &queue))
+        };
+        // Nine lines of a little over 1 MiB: seven fit under the 8 MiB limit, the eighth
+        // starts a new file.
+        let big = "x".repeat(1 << 20);
+        for n in 0..9 {
+            lines
+                .try_send(json!({"n": n, "text": big}))
+                .expect("queued");
         }
+        drop(lines);
+        writer.join().expect("the writer ends with its senders");
+        let read = |p: &Path| -> Vec<u64> {
+            std::fs::read_to_string(p)
+                .expect("readable")
+                .lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l).expect("a JSON line");
+                    v["n"].as_u64().expect("n")
+                })
+                .collect()
+        };
+        assert_eq!(
+            read(&path.with_extension("1.jsonl")),
+            (0..7).collect::<Vec<_>>()
+        );
+        assert_eq!(read(&path), vec![7, 8]);
+        let mode = std::fs::metadata(&path)
+            .expect("exists")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
