@@ -20,10 +20,11 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
-use serde_json::{Value, json};
+#[path = "support/client.rs"]
+mod client;
+
+use client::{Client, call, direct, quick, socket_of};
+use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -31,30 +32,6 @@ use std::time::{Duration, Instant};
 
 const READERS: usize = 20;
 const SAVERS: usize = 20;
-
-fn quick() -> bool {
-    std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
-}
-
-type Client = RunningService<RoleClient, ()>;
-
-async fn call(client: &Client, name: &'static str, a: Value) -> Value {
-    let Value::Object(arguments) = a else {
-        unreachable!()
-    };
-    let r = client
-        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
-    r.structured_content.unwrap_or(Value::Null)
-}
-
-async fn connect(socket: &Path) -> Client {
-    let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
-    let (read, write) = stream.into_split();
-    ().serve((read, write)).await.unwrap()
-}
 
 /// Each reader's `list_terminal_sessions` latencies, all readers at once.
 async fn read_all(readers: &[Arc<Client>], calls: usize) -> Vec<f64> {
@@ -143,19 +120,10 @@ fn main() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        let socket = common::wait_until(Duration::from_secs(30), "the host's socket", || {
-            std::fs::read_dir(sockets.path().join("flowdeck"))
-                .ok()?
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .find(|p| {
-                    p.extension().is_some_and(|x| x == "sock")
-                        && std::os::unix::net::UnixStream::connect(p).is_ok()
-                })
-        });
+        let socket = socket_of(sockets.path());
         let mut readers = Vec::new();
         for _ in 0..READERS {
-            readers.push(Arc::new(connect(&socket).await));
+            readers.push(Arc::new(direct(&socket).await));
         }
         let calls = if quick() { 30 } else { 200 };
 
@@ -170,7 +138,7 @@ fn main() {
         let savers_n = if load == "dd" { 0 } else { SAVERS };
         let mut savers = Vec::new();
         for i in 0..savers_n {
-            let client = connect(&socket).await;
+            let client = direct(&socket).await;
             let (stop, saves) = (stop.clone(), saves.clone());
             savers.push(tokio::spawn(async move {
                 let mut samples = Vec::new();

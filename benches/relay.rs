@@ -13,52 +13,15 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "support/client.rs"]
+mod client;
+
+use client::{Client, call, direct, quick, socket_of};
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn quick() -> bool {
-    std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
-}
-
-type Client = RunningService<RoleClient, ()>;
-
-async fn call(client: &Client, name: &'static str, a: Value) -> Value {
-    let Value::Object(arguments) = a else {
-        unreachable!()
-    };
-    let r = client
-        .call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
-        .await
-        .unwrap();
-    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
-    r.structured_content.unwrap_or(Value::Null)
-}
-
-/// The folder's socket, once its host answers on it.
-fn socket_of(runtime: &Path) -> std::path::PathBuf {
-    common::wait_until(Duration::from_secs(30), "the host's socket", || {
-        std::fs::read_dir(runtime.join("flowdeck"))
-            .ok()?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| {
-                p.extension().is_some_and(|x| x == "sock")
-                    && std::os::unix::net::UnixStream::connect(p).is_ok()
-            })
-    })
-}
-
-/// An MCP client straight on the host's socket.
-async fn direct(socket: &Path) -> Client {
-    let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
-    let (read, write) = stream.into_split();
-    ().serve((read, write)).await.unwrap()
-}
 
 /// An MCP client through `flowdeck mcp`, as an agent's client starts it.
 async fn relayed(folder: &Path, runtime: &Path) -> Client {

@@ -133,6 +133,27 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// A run that has started and not ended yet.
+    pub fn started(
+        run_id: String,
+        workflow: String,
+        started_at: String,
+        session_id: Option<String>,
+    ) -> Self {
+        RunSummary {
+            run_id,
+            workflow,
+            started_at,
+            session_id,
+            final_state: None,
+            success: None,
+            states_executed: None,
+            duration_ms: None,
+            error: None,
+            feedback: Vec::new(),
+        }
+    }
+
     /// Takes in the run's last line, when `line` is it (a summary followed live).
     pub fn ended_with(&mut self, line: &RunEvent) {
         if let RunEvent::RunFinished {
@@ -434,18 +455,12 @@ impl Journal {
                 workflow,
                 session_id,
                 ..
-            } => Some(RunSummary {
-                run_id: run_id.clone(),
-                workflow: workflow.clone(),
-                started_at: event.at.clone(),
-                session_id: session_id.clone(),
-                final_state: None,
-                success: None,
-                states_executed: None,
-                duration_ms: None,
-                error: None,
-                feedback: Vec::new(),
-            }),
+            } => Some(RunSummary::started(
+                run_id.clone(),
+                workflow.clone(),
+                event.at.clone(),
+                session_id.clone(),
+            )),
             _ => None,
         })?;
         if let Some(ended) = ended {

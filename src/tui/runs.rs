@@ -98,18 +98,12 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
     {
         view.runs.insert(
             0,
-            RunSummary {
-                run_id: run_id.to_string(),
-                workflow: workflow.clone(),
-                started_at: crate::engine::journal::now(),
-                session_id: session_id.clone(),
-                final_state: None,
-                success: None,
-                states_executed: None,
-                duration_ms: None,
-                error: None,
-                feedback: Vec::new(),
-            },
+            RunSummary::started(
+                run_id.to_string(),
+                workflow.clone(),
+                crate::engine::journal::now(),
+                session_id.clone(),
+            ),
         );
         if view.run_id.is_some() {
             view.selected += 1;
