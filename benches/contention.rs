@@ -1,6 +1,6 @@
 //! Agents' reads while other agents write to a slow disk (issue 21, docs/PERFORMANCE.md): 20
-//! clients call `list_terminal_sessions` on `flowdeck serve`, first alone (idle), then while
-//! 20 others save workflows as fast as they can and a `dd` beside the folder saturates the
+//! clients call `list_terminal_sessions` on `flowdeck serve` (each every 10 ms for 5 s, as
+//! agents polling their terminals), first alone (idle), then while 20 others save workflows as fast as they can and a `dd` beside the folder saturates the
 //! disk, so that every save's fsync and lock file wait on it. The reads touch no disk: their
 //! p99 under that load should stay within 2x of idle, which holds only when the saves wait on
 //! the blocking pool rather than on the runtime's two workers that every call shares.
@@ -33,15 +33,25 @@ use std::time::{Duration, Instant};
 const READERS: usize = 20;
 const SAVERS: usize = 20;
 
-/// Each reader's `list_terminal_sessions` latencies, all readers at once.
-async fn read_all(readers: &[Arc<Client>], calls: usize) -> Vec<f64> {
+/// How often each reader calls: an agent polling its terminals, briskly. Readers that call
+/// back to back instead would measure how the two cores are shared between reads and saves
+/// (a throughput figure), not how long one agent's read waits behind other agents' saves.
+const PACE: Duration = Duration::from_millis(10);
+
+/// Each reader's `list_terminal_sessions` latencies, all readers at once, one call every
+/// [`PACE`] each for `phase` (long enough for hundreds of saves to land among the reads).
+async fn read_all(readers: &[Arc<Client>], phase: Duration) -> Vec<f64> {
     let tasks: Vec<_> = readers
         .iter()
         .map(|client| {
             let client = client.clone();
             tokio::spawn(async move {
-                let mut samples = Vec::with_capacity(calls);
-                for _ in 0..calls {
+                let mut samples = Vec::new();
+                let mut tick = tokio::time::interval(PACE);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let end = Instant::now() + phase;
+                while Instant::now() < end {
+                    tick.tick().await;
                     let t = Instant::now();
                     call(&client, "list_terminal_sessions", json!({})).await;
                     samples.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -125,9 +135,9 @@ fn main() {
         for _ in 0..READERS {
             readers.push(Arc::new(direct(&socket).await));
         }
-        let calls = if quick() { 30 } else { 200 };
+        let phase = Duration::from_secs(if quick() { 1 } else { 5 });
 
-        let idle = read_all(&readers, calls).await;
+        let idle = read_all(&readers, phase).await;
         let idle_p99 = support::quantile(&idle, 0.99);
         support::stats("list_terminal_sessions, 20 readers, idle", idle, "ms");
 
@@ -168,7 +178,7 @@ fn main() {
         })
         .await;
         let started = Instant::now();
-        let loaded = read_all(&readers, calls).await;
+        let loaded = read_all(&readers, phase).await;
         let loaded_p99 = support::quantile(&loaded, 0.99);
         let seconds = started.elapsed().as_secs_f64();
         let saved_during = saves.load(Ordering::SeqCst);

@@ -22,7 +22,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 const INSTRUCTIONS: &str = "flowdeck runs terminal workflows: YAML/JSON state machines that drive real terminals.\n\
 - To run one: workflow_list, then workflow_preview_inputs and run_workflow (or the wf_<name> tool) with inputs; the result has final_state and return_values.\n\
@@ -215,14 +216,12 @@ impl FlowdeckServer {
         let server = self.clone();
         let mut events = engine.subscribe();
         tokio::spawn(async move {
-            loop {
-                let Some(touched) = workflows_touched(events.recv().await) else {
-                    break;
-                };
-                if let Some(name) = touched {
+            while let Some(touched) = next_touched(&mut events).await {
+                if !touched.is_empty() {
                     let _ = peer.notify_tool_list_changed().await;
                     let _ = peer.notify_resource_list_changed().await;
-                    for uri in server.updated_uris(name.as_deref()) {
+                    let uris = touched.names().flat_map(|name| server.updated_uris(name));
+                    for uri in uris.collect::<std::collections::BTreeSet<_>>() {
                         let _ = peer
                             .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                             .await;
@@ -593,11 +592,13 @@ impl ServerHandler for FlowdeckServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                event = events.recv() => {
-                    let Some(touched) = workflows_touched(event) else {
+                touched = next_touched(&mut events) => {
+                    let Some(touched) = touched else {
                         return Ok(());
                     };
-                    let Some(name) = touched else { continue };
+                    if touched.is_empty() {
+                        continue;
+                    }
                     let sink = context.sink();
                     if context.accepted().tools_list_changed == Some(true) {
                         let _ = sink.notify_tool_list_changed().await;
@@ -605,7 +606,8 @@ impl ServerHandler for FlowdeckServer {
                     if context.accepted().resources_list_changed == Some(true) {
                         let _ = sink.notify_resource_list_changed().await;
                     }
-                    for uri in subscribed.iter().filter(|uri| is_about(uri, name.as_deref())) {
+                    let about = |uri: &&String| touched.names().any(|name| is_about(uri, name));
+                    for uri in subscribed.iter().filter(about) {
                         let _ = sink.notify_resource_updated(uri.clone()).await;
                     }
                 }
@@ -668,26 +670,64 @@ impl ServerHandler for FlowdeckServer {
     }
 }
 
-/// What an engine event means for listeners to workflow changes: `None` when the stream has
-/// ended, else which workflows it touches ([`Touched`]); both MCP listeners (the 2025
-/// protocol's notifications and the 2026 `subscriptions/listen` stream) use it.
-fn workflows_touched(event: Result<crate::engine::EngineEvent, RecvError>) -> Option<Touched> {
-    match event {
-        Ok(event) => Some(match (&event.change, event.workflow()) {
-            // Changes were missed: anything may have changed.
-            (crate::engine::Change::WorkflowsResync { .. }, _) => Some(None),
-            (_, Some(name)) => Some(Some(name.to_string())),
-            (_, None) => None,
-        }),
-        // This listener fell behind: the same.
-        Err(RecvError::Lagged(_)) => Some(Some(None)),
-        Err(RecvError::Closed) => None,
+/// The workflows that the next engine events touched: the first event waited for, then every
+/// one already queued behind it, so that a storm of saves costs each client one set of
+/// notifications (list changed is list changed, however many times) rather than one per save.
+/// `None` once the engine is gone. Both MCP listeners (the 2025 protocol's notifications and
+/// the 2026 `subscriptions/listen` stream) use it.
+async fn next_touched(events: &mut broadcast::Receiver<crate::engine::EngineEvent>) -> Option<Touched> {
+    let mut touched = Touched::default();
+    touched.add(events.recv().await)?;
+    loop {
+        match events.try_recv() {
+            Err(TryRecvError::Empty) => return Some(touched),
+            event => touched.add(event.map_err(|e| match e {
+                TryRecvError::Lagged(n) => RecvError::Lagged(n),
+                _ => RecvError::Closed,
+            }))?,
+        }
     }
 }
 
-/// Workflows an event touches: none; one, by name (`Some(Some(name))`); or any of them
-/// (`Some(None)`), when changes were missed.
-type Touched = Option<Option<String>>;
+/// Workflows that events touched: named ones, or any of them when changes were missed.
+#[derive(Debug, Default)]
+struct Touched {
+    any: bool,
+    names: std::collections::BTreeSet<String>,
+}
+
+impl Touched {
+    /// Adds what one event touched; `None` once the engine is gone.
+    fn add(&mut self, event: Result<crate::engine::EngineEvent, RecvError>) -> Option<()> {
+        match event {
+            Ok(event) => match (&event.change, event.workflow()) {
+                // Changes were missed: anything may have changed.
+                (crate::engine::Change::WorkflowsResync { .. }, _) => self.any = true,
+                (_, Some(name)) => {
+                    self.names.insert(name.to_string());
+                }
+                (_, None) => {}
+            },
+            // This listener fell behind: the same.
+            Err(RecvError::Lagged(_)) => self.any = true,
+            Err(RecvError::Closed) => return None,
+        }
+        Some(())
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.any && self.names.is_empty()
+    }
+
+    /// Each workflow touched by name, or `None` alone (any workflow) when changes were missed.
+    fn names(&self) -> Box<dyn Iterator<Item = Option<&str>> + '_> {
+        if self.any {
+            Box::new(std::iter::once(None))
+        } else {
+            Box::new(self.names.iter().map(|n| Some(n.as_str())))
+        }
+    }
+}
 
 /// Whether resource `uri` is about workflow `name` (about any workflow, for `None`).
 fn is_about(uri: &str, name: Option<&str>) -> bool {
@@ -702,35 +742,37 @@ fn is_about(uri: &str, name: Option<&str>) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn missed_changes_touch_every_workflow_resource() {
-        let event = |change| {
-            Ok(crate::engine::EngineEvent {
-                seq: 1,
-                at: String::new(),
-                actor: crate::engine::Actor::System,
-                change,
-            })
+    #[tokio::test]
+    async fn a_burst_of_changes_is_told_once_and_missed_changes_touch_every_workflow() {
+        let hub = crate::engine::events::EventHub::default();
+        let mut events = hub.subscribe();
+        let removed = |name: &str| crate::engine::Change::WorkflowRemoved {
+            name: name.into(),
+            file_name: format!("{name}.yaml"),
         };
-        let changed = crate::engine::Change::WorkflowRemoved {
-            name: "deploy".into(),
-            file_name: "deploy.yaml".into(),
-        };
-        assert_eq!(
-            workflows_touched(event(changed)),
-            Some(Some(Some("deploy".into())))
-        );
-        let resync = crate::engine::Change::WorkflowsResync { missed: 3 };
-        assert_eq!(workflows_touched(event(resync)), Some(Some(None)));
-        assert_eq!(
-            workflows_touched(Err(RecvError::Lagged(9))),
-            Some(Some(None))
-        );
-        assert_eq!(workflows_touched(Err(RecvError::Closed)), None);
-        let closed = crate::engine::Change::SessionClosed {
+        for name in ["deploy", "build", "deploy"] {
+            hub.publish(crate::engine::Actor::System, removed(name));
+        }
+        let session = crate::engine::Change::SessionClosed {
             session_id: "s1".into(),
         };
-        assert_eq!(workflows_touched(event(closed)), Some(None));
+        hub.publish(crate::engine::Actor::System, session.clone());
+        let touched = next_touched(&mut events).await.expect("events");
+        let names: Vec<_> = touched.names().collect();
+        assert_eq!(names, [Some("build"), Some("deploy")], "one each, at once");
+
+        hub.publish(crate::engine::Actor::System, session);
+        assert!(next_touched(&mut events).await.expect("events").is_empty());
+
+        hub.publish(
+            crate::engine::Actor::System,
+            crate::engine::Change::WorkflowsResync { missed: 3 },
+        );
+        hub.publish(crate::engine::Actor::System, removed("deploy"));
+        let touched = next_touched(&mut events).await.expect("events");
+        assert_eq!(touched.names().collect::<Vec<_>>(), [None], "any workflow");
+        drop(hub);
+        assert!(next_touched(&mut events).await.is_none(), "the engine is gone");
 
         let one = format!("{}deploy", resources::WORKFLOW_PREFIX);
         let other = format!("{}deployer", resources::WORKFLOW_PREFIX);

@@ -35,6 +35,12 @@ use lock::StateLock;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Files read one after the other below this many. A manifest reads and checks in a tenth of
+/// a millisecond or so, and waking the thread pool for a handful costs more than that: its
+/// idle workers spin (yielding the CPU in a loop) before they sleep again, and at hundreds of
+/// saves a second that spinning took the CPU from every agent's calls (docs/PERFORMANCE.md).
+const PARALLEL_LOAD: usize = 16;
 /// What a save, rename or delete did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Saved {
@@ -307,7 +313,8 @@ impl Store {
         changes
     }
 
-    /// Reads and checks files, both cores at a time, outside the catalog's lock.
+    /// Reads and checks files outside the catalog's lock: a folder's worth both cores at a
+    /// time, a few (a save's candidates, a watcher's batch of edits) on the calling thread.
     fn load(&self, files: &[String]) -> Vec<(String, Loaded)> {
         let load_one = |file: &String| {
             let loaded = match FileRead::at(&self.root.join(file)) {
@@ -323,7 +330,7 @@ impl Store {
             };
             (file.clone(), loaded)
         };
-        if files.len() == 1 {
+        if files.len() < PARALLEL_LOAD {
             files.iter().map(load_one).collect()
         } else {
             files.par_iter().map(load_one).collect()
