@@ -675,7 +675,9 @@ impl ServerHandler for FlowdeckServer {
 /// notifications (list changed is list changed, however many times) rather than one per save.
 /// `None` once the engine is gone. Both MCP listeners (the 2025 protocol's notifications and
 /// the 2026 `subscriptions/listen` stream) use it.
-async fn next_touched(events: &mut broadcast::Receiver<crate::engine::EngineEvent>) -> Option<Touched> {
+async fn next_touched(
+    events: &mut broadcast::Receiver<crate::engine::EngineEvent>,
+) -> Option<Touched> {
     let mut touched = Touched::default();
     touched.add(events.recv().await)?;
     loop {
@@ -772,7 +774,10 @@ mod tests {
         let touched = next_touched(&mut events).await.expect("events");
         assert_eq!(touched.names().collect::<Vec<_>>(), [None], "any workflow");
         drop(hub);
-        assert!(next_touched(&mut events).await.is_none(), "the engine is gone");
+        assert!(
+            next_touched(&mut events).await.is_none(),
+            "the engine is gone"
+        );
 
         let one = format!("{}deploy", resources::WORKFLOW_PREFIX);
         let other = format!("{}deployer", resources::WORKFLOW_PREFIX);
