@@ -1,9 +1,10 @@
 //! Agents' reads while other agents write to a slow disk (issue 21, docs/PERFORMANCE.md): 20
 //! clients call `list_terminal_sessions` on `flowdeck serve` (each every 10 ms for 5 s, as
 //! agents polling their terminals), first alone (idle), then while 20 others save workflows
-//! as fast as they can and a `dd` beside the folder saturates the disk, so that every save's fsync and lock file wait on it. The reads touch no disk: their
-//! p99 under that load should stay within 2x of idle, which holds only when the saves wait on
-//! the blocking pool rather than on the runtime's two workers that every call shares.
+//! as fast as they can and a `dd` beside the folder saturates the disk, so that every save's
+//! fsync and lock file wait on it. The reads touch no disk: their p99 under that load should
+//! stay within 2x of idle, which holds only when the saves wait on the blocking pool rather
+//! than on the runtime's two workers that every call shares.
 //!
 //! `cargo bench --bench contention`; `FLOWDECK_BENCH_QUICK=1` shortens it;
 //! `FLOWDECK_BENCH_DIR` puts the folder on another disk (a slower one shows more);
