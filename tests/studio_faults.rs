@@ -57,7 +57,7 @@ fn state_of(engine: &Engine) -> App {
     app.size = (100, 30);
     let effects = update(&mut app, Event::Snapshot(Box::new(engine.snapshot())));
     for effect in effects {
-        if let Ok(event) = flowdeck::tui::app::read(engine, effect) {
+        if let Ok(event) = flowdeck::tui::effects::read(engine, effect) {
             update(&mut app, event);
         }
     }
@@ -342,7 +342,7 @@ async fn follow_until(
             let mut pending = vec![Event::Engine(Box::new(event))];
             while let Some(event) = pending.pop() {
                 for effect in update(app, event) {
-                    if let Ok(event) = flowdeck::tui::app::read(engine, effect) {
+                    if let Ok(event) = flowdeck::tui::effects::read(engine, effect) {
                         pending.push(event);
                     }
                 }

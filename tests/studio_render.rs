@@ -228,10 +228,10 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
         for effect in update(&mut app, event) {
             match effect {
                 Effect::LoadRunEvents(run_id) => {
-                    pending.push(flowdeck::tui::app::read_run_events(&engine, run_id).await);
+                    pending.push(flowdeck::tui::effects::read_run_events(&engine, run_id).await);
                 }
                 other => {
-                    if let Ok(answer) = flowdeck::tui::app::read(&engine, other) {
+                    if let Ok(answer) = flowdeck::tui::effects::read(&engine, other) {
                         pending.push(answer);
                     }
                 }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::oneshot;
 
 /// A run waiting for a person's approval: what would run, and what was approved before.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ApprovalRequest {
     pub run_id: String,
     pub workflow: String,

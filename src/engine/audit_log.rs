@@ -5,7 +5,7 @@ use super::{Actor, Engine};
 use serde::Deserialize;
 
 /// One tool call as the audit log recorded it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct AuditEntry {
     pub at: String,
     pub tool: String,

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// One workflow in a list.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct WorkflowSummary {
     pub name: String,
     pub file: String,
@@ -44,13 +44,13 @@ pub struct WorkflowSummary {
 }
 
 /// The answer to `workflow_list`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct WorkflowList {
     pub workflows: Vec<WorkflowSummary>,
 }
 
 /// The answer to `workflow_get`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct WorkflowDocument {
     pub name: String,
     pub file: String,
@@ -69,7 +69,7 @@ pub struct WorkflowDocument {
 }
 
 /// The answer to validating a manifest.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ManifestValidation {
     pub valid: bool,
     pub name: Option<String>,
@@ -105,13 +105,13 @@ pub struct Created {
 }
 
 /// One argument as a caller must fill it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct InputSpec {
     pub name: String,
     pub description: String,
     pub required: bool,
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: String,
     pub default: Option<String>,
     #[serde(rename = "enum")]
     pub choices: Option<Vec<String>>,
@@ -123,7 +123,7 @@ pub struct InputSpec {
 }
 
 /// The answer to `workflow_preview_inputs`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct InputPreview {
     pub workflow: String,
     pub inputs: Vec<InputSpec>,
@@ -456,7 +456,7 @@ impl Engine {
             name: name.clone(),
             description: v.description.clone(),
             required: v.required,
-            kind: v.kind().as_str(),
+            kind: v.kind().as_str().to_string(),
             default: v.default.as_ref().map(ToString::to_string),
             choices: v
                 .choices

@@ -12,7 +12,7 @@ use crate::workflow::plan::{Plan, plan};
 use crate::workflow::validate::check_bytes;
 
 /// A manifest's text checked as it stands: what the editor shows beside it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Draft {
     pub validation: ManifestValidation,
     /// The step plan, when the text is a valid workflow.

@@ -62,7 +62,7 @@ impl EngineError {
             EngineError::Term(e) => e.code(),
             EngineError::Pattern { source, .. } => source.rule(),
             EngineError::InvalidParams(_) => "invalid_params",
-            EngineError::Store(_) => "store",
+            EngineError::Store(e) => e.code(),
             EngineError::RunStart(super::runs::StartError::SessionBusy { .. }) => "conflict",
             EngineError::RunStart(super::runs::StartError::TooManyRuns { .. }) => "run_limit",
             EngineError::RunNotFound(_) => "run_not_found",

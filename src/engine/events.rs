@@ -10,7 +10,7 @@
 
 use crate::term::{ExitInfo, SessionInfo};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::broadcast;
 
@@ -18,7 +18,7 @@ pub use super::journal::RunEvent;
 pub use crate::actor::Actor;
 
 /// One change, as every observer sees it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EngineEvent {
     /// 1, 2, 3, ... across the whole engine, in the order the changes were published.
     pub seq: u64,
@@ -30,7 +30,7 @@ pub struct EngineEvent {
 }
 
 /// What changed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Change {
     /// A manifest appeared in the folder (on disk or through the engine).
@@ -122,7 +122,8 @@ pub enum Change {
         run_id: String,
         /// The line's `seq` in the run's journal (the `run_events` cursor).
         journal_seq: u64,
-        #[serde(flatten)]
+        /// The line itself, whole (a field of its own: its `actor` and `run_id` are the
+        /// line's, which flattened would collide with the event's).
         line: RunEvent,
     },
 }

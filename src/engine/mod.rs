@@ -26,6 +26,7 @@ pub mod journal;
 mod journal_writer;
 pub mod meta;
 pub mod panes;
+pub mod request;
 pub mod result;
 pub mod runs;
 pub mod runs_api;
@@ -87,7 +88,7 @@ impl Default for EngineConfig {
 }
 
 /// The engine's state at one point of its event stream.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Snapshot {
     /// The number of the last event this state reflects.
     pub seq: u64,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FinalState {
     /// Every state that ran ended without a transition left to take, and the output contract
@@ -82,7 +82,7 @@ impl std::fmt::Display for FinalState {
 }
 
 /// The result of a run.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RunResult {
     pub success: bool,
     pub workflow_name: String,

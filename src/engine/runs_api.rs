@@ -165,7 +165,7 @@ fn orphan_result(run_id: &str) -> RunResult {
 }
 
 /// A page of a run's journal.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RunEvents {
     pub run_id: String,
     pub events: Vec<JournalEvent>,
@@ -176,7 +176,7 @@ pub struct RunEvents {
 }
 
 /// The run history.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RunList {
     /// Runs in progress.
     pub active: Vec<RunStatus>,

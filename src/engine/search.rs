@@ -15,7 +15,7 @@ use serde::Serialize;
 pub const DEFAULT_LIMIT: usize = 20;
 
 /// The answer to `search_output`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SearchResult {
     pub session_id: String,
     pub pattern: String,

@@ -24,7 +24,7 @@ const READY_WAIT: Duration = Duration::from_secs(2);
 const DEFAULT_TAIL_LINES: u32 = 50;
 
 /// The answer to `send_input`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SentInput {
     pub session_id: String,
     /// Bytes queued for the program.
@@ -32,7 +32,7 @@ pub struct SentInput {
 }
 
 /// The answer to `get_screen_content`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ScreenContent {
     pub session_id: String,
     pub content_mode: ContentMode,
@@ -81,20 +81,20 @@ pub struct EnvValues {
 }
 
 /// The answer to `list_terminal_sessions`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionInfo>,
 }
 
 /// The answer to `exit_terminal`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ClosedSession {
     pub session_id: String,
     pub teardown: Teardown,
 }
 
 /// The answer to `resize_terminal`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Resized {
     pub session_id: String,
     pub cols: u16,

@@ -65,6 +65,25 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// A short machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NoFolder(_) => "no_folder",
+            StoreError::Io { .. } => "io",
+            StoreError::NotFound(_) => "workflow_not_found",
+            StoreError::AlreadyExists { .. } => "already_exists",
+            StoreError::Conflict { .. } => "version_conflict",
+            StoreError::InvalidName(_) => "invalid_name",
+            StoreError::Unnamed { .. } => "unnamed",
+            StoreError::TooLarge { .. } => "too_large",
+            StoreError::NotRegularFile { .. } => "not_a_regular_file",
+            StoreError::FormatMismatch { .. } => "format_mismatch",
+            StoreError::DuplicateName { .. } => "duplicate_name",
+            StoreError::Invalid { .. } => "invalid_manifest",
+            StoreError::Busy(_) => "storage_busy",
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
         StoreError::Io {
             path: path.into(),

@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 /// Which way the folder is wrong.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FolderProblemKind {
     /// Nothing is at the path (or a folder on the way to it is missing).
@@ -24,7 +24,7 @@ pub enum FolderProblemKind {
 }
 
 /// Why the workflows folder cannot be listed, in the operating system's words too.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct FolderProblem {
     /// The folder's path as flowdeck was given it.
     pub path: String,

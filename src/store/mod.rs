@@ -42,7 +42,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, Rw
 /// saves a second that spinning took the CPU from every agent's calls (docs/PERFORMANCE.md).
 const PARALLEL_LOAD: usize = 16;
 /// What a save, rename or delete did.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Saved {
     pub name: String,
     pub file_name: String,

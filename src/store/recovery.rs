@@ -11,7 +11,7 @@ use std::path::PathBuf;
 const RECOVERY_DIR: &str = "recovery";
 
 /// A recovery copy on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Recovered {
     /// The manifest's file name in the workflows folder.
     pub file: String,

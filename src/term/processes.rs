@@ -91,7 +91,9 @@ pub fn session_processes(leader: Option<i32>, marker: &str) -> Vec<ProcInfo> {
 }
 
 /// What a teardown did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Teardown {
     /// Processes that were running when the teardown began.
     pub processes: usize,

@@ -51,7 +51,7 @@ pub enum Order {
 }
 
 /// Where a hit is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The retained history; `line` is the line's number in the output.
@@ -157,7 +157,7 @@ fn order_name(order: Order) -> &'static str {
 }
 
 /// A page of hits.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Found {
     /// The hits, in the order asked.
     pub hits: Vec<Hit>,
@@ -183,7 +183,7 @@ pub struct Found {
 }
 
 /// A line that matched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Hit {
     pub source: Source,
     /// History: the line's number in the session's output (1 = its first line), the same on
@@ -207,7 +207,7 @@ pub struct Hit {
 }
 
 /// A line around a hit, from the same source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ContextLine {
     pub line: u64,
     /// The line as displayed; a line longer than 500 characters is cut, ending with `…`.

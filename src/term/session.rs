@@ -88,7 +88,7 @@ impl Default for OpenOptions {
 }
 
 /// How a program ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ExitInfo {
     /// The exit code, when it exited by itself.
     pub code: Option<u32>,
@@ -116,7 +116,7 @@ pub struct Activity {
 }
 
 /// What a session is, for listings.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SessionInfo {
     pub session_id: String,
     pub name: Option<String>,

@@ -122,7 +122,7 @@ fn check(field: &Field) -> Option<String> {
     {
         return Some(format!("one of {}", choices.join(", ")));
     }
-    match field.spec.kind {
+    match field.spec.kind.as_str() {
         "integer" if value.parse::<i64>().is_err() => Some("a whole number".into()),
         "number" if value.parse::<f64>().is_err() => Some("a number".into()),
         "boolean" if !matches!(value, "true" | "false") => Some("true or false".into()),

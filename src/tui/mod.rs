@@ -21,6 +21,7 @@ pub mod diff;
 pub mod draw;
 pub mod editor;
 pub mod effect;
+pub mod effects;
 pub mod form;
 pub mod history;
 pub mod keymap;

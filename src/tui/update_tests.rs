@@ -24,7 +24,7 @@ fn input(name: &str, required: bool, kind: &'static str, choices: Option<&[&str]
         name: name.into(),
         description: String::new(),
         required,
-        kind,
+        kind: kind.into(),
         default: None,
         choices: choices.map(|c| c.iter().map(|s| s.to_string()).collect()),
         pattern: None,

@@ -11,7 +11,7 @@ use std::collections::{HashSet, VecDeque};
 use std::fmt::Write;
 
 /// A workflow's states in run order.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Plan {
     pub workflow: String,
     pub initial_state: String,
@@ -19,7 +19,7 @@ pub struct Plan {
 }
 
 /// One state in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct PlanStep {
     /// 1-based position in the plan.
     pub number: usize,
@@ -40,7 +40,7 @@ pub struct PlanStep {
 }
 
 /// One transition in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct PlanTransition {
     /// The condition in words (`success`, `pattern_match /OK/`, `judged: "..."`).
     pub condition: String,

@@ -78,7 +78,7 @@ pub fn feed(engine: &flowdeck::engine::Engine, app: &mut App, event: Event) {
                     draft: Box::new(engine.workflow_draft(&text)),
                 }),
                 other => {
-                    if let Ok(answer) = flowdeck::tui::app::read(engine, other) {
+                    if let Ok(answer) = flowdeck::tui::effects::read(engine, other) {
                         pending.push(answer);
                     }
                 }

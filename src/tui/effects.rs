@@ -1,0 +1,597 @@
+//! Effects carried out: each engine call an update asks for goes to the engine as a
+//! [`Request`] (engine/request.rs), the vocabulary that also crosses the folder's socket, and
+//! its answer comes back as an [`Event`]. Quick reads are answered before the next key; what
+//! may wait (files, processes, runs) runs as a task that reports back through `done`. The
+//! rest are the studio's own (the clipboard, the mouse, the terminal's title, the person's
+//! editor).
+
+use super::effect::Effect;
+use super::state::{Point, Selection};
+use super::terminal;
+use super::update::Event;
+use crate::engine::approval::Approver;
+use crate::engine::request::{Answer, Reply, Request, RequestError};
+use crate::engine::{Actor, Engine};
+use crate::workflow::action::{
+    ContentMode, GetScreenContentParams, SearchOrder, SearchOutputParams, SendInputParams,
+};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How many of the latest tool calls the audit view reads.
+pub const AUDIT_SHOWN: usize = 500;
+
+/// How many past runs the run view lists.
+pub const RUNS_SHOWN: usize = 50;
+
+/// Where the effects of one update go, and where their answers come back.
+#[allow(missing_debug_implementations)]
+pub struct Outlet<'a> {
+    pub engine: &'a Arc<Engine>,
+    pub approver: &'a Approver,
+    /// Answers of tasks, fed back to the loop.
+    pub done: &'a mpsc::UnboundedSender<Event>,
+    /// Answers given at once, handled before the next key.
+    pub now: &'a mut VecDeque<Event>,
+    /// The studio runs inside tmux (the clipboard goes through it too).
+    pub tmux: bool,
+    /// A file to open in the person's editor once the update is done.
+    pub external: &'a mut Option<String>,
+}
+
+/// Carries out one effect.
+pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
+    let effect = match read(out.engine, effect) {
+        Ok(event) => return out.now.push_back(event),
+        Err(effect) => effect,
+    };
+    let effect = match studio_own(out, effect) {
+        None => return,
+        Some(effect) => effect,
+    };
+    let engine = out.engine.clone();
+    let done = out.done.clone();
+    // Answered from memory: at once, so that the next key sees it.
+    let at_once = |out: &mut Outlet<'_>, request: Request, then: fn(Answer) -> Option<Event>| {
+        if let Some(event) = then(out.engine.handle_now(request, &Actor::Person)) {
+            out.now.push_back(event);
+        }
+    };
+    match effect {
+        Effect::CheckLater(edits) => {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(super::editor::CHECK_AFTER_MS)).await;
+                let _ = done.send(Event::CheckDue(edits));
+            });
+        }
+        Effect::Check { edits, text } => later(engine, done, Request::Draft { text }, move |a| {
+            Some(match a {
+                Ok(Reply::Draft(draft)) => Event::Checked { edits, draft },
+                other => failed(other, "cannot check the text"),
+            })
+        }),
+        Effect::Recover { file, text } => {
+            let request = Request::RecoverySave {
+                file: file.clone(),
+                text,
+            };
+            later(engine, done, request, move |a| {
+                a.err()
+                    .map(|e| Event::Failed(format!("cannot keep a recovery copy of {file}: {e}")))
+            });
+        }
+        Effect::DiscardRecovery(file) => {
+            let request = Request::RecoveryDiscard { file: file.clone() };
+            later(engine, done, request, move |a| {
+                a.err()
+                    .map(|e| Event::Failed(format!("cannot drop the recovery copy of {file}: {e}")))
+            });
+        }
+        Effect::Save {
+            edits,
+            file,
+            text,
+            expected_version,
+        } => {
+            tokio::spawn(async move {
+                let saved = engine
+                    .handle(
+                        Request::SaveFile {
+                            file,
+                            text: text.clone(),
+                            expected_version,
+                        },
+                        &Actor::Person,
+                    )
+                    .await;
+                let result = match saved {
+                    Ok(Reply::Saved(saved)) => {
+                        let errors = match engine
+                            .handle(Request::ValidateManifest { text }, &Actor::Person)
+                            .await
+                        {
+                            Ok(Reply::Validation(v)) => v.errors,
+                            _ => 0,
+                        };
+                        Ok((saved.version.unwrap_or_default(), errors))
+                    }
+                    Err(e) if e.code == "version_conflict" => {
+                        Err(super::editor::SaveFailure::Conflict)
+                    }
+                    other => Err(super::editor::SaveFailure::Other(message(other))),
+                };
+                let _ = done.send(Event::Saved { edits, result });
+            });
+        }
+        Effect::ExternalEditWorkflow(workflow) => {
+            let answer = out
+                .engine
+                .handle_now(Request::WorkflowFilePath { workflow }, &Actor::Person);
+            match answer {
+                Ok(Reply::Path(path)) => *out.external = Some(path),
+                other => out.now.push_back(Event::Failed(message(other))),
+            }
+        }
+        Effect::CreateWorkflow { template, name } => {
+            let id = crate::engine::editing::TEMPLATES
+                .get(template)
+                .map_or("", |t| t.id)
+                .to_string();
+            let purpose = super::state::NameFor::New(template);
+            let request = Request::FromTemplate { template: id, name };
+            later(engine, done, request, move |a| Some(named(purpose, a)));
+        }
+        Effect::DuplicateWorkflow { from, name } => {
+            let purpose = super::state::NameFor::Duplicate(from.clone());
+            let request = Request::Duplicate { from, name };
+            later(engine, done, request, move |a| Some(named(purpose, a)));
+        }
+        Effect::RenameWorkflow { from, to } => {
+            let purpose = super::state::NameFor::Rename(from.clone());
+            let request = Request::Rename { from, to };
+            later(engine, done, request, move |a| Some(named(purpose, a)));
+        }
+        Effect::DeleteWorkflow(workflow) => {
+            let purpose = super::state::NameFor::Delete(workflow.clone());
+            let request = Request::Delete {
+                workflow: workflow.clone(),
+            };
+            later(engine, done, request, move |a| {
+                Some(Event::Named {
+                    purpose,
+                    result: a.map(|_| workflow).map_err(|e| e.message),
+                })
+            });
+        }
+        Effect::HoldInput(session_id) => {
+            at_once(out, Request::HoldInput { session_id }, failure);
+        }
+        Effect::ReleaseInput(session_id) => {
+            at_once(out, Request::ReleaseInput { session_id }, failure);
+        }
+        // A journal read of a run in progress may wait for the run's status: off the loop.
+        Effect::LoadRunEvents(run_id) => {
+            tokio::spawn(async move {
+                let _ = done.send(read_run_events(&engine, run_id).await);
+            });
+        }
+        Effect::StartRun { workflow, inputs } => {
+            let request = Request::StartRun {
+                workflow,
+                inputs,
+                // Its screen stays to be read after the end; x closes it.
+                keep_session: true,
+            };
+            later(engine, done, request, |a| {
+                Some(Event::RunStarted(match a {
+                    Ok(Reply::Started(run_id)) => Ok(run_id),
+                    other => Err(message(other)),
+                }))
+            });
+        }
+        Effect::CancelRun(run_id) => later(engine, done, Request::CancelRun { run_id }, failure),
+        Effect::AnswerPrompt { run_id, answer } => {
+            at_once(out, Request::AnswerPrompt { run_id, answer }, failure);
+        }
+        Effect::OpenShell { cols, rows } => {
+            let params = crate::workflow::action::OpenTerminalParams {
+                cols: Some(cols),
+                rows: Some(rows),
+                ..Default::default()
+            };
+            later(engine, done, Request::OpenTerminal { params }, |a| {
+                Some(Event::ShellOpened(match a {
+                    Ok(Reply::Session(session)) => Ok(*session),
+                    other => Err(message(other)),
+                }))
+            });
+        }
+        Effect::CloseSession(session_id) => {
+            later(engine, done, Request::ExitTerminal { session_id }, failure);
+        }
+        Effect::SendKeys { session_id, keys } => {
+            let params = SendInputParams {
+                keys: Some(keys),
+                ..SendInputParams::default()
+            };
+            at_once(out, Request::SendInput { session_id, params }, failure);
+        }
+        Effect::Paste { session_id, text } => {
+            let bracketed = out
+                .engine
+                .with_session_screen(&session_id, |s| s.bracketed_paste())
+                .unwrap_or(false);
+            let text = if bracketed {
+                format!("\u{1b}[200~{text}\u{1b}[201~")
+            } else {
+                text
+            };
+            let params = SendInputParams {
+                input_text: Some(text),
+                ..SendInputParams::default()
+            };
+            at_once(out, Request::SendInput { session_id, params }, failure);
+        }
+        Effect::Resize {
+            session_id,
+            cols,
+            rows,
+        } => {
+            let request = Request::ResizeTerminal {
+                session_id,
+                cols,
+                rows,
+            };
+            at_once(out, request, failure);
+        }
+        // Reads (answered above) and the studio's own (below).
+        _ => {}
+    }
+}
+
+/// The effects that are the studio's own, carried out here; any other is given back.
+fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
+    match effect {
+        // Quick (a small file written when approving), and answered before the next key.
+        Effect::DecideApproval { run_id, approve } => {
+            let error = out
+                .approver
+                .decide(&run_id, approve)
+                .err()
+                .map(|e| format!("cannot answer the approval request: {e}"));
+            out.now.push_back(Event::Approvals {
+                pending: out.engine.approvals_pending(),
+                error,
+            });
+        }
+        Effect::ExternalEditor(path) => *out.external = Some(path),
+        Effect::CopyScreen(selection) => {
+            let text = out
+                .engine
+                .with_session_screen(&selection.session_id, |screen| {
+                    screen_text(screen, &selection)
+                });
+            out.now.push_back(match text {
+                Ok(text) => copied(&text, out.tmux),
+                Err(e) => Event::Failed(e.to_string()),
+            });
+        }
+        Effect::Clipboard(text) => out.now.push_back(copied(&text, out.tmux)),
+        Effect::MouseCapture(on) => {
+            if let Err(e) = terminal::capture_mouse(on) {
+                out.now
+                    .push_back(Event::Failed(format!("cannot change the mouse: {e}")));
+            }
+        }
+        // A bell or title the terminal cannot take is nothing to tell the person about.
+        Effect::Alert(text) => {
+            let _ = terminal::alert(&text);
+        }
+        Effect::ClearAlert => {
+            let _ = terminal::clear_alert();
+        }
+        other => return Some(other),
+    }
+    None
+}
+
+/// Sends `request` to the engine off the loop and reports `then` of its answer, if any.
+fn later(
+    engine: Arc<Engine>,
+    done: mpsc::UnboundedSender<Event>,
+    request: Request,
+    then: impl FnOnce(Answer) -> Option<Event> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        if let Some(event) = then(engine.handle(request, &Actor::Person).await) {
+            let _ = done.send(event);
+        }
+    });
+}
+
+/// What to tell the person when an answer is an error (nothing when it is not).
+fn failure(answer: Answer) -> Option<Event> {
+    answer.err().map(|e| Event::Failed(e.message))
+}
+
+/// An answer that is not the one asked for, as a message.
+fn message(answer: Answer) -> String {
+    match answer {
+        Ok(reply) => RequestError::unexpected(&reply).message,
+        Err(e) => e.message,
+    }
+}
+
+fn failed(answer: Answer, what: &str) -> Event {
+    Event::Failed(format!("{what}: {}", message(answer)))
+}
+
+/// The answer to a request that names a workflow (new, duplicate, rename).
+fn named(purpose: super::state::NameFor, answer: Answer) -> Event {
+    Event::Named {
+        purpose,
+        result: match answer {
+            Ok(Reply::Saved(saved)) => Ok(saved.name),
+            other => Err(message(other)),
+        },
+    }
+}
+
+/// Answers an effect that only reads from the engine, at once, as the event it asks for;
+/// any other effect is given back. Tests drive the studio's reads through this too.
+pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
+    let ask = |request: Request| engine.handle_now(request, &Actor::Person);
+    Ok(match effect {
+        Effect::ReloadList => match ask(Request::WorkflowList) {
+            Ok(Reply::Workflows(list)) => Event::List(list.workflows),
+            other => failed(other, "cannot list the workflows"),
+        },
+        Effect::Resnapshot => match ask(Request::Snapshot) {
+            Ok(Reply::Snapshot(snapshot)) => Event::Snapshot(snapshot),
+            other => failed(other, "cannot read the engine's state"),
+        },
+        Effect::LoadPlan(workflow) => {
+            let plan = match ask(Request::StepPlan {
+                workflow: workflow.clone(),
+            }) {
+                Ok(Reply::Plan(plan)) => Ok(plan),
+                other => Err(message(other)),
+            };
+            Event::Plan { workflow, plan }
+        }
+        Effect::LoadInputs(workflow) => {
+            let inputs = match ask(Request::PreviewInputs {
+                workflow: workflow.clone(),
+            }) {
+                Ok(Reply::Inputs(preview)) => Ok(preview.inputs),
+                other => Err(message(other)),
+            };
+            Event::Inputs { workflow, inputs }
+        }
+        Effect::ReadHistory { session_id, lines } => {
+            let lines = read_history(&ask, &session_id, lines);
+            Event::History { session_id, lines }
+        }
+        Effect::Search {
+            session_id,
+            pattern,
+            cursor,
+        } => {
+            let more = cursor.is_some();
+            let params = SearchOutputParams {
+                session_id: None,
+                pattern: pattern.clone(),
+                ignore_case: false,
+                context: None,
+                order: Some(SearchOrder::NewestFirst),
+                limit: Some(super::history::SEARCH_PAGE),
+                cursor,
+            };
+            let found = match ask(Request::SearchOutput {
+                session_id: session_id.clone(),
+                params,
+            }) {
+                Ok(Reply::Found(result)) => Ok(result.found),
+                other => Err(message(other)),
+            };
+            Event::Found {
+                session_id,
+                pattern,
+                more,
+                found,
+            }
+        }
+        Effect::LoadProblems(workflow) => {
+            let problems = match ask(Request::WorkflowGet {
+                workflow: workflow.clone(),
+            }) {
+                Ok(Reply::Document(d)) => Ok((d.file, d.violations)),
+                other => Err(message(other)),
+            };
+            Event::Problems { workflow, problems }
+        }
+        Effect::LoadDocument(workflow) => {
+            let document = document(&ask, &workflow);
+            Event::Document { workflow, document }
+        }
+        Effect::LoadDisk(workflow) => {
+            let now = match ask(Request::WorkflowGet {
+                workflow: workflow.clone(),
+            }) {
+                Ok(Reply::Document(d)) => Some((d.version, d.content)),
+                _ => None,
+            };
+            Event::Disk { workflow, now }
+        }
+        Effect::LoadApprovals => match ask(Request::ApprovalsPending) {
+            Ok(Reply::Approvals(pending)) => Event::Approvals {
+                pending,
+                error: None,
+            },
+            other => failed(other, "cannot read the approval requests"),
+        },
+        // Small files, read when a view opens (the run view, the recovery copies, the audit
+        // view), as before the next key.
+        Effect::LoadRuns(workflow) => {
+            let request = Request::RunList {
+                workflow: Some(workflow.clone()),
+                limit: RUNS_SHOWN,
+            };
+            match engine.handle_sync(request, &Actor::Person) {
+                Ok(Reply::Runs(list)) => Event::Runs {
+                    workflow,
+                    runs: list.runs,
+                },
+                other => failed(other, "cannot read the runs"),
+            }
+        }
+        Effect::ListRecovery => match engine.handle_sync(Request::RecoveryList, &Actor::Person) {
+            Ok(Reply::Recovered(copies)) => Event::Recovered(copies),
+            other => failed(other, "cannot read the recovery copies"),
+        },
+        Effect::LoadAudit => {
+            let request = Request::AuditTail { limit: AUDIT_SHOWN };
+            match engine.handle_sync(request, &Actor::Person) {
+                Ok(Reply::Audit(entries)) => Event::Audit(entries),
+                other => failed(other, "cannot read the audit log"),
+            }
+        }
+        Effect::LocateCursor(session_id) => {
+            match engine.with_session_screen(&session_id, |s| {
+                let (row, col) = s.cursor_position();
+                (s.alternate_screen(), row, col)
+            }) {
+                Ok((alternate, row, col)) => Event::CursorLocated {
+                    session_id,
+                    alternate,
+                    cursor: Point {
+                        line: u64::from(row),
+                        col,
+                    },
+                },
+                Err(e) => Event::Failed(e.to_string()),
+            }
+        }
+        other => return Err(other),
+    })
+}
+
+/// A workflow's file for the editor: its text and version, and where it is.
+fn document(
+    ask: &impl Fn(Request) -> Answer,
+    workflow: &str,
+) -> Result<super::editor::Document, String> {
+    let got = match ask(Request::WorkflowGet {
+        workflow: workflow.to_string(),
+    }) {
+        Ok(Reply::Document(d)) => d,
+        other => return Err(message(other)),
+    };
+    let path = match ask(Request::WorkflowFilePath {
+        workflow: workflow.to_string(),
+    }) {
+        Ok(Reply::Path(path)) => path,
+        other => return Err(message(other)),
+    };
+    Ok(super::editor::Document {
+        path,
+        file: got.file,
+        version: got.version,
+        text: got.content,
+    })
+}
+
+/// The text of a selection on a session's screen (rows the terminal wrapped are joined).
+pub fn screen_text(screen: &vt100::Screen, selection: &Selection) -> String {
+    let (_, cols) = screen.size();
+    let mut line = |n: u64| super::draw::pane::screen_row(screen, n, cols.get());
+    let bounds = super::selection::bounds(selection, &mut line);
+    let wrapped = |n: u64| u16::try_from(n).is_ok_and(|r| screen.row_wrapped(r));
+    super::selection::text(bounds, &mut line, &wrapped)
+}
+
+/// Puts text on the clipboard through the terminal; what to tell the person.
+fn copied(text: &str, tmux: bool) -> Event {
+    match super::clipboard::copy(text, &mut std::io::stdout(), tmux) {
+        Ok(chars) => Event::Copied(chars),
+        Err(e) => Event::Failed(e),
+    }
+}
+
+/// A run's journal from its first line (`Effect::LoadRunEvents`), without waiting for more:
+/// lines written later arrive as engine events. Tests drive the studio's journal reads
+/// through this too.
+pub async fn read_run_events(engine: &Arc<Engine>, run_id: String) -> Event {
+    const PAGE: usize = 1000;
+    let mut events = Vec::new();
+    let result = loop {
+        let after = events
+            .last()
+            .map_or(0, |e: &crate::engine::journal::JournalEvent| e.seq);
+        let request = Request::RunEvents {
+            run_id: run_id.clone(),
+            after,
+            limit: PAGE,
+        };
+        match engine.handle(request, &Actor::Person).await {
+            Ok(Reply::RunEvents(page)) => {
+                let full = page.events.len() >= PAGE;
+                events.extend(page.events);
+                if !full {
+                    break Ok(events);
+                }
+            }
+            other => break Err(message(other)),
+        }
+    };
+    Event::RunEvents {
+        run_id,
+        events: result,
+    }
+}
+
+/// The last `lines` lines of a session's history and the number of the last one (the
+/// session's line count, read before and after so that output arriving between does not
+/// shift the numbers; a few tries, then the count after).
+fn read_history(
+    ask: &impl Fn(Request) -> Answer,
+    session_id: &str,
+    lines: usize,
+) -> Result<(Vec<String>, u64), String> {
+    let count = || match ask(Request::ListTerminalSessions) {
+        Ok(Reply::Sessions(list)) => list
+            .sessions
+            .into_iter()
+            .find(|s| s.session_id == session_id)
+            .map_or(0, |s| s.history_lines),
+        _ => 0,
+    };
+    let params = GetScreenContentParams {
+        session_id: None,
+        content_mode: Some(ContentMode::Tail),
+        lines: Some(u32::try_from(lines).unwrap_or(u32::MAX)),
+    };
+    let mut tries = 0;
+    loop {
+        let before = count();
+        let content = match ask(Request::GetScreenContent {
+            session_id: session_id.to_string(),
+            params: params.clone(),
+        }) {
+            Ok(Reply::Content(content)) => content,
+            other => return Err(message(other)),
+        };
+        let after = count();
+        tries += 1;
+        if before == after || tries == 3 {
+            let text: Vec<String> = if content.content.is_empty() {
+                Vec::new()
+            } else {
+                content.content.split('\n').map(str::to_string).collect()
+            };
+            return Ok((text, after));
+        }
+    }
+}
