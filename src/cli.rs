@@ -294,9 +294,9 @@ fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     let runtime = runtime()?;
     // Checked up front for a clear error; the folder itself loads alongside the handshake.
     folder_must_exist(folder)?;
-    if let Some(host) = crate::mcp::relay::connect(folder) {
+    if let Some(host) = crate::server::relay::connect(folder) {
         tracing::info!("relaying to the folder's host");
-        let relayed = runtime.block_on(crate::mcp::relay::relay(host, folder, &options));
+        let relayed = runtime.block_on(crate::server::relay::relay(host, folder, &options));
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         relayed?;
         return Ok(ExitCode::SUCCESS);
@@ -320,7 +320,7 @@ fn serve(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
         let engine = open_engine(folder, engine_config(true, approve))?;
-        let host = crate::mcp::host::start(engine.clone(), folder, options)?;
+        let host = crate::server::host::start(engine.clone(), folder, options)?;
         eprintln!(
             "flowdeck: serving {} on {} (agents reach it with `flowdeck mcp`)",
             sanitize(&folder.display().to_string()),

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod engine;
 pub mod mcp;
 pub mod panics;
+pub mod server;
 pub mod signals;
 pub mod store;
 pub mod term;

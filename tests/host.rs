@@ -37,6 +37,12 @@ fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    answering(runtime);
+    child
+}
+
+/// Returns once a server answers on a socket under `runtime`.
+fn answering(runtime: &Path) {
     common::wait_until(LONG, "the host's socket", || {
         std::fs::read_dir(runtime.join("flowdeck"))
             .ok()?
@@ -45,7 +51,6 @@ fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> Child {
             .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
             .map(|_| ())
     });
-    child
 }
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
@@ -308,6 +313,51 @@ fn a_host_killed_leaves_a_stale_socket_the_next_replaces_and_its_agents_are_told
     assert_eq!(b.exit_within(LONG), Some(0));
     next.kill().unwrap();
     next.wait().unwrap();
+}
+
+/// The binary rebuilt under a running server: the new `flowdeck mcp` is refused by the old
+/// server in its first exchange, and says why, naming both versions and the server's process,
+/// instead of speaking a protocol the server may not know.
+#[test]
+fn a_server_of_another_version_is_refused_naming_both_versions_and_how_to_end_it() {
+    let (folder, runtime) = common::tiny_folder();
+    let mut old = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    old.arg("--workflows")
+        .arg(folder.path())
+        .arg("serve")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("FLOWDECK_FAKE_VERSION", "0.0.1-old")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut host = KillOnFailure(Some(old.spawn().unwrap()));
+    let pid = host.0.as_ref().map_or(0, Child::id);
+    answering(runtime.path());
+    let output = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .arg("mcp")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let why = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{why}");
+    assert!(
+        output.stdout.is_empty(),
+        "nothing reached the agent's stdout"
+    );
+    let ours = env!("CARGO_PKG_VERSION");
+    for part in [
+        format!("this flowdeck is version {ours}"),
+        "is version 0.0.1-old".to_string(),
+        format!("kill {pid}"),
+    ] {
+        assert!(why.contains(&part), "{part:?} in {why}");
+    }
+    stop(host.0.take().unwrap());
 }
 
 #[test]

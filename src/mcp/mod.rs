@@ -8,21 +8,17 @@
 //! - [`errors`]: tool failures as structured, actionable payloads; [`audit`]: the audit log;
 //! - [`stdio`], [`wire`]: the standard streams, whatever they are, and JSON-RPC lines over
 //!   them, with every malformed or oversized message answered;
-//! - [`socket`], [`host`], [`relay`]: one host per folder on a Unix socket (the studio or
-//!   `flowdeck serve`), and `flowdeck mcp` relaying an agent's stdio to it, its own options
-//!   told first ([`hello`]).
+//! - [`options`]: an agent's own options, told to the folder's server (src/server/) and
+//!   merged with the server's, the stricter winning.
 
 pub mod args;
 pub mod audit;
 pub mod dynamic;
 pub mod errors;
-pub mod hello;
-pub mod host;
+pub mod options;
 pub mod prompts;
-pub mod relay;
 pub mod resources;
 pub mod server;
-pub mod socket;
 pub mod stdio;
 pub mod tools;
 pub mod wire;

@@ -70,13 +70,13 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
         });
         // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
         // relays to it). A folder another process hosts is not opened twice.
-        let host = match crate::mcp::host::start(
+        let host = match crate::server::host::start(
             engine.clone(),
             &options.folder,
             crate::mcp::McpOptions::default(),
         ) {
             Ok(host) => Some(host),
-            Err(e @ crate::mcp::socket::SocketError::Hosted { .. }) => {
+            Err(e @ crate::server::socket::SocketError::Hosted { .. }) => {
                 engine.shutdown().await;
                 return Err(anyhow::Error::new(e));
             }

@@ -1,11 +1,13 @@
-//! The folder's host: MCP served on its Unix socket (socket.rs) to any number of clients at
-//! once, each its own MCP session on the one engine the studio (or `flowdeck serve`) runs.
+//! The folder's host: its Unix socket (socket.rs) served to any number of clients at once,
+//! each greeted (hello.rs) and then served its own MCP session on the one engine the studio
+//! (or `flowdeck serve`) runs.
 //! Only the owner's processes are served: the peer's uid is checked on every connection, and a
 //! stranger gets a JSON-RPC error saying why before the socket closes.
 
+use super::hello::{self, Client, Welcome};
 use super::socket::{self, SocketError};
-use super::{FlowdeckServer, McpOptions, wire};
 use crate::engine::Engine;
+use crate::mcp::{FlowdeckServer, McpOptions, wire};
 use rmcp::ServiceExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,7 +50,13 @@ impl Drop for Host {
 pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<Host, SocketError> {
     let (listener, socket) = socket::bind(folder)?;
     let stop = CancellationToken::new();
-    let task = tokio::spawn(accept(listener, engine, options, stop.clone()));
+    let task = tokio::spawn(accept(
+        listener,
+        folder.to_path_buf(),
+        engine,
+        options,
+        stop.clone(),
+    ));
     tracing::info!(
         "serving MCP for {} on {}",
         folder.display(),
@@ -63,6 +71,7 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
 
 async fn accept(
     listener: tokio::net::UnixListener,
+    folder: PathBuf,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
@@ -87,8 +96,14 @@ async fn accept(
                     Some(pid) => format!("socket client {connections} (process {pid})"),
                     None => format!("socket client {connections}"),
                 };
-                let (engine, options, stop) = (engine.clone(), options.clone(), stop.clone());
-                tokio::spawn(serve(stream, who, engine, options, stop));
+                let client = Connection {
+                    who,
+                    folder: folder.clone(),
+                    engine: engine.clone(),
+                    options: options.clone(),
+                    stop: stop.clone(),
+                };
+                tokio::spawn(client.serve(stream));
             }
             Ok(peer) => {
                 tracing::warn!("refused an MCP client of uid {}", peer.uid());
@@ -105,39 +120,61 @@ async fn accept(
     }
 }
 
-/// One client: its own MCP session on the shared engine, until it leaves or the host stops.
-async fn serve(
-    stream: tokio::net::UnixStream,
+/// One connection, and what serving it needs.
+struct Connection {
     who: String,
+    folder: PathBuf,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
-) {
-    let (read, write) = stream.into_split();
-    // A relayed agent's own options first: it is served with the stricter of them and ours.
-    let (agent, read) = tokio::select! {
-        first = super::hello::read(read) => first,
-        () = stop.cancelled() => return,
-    };
-    let options = match agent {
-        Some(agent) => super::hello::merge(&options, &agent),
-        None => options,
-    };
-    // Each connection bounded on its own (wire.rs): one client that never reads holds
-    // itself up, not the host or the other clients.
-    let transport = wire::WireTransport::new(read, write, &who);
-    let server = FlowdeckServer::with_engine(engine, options);
-    let running = match server.serve(transport).await {
-        Ok(running) => running,
-        Err(e) => {
-            tracing::info!("{who} left before the handshake: {e}");
-            return;
+}
+
+impl Connection {
+    /// Reads the client's hello, answers it, and serves it until it leaves or the host stops.
+    async fn serve(self, stream: tokio::net::UnixStream) {
+        let (read, mut write) = stream.into_split();
+        let (hello, read) = tokio::select! {
+            first = hello::read(read) => first,
+            () = self.stop.cancelled() => return,
+        };
+        let options = match hello {
+            Some(hello) => {
+                let welcome = Welcome::to(&hello, &self.folder);
+                let answered = write.write_all(welcome.line().as_bytes()).await;
+                if let Some(why) = &welcome.refused {
+                    tracing::warn!("{} refused: {why}", self.who);
+                    let _ = write.shutdown().await;
+                    return;
+                }
+                if let Err(e) = answered {
+                    tracing::info!("{} left before its welcome: {e}", self.who);
+                    return;
+                }
+                match hello.client {
+                    // A relayed agent is served with the stricter of its options and ours.
+                    Client::Mcp { options } => crate::mcp::options::merge(&self.options, &options),
+                }
+            }
+            // An MCP client on the socket directly: the host's options.
+            None => self.options.clone(),
+        };
+        // Each connection bounded on its own (wire.rs): one client that never reads holds
+        // itself up, not the host or the other clients.
+        let transport = wire::WireTransport::new(read, write, &self.who);
+        let server = FlowdeckServer::with_engine(self.engine, options);
+        let who = self.who;
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            Err(e) => {
+                tracing::info!("{who} left before the handshake: {e}");
+                return;
+            }
+        };
+        let token = running.cancellation_token();
+        tokio::select! {
+            reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),
+            () = self.stop.cancelled() => token.cancel(),
         }
-    };
-    let token = running.cancellation_token();
-    tokio::select! {
-        reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),
-        () = stop.cancelled() => token.cancel(),
     }
 }
 

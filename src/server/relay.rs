@@ -1,13 +1,20 @@
 //! `flowdeck mcp` beside a host: when the folder's socket answers, the agent's stdio is relayed
 //! to it byte for byte in both directions (both protocol eras, notifications, progress,
 //! cancellation and large messages alike: nothing is parsed), so the agent works on the same
-//! engine as the person in the studio. Only the agent's own options go first, in a line of
-//! their own (hello.rs), so that the host serves the agent no more than its command line
-//! allows.
+//! engine as the person in the studio. Only the hello goes first (hello.rs): this flowdeck's
+//! version, so that a server of another version refuses rather than misunderstands, and the
+//! agent's own options, so that the host serves the agent no more than its command line
+//! allows; the server's welcome is read before the first byte of MCP is relayed.
 
+use super::hello::{self, Client, Hello};
 use super::socket;
+use crate::mcp::options::AgentOptions;
 use std::path::Path;
 use tokio::io::{AsyncWriteExt, copy};
+
+/// How long a server has to answer a hello: it answers before anything else, so only a server
+/// that is stopped (or not a flowdeck) takes longer.
+const WELCOME_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The folder's live host, if one answers on its socket.
 pub fn connect(folder: &Path) -> Option<std::os::unix::net::UnixStream> {
@@ -21,15 +28,34 @@ pub fn connect(folder: &Path) -> Option<std::os::unix::net::UnixStream> {
 pub async fn relay(
     stream: std::os::unix::net::UnixStream,
     folder: &Path,
-    options: &super::McpOptions,
+    options: &crate::mcp::McpOptions,
 ) -> anyhow::Result<()> {
     stream.set_nonblocking(true)?;
     let stream = tokio::net::UnixStream::from_std(stream)?;
     let (mut from_host, mut to_host) = stream.into_split();
-    to_host
-        .write_all(super::hello::line(options).as_bytes())
-        .await?;
-    let (mut input, mut output) = super::stdio::stdio_streams()?;
+    let hello = Hello::new(Client::Mcp {
+        options: AgentOptions::of(options),
+    });
+    to_host.write_all(hello.line().as_bytes()).await?;
+    let welcome = tokio::time::timeout(WELCOME_WAIT, hello::read_welcome(&mut from_host))
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "the flowdeck server of {} did not answer within {} s",
+                folder.display(),
+                WELCOME_WAIT.as_secs()
+            )
+        })??;
+    if let Some(why) = welcome.refused {
+        anyhow::bail!("{why}");
+    }
+    tracing::info!(
+        "relaying to the server of {} (flowdeck {}, process {})",
+        folder.display(),
+        welcome.version,
+        welcome.pid
+    );
+    let (mut input, mut output) = crate::mcp::stdio::stdio_streams()?;
     let up = async {
         copy(&mut input, &mut to_host).await?;
         to_host.shutdown().await

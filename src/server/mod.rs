@@ -1,0 +1,17 @@
+//! The folder's server: the process that owns a workflows folder's engine and listens on the
+//! folder's owner-only Unix socket (SPEC §4.4), and the front ends' side of that socket.
+//!
+//! - [`socket`]: where a folder's socket lives, its private folder, binding it and finding a
+//!   stale one;
+//! - [`hello`]: the versioned first exchange, in which a client says what it is and a server
+//!   of another version refuses it;
+//! - [`host`]: accepting connections (peer uid checked) and serving each: an agent's MCP
+//!   session on the shared engine;
+//! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it.
+//!
+//! It is not MCP's: MCP is one of the protocols served here.
+
+pub mod hello;
+pub mod host;
+pub mod relay;
+pub mod socket;
