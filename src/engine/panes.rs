@@ -1,18 +1,14 @@
-//! What a studio needs to draw a session: its live screen grid (colours, attributes, cursor),
-//! lent for the time of one frame rather than copied, so that a pane streaming at full speed
-//! costs one walk over its cells per frame.
+//! What a studio needs to draw a session: a copy of its screen (colours, attributes, cursor,
+//! the modes a front end acts on), taken at once under the session's lock and drawn from
+//! afterwards, so that drawing never holds up the session's output and the same copy can
+//! cross the folder's socket (term/mirror.rs).
 
 use super::{Engine, EngineError};
+pub use crate::term::mirror::{Cell, Colour, Mirror, MouseEncoding, MouseMode, Style};
 
 impl Engine {
-    /// Runs `draw` on the session's live vt100 screen. The session's output is held still
-    /// while `draw` runs: keep it to one frame's work.
-    pub fn with_session_screen<R>(
-        &self,
-        session: &str,
-        draw: impl FnOnce(&vt100::Screen) -> R,
-    ) -> Result<R, EngineError> {
-        let s = self.terminals().get(session)?;
-        Ok(s.with_screen(draw))
+    /// A copy of the session's screen as it is now.
+    pub fn session_mirror(&self, session: &str) -> Result<Mirror, EngineError> {
+        Ok(self.terminals().get(session)?.mirror())
     }
 }

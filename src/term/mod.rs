@@ -23,6 +23,7 @@ pub mod hush;
 pub mod inputs;
 pub mod keys;
 pub mod matcher;
+pub mod mirror;
 pub mod processes;
 pub mod quiet;
 pub mod screen;

@@ -977,6 +977,11 @@ impl Session {
         f(self.shared.lock().screen.vt())
     }
 
+    /// A copy of the screen as it is now, for a front end to draw.
+    pub fn mirror(&self) -> super::mirror::Mirror {
+        self.with_screen(super::mirror::Mirror::of)
+    }
+
     /// Current size.
     pub fn size(&self) -> Size {
         self.shared.lock().screen.size()

@@ -361,9 +361,10 @@ fn pane_reporting(engine: &Engine, app: &App) -> Option<super::mouse_report::Rep
     }
     let pane = app.focused_pane()?;
     engine
-        .with_session_screen(&pane.session_id, |screen| super::mouse_report::Reporting {
-            mode: screen.mouse_protocol_mode(),
-            encoding: screen.mouse_protocol_encoding(),
+        .session_mirror(&pane.session_id)
+        .map(|screen| super::mouse_report::Reporting {
+            mode: screen.mouse,
+            encoding: screen.mouse_encoding,
         })
         .ok()
 }

@@ -221,8 +221,8 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
         Effect::Paste { session_id, text } => {
             let bracketed = out
                 .engine
-                .with_session_screen(&session_id, |s| s.bracketed_paste())
-                .unwrap_or(false);
+                .session_mirror(&session_id)
+                .is_ok_and(|s| s.bracketed_paste);
             let text = if bracketed {
                 format!("\u{1b}[200~{text}\u{1b}[201~")
             } else {
@@ -270,9 +270,8 @@ fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
         Effect::CopyScreen(selection) => {
             let text = out
                 .engine
-                .with_session_screen(&selection.session_id, |screen| {
-                    screen_text(screen, &selection)
-                });
+                .session_mirror(&selection.session_id)
+                .map(|screen| screen_text(&screen, &selection));
             out.now.push_back(match text {
                 Ok(text) => copied(&text, out.tmux),
                 Err(e) => Event::Failed(e.to_string()),
@@ -459,10 +458,10 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
             }
         }
         Effect::LocateCursor(session_id) => {
-            match engine.with_session_screen(&session_id, |s| {
-                let (row, col) = s.cursor_position();
-                (s.alternate_screen(), row, col)
-            }) {
+            match engine
+                .session_mirror(&session_id)
+                .map(|s| (s.alternate, s.cursor_row, s.cursor_col))
+            {
                 Ok((alternate, row, col)) => Event::CursorLocated {
                     session_id,
                     alternate,
@@ -504,11 +503,10 @@ fn document(
 }
 
 /// The text of a selection on a session's screen (rows the terminal wrapped are joined).
-pub fn screen_text(screen: &vt100::Screen, selection: &Selection) -> String {
-    let (_, cols) = screen.size();
-    let mut line = |n: u64| super::draw::pane::screen_row(screen, n, cols.get());
+pub fn screen_text(screen: &crate::engine::panes::Mirror, selection: &Selection) -> String {
+    let mut line = |n: u64| screen.row_text(n);
     let bounds = super::selection::bounds(selection, &mut line);
-    let wrapped = |n: u64| u16::try_from(n).is_ok_and(|r| screen.row_wrapped(r));
+    let wrapped = |n: u64| screen.row_wrapped(n);
     super::selection::text(bounds, &mut line, &wrapped)
 }
 

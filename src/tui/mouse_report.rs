@@ -4,20 +4,20 @@
 //! the way it asked, as a terminal would send it; everywhere else the mouse stays the
 //! studio's.
 
+use crate::engine::panes::{MouseEncoding, MouseMode};
 use crossterm::event::{KeyModifiers, MouseButton, MouseEventKind};
-use vt100::{MouseProtocolEncoding, MouseProtocolMode};
 
 /// What the program of a pane asked the terminal to report, read from its screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reporting {
-    pub mode: MouseProtocolMode,
-    pub encoding: MouseProtocolEncoding,
+    pub mode: MouseMode,
+    pub encoding: MouseEncoding,
 }
 
 impl Reporting {
     /// Whether the program wants the mouse at all.
     pub fn wanted(self) -> bool {
-        self.mode != MouseProtocolMode::None
+        self.mode != MouseMode::None
     }
 }
 
@@ -44,18 +44,18 @@ pub fn encode(
         MouseEventKind::ScrollRight => (67, false, false),
     };
     let reported = match reporting.mode {
-        MouseProtocolMode::None => false,
-        MouseProtocolMode::Press => !release && !motion,
-        MouseProtocolMode::PressRelease => !motion,
-        MouseProtocolMode::ButtonMotion => kind != MouseEventKind::Moved,
-        MouseProtocolMode::AnyMotion => true,
+        MouseMode::None => false,
+        MouseMode::Press => !release && !motion,
+        MouseMode::PressRelease => !motion,
+        MouseMode::ButtonMotion => kind != MouseEventKind::Moved,
+        MouseMode::AnyMotion => true,
     };
     if !reported {
         return None;
     }
     let mut code = button + if motion { 32 } else { 0 };
     // X10 mode reports no modifiers.
-    if reporting.mode != MouseProtocolMode::Press {
+    if reporting.mode != MouseMode::Press {
         if modifiers.contains(KeyModifiers::SHIFT) {
             code += 4;
         }
@@ -68,7 +68,7 @@ pub fn encode(
     }
     let (x, y) = (u32::from(col) + 1, u32::from(row) + 1);
     match reporting.encoding {
-        MouseProtocolEncoding::Sgr => Some(format!(
+        MouseEncoding::Sgr => Some(format!(
             "\u{1b}[<{code};{x};{y}{}",
             if release { 'm' } else { 'M' }
         )),
@@ -77,7 +77,7 @@ pub fn encode(
             if release {
                 code = (code & !3) | 3;
             }
-            let limit = if encoding == MouseProtocolEncoding::Utf8 {
+            let limit = if encoding == MouseEncoding::Utf8 {
                 2015
             } else {
                 95
@@ -103,7 +103,7 @@ fn button_code(button: MouseButton) -> u32 {
 mod tests {
     use super::*;
 
-    fn reporting(mode: MouseProtocolMode, encoding: MouseProtocolEncoding) -> Reporting {
+    fn reporting(mode: MouseMode, encoding: MouseEncoding) -> Reporting {
         Reporting { mode, encoding }
     }
 
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn sgr_reports_presses_releases_drags_and_the_wheel_with_modifiers() {
-        let r = reporting(MouseProtocolMode::ButtonMotion, MouseProtocolEncoding::Sgr);
+        let r = reporting(MouseMode::ButtonMotion, MouseEncoding::Sgr);
         let left = MouseButton::Left;
         assert_eq!(
             encode(r, MouseEventKind::Down(left), NONE, 4, 2).as_deref(),
@@ -155,33 +155,22 @@ mod tests {
         let reported = |mode| {
             kinds
                 .iter()
-                .map(|k| {
-                    encode(reporting(mode, MouseProtocolEncoding::Sgr), *k, NONE, 0, 0).is_some()
-                })
+                .map(|k| encode(reporting(mode, MouseEncoding::Sgr), *k, NONE, 0, 0).is_some())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(reported(MouseProtocolMode::None), [false; 4]);
+        assert_eq!(reported(MouseMode::None), [false; 4]);
+        assert_eq!(reported(MouseMode::Press), [true, false, false, false]);
         assert_eq!(
-            reported(MouseProtocolMode::Press),
-            [true, false, false, false]
-        );
-        assert_eq!(
-            reported(MouseProtocolMode::PressRelease),
+            reported(MouseMode::PressRelease),
             [true, true, false, false]
         );
-        assert_eq!(
-            reported(MouseProtocolMode::ButtonMotion),
-            [true, true, true, false]
-        );
-        assert_eq!(reported(MouseProtocolMode::AnyMotion), [true; 4]);
+        assert_eq!(reported(MouseMode::ButtonMotion), [true, true, true, false]);
+        assert_eq!(reported(MouseMode::AnyMotion), [true; 4]);
     }
 
     #[test]
     fn the_older_encodings_release_as_button_3_and_stop_where_their_bytes_do() {
-        let normal = reporting(
-            MouseProtocolMode::PressRelease,
-            MouseProtocolEncoding::Default,
-        );
+        let normal = reporting(MouseMode::PressRelease, MouseEncoding::Default);
         assert_eq!(
             encode(normal, MouseEventKind::Down(MouseButton::Left), NONE, 0, 0).as_deref(),
             Some("\u{1b}[M !!")
@@ -202,12 +191,12 @@ mod tests {
             None,
             "column 96 would need a byte over 127"
         );
-        let utf8 = reporting(MouseProtocolMode::PressRelease, MouseProtocolEncoding::Utf8);
+        let utf8 = reporting(MouseMode::PressRelease, MouseEncoding::Utf8);
         assert_eq!(
             encode(utf8, MouseEventKind::Down(MouseButton::Left), NONE, 199, 0).as_deref(),
             Some("\u{1b}[M \u{e8}!")
         );
-        let x10 = reporting(MouseProtocolMode::Press, MouseProtocolEncoding::Default);
+        let x10 = reporting(MouseMode::Press, MouseEncoding::Default);
         assert_eq!(
             encode(
                 x10,

@@ -322,8 +322,8 @@ fn in_focus_mode_a_program_that_asked_for_the_mouse_gets_it_inside_its_pane() {
         .unwrap()
         .inner;
     let vim = Reporting {
-        mode: vt100::MouseProtocolMode::ButtonMotion,
-        encoding: vt100::MouseProtocolEncoding::Sgr,
+        mode: crate::engine::panes::MouseMode::ButtonMotion,
+        encoding: crate::engine::panes::MouseEncoding::Sgr,
     };
     let at = |kind, x, y, reporting| Event::Mouse {
         event: MouseEvent {

@@ -5,6 +5,7 @@
 use super::text::clean;
 use super::{Ctx, block};
 use crate::engine::Engine;
+use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
 use crate::tui::copy;
 use crate::tui::keymap::Mode;
@@ -18,15 +19,16 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Where the panes' screens come from: the engine, lent for one frame.
+/// Where the panes' screens come from: copies of the sessions' screens (mirrors), taken from
+/// the engine in this process or sent by the folder's server.
 pub trait Screens {
     /// Runs `draw` on the session's screen; false when there is no such session.
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&vt100::Screen)) -> bool;
+    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool;
 }
 
 impl Screens for Engine {
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&vt100::Screen)) -> bool {
-        self.with_session_screen(session_id, |s| draw(s)).is_ok()
+    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool {
+        self.session_mirror(session_id).map(|m| draw(&m)).is_ok()
     }
 }
 
@@ -207,8 +209,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
     cx.screens.with_screen(&pane.session_id, &mut |screen| {
         cursor = render_screen(screen, inner, buf, t.colour);
         if let Some(sel) = selection.filter(|s| s.surface == Surface::Screen) {
-            let (_, cols) = screen.size();
-            let mut line = |n: u64| screen_row(screen, n, cols.get());
+            let mut line = |n: u64| screen.row_text(n);
             let bounds = selection::bounds(sel, &mut line);
             mark_selection(buf, inner, 0, bounds);
         }
@@ -239,14 +240,6 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
     {
         frame.set_cursor_position(at);
     }
-}
-
-/// A row of a screen as text (wide characters once), for word and line selections.
-pub fn screen_row(screen: &vt100::Screen, row: u64, cols: u16) -> String {
-    u16::try_from(row)
-        .ok()
-        .and_then(|r| screen.rows(0, cols).nth(usize::from(r)))
-        .unwrap_or_default()
 }
 
 /// Marks the selected cells of the rows in view (`top` is the content line of the first
@@ -305,72 +298,67 @@ fn marked(text: &str, column: usize, length: usize) -> Line<'static> {
 /// inside `area`. Without `colour` (`NO_COLOR`) the program's colours are dropped and its
 /// attributes kept.
 pub fn render_screen(
-    screen: &vt100::Screen,
+    screen: &Mirror,
     area: Rect,
     buf: &mut Buffer,
     colour: bool,
 ) -> Option<Position> {
-    let (rows, cols) = screen.size();
-    let (rows, cols) = (rows.get(), cols.get());
-    for row in 0..rows.min(area.height) {
-        for col in 0..cols.min(area.width) {
-            let Some(cell) = screen.cell(row, col) else {
-                continue;
-            };
-            if cell.is_wide_continuation() {
-                continue;
+    for row in 0..screen.rows.min(area.height) {
+        for cell in screen.cells(row) {
+            if cell.col >= screen.cols.min(area.width) {
+                break;
             }
-            let at = Position::new(area.x + col, area.y + row);
+            let at = Position::new(area.x + cell.col, area.y + row);
             let Some(target) = buf.cell_mut(at) else {
                 continue;
             };
-            let text = cell.contents();
-            if text.is_empty() {
-                target.set_symbol(" ");
-            } else if text.chars().any(crate::workflow::names::is_dangerous_char) {
+            if cell
+                .text
+                .chars()
+                .any(crate::workflow::names::is_dangerous_char)
+            {
                 target.set_symbol("?");
             } else {
-                target.set_symbol(text);
+                target.set_symbol(cell.text);
             }
-            target.set_style(style_of(cell, colour));
+            target.set_style(style_of(cell.style, colour));
         }
     }
-    let (row, col) = screen.cursor_position();
-    (!screen.hide_cursor() && row < area.height && col < area.width)
+    let (row, col) = (screen.cursor_row, screen.cursor_col);
+    (screen.cursor_visible && row < area.height && col < area.width)
         .then(|| Position::new(area.x + col, area.y + row))
 }
 
-fn style_of(cell: &vt100::Cell, with_colour: bool) -> Style {
+fn style_of(cell: crate::engine::panes::Style, with_colour: bool) -> Style {
     let mut style = Style::default();
     if with_colour {
-        style = style.fg(colour(cell.fgcolor())).bg(colour(cell.bgcolor()));
+        style = style.fg(colour(cell.fg)).bg(colour(cell.bg));
     } else {
         style = style.fg(Color::Reset).bg(Color::Reset);
     }
     let mut modifiers = Modifier::empty();
-    if cell.bold() {
+    if cell.bold {
         modifiers |= Modifier::BOLD;
     }
-    if cell.dim() {
+    if cell.dim {
         modifiers |= Modifier::DIM;
     }
-    if cell.italic() {
+    if cell.italic {
         modifiers |= Modifier::ITALIC;
     }
-    if cell.underline() {
+    if cell.underline {
         modifiers |= Modifier::UNDERLINED;
     }
-    if cell.inverse() {
+    if cell.inverse {
         modifiers |= Modifier::REVERSED;
     }
-    style = style.add_modifier(modifiers);
-    style
+    style.add_modifier(modifiers)
 }
 
-fn colour(c: vt100::Color) -> Color {
+fn colour(c: Colour) -> Color {
     match c {
-        vt100::Color::Default => Color::Reset,
-        vt100::Color::Idx(i) => Color::Indexed(i),
-        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        Colour::Default => Color::Reset,
+        Colour::Indexed(i) => Color::Indexed(i),
+        Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
 }
