@@ -268,6 +268,22 @@ impl Request {
     }
 }
 
+impl Request {
+    /// Whether answering it waits on a run or a process (starting, cancelling, a journal
+    /// read that may wait for a run's status, opening or ending a terminal): only
+    /// [`Engine::handle`] answers these.
+    pub fn waits(&self) -> bool {
+        matches!(
+            self,
+            Request::RunEvents { .. }
+                | Request::StartRun { .. }
+                | Request::CancelRun { .. }
+                | Request::OpenTerminal { .. }
+                | Request::ExitTerminal { .. }
+        )
+    }
+}
+
 impl Engine {
     /// Answers one request with the method it names, as `actor`. Quick requests are answered
     /// on the caller's task; file work on the blocking pool, so that a slow disk holds up only
@@ -379,7 +395,8 @@ impl Engine {
     }
 
     /// Answers on the calling thread any request that waits on no run or process: quick ones
-    /// from memory, the rest from the disk. Call it where blocking is allowed.
+    /// from memory, the rest from the disk; one that [`Request::waits`] is refused with
+    /// `not_quick`. Call it where blocking is allowed.
     pub fn handle_sync(&self, request: Request, actor: &Actor) -> Answer {
         Ok(match request {
             Request::Draft { text } => Reply::Draft(Box::new(self.workflow_draft(&text))),

@@ -50,6 +50,8 @@ pub struct Hello {
 pub enum Client {
     /// An agent's `flowdeck mcp`: MCP follows, relayed byte for byte.
     Mcp { options: AgentOptions },
+    /// A person's studio: the studio protocol follows (protocol.rs).
+    Studio {},
 }
 
 /// The server's answer.

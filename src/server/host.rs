@@ -153,6 +153,11 @@ impl Connection {
                 match hello.client {
                     // A relayed agent is served with the stricter of its options and ours.
                     Client::Mcp { options } => crate::mcp::options::merge(&self.options, &options),
+                    Client::Studio {} => {
+                        tracing::info!("{} attached a studio", self.who);
+                        super::studio::serve(read, write, self.engine, self.who, self.stop).await;
+                        return;
+                    }
                 }
             }
             // An MCP client on the socket directly: the host's options.

@@ -7,11 +7,17 @@
 //!   of another version refuses it;
 //! - [`host`]: accepting connections (peer uid checked) and serving each: an agent's MCP
 //!   session on the shared engine;
-//! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it.
+//! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it;
+//! - [`protocol`], [`studio`], [`client`]: a studio attached to the server: the engine's
+//!   requests, snapshot, events and screens on the wire, the server's side of it and the
+//!   studio's.
 //!
 //! It is not MCP's: MCP is one of the protocols served here.
 
+pub mod client;
 pub mod hello;
 pub mod host;
+pub mod protocol;
 pub mod relay;
 pub mod socket;
+pub mod studio;

@@ -6,12 +6,13 @@
 use super::containment::{Faults, Recovery, contain};
 use super::draw;
 use super::effects::{Outlet, execute};
+use super::link::{Ask, Inbox, Link};
 use super::state::App;
 use super::terminal::{self, Tui};
 use super::theme::Theme;
 use super::update::{Event, update};
-use crate::engine::approval::Approver;
 use crate::engine::{Change, Engine, EngineConfig, EngineEvent};
+use crate::server::client::Inbound;
 use crate::signals::Termination;
 use anyhow::{Context, Result};
 use crossterm::event::{Event as TermEvent, EventStream};
@@ -48,84 +49,155 @@ enum Ended {
 }
 
 /// Opens the studio on the folder and runs it until the person quits or a termination
-/// signal arrives; the terminal is given back and the engine shut down either way.
+/// signal arrives; the terminal is given back either way. When the folder's server answers on
+/// its socket, the studio attaches to it and the engine goes on when the studio ends;
+/// otherwise the studio opens the engine here and shuts it down at the end.
 pub fn run(options: StudioOptions) -> Result<ExitCode> {
     let runtime = crate::cli::runtime()?;
     let outcome = runtime.block_on(async {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        // A folder that is missing or unreadable opens the studio all the same: the list says
-        // what is wrong and follows the folder once it is fixed; shells work meanwhile.
-        let engine = Engine::open_lenient(&options.folder, options.engine.clone())
-            .context("cannot open the workflows folder")?;
-        let (mut theme, theme_warning) = load_theme(options.theme.as_deref());
-        if super::theme::no_color_requested(std::env::var_os("NO_COLOR").as_deref()) {
-            theme = theme.without_colour();
+        match crate::server::relay::connect(&options.folder) {
+            Some(stream) => attached(stream, &options, &mut termination).await,
+            None => hosted(&options, &mut termination).await,
         }
-        let mut app = App::new(options.folder.display().to_string());
-        app.message = theme_warning.or_else(|| {
-            engine.approval_mode().then(|| {
-                "approval mode: an agent's run of a manifest you have not approved waits for your yes".into()
-            })
-        });
-        // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
-        // relays to it). A folder another process hosts is not opened twice.
-        let host = match crate::server::host::start(
-            engine.clone(),
-            &options.folder,
-            crate::mcp::McpOptions::default(),
-        ) {
-            Ok(host) => Some(host),
-            Err(e @ crate::server::socket::SocketError::Hosted { .. }) => {
-                engine.shutdown().await;
-                return Err(anyhow::Error::new(e));
-            }
-            Err(e) => {
-                app.message = Some(format!("agents cannot reach this studio: {e}"));
-                None
-            }
-        };
-        // A person is here to answer agents' approval requests (approval mode) for as long as
-        // the studio is open.
-        let approver = engine.attach_approver();
-        // Asked before the terminal is taken: tmux answers on its own socket.
-        app.clipboard_hint = super::clipboard::hint();
-        let log = match &options.log {
-            Ok(path) => path.display().to_string(),
-            Err(why) => format!("no log file: {why}"),
-        };
-        let outcome = match terminal::enter() {
-            Ok((mut tui, guard)) => {
-                let shown = Shown { tui: &mut tui, theme: &theme, log: &log };
-                let outcome = event_loop(&engine, &approver, shown, app, &mut termination).await;
-                drop(guard);
-                outcome
-            }
-            Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
-        };
-        // The terminal is the person's again before shutdown waits for runs to end; nobody
-        // is left to approve what still waits (a studio that gave up its screen included).
-        drop(approver);
-        let outcome = match outcome {
-            Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
-            Ok(Ended::GaveUp(why)) => {
-                // The terminal is the person's again (cooked): plain lines.
-                eprintln!(
-                    "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); details in {log}"
-                );
-                serve_after_giving_up(&engine, &mut termination).await;
-                Ok(ExitCode::from(2))
-            }
-            Err(e) => Err(e),
-        };
-        if let Some(host) = host {
-            host.stop().await;
-        }
-        engine.shutdown().await;
-        outcome
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
     outcome
+}
+
+/// The studio attached to the folder's server.
+async fn attached(
+    stream: std::os::unix::net::UnixStream,
+    options: &StudioOptions,
+    termination: &mut Termination,
+) -> Result<ExitCode> {
+    let (remote, inbound) = crate::server::client::Remote::attach(stream, &options.folder)
+        .await
+        .context("cannot attach to the folder's server")?;
+    tracing::info!("attached to {}", remote.server);
+    let link = Link::Remote(remote);
+    let Some(inbox) = link.inbox(Some(inbound)) else {
+        anyhow::bail!("no events from the folder's server");
+    };
+    let (theme, message) = studio_theme(options);
+    let mut app = App::new(options.folder.display().to_string());
+    app.message = message;
+    match show(&link, inbox, app, &theme, options, termination).await? {
+        Ended::Quit => Ok(ExitCode::SUCCESS),
+        Ended::GaveUp(why) => {
+            eprintln!(
+                "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); the folder's server goes on"
+            );
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// The studio with the engine in its own process, serving agents on the folder's socket.
+async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Result<ExitCode> {
+    // A folder that is missing or unreadable opens the studio all the same: the list says
+    // what is wrong and follows the folder once it is fixed; shells work meanwhile.
+    let engine = Engine::open_lenient(&options.folder, options.engine.clone())
+        .context("cannot open the workflows folder")?;
+    let (theme, message) = studio_theme(options);
+    let mut app = App::new(options.folder.display().to_string());
+    app.message = message.or_else(|| {
+        engine.approval_mode().then(|| {
+            "approval mode: an agent's run of a manifest you have not approved waits for your yes".into()
+        })
+    });
+    // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
+    // relays to it). A folder another process hosts is not opened twice.
+    let host = match crate::server::host::start(
+        engine.clone(),
+        &options.folder,
+        crate::mcp::McpOptions::default(),
+    ) {
+        Ok(host) => Some(host),
+        Err(e @ crate::server::socket::SocketError::Hosted { .. }) => {
+            engine.shutdown().await;
+            return Err(anyhow::Error::new(e));
+        }
+        Err(e) => {
+            app.message = Some(format!("agents cannot reach this studio: {e}"));
+            None
+        }
+    };
+    // A person is here to answer agents' approval requests (approval mode) for as long as
+    // the studio is open.
+    let link = Link::Local {
+        engine: engine.clone(),
+        approver: Arc::new(engine.attach_approver()),
+    };
+    let outcome = match link.inbox(None) {
+        Some(inbox) => show(&link, inbox, app, &theme, options, termination).await,
+        None => Err(anyhow::anyhow!("no events from the engine")),
+    };
+    // The terminal is the person's again before shutdown waits for runs to end; nobody is
+    // left to approve what still waits (a studio that gave up its screen included).
+    drop(link);
+    let outcome = match outcome {
+        Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
+        Ok(Ended::GaveUp(why)) => {
+            // The terminal is the person's again (cooked): plain lines.
+            eprintln!(
+                "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); details in {}",
+                log_name(options)
+            );
+            serve_after_giving_up(&engine, termination).await;
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Err(e),
+    };
+    if let Some(host) = host {
+        host.stop().await;
+    }
+    engine.shutdown().await;
+    outcome
+}
+
+/// The theme asked for, without colours under `NO_COLOR`, and what to say about it.
+fn studio_theme(options: &StudioOptions) -> (Theme, Option<String>) {
+    let (mut theme, warning) = load_theme(options.theme.as_deref());
+    if super::theme::no_color_requested(std::env::var_os("NO_COLOR").as_deref()) {
+        theme = theme.without_colour();
+    }
+    (theme, warning)
+}
+
+fn log_name(options: &StudioOptions) -> String {
+    match &options.log {
+        Ok(path) => path.display().to_string(),
+        Err(why) => format!("no log file: {why}"),
+    }
+}
+
+/// Takes the terminal, runs the loop, gives the terminal back.
+async fn show(
+    link: &Link,
+    inbox: Inbox,
+    mut app: App,
+    theme: &Theme,
+    options: &StudioOptions,
+    termination: &mut Termination,
+) -> Result<Ended> {
+    // Asked before the terminal is taken: tmux answers on its own socket.
+    app.clipboard_hint = super::clipboard::hint();
+    let log = log_name(options);
+    match terminal::enter() {
+        Ok((mut tui, guard)) => {
+            let shown = Shown {
+                tui: &mut tui,
+                theme,
+                log: &log,
+            };
+            let outcome = event_loop(link, inbox, shown, app, termination).await;
+            drop(guard);
+            outcome
+        }
+        Err(e) => Err(anyhow::Error::new(e).context("cannot take over the terminal")),
+    }
 }
 
 fn load_theme(name: Option<&str>) -> (Theme, Option<String>) {
@@ -134,6 +206,14 @@ fn load_theme(name: Option<&str>) -> (Theme, Option<String>) {
 
 async fn next_input(stream: &mut EventStream) -> Option<std::io::Result<TermEvent>> {
     std::future::poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *stream), cx)).await
+}
+
+/// The sessions whose panes are on screen now.
+fn shown_sessions(app: &App) -> Vec<String> {
+    super::layout::app_slots(app)
+        .iter()
+        .filter_map(|s| app.panes.get(s.index).map(|p| p.session_id.clone()))
+        .collect()
 }
 
 /// Whether an engine event changes what is on screen: output of a pane nobody sees does not.
@@ -159,18 +239,21 @@ struct Shown<'a> {
 }
 
 async fn event_loop(
-    engine: &Arc<Engine>,
-    approver: &Approver,
+    link: &Link,
+    mut inbox: Inbox,
     shown: Shown<'_>,
     mut app: App,
     termination: &mut Termination,
 ) -> Result<Ended> {
     let Shown { tui, theme, log } = shown;
-    // Subscribed before the snapshot: no event can fall between them.
-    let mut events = engine.subscribe();
     let size = tui.size()?;
     app.size = (size.width, size.height);
-    let mut pending = VecDeque::from([Event::Snapshot(Box::new(engine.snapshot()))]);
+    // The inbox subscribed before this snapshot (a server sends its own first).
+    let mut pending: VecDeque<Event> = super::link::first_snapshot(link)
+        .map(Event::Snapshot)
+        .into_iter()
+        .collect();
+    let mut watched: Vec<String> = Vec::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
     let clock = std::time::Instant::now();
@@ -195,8 +278,15 @@ async fn event_loop(
             }) {
                 Ok(effects) => effects,
                 Err(why) => {
-                    if let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
-                    {
+                    if let Err(why) = recover(
+                        link,
+                        &done_tx,
+                        &mut app,
+                        &mut faults,
+                        why,
+                        log,
+                        &mut pending,
+                    ) {
                         return Ok(Ended::GaveUp(why));
                     }
                     continue;
@@ -205,8 +295,7 @@ async fn event_loop(
             for effect in effects {
                 let done = contain(|| {
                     let mut out = Outlet {
-                        engine,
-                        approver,
+                        link,
                         done: &done_tx,
                         now: &mut pending,
                         tmux,
@@ -215,7 +304,15 @@ async fn event_loop(
                     execute(&mut out, effect);
                 });
                 if let Err(why) = done
-                    && let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
+                    && let Err(why) = recover(
+                        link,
+                        &done_tx,
+                        &mut app,
+                        &mut faults,
+                        why,
+                        log,
+                        &mut pending,
+                    )
                 {
                     return Ok(Ended::GaveUp(why));
                 }
@@ -233,12 +330,18 @@ async fn event_loop(
         if app.quit {
             return Ok(Ended::Quit);
         }
+        // A server sends the screens of the panes shown, and only theirs.
+        let shown_now = shown_sessions(&app);
+        if shown_now != watched {
+            link.watch(shown_now.clone());
+            watched = shown_now;
+        }
         let next_frame = last_frame.map(|at| at + FRAME);
         if dirty && next_frame.is_none_or(|at| Instant::now() >= at) {
             let drawn = contain(|| {
                 #[cfg(debug_assertions)]
                 super::containment::inject::on_draw();
-                tui.draw(|frame| draw::draw(frame, &app, theme, engine.as_ref()))
+                tui.draw(|frame| draw::draw(frame, &app, theme, link.screens()))
                     .map(|_| ())
             });
             last_frame = Some(Instant::now());
@@ -251,8 +354,15 @@ async fn event_loop(
                 Err(why) => {
                     // Half a frame was drawn into the buffer: the next starts from blank.
                     tui.current_buffer_mut().reset();
-                    if let Err(why) = recover(engine, &mut app, &mut faults, why, log, &mut pending)
-                    {
+                    if let Err(why) = recover(
+                        link,
+                        &done_tx,
+                        &mut app,
+                        &mut faults,
+                        why,
+                        log,
+                        &mut pending,
+                    ) {
                         return Ok(Ended::GaveUp(why));
                     }
                     continue;
@@ -266,7 +376,7 @@ async fn event_loop(
                 Some(Ok(TermEvent::Paste(text))) => pending.push_back(Event::Paste(text)),
                 Some(Ok(TermEvent::Mouse(event))) => {
                     let at_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    let reporting = pane_reporting(engine, &app);
+                    let reporting = pane_reporting(link, &app);
                     pending.push_back(Event::Mouse { event, at_ms, reporting });
                 }
                 Some(Ok(TermEvent::FocusGained)) => pending.push_back(Event::TermFocus(true)),
@@ -278,13 +388,11 @@ async fn event_loop(
                 // The terminal is gone: nobody is left to show anything to.
                 None => return Ok(Ended::Quit),
             },
-            event = events.recv() => match event {
-                Ok(event) => pending.push_back(Event::Engine(Box::new(event))),
-                // Behind the stream: start again from a fresh snapshot, as the contract says.
-                Err(RecvError::Lagged(_)) => {
-                    pending.push_back(Event::Snapshot(Box::new(engine.snapshot())));
-                }
-                Err(RecvError::Closed) => return Ok(Ended::Quit),
+            told = inbox.recv() => match told {
+                Inbound::Event(event) => pending.push_back(Event::Engine(event)),
+                Inbound::Snapshot(snapshot) => pending.push_back(Event::Snapshot(snapshot)),
+                Inbound::Screen(session_id) => dirty |= watched.contains(&session_id),
+                Inbound::Gone(why) => anyhow::bail!("{why}: the studio cannot go on without it"),
             },
             Some(done) = done_rx.recv() => pending.push_back(done),
             _ = termination.recv() => return Ok(Ended::Quit),
@@ -297,7 +405,8 @@ async fn event_loop(
 /// snapshot; when the same trouble repeats, its view starts over; after that, `Err` with the
 /// reason: the studio gives up its screen.
 fn recover(
-    engine: &Engine,
+    link: &Link,
+    done: &mpsc::UnboundedSender<Event>,
     app: &mut App,
     faults: &mut Faults,
     why: String,
@@ -318,7 +427,16 @@ fn recover(
     app.message = Some(format!(
         "flowdeck hit a bug and carried on ({why}); details in {log}"
     ));
-    pending.push_back(Event::Snapshot(Box::new(engine.snapshot())));
+    // The snapshot to follow the engine again from, asked as an update asks it.
+    let mut external = None;
+    let mut out = Outlet {
+        link,
+        done,
+        now: pending,
+        tmux: false,
+        external: &mut external,
+    };
+    execute(&mut out, super::effect::Effect::Resnapshot);
     Ok(())
 }
 
@@ -355,13 +473,12 @@ async fn serve_after_giving_up(engine: &Engine, termination: &mut Termination) {
 const LAST_ANSWERS: Duration = Duration::from_secs(2);
 
 /// In focus mode, what the focused pane's program asked the terminal to report of the mouse.
-fn pane_reporting(engine: &Engine, app: &App) -> Option<super::mouse_report::Reporting> {
+fn pane_reporting(link: &Link, app: &App) -> Option<super::mouse_report::Reporting> {
     if app.mode != super::keymap::Mode::Focus {
         return None;
     }
     let pane = app.focused_pane()?;
-    engine
-        .session_mirror(&pane.session_id)
+    link.mirror(&pane.session_id)
         .map(|screen| super::mouse_report::Reporting {
             mode: screen.mouse,
             encoding: screen.mouse_encoding,

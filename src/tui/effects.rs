@@ -1,22 +1,21 @@
 //! Effects carried out: each engine call an update asks for goes to the engine as a
-//! [`Request`] (engine/request.rs), the vocabulary that also crosses the folder's socket, and
-//! its answer comes back as an [`Event`]. Quick reads are answered before the next key; what
-//! may wait (files, processes, runs) runs as a task that reports back through `done`. The
-//! rest are the studio's own (the clipboard, the mouse, the terminal's title, the person's
-//! editor).
+//! [`Request`] (engine/request.rs), through the studio's [`Link`] (the engine here, or the
+//! folder's server), and its answer comes back as an [`Event`]. With the engine here, quick
+//! reads are answered before the next key; what may wait (files, processes, runs, and every
+//! call to a server) runs as a task that reports back through `done`. The rest are the
+//! studio's own (the clipboard, the mouse, the terminal's title, the person's editor).
 
 use super::effect::Effect;
+use super::link::{Ask, Link, message};
 use super::state::{Point, Selection};
 use super::terminal;
 use super::update::Event;
-use crate::engine::approval::Approver;
-use crate::engine::request::{Answer, Reply, Request, RequestError};
-use crate::engine::{Actor, Engine};
+use crate::engine::Engine;
+use crate::engine::request::{Answer, Reply, Request};
 use crate::workflow::action::{
     ContentMode, GetScreenContentParams, SearchOrder, SearchOutputParams, SendInputParams,
 };
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -29,8 +28,7 @@ pub const RUNS_SHOWN: usize = 50;
 /// Where the effects of one update go, and where their answers come back.
 #[allow(missing_debug_implementations)]
 pub struct Outlet<'a> {
-    pub engine: &'a Arc<Engine>,
-    pub approver: &'a Approver,
+    pub link: &'a Link,
     /// Answers of tasks, fed back to the loop.
     pub done: &'a mpsc::UnboundedSender<Event>,
     /// Answers given at once, handled before the next key.
@@ -43,22 +41,28 @@ pub struct Outlet<'a> {
 
 /// Carries out one effect.
 pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
-    let effect = match read(out.engine, effect) {
-        Ok(event) => return out.now.push_back(event),
-        Err(effect) => effect,
+    let effect = match out.link.local() {
+        Some(engine) => match read(engine, effect) {
+            Ok(event) => return out.now.push_back(event),
+            Err(effect) => effect,
+        },
+        None => effect,
     };
     let effect = match studio_own(out, effect) {
         None => return,
         Some(effect) => effect,
     };
-    let engine = out.engine.clone();
+    let link = out.link.clone();
     let done = out.done.clone();
-    // Answered from memory: at once, so that the next key sees it.
-    let at_once = |out: &mut Outlet<'_>, request: Request, then: fn(Answer) -> Option<Event>| {
-        if let Some(event) = then(out.engine.handle_now(request, &Actor::Person)) {
-            out.now.push_back(event);
-        }
-    };
+    // Answered at once when the engine is here, so that the next key sees it.
+    let at_once =
+        |out: &mut Outlet<'_>, request: Request, then: fn(Answer) -> Option<Event>| match out
+            .link
+            .ask_now(&request)
+        {
+            Some(answer) => out.now.extend(then(answer)),
+            None => later(out.link.clone(), out.done.clone(), request, then),
+        };
     match effect {
         Effect::CheckLater(edits) => {
             tokio::spawn(async move {
@@ -66,7 +70,7 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 let _ = done.send(Event::CheckDue(edits));
             });
         }
-        Effect::Check { edits, text } => later(engine, done, Request::Draft { text }, move |a| {
+        Effect::Check { edits, text } => later(link, done, Request::Draft { text }, move |a| {
             Some(match a {
                 Ok(Reply::Draft(draft)) => Event::Checked { edits, draft },
                 other => failed(other, "cannot check the text"),
@@ -77,14 +81,14 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 file: file.clone(),
                 text,
             };
-            later(engine, done, request, move |a| {
+            later(link, done, request, move |a| {
                 a.err()
                     .map(|e| Event::Failed(format!("cannot keep a recovery copy of {file}: {e}")))
             });
         }
         Effect::DiscardRecovery(file) => {
             let request = Request::RecoveryDiscard { file: file.clone() };
-            later(engine, done, request, move |a| {
+            later(link, done, request, move |a| {
                 a.err()
                     .map(|e| Event::Failed(format!("cannot drop the recovery copy of {file}: {e}")))
             });
@@ -96,22 +100,16 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
             expected_version,
         } => {
             tokio::spawn(async move {
-                let saved = engine
-                    .handle(
-                        Request::SaveFile {
-                            file,
-                            text: text.clone(),
-                            expected_version,
-                        },
-                        &Actor::Person,
-                    )
+                let saved = link
+                    .ask(Request::SaveFile {
+                        file,
+                        text: text.clone(),
+                        expected_version,
+                    })
                     .await;
                 let result = match saved {
                     Ok(Reply::Saved(saved)) => {
-                        let errors = match engine
-                            .handle(Request::ValidateManifest { text }, &Actor::Person)
-                            .await
-                        {
+                        let errors = match link.ask(Request::ValidateManifest { text }).await {
                             Ok(Reply::Validation(v)) => v.errors,
                             _ => 0,
                         };
@@ -126,12 +124,17 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
             });
         }
         Effect::ExternalEditWorkflow(workflow) => {
-            let answer = out
-                .engine
-                .handle_now(Request::WorkflowFilePath { workflow }, &Actor::Person);
-            match answer {
-                Ok(Reply::Path(path)) => *out.external = Some(path),
-                other => out.now.push_back(Event::Failed(message(other))),
+            let request = Request::WorkflowFilePath { workflow };
+            match out.link.ask_now(&request) {
+                Some(Ok(Reply::Path(path))) => *out.external = Some(path),
+                Some(other) => out.now.push_back(Event::Failed(message(other))),
+                // A server's folder is this machine's too (its socket is local).
+                None => later(link, done, request, |a| {
+                    Some(match a {
+                        Ok(Reply::Path(path)) => Event::EditFile(path),
+                        other => Event::Failed(message(other)),
+                    })
+                }),
             }
         }
         Effect::CreateWorkflow { template, name } => {
@@ -141,24 +144,24 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 .to_string();
             let purpose = super::state::NameFor::New(template);
             let request = Request::FromTemplate { template: id, name };
-            later(engine, done, request, move |a| Some(named(purpose, a)));
+            later(link, done, request, move |a| Some(named(purpose, a)));
         }
         Effect::DuplicateWorkflow { from, name } => {
             let purpose = super::state::NameFor::Duplicate(from.clone());
             let request = Request::Duplicate { from, name };
-            later(engine, done, request, move |a| Some(named(purpose, a)));
+            later(link, done, request, move |a| Some(named(purpose, a)));
         }
         Effect::RenameWorkflow { from, to } => {
             let purpose = super::state::NameFor::Rename(from.clone());
             let request = Request::Rename { from, to };
-            later(engine, done, request, move |a| Some(named(purpose, a)));
+            later(link, done, request, move |a| Some(named(purpose, a)));
         }
         Effect::DeleteWorkflow(workflow) => {
             let purpose = super::state::NameFor::Delete(workflow.clone());
             let request = Request::Delete {
                 workflow: workflow.clone(),
             };
-            later(engine, done, request, move |a| {
+            later(link, done, request, move |a| {
                 Some(Event::Named {
                     purpose,
                     result: a.map(|_| workflow).map_err(|e| e.message),
@@ -174,7 +177,7 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
         // A journal read of a run in progress may wait for the run's status: off the loop.
         Effect::LoadRunEvents(run_id) => {
             tokio::spawn(async move {
-                let _ = done.send(read_run_events(&engine, run_id).await);
+                let _ = done.send(read_run_events(&link, run_id).await);
             });
         }
         Effect::StartRun { workflow, inputs } => {
@@ -184,14 +187,14 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 // Its screen stays to be read after the end; x closes it.
                 keep_session: true,
             };
-            later(engine, done, request, |a| {
+            later(link, done, request, |a| {
                 Some(Event::RunStarted(match a {
                     Ok(Reply::Started(run_id)) => Ok(run_id),
                     other => Err(message(other)),
                 }))
             });
         }
-        Effect::CancelRun(run_id) => later(engine, done, Request::CancelRun { run_id }, failure),
+        Effect::CancelRun(run_id) => later(link, done, Request::CancelRun { run_id }, failure),
         Effect::AnswerPrompt { run_id, answer } => {
             at_once(out, Request::AnswerPrompt { run_id, answer }, failure);
         }
@@ -201,7 +204,7 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 rows: Some(rows),
                 ..Default::default()
             };
-            later(engine, done, Request::OpenTerminal { params }, |a| {
+            later(link, done, Request::OpenTerminal { params }, |a| {
                 Some(Event::ShellOpened(match a {
                     Ok(Reply::Session(session)) => Ok(*session),
                     other => Err(message(other)),
@@ -209,7 +212,7 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
             });
         }
         Effect::CloseSession(session_id) => {
-            later(engine, done, Request::ExitTerminal { session_id }, failure);
+            later(link, done, Request::ExitTerminal { session_id }, failure);
         }
         Effect::SendKeys { session_id, keys } => {
             let params = SendInputParams {
@@ -220,8 +223,8 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
         }
         Effect::Paste { session_id, text } => {
             let bracketed = out
-                .engine
-                .session_mirror(&session_id)
+                .link
+                .mirror(&session_id)
                 .is_ok_and(|s| s.bracketed_paste);
             let text = if bracketed {
                 format!("\u{1b}[200~{text}\u{1b}[201~")
@@ -246,8 +249,17 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
             };
             at_once(out, request, failure);
         }
-        // Reads (answered above) and the studio's own (below).
-        _ => {}
+        // Reads: answered above with the engine here, else asked of the server.
+        read => {
+            tokio::spawn(async move {
+                match reply(&link, read).await {
+                    Ok(event) => {
+                        let _ = done.send(event);
+                    }
+                    Err(other) => tracing::warn!("an effect nobody carries out: {other:?}"),
+                }
+            });
+        }
     }
 }
 
@@ -256,25 +268,29 @@ fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
     match effect {
         // Quick (a small file written when approving), and answered before the next key.
         Effect::DecideApproval { run_id, approve } => {
-            let error = out
-                .approver
-                .decide(&run_id, approve)
-                .err()
-                .map(|e| format!("cannot answer the approval request: {e}"));
-            out.now.push_back(Event::Approvals {
-                pending: out.engine.approvals_pending(),
-                error,
+            let (link, done) = (out.link.clone(), out.done.clone());
+            tokio::spawn(async move {
+                let error = link
+                    .decide(&run_id, approve)
+                    .await
+                    .err()
+                    .map(|e| format!("cannot answer the approval request: {e}"));
+                let pending = match link.ask(Request::ApprovalsPending).await {
+                    Ok(Reply::Approvals(pending)) => pending,
+                    _ => Vec::new(),
+                };
+                let _ = done.send(Event::Approvals { pending, error });
             });
         }
         Effect::ExternalEditor(path) => *out.external = Some(path),
         Effect::CopyScreen(selection) => {
             let text = out
-                .engine
-                .session_mirror(&selection.session_id)
+                .link
+                .mirror(&selection.session_id)
                 .map(|screen| screen_text(&screen, &selection));
             out.now.push_back(match text {
                 Ok(text) => copied(&text, out.tmux),
-                Err(e) => Event::Failed(e.to_string()),
+                Err(e) => Event::Failed(e),
             });
         }
         Effect::Clipboard(text) => out.now.push_back(copied(&text, out.tmux)),
@@ -298,13 +314,15 @@ fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
 
 /// Sends `request` to the engine off the loop and reports `then` of its answer, if any.
 fn later(
-    engine: Arc<Engine>,
+    link: Link,
     done: mpsc::UnboundedSender<Event>,
     request: Request,
     then: impl FnOnce(Answer) -> Option<Event> + Send + 'static,
 ) {
+    // Asked now, answered later: calls leave in the order they were made.
+    let answer = link.call(request);
     tokio::spawn(async move {
-        if let Some(event) = then(engine.handle(request, &Actor::Person).await) {
+        if let Some(event) = then(answer.await) {
             let _ = done.send(event);
         }
     });
@@ -313,14 +331,6 @@ fn later(
 /// What to tell the person when an answer is an error (nothing when it is not).
 fn failure(answer: Answer) -> Option<Event> {
     answer.err().map(|e| Event::Failed(e.message))
-}
-
-/// An answer that is not the one asked for, as a message.
-fn message(answer: Answer) -> String {
-    match answer {
-        Ok(reply) => RequestError::unexpected(&reply).message,
-        Err(e) => e.message,
-    }
 }
 
 fn failed(answer: Answer, what: &str) -> Event {
@@ -338,23 +348,37 @@ fn named(purpose: super::state::NameFor, answer: Answer) -> Event {
     }
 }
 
-/// Answers an effect that only reads from the engine, at once, as the event it asks for;
-/// any other effect is given back. Tests drive the studio's reads through this too.
+/// Answers an effect that only reads from the engine here, at once, as the event it asks
+/// for; any other effect is given back. Tests drive the studio's reads through this too.
 pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
-    let ask = |request: Request| engine.handle_now(request, &Actor::Person);
+    // The engine here answers every read on this thread: the future is ready at once.
+    let mut reading = std::pin::pin!(reply(engine, effect));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match reading.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(answered) => answered,
+        std::task::Poll::Pending => unreachable!("the engine here answers reads at once"),
+    }
+}
+
+/// The event that answers a read, asked of the engine wherever it is; any other effect is
+/// given back.
+async fn reply(engine: &impl Ask, effect: Effect) -> Result<Event, Effect> {
+    let ask = |request: Request| engine.ask(request);
     Ok(match effect {
-        Effect::ReloadList => match ask(Request::WorkflowList) {
+        Effect::ReloadList => match ask(Request::WorkflowList).await {
             Ok(Reply::Workflows(list)) => Event::List(list.workflows),
             other => failed(other, "cannot list the workflows"),
         },
-        Effect::Resnapshot => match ask(Request::Snapshot) {
+        Effect::Resnapshot => match ask(Request::Snapshot).await {
             Ok(Reply::Snapshot(snapshot)) => Event::Snapshot(snapshot),
             other => failed(other, "cannot read the engine's state"),
         },
         Effect::LoadPlan(workflow) => {
             let plan = match ask(Request::StepPlan {
                 workflow: workflow.clone(),
-            }) {
+            })
+            .await
+            {
                 Ok(Reply::Plan(plan)) => Ok(plan),
                 other => Err(message(other)),
             };
@@ -363,14 +387,16 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
         Effect::LoadInputs(workflow) => {
             let inputs = match ask(Request::PreviewInputs {
                 workflow: workflow.clone(),
-            }) {
+            })
+            .await
+            {
                 Ok(Reply::Inputs(preview)) => Ok(preview.inputs),
                 other => Err(message(other)),
             };
             Event::Inputs { workflow, inputs }
         }
         Effect::ReadHistory { session_id, lines } => {
-            let lines = read_history(&ask, &session_id, lines);
+            let lines = read_history(engine, &session_id, lines).await;
             Event::History { session_id, lines }
         }
         Effect::Search {
@@ -391,7 +417,9 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
             let found = match ask(Request::SearchOutput {
                 session_id: session_id.clone(),
                 params,
-            }) {
+            })
+            .await
+            {
                 Ok(Reply::Found(result)) => Ok(result.found),
                 other => Err(message(other)),
             };
@@ -405,26 +433,30 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
         Effect::LoadProblems(workflow) => {
             let problems = match ask(Request::WorkflowGet {
                 workflow: workflow.clone(),
-            }) {
+            })
+            .await
+            {
                 Ok(Reply::Document(d)) => Ok((d.file, d.violations)),
                 other => Err(message(other)),
             };
             Event::Problems { workflow, problems }
         }
         Effect::LoadDocument(workflow) => {
-            let document = document(&ask, &workflow);
+            let document = document(engine, &workflow).await;
             Event::Document { workflow, document }
         }
         Effect::LoadDisk(workflow) => {
             let now = match ask(Request::WorkflowGet {
                 workflow: workflow.clone(),
-            }) {
+            })
+            .await
+            {
                 Ok(Reply::Document(d)) => Some((d.version, d.content)),
                 _ => None,
             };
             Event::Disk { workflow, now }
         }
-        Effect::LoadApprovals => match ask(Request::ApprovalsPending) {
+        Effect::LoadApprovals => match ask(Request::ApprovalsPending).await {
             Ok(Reply::Approvals(pending)) => Event::Approvals {
                 pending,
                 error: None,
@@ -438,7 +470,7 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
                 workflow: Some(workflow.clone()),
                 limit: RUNS_SHOWN,
             };
-            match engine.handle_sync(request, &Actor::Person) {
+            match ask(request).await {
                 Ok(Reply::Runs(list)) => Event::Runs {
                     workflow,
                     runs: list.runs,
@@ -446,20 +478,20 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
                 other => failed(other, "cannot read the runs"),
             }
         }
-        Effect::ListRecovery => match engine.handle_sync(Request::RecoveryList, &Actor::Person) {
+        Effect::ListRecovery => match ask(Request::RecoveryList).await {
             Ok(Reply::Recovered(copies)) => Event::Recovered(copies),
             other => failed(other, "cannot read the recovery copies"),
         },
         Effect::LoadAudit => {
             let request = Request::AuditTail { limit: AUDIT_SHOWN };
-            match engine.handle_sync(request, &Actor::Person) {
+            match ask(request).await {
                 Ok(Reply::Audit(entries)) => Event::Audit(entries),
                 other => failed(other, "cannot read the audit log"),
             }
         }
         Effect::LocateCursor(session_id) => {
             match engine
-                .session_mirror(&session_id)
+                .mirror(&session_id)
                 .map(|s| (s.alternate, s.cursor_row, s.cursor_col))
             {
                 Ok((alternate, row, col)) => Event::CursorLocated {
@@ -470,7 +502,7 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
                         col,
                     },
                 },
-                Err(e) => Event::Failed(e.to_string()),
+                Err(e) => Event::Failed(e),
             }
         }
         other => return Err(other),
@@ -478,19 +510,22 @@ pub fn read(engine: &Engine, effect: Effect) -> Result<Event, Effect> {
 }
 
 /// A workflow's file for the editor: its text and version, and where it is.
-fn document(
-    ask: &impl Fn(Request) -> Answer,
-    workflow: &str,
-) -> Result<super::editor::Document, String> {
-    let got = match ask(Request::WorkflowGet {
-        workflow: workflow.to_string(),
-    }) {
+async fn document(engine: &impl Ask, workflow: &str) -> Result<super::editor::Document, String> {
+    let got = match engine
+        .ask(Request::WorkflowGet {
+            workflow: workflow.to_string(),
+        })
+        .await
+    {
         Ok(Reply::Document(d)) => d,
         other => return Err(message(other)),
     };
-    let path = match ask(Request::WorkflowFilePath {
-        workflow: workflow.to_string(),
-    }) {
+    let path = match engine
+        .ask(Request::WorkflowFilePath {
+            workflow: workflow.to_string(),
+        })
+        .await
+    {
         Ok(Reply::Path(path)) => path,
         other => return Err(message(other)),
     };
@@ -521,7 +556,7 @@ fn copied(text: &str, tmux: bool) -> Event {
 /// A run's journal from its first line (`Effect::LoadRunEvents`), without waiting for more:
 /// lines written later arrive as engine events. Tests drive the studio's journal reads
 /// through this too.
-pub async fn read_run_events(engine: &Arc<Engine>, run_id: String) -> Event {
+pub async fn read_run_events(engine: &impl Ask, run_id: String) -> Event {
     const PAGE: usize = 1000;
     let mut events = Vec::new();
     let result = loop {
@@ -533,7 +568,7 @@ pub async fn read_run_events(engine: &Arc<Engine>, run_id: String) -> Event {
             after,
             limit: PAGE,
         };
-        match engine.handle(request, &Actor::Person).await {
+        match engine.ask(request).await {
             Ok(Reply::RunEvents(page)) => {
                 let full = page.events.len() >= PAGE;
                 events.extend(page.events);
@@ -553,18 +588,20 @@ pub async fn read_run_events(engine: &Arc<Engine>, run_id: String) -> Event {
 /// The last `lines` lines of a session's history and the number of the last one (the
 /// session's line count, read before and after so that output arriving between does not
 /// shift the numbers; a few tries, then the count after).
-fn read_history(
-    ask: &impl Fn(Request) -> Answer,
+async fn read_history(
+    engine: &impl Ask,
     session_id: &str,
     lines: usize,
 ) -> Result<(Vec<String>, u64), String> {
-    let count = || match ask(Request::ListTerminalSessions) {
-        Ok(Reply::Sessions(list)) => list
-            .sessions
-            .into_iter()
-            .find(|s| s.session_id == session_id)
-            .map_or(0, |s| s.history_lines),
-        _ => 0,
+    let count = || async {
+        match engine.ask(Request::ListTerminalSessions).await {
+            Ok(Reply::Sessions(list)) => list
+                .sessions
+                .into_iter()
+                .find(|s| s.session_id == session_id)
+                .map_or(0, |s| s.history_lines),
+            _ => 0,
+        }
     };
     let params = GetScreenContentParams {
         session_id: None,
@@ -573,15 +610,18 @@ fn read_history(
     };
     let mut tries = 0;
     loop {
-        let before = count();
-        let content = match ask(Request::GetScreenContent {
-            session_id: session_id.to_string(),
-            params: params.clone(),
-        }) {
+        let before = count().await;
+        let content = match engine
+            .ask(Request::GetScreenContent {
+                session_id: session_id.to_string(),
+                params: params.clone(),
+            })
+            .await
+        {
             Ok(Reply::Content(content)) => content,
             other => return Err(message(other)),
         };
-        let after = count();
+        let after = count().await;
         tries += 1;
         if before == after || tries == 3 {
             let text: Vec<String> = if content.content.is_empty() {

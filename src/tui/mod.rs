@@ -27,6 +27,7 @@ pub mod history;
 pub mod keymap;
 pub mod keys;
 pub mod layout;
+pub mod link;
 pub mod log;
 pub mod mouse;
 pub mod mouse_report;

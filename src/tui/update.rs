@@ -115,6 +115,9 @@ pub enum Event {
         purpose: super::state::NameFor,
         result: Result<String, String>,
     },
+    /// The path of a workflow's file arrived (from the folder's server): open it in the
+    /// person's editor.
+    EditFile(String),
     /// The external editor returned.
     ExternalDone(Result<(), String>),
     /// An effect finished with nothing to tell.
@@ -221,6 +224,7 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Event::EditFile(path) => vec![Effect::ExternalEditor(path)],
         Event::ExternalDone(result) => {
             if let Err(e) = result {
                 app.message = Some(e);

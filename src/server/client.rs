@@ -1,0 +1,235 @@
+//! A studio's side of the folder's server: its engine calls sent and their answers matched,
+//! the snapshot and events handed to the studio's loop in order, and the screens it shows kept
+//! as mirrors brought up to date by the rows the server sends.
+
+use super::hello::{self, Client, Hello};
+use super::protocol::{self, ToServer, ToStudio};
+use crate::engine::request::{Answer, Request, RequestError};
+use crate::engine::{Change, EngineEvent, Snapshot};
+use crate::term::mirror::Mirror;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// What the server told the studio, in order.
+#[derive(Debug)]
+pub enum Inbound {
+    /// The engine's state to start from (again whenever the studio fell behind).
+    Snapshot(Box<Snapshot>),
+    Event(Box<EngineEvent>),
+    /// A shown session's screen changed (its mirror is up to date).
+    Screen(String),
+    /// The server is gone, with why.
+    Gone(String),
+}
+
+/// The server, as a studio reaches it.
+#[derive(Debug)]
+pub struct Remote {
+    to_server: mpsc::UnboundedSender<ToServer>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
+    next_id: AtomicU64,
+    mirrors: Mutex<HashMap<String, Mirror>>,
+    /// The server's version and process, for messages.
+    pub server: String,
+}
+
+impl Remote {
+    /// Attaches to the server that answers on the folder's socket: the hello, the welcome (a
+    /// server of another version refuses, and this says why), then the studio protocol. The
+    /// studio's loop reads what the server tells from the receiver.
+    pub async fn attach(
+        stream: std::os::unix::net::UnixStream,
+        folder: &Path,
+    ) -> anyhow::Result<(Arc<Remote>, mpsc::UnboundedReceiver<Inbound>)> {
+        stream.set_nonblocking(true)?;
+        let stream = tokio::net::UnixStream::from_std(stream)?;
+        let (read, mut write) = stream.into_split();
+        write
+            .write_all(Hello::new(Client::Studio {}).line().as_bytes())
+            .await?;
+        let mut read = BufReader::new(read);
+        let welcome = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            hello::read_welcome(&mut read),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "the flowdeck server of {} did not answer within 10 s",
+                folder.display()
+            )
+        })??;
+        if let Some(why) = welcome.refused {
+            anyhow::bail!("{why}");
+        }
+        let (to_server, mut outgoing) = mpsc::unbounded_channel::<ToServer>();
+        let remote = Arc::new(Remote {
+            to_server,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            mirrors: Mutex::new(HashMap::new()),
+            server: format!(
+                "the flowdeck server of {} (version {}, process {})",
+                folder.display(),
+                welcome.version,
+                welcome.pid
+            ),
+        });
+        tokio::spawn(async move {
+            while let Some(message) = outgoing.recv().await {
+                let Ok(line) = protocol::line(&message) else {
+                    continue;
+                };
+                if write.write_all(&line).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let (inbound, inbox) = mpsc::unbounded_channel();
+        let reader = remote.clone();
+        tokio::spawn(async move {
+            let why = reader.read_loop(&mut read, &inbound).await;
+            reader.fail_pending(&why);
+            let _ = inbound.send(Inbound::Gone(why));
+        });
+        Ok((remote, inbox))
+    }
+
+    /// Reads the server's messages until it is gone; why it ended.
+    async fn read_loop(
+        &self,
+        read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+        inbound: &mpsc::UnboundedSender<Inbound>,
+    ) -> String {
+        let mut line = Vec::new();
+        loop {
+            match protocol::read_line(read, &mut line).await {
+                Ok(true) => {}
+                Ok(false) => return format!("{} ended", self.server),
+                Err(e) => return format!("{}: {e}", self.server),
+            }
+            let message = match serde_json::from_slice::<ToStudio>(&line) {
+                Ok(message) => message,
+                Err(e) => return format!("{} sent what this studio cannot read: {e}", self.server),
+            };
+            let told = match message {
+                ToStudio::Answer { id, answer } => {
+                    if let Some(waiting) = lock(&self.pending).remove(&id) {
+                        let _ = waiting.send(answer);
+                    }
+                    continue;
+                }
+                ToStudio::Screen {
+                    session_id,
+                    changes,
+                } => {
+                    lock(&self.mirrors)
+                        .entry(session_id.clone())
+                        .or_default()
+                        .apply(changes);
+                    Inbound::Screen(session_id)
+                }
+                ToStudio::Snapshot(snapshot) => {
+                    // Sessions that are gone take their screens with them.
+                    lock(&self.mirrors)
+                        .retain(|id, _| snapshot.sessions.iter().any(|s| &s.session_id == id));
+                    Inbound::Snapshot(snapshot)
+                }
+                ToStudio::Event(event) => {
+                    if let Change::SessionClosed { session_id } = &event.change {
+                        lock(&self.mirrors).remove(session_id);
+                    }
+                    Inbound::Event(event)
+                }
+            };
+            if inbound.send(told).is_err() {
+                return "the studio stopped".into();
+            }
+        }
+    }
+
+    /// Every call still waiting gets the reason the server went away.
+    fn fail_pending(&self, why: &str) {
+        for (_, waiting) in lock(&self.pending).drain() {
+            let _ = waiting.send(Err(RequestError::new("disconnected", why)));
+        }
+    }
+
+    /// Sends an engine call at once (calls reach the server in the order they are sent: a
+    /// person's keys stay in order) and gives what waits for its answer.
+    pub fn send(&self, request: Request) -> Sent {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        lock(&self.pending).insert(id, answer);
+        if self.to_server.send(ToServer::Call { id, request }).is_err() {
+            lock(&self.pending).remove(&id);
+        }
+        Sent {
+            answered,
+            server: self.server.clone(),
+        }
+    }
+
+    /// Sends an engine call and waits for its answer.
+    pub async fn ask(&self, request: Request) -> Answer {
+        self.send(request).answer().await
+    }
+
+    /// Answers an agent's run waiting for approval.
+    pub async fn decide(&self, run_id: &str, approve: bool) -> Answer {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        lock(&self.pending).insert(id, answer);
+        let message = ToServer::Decide {
+            id,
+            run_id: run_id.to_string(),
+            approve,
+        };
+        if self.to_server.send(message).is_err() {
+            lock(&self.pending).remove(&id);
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(RequestError::new(
+                "disconnected",
+                format!("{} is gone", self.server),
+            ))
+        })
+    }
+
+    /// Tells the server which sessions' screens the studio shows now.
+    pub fn watch(&self, sessions: Vec<String>) {
+        let _ = self.to_server.send(ToServer::Watch { sessions });
+    }
+
+    /// Runs `draw` on the latest copy of a shown session's screen; false when there is none
+    /// (yet).
+    pub fn with_mirror<R>(&self, session_id: &str, draw: impl FnOnce(&Mirror) -> R) -> Option<R> {
+        lock(&self.mirrors).get(session_id).map(draw)
+    }
+}
+
+/// An engine call sent, waiting for its answer.
+#[derive(Debug)]
+pub struct Sent {
+    answered: oneshot::Receiver<Answer>,
+    server: String,
+}
+
+impl Sent {
+    pub async fn answer(self) -> Answer {
+        self.answered.await.unwrap_or_else(|_| {
+            Err(RequestError::new(
+                "disconnected",
+                format!("{} is gone", self.server),
+            ))
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,262 @@
+//! A studio attached to the folder's server: its engine calls answered as a person's, the
+//! engine's events sent after a snapshot, and the screens it shows sent as they change, at
+//! most one frame of each per [`FRAME`].
+//!
+//! A studio that stops reading (suspended with Ctrl-Z, a frozen ssh connection) holds up only
+//! its own connection's writer: the engine and every other client go on. What it costs the
+//! server stays bounded: its calls in flight ([`MAX_IN_FLIGHT`]), the engine's event buffer
+//! (which it shares with every observer: past it this studio is told a fresh snapshot), and one
+//! copy of each screen it shows. When it reads again it gets the state as it is then, not a
+//! backlog: the screens are read when they are sent, not when they changed.
+
+use super::protocol::{self, ToServer, ToStudio};
+use crate::engine::request::RequestError;
+use crate::engine::{Actor, Change, Engine, EngineEvent};
+use crate::term::mirror::Mirror;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// At most one frame of a screen per this long, however fast it changes.
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// A studio's engine calls answered at once, at most; more wait to be read.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// What the writer is asked to send besides events and screens.
+enum Outgoing {
+    Answer(u64, Box<crate::engine::request::Answer>),
+    Watch(Vec<String>),
+}
+
+/// Serves one studio until it leaves, the connection fails, or the server stops.
+pub async fn serve<R, W>(
+    mut read: R,
+    write: W,
+    engine: Arc<Engine>,
+    who: String,
+    stop: CancellationToken,
+) where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_loop(write, engine.clone(), out_rx, stop.clone()));
+    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let mut line = Vec::new();
+    loop {
+        let more = tokio::select! {
+            more = protocol::read_line(&mut read, &mut line) => more,
+            () = stop.cancelled() => break,
+        };
+        match more {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                tracing::info!("{who}: {e}");
+                break;
+            }
+        }
+        let message = match serde_json::from_slice::<ToServer>(&line) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::warn!("{who} sent what is not a studio's message ({e}): dropped");
+                break;
+            }
+        };
+        match message {
+            // Quick calls in the order they came: a person's keys reach the session in order.
+            ToServer::Call { id, request } if request.is_quick() => {
+                let answer = engine.handle_now(request, &Actor::Person);
+                let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
+            }
+            ToServer::Call { id, request } => {
+                // Backpressure: past the limit, nothing more is read from this studio.
+                let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                    break;
+                };
+                let (engine, out) = (engine.clone(), out_tx.clone());
+                tokio::spawn(async move {
+                    let answer = engine.handle(request, &Actor::Person).await;
+                    let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
+                    drop(permit);
+                });
+            }
+            ToServer::Watch { sessions } => {
+                let _ = out_tx.send(Outgoing::Watch(sessions));
+            }
+            ToServer::Decide { id, .. } => {
+                // Who may approve over the socket is not settled yet (docs/ARCHITECTURE.md):
+                // until it is, no socket client approves anything.
+                let refused = RequestError::new(
+                    "not_approver",
+                    "a studio attached to the folder's server cannot answer approval requests yet: approve ahead with `flowdeck approve NAME`",
+                );
+                let _ = out_tx.send(Outgoing::Answer(id, Box::new(Err(refused))));
+            }
+        }
+    }
+    drop(out_tx);
+    writer.abort();
+    tracing::info!("{who} detached");
+}
+
+/// The connection's one writer: the snapshot, then events, answers and screens, in order.
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut write: W,
+    engine: Arc<Engine>,
+    mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
+    stop: CancellationToken,
+) {
+    // Subscribed before the snapshot: no event falls between them.
+    let mut events = engine.subscribe();
+    let mut screens = Screens::default();
+    if send(&mut write, &ToStudio::Snapshot(Box::new(engine.snapshot())))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    loop {
+        let due = screens.due();
+        let message = tokio::select! {
+            event = events.recv() => match event {
+                Ok(event) => {
+                    screens.note(&event);
+                    ToStudio::Event(Box::new(event))
+                }
+                // Behind: a fresh state instead of what was missed, and every screen again.
+                Err(RecvError::Lagged(_)) => {
+                    screens.all_dirty();
+                    ToStudio::Snapshot(Box::new(engine.snapshot()))
+                }
+                Err(RecvError::Closed) => return,
+            },
+            next = outgoing.recv() => match next {
+                Some(Outgoing::Answer(id, answer)) => ToStudio::Answer { id, answer: *answer },
+                Some(Outgoing::Watch(sessions)) => {
+                    screens.watch(sessions);
+                    continue;
+                }
+                None => return,
+            },
+            () = sleep_until(due), if due.is_some() => {
+                for message in screens.frame(&engine) {
+                    if send(&mut write, &message).await.is_err() {
+                        return;
+                    }
+                }
+                continue;
+            },
+            () = stop.cancelled() => return,
+        };
+        if send(&mut write, &message).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+async fn send<W: AsyncWrite + Unpin>(write: &mut W, message: &ToStudio) -> std::io::Result<()> {
+    let line = protocol::line(message)?;
+    write.write_all(&line).await?;
+    write.flush().await
+}
+
+/// The screens a studio shows: which, which changed since they were last sent, and the copy
+/// it has of each.
+#[derive(Default)]
+struct Screens {
+    watched: HashSet<String>,
+    dirty: HashSet<String>,
+    sent: HashMap<String, Mirror>,
+    last_frame: Option<Instant>,
+}
+
+impl Screens {
+    fn watch(&mut self, sessions: Vec<String>) {
+        let sessions: HashSet<String> = sessions.into_iter().collect();
+        // A session shown again is sent whole: the studio may have dropped its copy.
+        self.sent.retain(|id, _| sessions.contains(id));
+        for id in &sessions {
+            if !self.sent.contains_key(id) {
+                self.dirty.insert(id.clone());
+            }
+        }
+        self.watched = sessions;
+    }
+
+    /// Marks the session an event says changed.
+    fn note(&mut self, event: &EngineEvent) {
+        match &event.change {
+            Change::SessionActivity { session_id, .. }
+            | Change::SessionResized { session_id, .. }
+            | Change::SessionExited { session_id, .. }
+            | Change::SessionFailed { session_id, .. }
+                if self.watched.contains(session_id) =>
+            {
+                self.dirty.insert(session_id.clone());
+            }
+            Change::SessionOpened { session } if self.watched.contains(&session.session_id) => {
+                self.dirty.insert(session.session_id.clone());
+            }
+            Change::SessionClosed { session_id } => {
+                self.sent.remove(session_id);
+                self.dirty.remove(session_id);
+            }
+            _ => {}
+        }
+    }
+
+    fn all_dirty(&mut self) {
+        self.dirty.extend(self.watched.iter().cloned());
+    }
+
+    /// When the next frame may go, if anything waits for one.
+    fn due(&self) -> Option<Instant> {
+        if self.dirty.is_empty() {
+            return None;
+        }
+        Some(self.last_frame.map_or_else(Instant::now, |at| at + FRAME))
+    }
+
+    /// The changed rows of every dirty screen, read now.
+    fn frame(&mut self, engine: &Engine) -> Vec<ToStudio> {
+        self.last_frame = Some(Instant::now());
+        let mut messages = Vec::new();
+        for session_id in std::mem::take(&mut self.dirty) {
+            let Ok(mirror) = engine.session_mirror(&session_id) else {
+                continue;
+            };
+            let changes = mirror.changes_since(self.sent.get(&session_id));
+            let same = self.sent.get(&session_id).is_some_and(|old| {
+                changes.changed.is_empty()
+                    && old.cursor_row == mirror.cursor_row
+                    && old.cursor_col == mirror.cursor_col
+                    && old.cursor_visible == mirror.cursor_visible
+                    && old.alternate == mirror.alternate
+                    && old.bracketed_paste == mirror.bracketed_paste
+                    && old.mouse == mirror.mouse
+                    && old.mouse_encoding == mirror.mouse_encoding
+            });
+            if !same {
+                messages.push(ToStudio::Screen {
+                    session_id: session_id.clone(),
+                    changes,
+                });
+            }
+            self.sent.insert(session_id, mirror);
+        }
+        messages
+    }
+}

@@ -1,0 +1,186 @@
+//! The studio attached to the folder's server (issue 22): with `flowdeck serve` up first, the
+//! studio opens on it (it used to refuse), shows what an agent does there, drives its own
+//! shell over the socket (keys in order, wide characters, colours), and leaves it running when
+//! it quits: a studio that attaches later finds the shell with its history. The server killed
+//! ends the studio with a message and the terminal given back. Real binaries throughout: the
+//! studio in a PTY, the agent through `flowdeck mcp`.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::line_client::LineServer;
+use common::studio::{expect, open, quit};
+use flowdeck::term::{Content, Outcome, TermConfig, Terminals};
+use serde_json::json;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+/// `flowdeck serve` on `folder`, its socket under `runtime`, once it answers.
+fn serve(folder: &Path, runtime: &Path) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .arg("serve")
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .envs(common::studio::quiet_env())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_until(LONG, "the server's socket", || {
+        std::fs::read_dir(runtime.join("flowdeck"))
+            .ok()?
+            .filter_map(Result::ok)
+            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
+            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
+            .map(|_| ())
+    });
+    child
+}
+
+/// Kills the server at the end of a test, however it ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The studio on `folder`, with the server's socket folder.
+fn studio(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+) -> std::sync::Arc<flowdeck::term::Session> {
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.display().to_string(),
+    ];
+    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
+    open(terminals, program, None, (110, 32), vec![xdg])
+}
+
+/// An agent's `flowdeck mcp`, initialized.
+async fn agent(folder: &Path, runtime: &Path) -> LineServer {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("mcp")
+        .env("XDG_RUNTIME_DIR", runtime)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    tokio::task::spawn_blocking(move || {
+        let mut agent = LineServer::spawn(command);
+        agent.initialize();
+        agent
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() {
+    let (folder, runtime) = common::tiny_folder();
+    let mut server = Server(serve(folder.path(), runtime.path()));
+    let terminals = Terminals::new(TermConfig::default());
+    let first = studio(&terminals, folder.path(), runtime.path());
+    expect(&first, "tiny").await;
+
+    // What an agent does on the server shows in the attached studio.
+    let agent = agent(folder.path(), runtime.path()).await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let opened = agent.call(
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let id = opened["session_id"].as_str().unwrap().to_string();
+        agent.call(
+            3,
+            "send_input",
+            json!({"session_id": id, "input_text": "printf 'agent-\\033[1;31m%s\\033[0m\\n' $((6*7))\n"}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+    expect(&first, r"\(agent: wire\)").await;
+    expect(&first, "agent-42").await;
+
+    // The person's own shell, typed into over the socket: every key in order.
+    first.send_text("t", "test").unwrap();
+    expect(&first, r"\[s2 · ").await;
+    first.send_text("i", "test").unwrap();
+    expect(&first, "FOCUS").await;
+    first
+        .send_text("echo typed-in-order-$((6*7)) 世界 ✓\r", "test")
+        .unwrap();
+    expect(&first, "typed-in-order-42 世界 ✓").await;
+    first.send_text("\u{7}", "test").unwrap();
+
+    // The agent sees the person's shell on the same engine.
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let sessions = agent.call(4, "list_terminal_sessions", json!({}));
+        assert_eq!(
+            sessions["sessions"].as_array().map(Vec::len),
+            Some(2),
+            "{sessions}"
+        );
+        agent
+    })
+    .await
+    .unwrap();
+
+    // Quitting the studio ends the studio, not the engine's work.
+    quit(&first).await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let sessions = agent.call(5, "list_terminal_sessions", json!({}));
+        let alive = sessions["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["running"] == true)
+            .count();
+        assert_eq!(alive, 2, "{sessions}");
+        agent
+    })
+    .await
+    .unwrap();
+
+    // A studio attached later finds both shells, the person's with its history.
+    let second = studio(&terminals, folder.path(), runtime.path());
+    expect(&second, r"s1 · .*s2 · ").await;
+    second.send_text("]", "test").unwrap();
+    expect(&second, "typed-in-order-42").await;
+
+    // The server killed: the studio says so and ends, its terminal given back.
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
+    let ended = second
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ended.outcome,
+        Outcome::Exited,
+        "{}",
+        second.content(Content::Screen)
+    );
+    assert_ne!(second.exit().and_then(|e| e.code), Some(0));
+    let text = second.content(Content::History);
+    assert!(text.contains("server"), "{text}");
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}
