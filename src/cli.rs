@@ -78,6 +78,17 @@ pub struct ServeArgs {
     dynamic_filters: Vec<String>,
 }
 
+/// `flowdeck serve`'s arguments.
+#[derive(Debug, Args)]
+pub struct ServeCommand {
+    #[command(flatten)]
+    offer: ServeArgs,
+    /// Started by a front end: a session of its own, the log in DIR/.flowdeck/server.log, and
+    /// an end once nothing is attached and nothing runs
+    #[arg(long, hide = true)]
+    background: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate manifests: every violation as `file:line:col: rule: message (path)`.
@@ -112,17 +123,20 @@ pub enum Command {
     Schema,
     /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
     ///
-    /// When the studio (or `flowdeck serve`) hosts the folder, this relays the agent to it, so
-    /// the agent works on the same live engine as the person; the stricter of the host's
-    /// options and these apply (toolsets both offer, read-only or approval mode if either
-    /// asks).
-    /// Otherwise it serves a headless engine of its own. Logs go to stderr; stdout carries only
-    /// the protocol. It ends when the client closes stdin, or on SIGTERM; runs and terminal
-    /// sessions a headless engine started end with it.
+    /// The agent is relayed to the folder's server (started in the background when none is
+    /// up), so it works on the same live engine as the person in the studio, whoever came
+    /// first; the stricter of the server's options and these apply (toolsets both offer,
+    /// read-only or approval mode if either asks). Logs go to stderr; stdout carries only the
+    /// protocol. It ends when the client closes stdin, or on SIGTERM; the runs and terminal
+    /// sessions the agent started end with it.
     Mcp(ServeArgs),
-    /// Host the folder headless: MCP on its local socket for any number of agents at once
-    /// (each reaches it with `flowdeck mcp`), until SIGTERM or Ctrl-C.
-    Serve(ServeArgs),
+    /// Run the folder's server in the foreground: the engine every front end attaches to (the
+    /// studio, and agents through `flowdeck mcp`) on the folder's local socket, until SIGTERM
+    /// or Ctrl-C.
+    ///
+    /// Without it, the first front end that needs a server starts one in the background,
+    /// which ends by itself once nothing is attached and nothing runs.
+    Serve(ServeCommand),
     /// Approve the current content of workflows for agents' runs (approval mode).
     ///
     /// In approval mode an agent's run of content no person has approved waits for a yes in
@@ -160,8 +174,11 @@ pub enum Command {
 /// checked has errors, 2 when the command itself could not run.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The studio logs to a file of its folder (tui/log.rs), set up once the folder is known.
-    if !opens_studio(&cli) {
+    // The studio and a server started in the background log to a file of their folder
+    // (logfile.rs), set up once the folder is known: their stderr is a screen or nothing.
+    let to_file = opens_studio(&cli)
+        || matches!(&cli.command, Some(Command::Serve(serve)) if serve.background);
+    if !to_file {
         init_logging();
     }
     match run(cli) {
@@ -213,7 +230,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();
     if studio {
-        let log = crate::tui::log::init(&folder);
+        let log = crate::logfile::init(&folder, crate::logfile::STUDIO);
         return crate::tui::run(crate::tui::StudioOptions {
             folder,
             log,
@@ -251,7 +268,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             &mut out,
         ),
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
-        Some(Command::Serve(args)) => serve(&folder, args, approve),
+        Some(Command::Serve(command)) => serve(&folder, command, approve),
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
@@ -291,43 +308,81 @@ fn folder_must_exist(folder: &Path) -> Result<()> {
 
 fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     let options = mcp_options(args, approve)?;
-    let runtime = runtime()?;
-    // Checked up front for a clear error; the folder itself loads alongside the handshake.
+    // Checked up front for a clear error before a server is started for it.
     folder_must_exist(folder)?;
-    if let Some(host) = crate::server::relay::connect(folder) {
-        tracing::info!("relaying to the folder's host");
-        let relayed = runtime.block_on(crate::server::relay::relay(host, folder, &options));
-        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-        relayed?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let folder_owned = folder.to_path_buf();
-    let opener: crate::mcp::server::Opener = std::sync::Arc::new(move || {
-        crate::engine::Engine::open(&folder_owned, engine_config(true, approve))
-            .map_err(|e| e.to_string())
+    let server = crate::server::spawn::reach(
+        folder,
+        crate::server::spawn::ServerOptions {
+            approve_agent_runs: approve,
+        },
+    )?;
+    let runtime = runtime()?;
+    // Installed before anything else, so a SIGTERM at any moment ends the relay cleanly (the
+    // server then ends what this agent started).
+    let relayed = runtime.block_on(async {
+        let mut termination = crate::signals::Termination::register()?;
+        tokio::select! {
+            relayed = crate::server::relay::relay(server, folder, &options) => relayed,
+            signal = termination.recv() => {
+                tracing::info!("{signal}: ending the relay");
+                Ok(())
+            }
+        }
     });
-    runtime.block_on(crate::mcp::serve_stdio(opener, options))?;
     // Blocking readers of a closed stdin must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    relayed?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `flowdeck serve`: the folder's host without a studio, until a termination signal.
-fn serve(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
-    let options = mcp_options(args, approve)?;
+/// `flowdeck serve`: the folder's server, in the foreground until a termination signal, or
+/// started by a front end in the background until it is idle.
+fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode> {
+    if command.background {
+        // Its own session first: the front end that started it, its terminal and its process
+        // group may all go, and the server stays.
+        let _ = rustix::process::setsid();
+        if let Err(why) = crate::logfile::init(folder, crate::logfile::SERVER) {
+            tracing::warn!("no server log: {why}");
+        }
+    }
+    let options = mcp_options(command.offer, approve)?;
     folder_must_exist(folder)?;
     let runtime = runtime()?;
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        let engine = open_engine(folder, engine_config(true, approve))?;
-        let host = crate::server::host::start(engine.clone(), folder, options)?;
-        eprintln!(
-            "flowdeck: serving {} on {} (agents reach it with `flowdeck mcp`)",
-            sanitize(&folder.display().to_string()),
-            host.socket().display()
-        );
-        let signal = termination.recv().await;
-        tracing::info!("{signal}: stopping");
+        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve))
+            .context(FOLDER_HELP)?;
+        let host = match crate::server::host::start(engine.clone(), folder, options) {
+            Ok(host) => host,
+            // Another front end's server won the folder: it serves, this one goes quietly.
+            Err(e @ crate::server::socket::SocketError::Hosted { .. }) if command.background => {
+                tracing::info!("{e}");
+                engine.shutdown().await;
+                return anyhow::Ok(());
+            }
+            Err(e) => {
+                engine.shutdown().await;
+                return Err(e.into());
+            }
+        };
+        if command.background {
+            tracing::info!("serving {} on {}", folder.display(), host.socket().display());
+            tokio::select! {
+                () = crate::server::lifetime::until_idle(&engine, folder, host.clients(), crate::server::lifetime::GRACE) => {
+                    tracing::info!("nothing attached and nothing running: ending");
+                }
+                signal = termination.recv() => tracing::info!("{signal}: stopping"),
+            }
+        } else {
+            eprintln!(
+                "flowdeck: serving {} on {} (the studio and `flowdeck mcp` attach to it)",
+                sanitize(&folder.display().to_string()),
+                host.socket().display()
+            );
+            let signal = termination.recv().await;
+            tracing::info!("{signal}: stopping");
+        }
         host.stop().await;
         engine.shutdown().await;
         anyhow::Ok(())

@@ -7,6 +7,7 @@
 pub mod actor;
 pub mod cli;
 pub mod engine;
+pub mod logfile;
 pub mod mcp;
 pub mod panics;
 pub mod server;

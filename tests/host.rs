@@ -23,35 +23,7 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
     serve_with(folder, runtime, &[])
 }
 
-/// [`serve`] with more arguments.
-fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder)
-        .arg("serve")
-        .args(args)
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("SHELL", "/bin/bash")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    answering(runtime);
-    child
-}
-
-/// Returns once a server answers on a socket under `runtime`.
-fn answering(runtime: &Path) {
-    common::wait_until(LONG, "the host's socket", || {
-        std::fs::read_dir(runtime.join("flowdeck"))
-            .ok()?
-            .filter_map(Result::ok)
-            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
-            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
-            .map(|_| ())
-    });
-}
+use common::{answering, serve_with};
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
 fn agent(folder: &Path, runtime: &Path) -> LineServer {
@@ -60,20 +32,7 @@ fn agent(folder: &Path, runtime: &Path) -> LineServer {
 
 /// [`agent`] with more arguments.
 fn agent_with(folder: &Path, runtime: &Path, args: &[&str]) -> LineServer {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
-    command
-        .arg("--workflows")
-        .arg(folder)
-        .arg("mcp")
-        .args(args)
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("SHELL", "/bin/bash")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut server = LineServer::spawn(command);
-    server.initialize();
-    server
+    common::mcp_agent(folder, runtime, args)
 }
 
 fn stderr_of(child: &mut Child) -> String {
@@ -146,11 +105,12 @@ fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
     assert_eq!(a.exit_within(LONG), Some(0));
     assert_eq!(b.exit_within(LONG), Some(0));
     stop(host);
-    // Stopped cleanly: no socket left behind.
+    // Stopped cleanly: no socket left behind (the lock file servers take turns on stays).
     let left: Vec<_> = std::fs::read_dir(runtime.path().join("flowdeck"))
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.file_name())
+        .filter(|name| !name.to_string_lossy().ends_with(".lock"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -452,12 +412,14 @@ fn assert_told_interrupted(agent: &mut LineServer, run_id: &str, workflow: &str)
 }
 
 #[test]
-fn an_agents_own_engine_killed_mid_run_is_told_interrupted_by_the_next() {
+fn a_server_an_agent_started_killed_mid_run_is_told_interrupted_by_the_next() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    // No host: `flowdeck mcp` runs an engine of its own.
+    // No server: the agent's `flowdeck mcp` starts one in the background.
     let mut a = agent(folder.path(), runtime.path());
+    let server = common::server_pid(runtime.path());
+    assert_ne!(server, a.pid(), "the server is a process of its own");
     let started = a.call(
         2,
         "run_workflow",
@@ -468,10 +430,30 @@ fn an_agents_own_engine_killed_mid_run_is_told_interrupted_by_the_next() {
         let status = a.call(3, "run_status", json!({"run_id": run_id}));
         (status["status"] == "waiting_for_input").then_some(())
     });
+    // The agent's relay going away leaves the run to the server.
     a.child.kill().unwrap();
     a.child.wait().unwrap();
-
+    let mut watcher = agent(folder.path(), runtime.path());
+    let status = watcher.call(4, "run_status", json!({"run_id": run_id}));
+    assert_eq!(status["status"], "waiting_for_input", "{status}");
+    // The server killed: its watchdog ends the run's processes, and the server the next
+    // agent starts journals the run as interrupted.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    assert!(
+        watcher.exit_within(LONG).is_some_and(|c| c != 0),
+        "the relay says its server is gone"
+    );
+    common::wait_until(LONG, "the sessions' processes gone", || {
+        common::session_processes_of(server)
+            .is_empty()
+            .then_some(())
+    });
     let mut b = agent(folder.path(), runtime.path());
+    assert_ne!(common::server_pid(runtime.path()), server);
     assert_told_interrupted(&mut b, &run_id, "asker");
     drop(b.stdin.take());
     assert_eq!(b.exit_within(LONG), Some(0));
@@ -788,4 +770,67 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
         assert_eq!(agent.exit_within(LONG), Some(0));
     }
     stop(host.0.take().unwrap());
+}
+
+/// Agent first (issue 22): the agent host's `flowdeck mcp` starts the folder's server in the
+/// background, a process of its own in a session of its own, which outlives the agent while
+/// a terminal lives and ends by itself once nothing is attached and nothing lives.
+#[test]
+fn an_agents_server_outlives_it_while_work_lives_and_then_ends_by_itself() {
+    let (folder, runtime) = common::tiny_folder();
+    let mut a = agent(folder.path(), runtime.path());
+    let server = common::server_pid(runtime.path());
+    let stat = std::fs::read_to_string(format!("/proc/{server}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    // Its own session (field 6 of stat, the session id, is its own pid).
+    assert_eq!(fields[3], server.to_string(), "{stat}");
+    let opened = a.call(2, "open_terminal", json!({"command": ["cat"]}));
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    // The terminal lives: the server stays, and the next agent finds it.
+    let mut b = agent(folder.path(), runtime.path());
+    assert_eq!(common::server_pid(runtime.path()), server);
+    let listed = b.call(3, "list_terminal_sessions", json!({}));
+    assert_eq!(listed["sessions"][0]["session_id"], json!(id), "{listed}");
+    b.call(4, "exit_terminal", json!({"session_id": id}));
+    drop(b.stdin.take());
+    assert_eq!(b.exit_within(LONG), Some(0));
+    // Nothing attached, nothing lives: the server ends after its grace, and takes its
+    // socket with it.
+    common::wait_until(LONG, "the idle server's end", || {
+        (!std::path::Path::new(&format!("/proc/{server}")).exists()).then_some(())
+    });
+    let sockets = std::fs::read_dir(runtime.path().join("flowdeck"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+        .count();
+    assert_eq!(sockets, 0, "the socket went with the server");
+}
+
+/// Two front ends that find no server at once start one each; the servers take turns on the
+/// socket, and both front ends end up on one engine.
+#[test]
+fn two_agents_starting_a_server_at_once_end_up_on_one() {
+    let (folder, runtime) = common::tiny_folder();
+    let (f, r) = (folder.path().to_path_buf(), runtime.path().to_path_buf());
+    let first = std::thread::spawn(move || agent(&f, &r));
+    let mut second = agent(folder.path(), runtime.path());
+    let mut first = first.join().unwrap();
+    let opened = first.call(2, "open_terminal", json!({"command": ["cat"]}));
+    let listed = second.call(2, "list_terminal_sessions", json!({}));
+    assert_eq!(
+        listed["sessions"][0]["session_id"], opened["session_id"],
+        "{listed}"
+    );
+    first.call(
+        3,
+        "exit_terminal",
+        json!({"session_id": opened["session_id"]}),
+    );
+    for agent in [&mut first, &mut second] {
+        drop(agent.stdin.take());
+        assert_eq!(agent.exit_within(LONG), Some(0));
+    }
 }

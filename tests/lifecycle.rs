@@ -1,5 +1,5 @@
-//! How `flowdeck mcp` and `flowdeck run` end, the ways processes really end: SIGHUP (the
-//! client's terminal closed), SIGTERM, SIGINT, SIGQUIT, stdin closing, and `kill -9`. Each
+//! How the folder's server (`flowdeck serve`) and `flowdeck run` end, the ways processes
+//! really end: SIGHUP (the terminal closed), SIGTERM, SIGINT, SIGQUIT, and `kill -9`. Each
 //! leaves no process of its sessions (background jobs, `nohup`, `setsid` daemons, children that
 //! ignore SIGTERM) and a journal that says how the run ended. And the standard streams that
 //! agents and people really give `flowdeck mcp`: files, `/dev/null`, a terminal, another
@@ -89,9 +89,8 @@ fn journal_end(dir: &Path, run_id: &str) -> Value {
     event
 }
 
-fn start_spawner(server: &mut LineServer) -> String {
-    server.initialize();
-    let started = server.call(
+fn start_spawner(agent: &mut LineServer) -> String {
+    let started = agent.call(
         2,
         "run_workflow",
         json!({"workflow_name": "spawner", "wait": false}),
@@ -99,22 +98,28 @@ fn start_spawner(server: &mut LineServer) -> String {
     started["run_id"].as_str().unwrap().to_string()
 }
 
+/// The folder's server in the foreground, and an agent on it that started the spawner.
+fn served_spawner(dir: &Path, runtime: &Path) -> (std::process::Child, LineServer, String) {
+    let server = common::serve_with(dir, runtime, &[]);
+    let mut agent = common::mcp_agent(dir, runtime, &[]);
+    let run_id = start_spawner(&mut agent);
+    (server, agent, run_id)
+}
+
 #[test]
-fn every_termination_signal_and_stdin_closing_cancel_runs_and_end_every_process() {
-    for ending in ["SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT", "stdin closed"] {
+fn every_termination_signal_cancels_the_servers_runs_and_ends_every_process() {
+    for ending in ["SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT"] {
         let dir = folder();
-        let mut server = LineServer::start(dir.path());
-        let run_id = start_spawner(&mut server);
-        let processes = wait_for_spawned(server.pid());
-        match ending {
-            "stdin closed" => drop(server.stdin.take()),
-            signal => kill(
-                Pid::from_raw(server.pid() as i32),
-                signal.parse::<Signal>().unwrap(),
-            )
-            .unwrap(),
-        }
-        assert_eq!(server.exit_within(ENDING), Some(0), "{ending}");
+        let runtime = tempfile::tempdir().unwrap();
+        let (mut server, mut agent, run_id) = served_spawner(dir.path(), runtime.path());
+        let processes = wait_for_spawned(server.id());
+        kill(
+            Pid::from_raw(server.id() as i32),
+            ending.parse::<Signal>().unwrap(),
+        )
+        .unwrap();
+        let status = wait_until(ENDING, "the server's end", || server.try_wait().unwrap());
+        assert_eq!(status.code(), Some(0), "{ending}");
         // Ended by flowdeck itself before it exited: nothing is left for anyone to kill.
         wait_all_gone(
             &processes,
@@ -123,25 +128,27 @@ fn every_termination_signal_and_stdin_closing_cancel_runs_and_end_every_process(
         let end = journal_end(dir.path(), &run_id);
         assert_eq!(end["final_state"], "canceled", "{ending}: {end}");
         assert_eq!(end["states_executed"], 1, "{ending}: {end}");
+        // The agent's relay is told its server ended.
+        assert!(agent.exit_within(LONG).is_some_and(|c| c != 0), "{ending}");
     }
 }
 
 #[test]
 fn after_kill_9_the_watchdog_ends_every_process_and_the_next_start_marks_the_run_interrupted() {
     let dir = folder();
-    let mut server = LineServer::start(dir.path());
-    let run_id = start_spawner(&mut server);
-    let processes = wait_for_spawned(server.pid());
-    kill(Pid::from_raw(server.pid() as i32), Signal::SIGKILL).unwrap();
-    server.child.wait().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let (mut server, mut agent, run_id) = served_spawner(dir.path(), runtime.path());
+    let processes = wait_for_spawned(server.id());
+    kill(Pid::from_raw(server.id() as i32), Signal::SIGKILL).unwrap();
+    server.wait().unwrap();
     let took = wait_all_gone(&processes, "the session's processes after kill -9");
     // The figure docs/PERFORMANCE.md quotes: the child that ignores SIGTERM and SIGHUP is
     // killed when the 2 s grace runs out, everything else goes at once.
     eprintln!("kill -9: every session process gone after {took:?}");
+    assert!(agent.exit_within(LONG).is_some_and(|c| c != 0));
 
-    // The run was in flight: the next flowdeck on the folder ends its journal as interrupted.
-    let mut next = LineServer::start(dir.path());
-    next.initialize();
+    // The run was in flight: the next server on the folder ends its journal as interrupted.
+    let mut next = common::mcp_agent(dir.path(), runtime.path(), &[]);
     let status = next.call(2, "run_status", json!({"run_id": run_id}));
     assert_eq!(status["status"], "finished", "{status}");
     let listed = next.call(3, "run_list", json!({}));
@@ -158,19 +165,29 @@ fn after_kill_9_the_watchdog_ends_every_process_and_the_next_start_marks_the_run
     );
 }
 
+/// `flowdeck run` beside a server runs an engine of its own on the folder (it does not
+/// attach yet): opening it must not take the server's run in flight for a dead one.
 #[test]
 fn a_run_in_flight_in_another_live_process_is_not_marked_interrupted() {
     let dir = folder();
-    let mut first = LineServer::start(dir.path());
-    let run_id = start_spawner(&mut first);
-    wait_for_spawned(first.pid());
-    let mut second = LineServer::start(dir.path());
-    second.initialize();
-    let listed = second.call(2, "run_list", json!({}));
+    std::fs::write(dir.path().join("tiny.yaml"), common::TINY).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let (mut server, mut agent, run_id) = served_spawner(dir.path(), runtime.path());
+    wait_for_spawned(server.id());
+    let ran = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(dir.path())
+        .args(["run", "tiny", "--json"])
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let listed = agent.call(3, "run_list", json!({"workflow_name": "spawner"}));
     assert_eq!(listed["runs"][0]["run_id"], json!(run_id), "{listed}");
     assert_eq!(listed["runs"][0]["final_state"], Value::Null, "{listed}");
-    drop(first.stdin.take());
-    assert_eq!(first.exit_within(ENDING), Some(0));
+    kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
+    server.wait().unwrap();
     assert_eq!(journal_end(dir.path(), &run_id)["final_state"], "canceled");
 }
 

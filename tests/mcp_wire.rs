@@ -1,5 +1,6 @@
 //! `flowdeck mcp` at the wire: raw JSON-RPC lines, garbage, a giant message, stdin closing,
-//! SIGTERM, and a client that leaves in the middle of a run.
+//! SIGTERM, and a client that leaves while its run is awaited. Each test's folder gets a
+//! server of its own, started by its first `flowdeck mcp`.
 
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
@@ -140,49 +141,55 @@ fn sigterm_ends_the_server_cleanly() {
 }
 
 #[test]
-fn a_client_that_leaves_mid_run_cancels_it_and_nothing_survives() {
+fn a_client_that_leaves_while_its_run_is_awaited_cancels_it_and_nothing_of_it_survives() {
     let mut s = Server::start();
     s.initialize();
-    let started = s.call(
-        2,
-        "run_workflow",
-        json!({"workflow_name": "sleeper", "wait": false}),
+    // The call waits for the run (the default): the run is the call's.
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "run_workflow", "arguments": {"workflow_name": "sleeper"}}})
+        .to_string(),
     );
-    let run_id = started["run_id"].as_str().unwrap().to_string();
     // Wait until the run's command is running, then note the session's shell.
     let mut id = 3;
-    let pid = common::wait_until(
+    let (run_id, pid) = common::wait_until(
         Duration::from_secs(30),
         "the run's command to start",
         || {
             id += 1;
-            let listed = s.call(id, "list_terminal_sessions", json!({}));
-            let status = s.call(id + 1000, "run_status", json!({"run_id": run_id}));
-            match listed["sessions"].as_array().unwrap().first() {
-                Some(session) if status["states_executed"] == json!(1) => session["pid"].as_u64(),
-                _ => None,
-            }
+            let runs = s.call(id, "run_list", json!({}));
+            let run = runs["active"].as_array()?.first()?.clone();
+            let listed = s.call(id + 1000, "list_terminal_sessions", json!({}));
+            let session = listed["sessions"].as_array()?.first()?.clone();
+            (run["states_executed"] == json!(1)).then(|| {
+                (
+                    run["run_id"].as_str().unwrap_or_default().to_string(),
+                    session["pid"].as_u64().unwrap_or_default(),
+                )
+            })
         },
     );
-    // The client goes away: stdin closes.
+    // The client goes away: stdin closes, the relay ends.
     drop(s.stdin.take());
     assert_eq!(s.exit_status(), Some(0));
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-        "the run's shell outlived the server"
-    );
-    // The journal says what happened to the run.
-    let journal = std::fs::read_to_string(
-        s.dir
-            .path()
-            .join(".flowdeck/runs")
-            .join(format!("{run_id}.jsonl")),
-    )
-    .unwrap();
+    // The server cancels the call it no longer has anyone to answer, and with it the run.
+    let journal_file = s
+        .dir
+        .path()
+        .join(".flowdeck/runs")
+        .join(format!("{run_id}.jsonl"));
+    let journal = common::wait_until(Duration::from_secs(30), "the run's end", || {
+        std::fs::read_to_string(&journal_file)
+            .ok()
+            .filter(|j| j.contains("\"run_finished\""))
+    });
     assert!(
         journal.contains("\"final_state\":\"canceled\""),
         "{journal}"
     );
+    common::wait_until(Duration::from_secs(30), "the run's shell gone", || {
+        (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+    });
 }
 
 #[test]

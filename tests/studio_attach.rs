@@ -184,3 +184,36 @@ async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() 
     drop(agent.stdin.take());
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }
+
+/// Agent first: the agent host started `flowdeck mcp` long before the person opens the
+/// studio. The studio attaches to the server the agent's relay started and shows the agent's
+/// terminal with what it printed before the studio existed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_studio_opened_after_an_agent_sees_the_agents_terminal() {
+    let (folder, runtime) = common::tiny_folder();
+    let agent = agent(folder.path(), runtime.path()).await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let opened = agent.call(
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let id = opened["session_id"].as_str().unwrap().to_string();
+        agent.call(
+            3,
+            "send_input",
+            json!({"session_id": id, "input_text": "echo before-the-studio-$((6*7))\n"}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = studio(&terminals, folder.path(), runtime.path());
+    expect(&studio, r"\(agent: wire\)").await;
+    expect(&studio, "before-the-studio-42").await;
+    quit(&studio).await;
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}

@@ -286,6 +286,11 @@ impl Engine {
         })
     }
 
+    /// Whether anything lives here: a terminal whose program runs, or a run in progress.
+    pub fn lives(&self) -> bool {
+        !self.runs.list_active().is_empty() || self.terminals.list().iter().any(|s| s.running)
+    }
+
     /// Ends everything the engine started: runs are cancelled, sessions closed.
     pub async fn shutdown(&self) {
         let active = self.runs.all_active();

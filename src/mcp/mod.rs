@@ -1,5 +1,5 @@
 //! The MCP server: every tool, resource and prompt a thin adapter over an engine method,
-//! served over stdio (`flowdeck mcp`).
+//! served on the folder's socket to each agent that `flowdeck mcp` relays (src/server/).
 //!
 //! - [`server`]: the rmcp handler (tools, resources, prompts, notifications, panics caught);
 //! - [`tools`], [`args`]: the static tools, their schemas, annotations and dispatch;
@@ -26,7 +26,6 @@ pub mod wire;
 pub use server::FlowdeckServer;
 pub use tools::Toolset;
 
-use rmcp::ServiceExt;
 use std::collections::HashSet;
 
 /// What the server offers.
@@ -49,52 +48,5 @@ impl Default for McpOptions {
             dynamic_filters: Vec::new(),
             approve_agent_runs: false,
         }
-    }
-}
-
-/// Serves MCP on stdin/stdout until the client closes stdin or the process gets a
-/// termination signal (SIGHUP, SIGTERM, SIGINT, SIGQUIT). The engine is opened by `opener` alongside the handshake, so a client is answered
-/// before the folder has loaded. Runs and sessions started over this connection end with it
-/// (documented in docs/MCP.md).
-pub async fn serve_stdio(opener: server::Opener, options: McpOptions) -> anyhow::Result<()> {
-    // Installed before anything else, so a SIGTERM at any moment ends the server cleanly.
-    let mut termination = crate::signals::Termination::register()?;
-    let server = FlowdeckServer::new(opener, options);
-    server.start_loading();
-    let (input, output) = stdio::stdio_streams()?;
-    let transport = wire::WireTransport::new(input, output, "the client on the standard streams");
-    let served = tokio::select! {
-        served = server.clone().serve(transport) => served,
-        signal = termination.recv() => {
-            tracing::info!("{signal} before the handshake: ending");
-            shutdown(&server).await;
-            return Ok(());
-        }
-    };
-    let running = match served {
-        Ok(running) => running,
-        Err(e) => {
-            // A client that leaves before the handshake is not an error worth a failure exit.
-            tracing::info!("MCP connection ended before it began: {e}");
-            shutdown(&server).await;
-            return Ok(());
-        }
-    };
-    let stop = running.cancellation_token();
-    tokio::spawn(async move {
-        let mut termination = termination;
-        let signal = termination.recv().await;
-        tracing::info!("{signal}: ending the MCP connection");
-        stop.cancel();
-    });
-    let reason = running.waiting().await;
-    tracing::info!("MCP connection ended: {reason:?}");
-    shutdown(&server).await;
-    Ok(())
-}
-
-async fn shutdown(server: &FlowdeckServer) {
-    if let Some(engine) = server.engine_if_loaded() {
-        engine.shutdown().await;
     }
 }

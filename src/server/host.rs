@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Host {
     socket: PathBuf,
     stop: CancellationToken,
+    /// How many front ends are connected now.
+    clients: tokio::sync::watch::Receiver<usize>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -26,6 +28,11 @@ impl Host {
     /// The socket clients connect to.
     pub fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// How many front ends are connected, as it changes.
+    pub fn clients(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.clients.clone()
     }
 
     /// Stops accepting, ends every connection, and removes the socket.
@@ -50,12 +57,14 @@ impl Drop for Host {
 pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<Host, SocketError> {
     let (listener, socket) = socket::bind(folder)?;
     let stop = CancellationToken::new();
+    let (count, clients) = tokio::sync::watch::channel(0);
     let task = tokio::spawn(accept(
         listener,
         folder.to_path_buf(),
         engine,
         options,
         stop.clone(),
+        Arc::new(count),
     ));
     tracing::info!(
         "serving MCP for {} on {}",
@@ -65,6 +74,7 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
     Ok(Host {
         socket,
         stop,
+        clients,
         task: Some(task),
     })
 }
@@ -75,6 +85,7 @@ async fn accept(
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
+    count: Arc<tokio::sync::watch::Sender<usize>>,
 ) {
     let me = rustix::process::getuid().as_raw();
     let mut connections = 0u64;
@@ -103,7 +114,11 @@ async fn accept(
                     options: options.clone(),
                     stop: stop.clone(),
                 };
-                tokio::spawn(client.serve(stream));
+                let attached = Attached::new(count.clone());
+                tokio::spawn(async move {
+                    client.serve(stream).await;
+                    drop(attached);
+                });
             }
             Ok(peer) => {
                 tracing::warn!("refused an MCP client of uid {}", peer.uid());
@@ -117,6 +132,22 @@ async fn accept(
             }
             Err(e) => tracing::warn!("cannot tell who connected: {e}; refused"),
         }
+    }
+}
+
+/// One front end counted as connected, for as long as this lives.
+struct Attached(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Attached {
+    fn new(count: Arc<tokio::sync::watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Attached(count)
+    }
+}
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -166,7 +197,7 @@ impl Connection {
         // Each connection bounded on its own (wire.rs): one client that never reads holds
         // itself up, not the host or the other clients.
         let transport = wire::WireTransport::new(read, write, &self.who);
-        let server = FlowdeckServer::with_engine(self.engine, options);
+        let server = FlowdeckServer::with_engine(self.engine.clone(), options);
         let who = self.who;
         let running = match server.serve(transport).await {
             Ok(running) => running,

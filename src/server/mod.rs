@@ -7,6 +7,8 @@
 //!   of another version refuses it;
 //! - [`host`]: accepting connections (peer uid checked) and serving each: an agent's MCP
 //!   session on the shared engine;
+//! - [`lifetime`], [`spawn`]: a server started in the background by the first front end
+//!   that needs it, detached from it, and ending by itself once idle;
 //! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it;
 //! - [`protocol`], [`studio`], [`client`]: a studio attached to the server: the engine's
 //!   requests, snapshot, events and screens on the wire, the server's side of it and the
@@ -17,7 +19,9 @@
 pub mod client;
 pub mod hello;
 pub mod host;
+pub mod lifetime;
 pub mod protocol;
 pub mod relay;
 pub mod socket;
+pub mod spawn;
 pub mod studio;

@@ -7,7 +7,7 @@
 
 use sha2::{Digest, Sha256};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Why a folder cannot be hosted here.
@@ -101,6 +101,10 @@ pub fn bind(folder: &Path) -> Result<(tokio::net::UnixListener, PathBuf), Socket
     let socket = socket_path(folder).map_err(io_error(folder))?;
     let dir = socket.parent().map_or_else(socket_dir, Path::to_path_buf);
     ensure_private_dir(&dir)?;
+    // Two servers starting at once for one folder (two front ends each starting one) take
+    // turns here: the second finds the first listening and is refused, rather than both
+    // finding a stale socket and the second unlinking the first's.
+    let _turn = bind_turn(&socket)?;
     match tokio::net::UnixListener::bind(&socket) {
         Ok(listener) => return finish(listener, socket),
         Err(e) if e.kind() != io::ErrorKind::AddrInUse => return Err(io_error(&socket)(e)),
@@ -125,6 +129,24 @@ pub fn bind(folder: &Path) -> Result<(tokio::net::UnixListener, PathBuf), Socket
     std::fs::remove_file(&socket).map_err(io_error(&socket))?;
     let listener = tokio::net::UnixListener::bind(&socket).map_err(io_error(&socket))?;
     finish(listener, socket)
+}
+
+/// An exclusive lock on the socket's lock file, held while a server checks and binds.
+fn bind_turn(socket: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, SocketError> {
+    let path = socket.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io_error(&path))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
+        SocketError::Io {
+            path,
+            source: io::Error::from(e),
+        }
+    })
 }
 
 fn finish(

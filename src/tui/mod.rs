@@ -28,7 +28,6 @@ pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod link;
-pub mod log;
 pub mod mouse;
 pub mod mouse_report;
 pub mod naming;

@@ -9,6 +9,7 @@ pub mod studio;
 
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
 use regex::Regex;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -162,4 +163,65 @@ pub fn tiny_folder() -> (tempfile::TempDir, tempfile::TempDir) {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
     (folder, tempfile::tempdir().unwrap())
+}
+
+/// `flowdeck serve` on `folder` (with `args` after `serve`), its socket under `runtime`, its
+/// stderr piped; returns once its socket answers.
+pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process::Child {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .arg("serve")
+        .args(args)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    answering(runtime);
+    child
+}
+
+/// Returns once a server answers on a socket under `runtime`.
+pub fn answering(runtime: &Path) {
+    wait_until(Duration::from_secs(30), "the server's socket", || {
+        std::fs::read_dir(runtime.join("flowdeck"))
+            .ok()?
+            .filter_map(Result::ok)
+            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
+            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
+            .map(|_| ())
+    });
+}
+
+/// The process of the server answering under `runtime`, from the pid file beside its socket.
+pub fn server_pid(runtime: &Path) -> u32 {
+    wait_until(Duration::from_secs(30), "the server's pid file", || {
+        std::fs::read_dir(runtime.join("flowdeck"))
+            .ok()?
+            .filter_map(Result::ok)
+            .find(|e| e.path().extension().is_some_and(|x| x == "pid"))
+            .and_then(|e| std::fs::read_to_string(e.path()).ok())
+            .and_then(|p| p.trim().parse().ok())
+    })
+}
+
+/// `flowdeck mcp` as an agent's host starts it, with the socket folder `runtime`.
+pub fn mcp_agent(folder: &Path, runtime: &Path, args: &[&str]) -> line_client::LineServer {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("mcp")
+        .args(args)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut server = line_client::LineServer::spawn(command);
+    server.initialize();
+    server
 }

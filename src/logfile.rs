@@ -1,27 +1,33 @@
-//! The studio's log: `DIR/.flowdeck/studio.log`. The studio owns the terminal that stderr
-//! writes to, so a log line there would tear its screen; in a file, what went wrong (a caught
-//! panic with its backtrace, an agent refused, a save that failed) is there for the person to
-//! read or attach to a report. The file is owner-only, like the rest of `.flowdeck/`, and
-//! kept small: past [`ROTATE_AT`] it is moved to `studio.log.1` when a studio opens.
+//! The logs of the processes that have no stderr to write to: the studio's
+//! (`DIR/.flowdeck/studio.log`: it owns the terminal stderr writes to, and a log line there
+//! would tear its screen) and the folder's server started in the background
+//! (`DIR/.flowdeck/server.log`: its stderr is `/dev/null`). In a file, what went wrong (a
+//! caught panic with its backtrace, an agent refused, a save that failed) is there for the
+//! person to read or attach to a report. The file is owner-only, like the rest of
+//! `.flowdeck/`, and kept small: past [`ROTATE_AT`] it is moved to `NAME.1` when a process
+//! opens it.
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The log's name in the folder's state folder.
-pub const FILE: &str = "studio.log";
+/// The studio's log, in the folder's state folder.
+pub const STUDIO: &str = "studio.log";
+
+/// The log of the folder's server when it runs in the background.
+pub const SERVER: &str = "server.log";
 
 /// A log this long is set aside (one generation) before a studio appends to it.
 const ROTATE_AT: u64 = 4 << 20;
 
 /// Sends this process's log (`FLOWDECK_LOG`, else warnings and flowdeck's own information) to
-/// the folder's studio log, and returns its path; or says why it cannot be written, with the
-/// log then thrown away.
-pub fn init(folder: &Path) -> Result<PathBuf, String> {
+/// the log `name` of the folder, and returns its path; or says why it cannot be written, with
+/// the log then thrown away.
+pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,flowdeck=info"));
-    match open(folder) {
+    match open(folder, name) {
         Ok((path, file)) => {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(filter)
@@ -29,8 +35,9 @@ pub fn init(folder: &Path) -> Result<PathBuf, String> {
                 .with_writer(Mutex::new(file))
                 .try_init();
             tracing::info!(
-                "flowdeck {} studio on {}",
+                "flowdeck {} ({name}, process {}) on {}",
                 env!("CARGO_PKG_VERSION"),
+                std::process::id(),
                 folder.display()
             );
             Ok(path)
@@ -45,12 +52,12 @@ pub fn init(folder: &Path) -> Result<PathBuf, String> {
     }
 }
 
-fn open(folder: &Path) -> Result<(PathBuf, std::fs::File), String> {
+fn open(folder: &Path, name: &str) -> Result<(PathBuf, std::fs::File), String> {
     let dir = crate::store::state_dir::ensure(folder)
         .map_err(|e| format!("{}: {e}", folder.join(crate::store::META_DIR).display()))?;
-    let path = dir.join(FILE);
+    let path = dir.join(name);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > ROTATE_AT) {
-        let _ = std::fs::rename(&path, dir.join(format!("{FILE}.1")));
+        let _ = std::fs::rename(&path, dir.join(format!("{name}.1")));
     }
     let file = OpenOptions::new()
         .create(true)
@@ -69,17 +76,17 @@ mod tests {
     #[test]
     fn the_log_is_owner_only_in_the_state_folder_and_set_aside_when_long() {
         let folder = tempfile::tempdir().expect("a temporary folder");
-        let (path, _) = open(folder.path()).expect("opened");
-        assert_eq!(path, folder.path().join(".flowdeck").join(FILE));
+        let (path, _) = open(folder.path(), SERVER).expect("opened");
+        assert_eq!(path, folder.path().join(".flowdeck").join(SERVER));
         let mode = std::fs::metadata(&path)
             .expect("exists")
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         std::fs::write(&path, vec![b'x'; ROTATE_AT as usize + 1]).expect("written");
-        let (path, _) = open(folder.path()).expect("opened again");
+        let (path, _) = open(folder.path(), SERVER).expect("opened again");
         assert_eq!(std::fs::metadata(&path).expect("exists").len(), 0);
-        let old = folder.path().join(".flowdeck").join(format!("{FILE}.1"));
+        let old = folder.path().join(".flowdeck").join(format!("{SERVER}.1"));
         assert_eq!(
             std::fs::metadata(old).expect("set aside").len(),
             ROTATE_AT + 1
@@ -88,7 +95,7 @@ mod tests {
 
     #[test]
     fn a_folder_that_cannot_hold_it_says_why() {
-        let why = open(Path::new("/nonexistent/flowdeck/folder")).expect_err("no folder");
+        let why = open(Path::new("/nonexistent/flowdeck/folder"), STUDIO).expect_err("no folder");
         assert!(
             why.contains("/nonexistent/flowdeck/folder/.flowdeck"),
             "{why}"

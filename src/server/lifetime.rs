@@ -1,0 +1,51 @@
+//! How long a server started in the background lives: while a front end is attached, or a
+//! terminal or a run lives, and a short grace after the last of them, so that a front end
+//! that restarts (an agent host reconnecting, a person reopening the studio) finds it still
+//! there. A folder that is gone (deleted, or a temporary one cleaned up) with nobody attached
+//! ends it too, with whatever it still ran: nobody can reach that work any more. `flowdeck
+//! serve` in the foreground stays until it is signalled.
+
+use crate::engine::Engine;
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// How long a background server waits, idle, before it ends.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Returns once nobody has been attached, and nothing has lived or the folder has been gone,
+/// for `grace`.
+pub async fn until_idle(
+    engine: &Engine,
+    folder: &Path,
+    mut clients: watch::Receiver<usize>,
+    grace: Duration,
+) {
+    let mut events = engine.subscribe();
+    let idle = |clients: usize| clients == 0 && (!engine.lives() || !folder.is_dir());
+    // Since when it has been idle: events (a busy session's output) do not restart the grace.
+    let mut since: Option<Instant> = None;
+    loop {
+        since = if idle(*clients.borrow_and_update()) {
+            Some(since.unwrap_or_else(Instant::now))
+        } else {
+            None
+        };
+        let end = since.map(|at| at + grace);
+        tokio::select! {
+            () = tokio::time::sleep_until(end.unwrap_or_else(Instant::now)), if end.is_some() => {
+                if idle(*clients.borrow()) {
+                    return;
+                }
+            }
+            changed = clients.changed() => if changed.is_err() {
+                return;
+            },
+            event = events.recv() => if let Err(RecvError::Closed) = event {
+                return;
+            },
+        }
+    }
+}
