@@ -89,7 +89,6 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
     })?;
     let started = Instant::now();
     let mut ended = None;
-    let mut pause = Duration::from_millis(2);
     loop {
         if let Some(stream) = super::relay::connect(&canonical) {
             // Reaped by a thread of its own: the server outlives this front end as often as
@@ -118,8 +117,13 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
                     .join(crate::logfile::SERVER),
             });
         }
-        // The server binds within milliseconds of its start; a loaded machine may take longer.
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
+        // The server answers within tens of milliseconds of its start, and a refused connect
+        // costs microseconds: looked at every millisecond at first (an agent's `initialize`
+        // waits on this), every 10 ms once it takes longer (a loaded machine).
+        std::thread::sleep(if started.elapsed() < Duration::from_millis(300) {
+            Duration::from_millis(1)
+        } else {
+            Duration::from_millis(10)
+        });
     }
 }
