@@ -217,3 +217,167 @@ async fn a_studio_opened_after_an_agent_sees_the_agents_terminal() {
     drop(agent.stdin.take());
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }
+
+/// The resident memory of process `pid`, in bytes.
+fn rss_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| panic!("no VmRSS for process {pid}: {status}"))
+}
+
+/// What the server may hold for a studio that stopped reading during a flood: its socket
+/// buffer, one copy of each screen shown, the event buffer it shares with everyone. Far less
+/// than what the flood printed meanwhile.
+const STOPPED_STUDIO_RSS: u64 = 150 * 1024 * 1024;
+
+/// A studio stopped (Ctrl-Z, a frozen ssh) while a pane it shows floods: the engine and the
+/// agents go on, the server's memory stays bounded, and the studio resumed shows the screen
+/// as it is then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_studio_holds_up_nothing_and_shows_the_latest_screen_when_it_resumes() {
+    let (folder, runtime) = common::tiny_folder();
+    let server = Server(serve(folder.path(), runtime.path()));
+    let server_pid = server.0.id();
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = studio(&terminals, folder.path(), runtime.path());
+    expect(&studio, "tiny").await;
+
+    // The agent floods a terminal, which comes to the studio's front.
+    let agent = agent(folder.path(), runtime.path()).await;
+    let (mut agent, flood) = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let opened = agent.call(
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let flood = opened["session_id"].as_str().unwrap().to_string();
+        agent.call(
+            3,
+            "send_input",
+            json!({"session_id": flood, "input_text": "yes flooding-the-pane\n"}),
+        );
+        (agent, flood)
+    })
+    .await
+    .unwrap();
+    expect(&studio, "flooding-the-pane").await;
+
+    // The studio stops reading.
+    let stopped = nix::unistd::Pid::from_raw(studio.pid() as i32);
+    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGSTOP).unwrap();
+
+    // Meanwhile an agent's echo round trips go through, the flood goes on, and the server's
+    // memory stays bounded.
+    let (mut agent, flood) = tokio::task::spawn_blocking(move || {
+        let opened = agent.call(
+            4,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let echo = opened["session_id"].as_str().unwrap().to_string();
+        for n in 0..50u64 {
+            agent.call(
+                100 + 2 * n,
+                "send_input",
+                json!({"session_id": echo, "input_text": format!("echo round-{n}\n")}),
+            );
+            let waited = agent.call(
+                101 + 2 * n,
+                "await_output",
+                json!({"session_id": echo, "pattern": format!("(?m)^round-{n}$"), "timeout": 30}),
+            );
+            assert_eq!(waited["outcome"], "matched", "{waited}");
+        }
+        let flooded = agent.call(5, "list_terminal_sessions", json!({}));
+        let lines = flooded["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session_id"] == flood.as_str())
+            .map(|s| s["history_lines"].as_u64().unwrap_or(0))
+            .unwrap_or(0);
+        assert!(lines > 1000, "the flood went on: {flooded}");
+        (agent, flood)
+    })
+    .await
+    .unwrap();
+    let rss = rss_of(server_pid);
+    eprintln!(
+        "the server with a stopped studio during a flood: {} MB resident",
+        rss >> 20
+    );
+    assert!(
+        rss < STOPPED_STUDIO_RSS,
+        "the server holds {rss} bytes for a stopped studio"
+    );
+
+    // The flood ends and something else is printed; the studio, resumed, shows that.
+    let mut agent = tokio::task::spawn_blocking(move || {
+        agent.call(
+            6,
+            "send_input",
+            json!({"session_id": flood, "keys": [{"ctrl": "c"}]}),
+        );
+        agent.call(
+            7,
+            "send_input",
+            json!({"session_id": flood, "input_text": "clear; echo after-the-stop-$((6*7))\n"}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+    nix::sys::signal::kill(stopped, nix::sys::signal::Signal::SIGCONT).unwrap();
+    // The agent's newest terminal came to the front meanwhile, as it is now; the flood's
+    // pane, shown again, is as it is now too.
+    expect(&studio, "round-49").await;
+    studio.send_text("[", "test").unwrap();
+    expect(&studio, "after-the-stop-42").await;
+    quit(&studio).await;
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}
+
+/// A studio of another version (the binary rebuilt under a running server) is refused in its
+/// first exchange, says both versions and how to end the old server, and never takes the
+/// terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_studio_of_another_version_is_told_both_versions_and_how_to_end_the_server() {
+    let (folder, runtime) = common::tiny_folder();
+    let server = Server(serve(folder.path(), runtime.path()));
+    let terminals = Terminals::new(TermConfig::default());
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+    ];
+    let env = vec![
+        (
+            "XDG_RUNTIME_DIR".to_string(),
+            runtime.path().display().to_string(),
+        ),
+        ("FLOWDECK_FAKE_VERSION".to_string(), "9.9.9-new".to_string()),
+    ];
+    let studio = open(&terminals, program, None, (110, 32), env);
+    let ended = studio
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(ended.outcome, Outcome::Exited);
+    assert_eq!(studio.exit().and_then(|e| e.code), Some(2));
+    let said = studio.content(Content::History);
+    let ours = env!("CARGO_PKG_VERSION");
+    for part in [
+        "this flowdeck is version 9.9.9-new".to_string(),
+        format!("is version {ours}"),
+        format!("kill {}", server.0.id()),
+    ] {
+        assert!(said.contains(&part), "{part:?} in {said}");
+    }
+}
