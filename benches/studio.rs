@@ -34,20 +34,7 @@ fn quick() -> bool {
     std::env::var_os("FLOWDECK_BENCH_QUICK").is_some()
 }
 
-/// CPU seconds (user + system) a process has used.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / 100.0
-}
-
-/// The CPU share `pid` used over `span`.
-async fn cpu_share(pid: u32, span: Duration) -> f64 {
-    let before = cpu_seconds(pid);
-    tokio::time::sleep(span).await;
-    (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
-}
+use support::cpu_share;
 
 /// `n` frames drawn (and, by a real backend, diffed and emitted), each timed, `gap` apart.
 async fn time_frames<B: ratatui::backend::Backend>(

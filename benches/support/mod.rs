@@ -33,3 +33,19 @@ pub fn quantile(samples: &[f64], q: f64) -> f64 {
     sorted.sort_by(f64::total_cmp);
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
+
+/// CPU seconds (user + system) a process has used, from /proc: what else the machine runs does
+/// not change it.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// The CPU share (% of a core) `pid` used over `span`.
+pub async fn cpu_share(pid: u32, span: std::time::Duration) -> f64 {
+    let before = cpu_seconds(pid);
+    tokio::time::sleep(span).await;
+    (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
+}

@@ -254,6 +254,7 @@ async fn event_loop(
         .into_iter()
         .collect();
     let mut watched: Vec<String> = Vec::new();
+    let remote = link.local().is_none();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
     let clock = std::time::Instant::now();
@@ -263,6 +264,11 @@ async fn event_loop(
     loop {
         while let Some(event) = pending.pop_front() {
             dirty |= match &event {
+                // A server sends the screen itself after its activity: drawing on the event
+                // would draw the old rows and hold the new ones a frame.
+                Event::Engine(e) if remote => {
+                    !matches!(e.change, Change::SessionActivity { .. }) && is_shown(&app, e)
+                }
                 Event::Engine(e) => is_shown(&app, e),
                 _ => true,
             };
