@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::studio::{expect, on_screen};
 use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
 use std::path::Path;
@@ -74,7 +76,9 @@ async fn a_click_selects_a_workflow_and_the_palette_runs_a_command_by_name() {
     session.send_text("t", "test").unwrap();
     expect(&session, r"│ \[s\d+ · [^]]*\]").await;
     session.send_text(":grid\r", "test").unwrap();
-    expect(&session, r"panes in a grid").await;
+    // Two pane titles at once (the palette's own line "panes in a grid" is no sign: it shows
+    // while the command is still being typed).
+    expect(&session, r"(?s)[╭┏] \[?s\d+ · .*[╭┏] \[?s\d+ · ").await;
     let screen = session.content(Content::Screen);
     let titles = regex::Regex::new(r"[╭┏] \[?s\d+ · ").unwrap();
     assert_eq!(titles.find_iter(&screen).count(), 2, "{screen}");
@@ -155,14 +159,20 @@ async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
     click(&session, word);
     expect(&session, r"copied 18 characters").await;
     expect(&session, r"in tmux's buffer").await;
-    assert_eq!(tmux.tmux(&["show-buffer"]), "copy-me/please.txt");
+    // tmux loads its buffer off the studio's loop: the message may come first.
+    common::wait_until(Duration::from_secs(30), "tmux's buffer", || {
+        (tmux.tmux(&["show-buffer"]) == "copy-me/please.txt").then_some(())
+    });
 
     // A drag along the line: from the first character to the seventh.
     mouse(&session, 0, (at.0, at.1), true);
     mouse(&session, 32, (at.0 + 6, at.1), true);
     mouse(&session, 0, (at.0 + 6, at.1), false);
     expect(&session, r"copied 7 characters").await;
-    assert_eq!(tmux.tmux(&["show-buffer"]), "copy-me");
+    // tmux loads its buffer off the studio's loop: the message may come first.
+    common::wait_until(Duration::from_secs(30), "tmux's buffer", || {
+        (tmux.tmux(&["show-buffer"]) == "copy-me").then_some(())
+    });
 
     // m: the mouse is the terminal's; m again: the studio's.
     session.send_text("m", "test").unwrap();
