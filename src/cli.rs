@@ -143,6 +143,8 @@ pub enum Command {
     /// the studio; a folder hosted headless (`flowdeck serve --approve agent-runs`) has nobody
     /// to ask, so approve ahead what agents may run. An approval is of the exact content (its
     /// SHA-256): any change to the file needs a new one. Kept in DIR/.flowdeck/approved.json.
+    /// Only a person at a terminal may approve: not a script without one, and not a terminal
+    /// flowdeck opened (agents type there).
     Approve {
         /// The workflows' names
         #[arg(required = true)]
@@ -391,18 +393,42 @@ fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// `flowdeck approve`: each workflow's content that would run now, approved for agents.
+/// `flowdeck approve`: each workflow's content that would run now, approved for agents. Only
+/// for a person at a terminal that is not one of flowdeck's (server/peer.rs): with the
+/// folder's server up, the server checks and approves; with none up, this process checks
+/// itself and approves in the folder.
 fn approve_workflows(folder: &Path, names: &[String], out: &mut impl Write) -> Result<ExitCode> {
-    let engine = open_engine(folder, engine_config(false, false))?;
-    for name in names {
-        let approved = engine
-            .approve_workflow(name, &crate::engine::Actor::Cli)
-            .with_context(|| format!("cannot approve {}", sanitize(name)))?;
+    let versions: Vec<(String, Result<String, String>)> =
+        match crate::server::relay::connect(folder) {
+            Some(stream) => runtime()?
+                .block_on(crate::server::approve::ask(stream, folder, names))?
+                .into_iter()
+                .map(|a| (a.workflow, a.approved))
+                .collect(),
+            None => {
+                crate::server::peer::may_approve(Some(std::process::id()), None, &[])
+                    .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;
+                let engine = open_engine(folder, engine_config(false, false))?;
+                names
+                    .iter()
+                    .map(|name| {
+                        let approved = engine
+                            .approve_workflow(name, &crate::engine::Actor::Cli)
+                            .map(|a| a.version)
+                            .map_err(|e| e.to_string());
+                        (name.clone(), approved)
+                    })
+                    .collect()
+            }
+        };
+    for (name, approved) in versions {
+        let version =
+            approved.map_err(|why| anyhow::anyhow!("cannot approve {}: {why}", sanitize(&name)))?;
         writeln!(
             out,
             "approved {} (content {}) for agents' runs",
-            sanitize(name),
-            &approved.version[..12.min(approved.version.len())]
+            sanitize(&name),
+            &version[..12.min(version.len())]
         )?;
     }
     Ok(ExitCode::SUCCESS)

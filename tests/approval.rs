@@ -114,7 +114,9 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
         "the agent sees its run waiting"
     );
 
-    approver.decide(&started.run_id, true).unwrap();
+    approver
+        .decide(&started.run_id, true, &Actor::Person)
+        .unwrap();
     let result = finished(started).await;
     assert_eq!(
         result.final_state,
@@ -167,7 +169,9 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     assert_eq!(last.content, GREET);
     assert_eq!(last.by, "you");
 
-    approver.decide(&started.run_id, false).unwrap();
+    approver
+        .decide(&started.run_id, false, &Actor::Person)
+        .unwrap();
     let result = finished(started).await;
     assert_eq!(result.final_state, FinalState::NotApproved);
     let error = result.error.unwrap();
@@ -248,7 +252,9 @@ async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_g
     assert_eq!(result.final_state, FinalState::Canceled);
     assert!(engine.approvals_pending().is_empty());
     assert!(
-        approver.decide(&result.run_id, true).is_err(),
+        approver
+            .decide(&result.run_id, true, &Actor::Person)
+            .is_err(),
         "nothing left to approve"
     );
 
@@ -280,7 +286,9 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     let started = engine.start_run(inline()).await.unwrap();
     let asked = next_request(&engine, &mut events).await;
     assert!(asked.inline);
-    approver.decide(&started.run_id, true).unwrap();
+    approver
+        .decide(&started.run_id, true, &Actor::Person)
+        .unwrap();
     assert_eq!(finished(started).await.final_state, FinalState::Completed);
     let again = engine.start_run(inline()).await.unwrap();
     assert_eq!(again.status().status, Phase::Running, "the same text again");
@@ -289,7 +297,9 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     // The folder's `greet` has the very same text, yet was never approved as the file.
     let file_run = engine.start_run(greet_by(agent())).await.unwrap();
     assert_eq!(file_run.status().status, Phase::AwaitingApproval);
-    approver.decide(&file_run.run_id, false).unwrap();
+    approver
+        .decide(&file_run.run_id, false, &Actor::Person)
+        .unwrap();
     finished(file_run).await;
     engine.shutdown().await;
 }

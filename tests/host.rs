@@ -153,15 +153,17 @@ fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_appro
         "{error}"
     );
 
-    // A person approves the content ahead, from the command line: the agent's run goes.
-    let approved = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder.path())
-        .args(["approve", "tiny"])
-        .output()
-        .unwrap();
-    assert!(approved.status.success(), "{approved:?}");
-    assert!(String::from_utf8_lossy(&approved.stdout).starts_with("approved tiny (content "));
+    // A person approves the content ahead, from the command line at their terminal: the
+    // agent's run goes.
+    let dir = folder.path().display().to_string();
+    let xdg = vec![(
+        "XDG_RUNTIME_DIR".to_string(),
+        runtime.path().display().to_string(),
+    )];
+    let (code, said) =
+        common::studio::at_a_terminal(&["--workflows", &dir, "approve", "tiny"], xdg.clone());
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.starts_with("approved tiny (content "), "{said}");
     let ran = a.call(3, "run_workflow", json!({"workflow_name": "tiny"}));
     assert_eq!(ran["success"], true, "{ran}");
 
@@ -176,16 +178,24 @@ fn a_headless_host_in_approval_mode_refuses_unapproved_runs_until_flowdeck_appro
     assert_eq!(error["error_code"], "RUN_NOT_APPROVED", "{error}");
 
     // An unknown workflow cannot be approved, and says so.
-    let unknown = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+    let (code, said) =
+        common::studio::at_a_terminal(&["--workflows", &dir, "approve", "nope"], xdg);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("cannot approve nope"), "{said}");
+
+    // A command with no terminal (a script, an agent's shell tool) may not approve.
+    let scripted = Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(folder.path())
-        .args(["approve", "nope"])
+        .args(["approve", "tiny"])
+        .env("XDG_RUNTIME_DIR", runtime.path())
         .output()
         .unwrap();
-    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(scripted.status.code(), Some(2), "{scripted:?}");
     assert!(
-        String::from_utf8_lossy(&unknown.stderr).contains("cannot approve nope"),
-        "{unknown:?}"
+        String::from_utf8_lossy(&scripted.stderr).contains("it has no terminal"),
+        "{scripted:?}"
     );
     drop(a.stdin.take());
     assert_eq!(a.exit_within(LONG), Some(0));

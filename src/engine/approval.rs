@@ -63,7 +63,12 @@ pub struct Approver {
 impl Approver {
     /// Answers the request of run `run_id`: approving remembers the content as approved (a
     /// later run of the same content does not ask again) and lets the run start.
-    pub fn decide(&self, run_id: &str, approve: bool) -> Result<ApprovalRequest, EngineError> {
+    pub fn decide(
+        &self,
+        run_id: &str,
+        approve: bool,
+        by: &Actor,
+    ) -> Result<ApprovalRequest, EngineError> {
         let engine = self.engine.upgrade().ok_or_else(|| {
             EngineError::InvalidParams("the engine has shut down: nothing to approve".into())
         })?;
@@ -76,7 +81,7 @@ impl Approver {
             .take()
             .ok_or_else(|| EngineError::NotAwaitingApproval(run_id.to_string()))?;
         let request = pending.request;
-        let by = Actor::Person;
+        let by = by.clone();
         let decision = if approve {
             // Remembered before the run goes on: if it cannot be, the run keeps waiting (the
             // error says why) rather than run on an approval nobody will find again.
@@ -152,7 +157,16 @@ impl Engine {
     /// Whether the engine was started in approval mode (an agent's connection may still ask
     /// for it for its own runs: [`super::RunRequest::require_approval`]).
     pub fn approval_mode(&self) -> bool {
-        self.config.approve_agent_runs
+        self.approval_mode.load(Ordering::Acquire)
+    }
+
+    /// Turns approval mode on for every agent from now on (a person who opens the studio
+    /// with `--approve agent-runs` on a folder whose server runs without it). Only ever
+    /// stricter: nothing turns it off while the engine lives.
+    pub fn turn_on_approval_mode(&self) {
+        if !self.approval_mode.swap(true, Ordering::AcqRel) {
+            tracing::info!("approval mode turned on by a person");
+        }
     }
 
     /// The runs waiting for approval, oldest first.

@@ -372,7 +372,9 @@ mod tests {
             .start_run(request("denied", agent()))
             .await
             .expect("registered");
-        approver.decide(&started.run_id, false).expect("denied");
+        approver
+            .decide(&started.run_id, false, &Actor::Person)
+            .expect("denied");
         let denied = tokio::time::timeout(DEADLINE, started.finished())
             .await
             .expect("ended");

@@ -99,6 +99,9 @@ pub struct Snapshot {
     /// What is wrong with the workflows folder itself (missing, not a folder, unreadable),
     /// for an engine opened with [`Engine::open_lenient`]; `None` when it can be listed.
     pub folder_problem: Option<FolderProblem>,
+    /// Whether agents' runs of content no person approved wait for a person (approval.rs).
+    #[serde(default)]
+    pub approval_mode: bool,
 }
 
 /// How long shutdown waits for cancelled runs to journal how they ended.
@@ -120,6 +123,9 @@ pub struct Engine {
     input_holders: std::sync::Mutex<std::collections::HashMap<String, Actor>>,
     /// Front ends with a person at them that answer approval requests (approval.rs).
     approvers: std::sync::atomic::AtomicUsize,
+    /// Approval mode: on from the start (`config.approve_agent_runs`) or turned on by a
+    /// person later; never off again while the engine lives.
+    approval_mode: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -150,6 +156,7 @@ impl Engine {
         let events = Arc::new(events::EventHub::default());
         let meta_dir = store.root().join(crate::store::files::META_DIR);
         let engine = Arc::new(Engine {
+            approval_mode: config.approve_agent_runs.into(),
             terminals: Terminals::new(config.terminals.clone()),
             runs: Runs::new(config.max_runs),
             journal: Journal::new(meta_dir.join("runs")),
@@ -242,6 +249,12 @@ impl Engine {
         &self.terminals
     }
 
+    /// The first process of each session still running: what a check of who may approve
+    /// compares a connecting process with (server/peer.rs).
+    pub fn session_leaders(&self) -> Vec<i32> {
+        self.terminals.live_leaders()
+    }
+
     fn runs(&self) -> &Runs {
         &self.runs
     }
@@ -283,6 +296,7 @@ impl Engine {
             sessions: self.terminals.list(),
             runs: self.runs.list_active(),
             folder_problem: self.store.folder_problem(),
+            approval_mode: self.approval_mode(),
         })
     }
 

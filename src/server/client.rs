@@ -35,6 +35,10 @@ pub struct Remote {
     mirrors: Mutex<HashMap<String, Mirror>>,
     /// The server's version and process, for messages.
     pub server: String,
+    /// Whether the server is in approval mode, and why this studio may not answer its
+    /// requests when it may not (server/peer.rs).
+    pub approval_mode: bool,
+    pub cannot_approve: Option<String>,
 }
 
 impl Remote {
@@ -44,12 +48,17 @@ impl Remote {
     pub async fn attach(
         stream: std::os::unix::net::UnixStream,
         folder: &Path,
+        approve_agent_runs: bool,
     ) -> anyhow::Result<(Arc<Remote>, mpsc::UnboundedReceiver<Inbound>)> {
         stream.set_nonblocking(true)?;
         let stream = tokio::net::UnixStream::from_std(stream)?;
         let (read, mut write) = stream.into_split();
         write
-            .write_all(Hello::new(Client::Studio {}).line().as_bytes())
+            .write_all(
+                Hello::new(Client::Studio { approve_agent_runs })
+                    .line()
+                    .as_bytes(),
+            )
             .await?;
         let mut read = BufReader::new(read);
         let welcome = tokio::time::timeout(
@@ -78,6 +87,8 @@ impl Remote {
                 welcome.version,
                 welcome.pid
             ),
+            approval_mode: welcome.approval_mode,
+            cannot_approve: welcome.cannot_approve,
         });
         tokio::spawn(async move {
             while let Some(message) = outgoing.recv().await {

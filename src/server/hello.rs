@@ -51,7 +51,15 @@ pub enum Client {
     /// An agent's `flowdeck mcp`: MCP follows, relayed byte for byte.
     Mcp { options: AgentOptions },
     /// A person's studio: the studio protocol follows (protocol.rs).
-    Studio {},
+    Studio {
+        /// The person asked for approval mode (`--approve agent-runs`): the server turns it
+        /// on if it is not (never off).
+        #[serde(default)]
+        approve_agent_runs: bool,
+    },
+    /// `flowdeck approve`: the workflows whose current content a person approves for agents'
+    /// runs. One [`protocol::Approved`](super::protocol::Approved) line answers each.
+    Approve { workflows: Vec<String> },
 }
 
 /// The server's answer.
@@ -64,6 +72,13 @@ pub struct Welcome {
     /// Why the server will not serve this client (its connection ends after this line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// For a studio: why it may not answer approval requests (server/peer.rs); `None` when
+    /// it may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cannot_approve: Option<String>,
+    /// For a studio: whether the server is in approval mode (after the studio's own ask).
+    #[serde(default)]
+    pub approval_mode: bool,
 }
 
 impl Hello {
@@ -98,6 +113,8 @@ impl Welcome {
             version,
             pid,
             refused,
+            cannot_approve: None,
+            approval_mode: false,
         }
     }
 

@@ -1,8 +1,9 @@
 //! The folder's host: its Unix socket (socket.rs) served to any number of clients at once,
-//! each greeted (hello.rs) and then served its own MCP session on the one engine the studio
-//! (or `flowdeck serve`) runs.
+//! each greeted (hello.rs) and then served what it is: an agent's MCP session, a studio
+//! (studio.rs) or `flowdeck approve`, all on the server's one engine.
 //! Only the owner's processes are served: the peer's uid is checked on every connection, and a
-//! stranger gets a JSON-RPC error saying why before the socket closes.
+//! stranger gets a JSON-RPC error saying why before the socket closes. Who may approve is the
+//! kernel's word too (peer.rs).
 
 use super::hello::{self, Client, Welcome};
 use super::socket::{self, SocketError};
@@ -109,6 +110,7 @@ async fn accept(
                 };
                 let client = Connection {
                     who,
+                    pid: peer.pid().and_then(|p| u32::try_from(p).ok()),
                     folder: folder.clone(),
                     engine: engine.clone(),
                     options: options.clone(),
@@ -154,6 +156,8 @@ impl Drop for Attached {
 /// One connection, and what serving it needs.
 struct Connection {
     who: String,
+    /// The connecting process, as the kernel says (for who may approve: peer.rs).
+    pid: Option<u32>,
     folder: PathBuf,
     engine: Arc<Engine>,
     options: McpOptions,
@@ -170,7 +174,26 @@ impl Connection {
         };
         let options = match hello {
             Some(hello) => {
-                let welcome = Welcome::to(&hello, &self.folder);
+                let mut welcome = Welcome::to(&hello, &self.folder);
+                if welcome.refused.is_none() {
+                    match &hello.client {
+                        Client::Mcp { .. } => {}
+                        Client::Studio { approve_agent_runs } => {
+                            if *approve_agent_runs {
+                                self.engine.turn_on_approval_mode();
+                            }
+                            welcome.approval_mode = self.engine.approval_mode();
+                            welcome.cannot_approve = self.may_approve().await.err();
+                        }
+                        Client::Approve { .. } => {
+                            welcome.refused = self
+                                .may_approve()
+                                .await
+                                .err()
+                                .map(|why| format!("this process may not approve: {why}"));
+                        }
+                    }
+                }
                 let answered = write.write_all(welcome.line().as_bytes()).await;
                 if let Some(why) = &welcome.refused {
                     tracing::warn!("{} refused: {why}", self.who);
@@ -184,9 +207,29 @@ impl Connection {
                 match hello.client {
                     // A relayed agent is served with the stricter of its options and ours.
                     Client::Mcp { options } => crate::mcp::options::merge(&self.options, &options),
-                    Client::Studio {} => {
+                    Client::Studio { .. } => {
                         tracing::info!("{} attached a studio", self.who);
-                        super::studio::serve(read, write, self.engine, self.who, self.stop).await;
+                        // The right to answer approval requests, held while the studio is
+                        // attached: runs wait for it meanwhile (engine/approval.rs).
+                        let approver = match welcome.cannot_approve {
+                            None => Ok(self.engine.attach_approver()),
+                            Some(why) => Err(why),
+                        };
+                        super::studio::serve(
+                            read,
+                            write,
+                            super::studio::Attached {
+                                engine: self.engine,
+                                who: self.who,
+                                approver,
+                            },
+                            self.stop,
+                        )
+                        .await;
+                        return;
+                    }
+                    Client::Approve { workflows } => {
+                        super::approve::serve(&self.engine, &workflows, &mut write).await;
                         return;
                     }
                 }
@@ -211,6 +254,19 @@ impl Connection {
             reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),
             () = self.stop.cancelled() => token.cancel(),
         }
+    }
+}
+
+impl Connection {
+    /// Whether the connected process may answer approval requests, or why not (peer.rs).
+    async fn may_approve(&self) -> Result<(), String> {
+        let (pid, leaders) = (self.pid, self.engine.session_leaders());
+        let server = std::process::id();
+        tokio::task::spawn_blocking(move || {
+            super::peer::may_approve(pid, Some(server), &super::peer::ttys_of(&leaders))
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the check failed: {e}")))
     }
 }
 

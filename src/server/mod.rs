@@ -7,6 +7,8 @@
 //!   of another version refuses it;
 //! - [`host`]: accepting connections (peer uid checked) and serving each: an agent's MCP
 //!   session on the shared engine;
+//! - [`approve`]: `flowdeck approve` answered by the server;
+//! - [`peer`]: whether a connecting process may answer approval requests (the threat model);
 //! - [`lifetime`], [`spawn`]: a server started in the background by the first front end
 //!   that needs it, detached from it, and ending by itself once idle;
 //! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it;
@@ -16,10 +18,12 @@
 //!
 //! It is not MCP's: MCP is one of the protocols served here.
 
+pub mod approve;
 pub mod client;
 pub mod hello;
 pub mod host;
 pub mod lifetime;
+pub mod peer;
 pub mod protocol;
 pub mod relay;
 pub mod socket;

@@ -52,6 +52,14 @@ pub enum ToStudio {
     },
 }
 
+/// The server's answer to `flowdeck approve` for one workflow: the content version approved,
+/// or why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approved {
+    pub workflow: String,
+    pub approved: Result<String, String>,
+}
+
 /// Reads one line (without its newline) into `line`; `Ok(false)` at the end of the stream.
 /// A line longer than [`MAX_LINE`] is an error: the other side is not speaking this protocol.
 pub async fn read_line<R: AsyncRead + Unpin + AsyncBufReadExt>(

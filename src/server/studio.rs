@@ -10,7 +10,8 @@
 //! backlog: the screens are read when they are sent, not when they changed.
 
 use super::protocol::{self, ToServer, ToStudio};
-use crate::engine::request::RequestError;
+use crate::engine::approval::Approver;
+use crate::engine::request::{Reply, RequestError};
 use crate::engine::{Actor, Change, Engine, EngineEvent};
 use crate::term::mirror::Mirror;
 use std::collections::{HashMap, HashSet};
@@ -34,17 +35,26 @@ enum Outgoing {
     Watch(Vec<String>),
 }
 
+/// A studio being served: the engine, who it is for the log, and its right to answer
+/// approval requests (held while it is attached) or why it has none (peer.rs).
+#[derive(Debug)]
+pub struct Attached {
+    pub engine: Arc<Engine>,
+    pub who: String,
+    pub approver: Result<Approver, String>,
+}
+
 /// Serves one studio until it leaves, the connection fails, or the server stops.
-pub async fn serve<R, W>(
-    mut read: R,
-    write: W,
-    engine: Arc<Engine>,
-    who: String,
-    stop: CancellationToken,
-) where
+pub async fn serve<R, W>(mut read: R, write: W, studio: Attached, stop: CancellationToken)
+where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let Attached {
+        engine,
+        who,
+        approver,
+    } = studio;
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_loop(write, engine.clone(), out_rx, stop.clone()));
     let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
@@ -90,14 +100,23 @@ pub async fn serve<R, W>(
             ToServer::Watch { sessions } => {
                 let _ = out_tx.send(Outgoing::Watch(sessions));
             }
-            ToServer::Decide { id, .. } => {
-                // Who may approve over the socket is not settled yet (docs/ARCHITECTURE.md):
-                // until it is, no socket client approves anything.
-                let refused = RequestError::new(
-                    "not_approver",
-                    "a studio attached to the folder's server cannot answer approval requests yet: approve ahead with `flowdeck approve NAME`",
-                );
-                let _ = out_tx.send(Outgoing::Answer(id, Box::new(Err(refused))));
+            ToServer::Decide {
+                id,
+                run_id,
+                approve,
+            } => {
+                let answer = match &approver {
+                    // The first answer settles it; a later one finds nothing waiting.
+                    Ok(approver) => approver
+                        .decide(&run_id, approve, &Actor::Person)
+                        .map(|_| Reply::Done)
+                        .map_err(RequestError::from),
+                    Err(why) => Err(RequestError::new(
+                        "not_approver",
+                        format!("this studio may not answer approval requests: {why}"),
+                    )),
+                };
+                let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
             }
         }
     }

@@ -242,6 +242,14 @@ impl Terminals {
         sessions.iter().map(|s| s.info()).collect()
     }
 
+    /// The processes that lead the sessions still running (their PTYs' first process).
+    pub fn live_leaders(&self) -> Vec<i32> {
+        self.sessions()
+            .values()
+            .filter_map(|s| s.live_leader())
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.sessions().len()
     }

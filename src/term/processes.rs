@@ -24,6 +24,8 @@ pub struct ProcInfo {
     pub ppid: i32,
     pub pgrp: i32,
     pub session: i32,
+    /// The controlling terminal's device number (`tty_nr`); 0 when it has none.
+    pub tty: i32,
     pub zombie: bool,
 }
 
@@ -37,13 +39,25 @@ pub fn proc_info(pid: i32) -> Option<ProcInfo> {
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     let session = fields.next()?.parse().ok()?;
+    let tty = fields.next()?.parse().ok()?;
     Some(ProcInfo {
         pid,
         ppid,
         pgrp,
         session,
+        tty,
         zombie: state == "Z" || state == "X",
     })
+}
+
+/// A process and each of its parents up to (not including) init, as `/proc` says now.
+pub fn ancestry(pid: i32) -> impl Iterator<Item = ProcInfo> {
+    // A loop in what /proc says (pids reused mid-walk) must not hang the walk.
+    const MAX_DEPTH: usize = 1024;
+    std::iter::successors(proc_info(pid), |p| {
+        (p.ppid > 1).then(|| proc_info(p.ppid)).flatten()
+    })
+    .take(MAX_DEPTH)
 }
 
 /// The command name of a process (`/proc/PID/comm`).
@@ -59,6 +73,15 @@ fn all_pids() -> Vec<i32> {
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect()
+}
+
+/// Whether a process was started inside a flowdeck session (of any flowdeck process): its
+/// environment, as it was when it started, carries a session marker. A process cannot take
+/// this back from its own `/proc` entry by unsetting the variable later, but its children
+/// can be started without it.
+pub fn carries_any_marker(pid: i32) -> bool {
+    let marker = format!("{MARKER_VAR}=");
+    has_env_entry(pid, |e| e.starts_with(marker.as_bytes()))
 }
 
 /// Whether a process's environment has an entry for which `matches` holds.

@@ -72,17 +72,22 @@ async fn attached(
     options: &StudioOptions,
     termination: &mut Termination,
 ) -> Result<ExitCode> {
-    let (remote, inbound) = crate::server::client::Remote::attach(stream, &options.folder)
-        .await
-        .context("cannot attach to the folder's server")?;
+    let (remote, inbound) = crate::server::client::Remote::attach(
+        stream,
+        &options.folder,
+        options.engine.approve_agent_runs,
+    )
+    .await
+    .context("cannot attach to the folder's server")?;
     tracing::info!("attached to {}", remote.server);
+    let approval = approval_message(remote.approval_mode, remote.cannot_approve.as_deref());
     let link = Link::Remote(remote);
     let Some(inbox) = link.inbox(Some(inbound)) else {
         anyhow::bail!("no events from the folder's server");
     };
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
-    app.message = message;
+    app.message = message.or(approval);
     match show(&link, inbox, app, &theme, options, termination).await? {
         Ended::Quit => Ok(ExitCode::SUCCESS),
         Ended::GaveUp(why) => {
@@ -102,11 +107,7 @@ async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Resul
         .context("cannot open the workflows folder")?;
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
-    app.message = message.or_else(|| {
-        engine.approval_mode().then(|| {
-            "approval mode: an agent's run of a manifest you have not approved waits for your yes".into()
-        })
-    });
+    app.message = message.or_else(|| approval_message(engine.approval_mode(), None));
     // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
     // relays to it). A folder another process hosts is not opened twice.
     let host = match crate::server::host::start(
@@ -155,6 +156,21 @@ async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Resul
     }
     engine.shutdown().await;
     outcome
+}
+
+/// What the studio says first in approval mode: who answers an agent's run of content no
+/// person approved, here or (`cannot_approve`) not here.
+fn approval_message(approval_mode: bool, cannot_approve: Option<&str>) -> Option<String> {
+    match (approval_mode, cannot_approve) {
+        (false, _) => None,
+        (true, None) => Some(
+            "approval mode: an agent's run of a manifest you have not approved waits for your yes"
+                .into(),
+        ),
+        (true, Some(why)) => Some(format!(
+            "approval mode: this studio cannot answer agents' requests ({why})"
+        )),
+    }
 }
 
 /// The theme asked for, without colours under `NO_COLOR`, and what to say about it.
@@ -248,6 +264,9 @@ async fn event_loop(
     let Shown { tui, theme, log } = shown;
     let size = tui.size()?;
     app.size = (size.width, size.height);
+    app.inside = crate::term::processes::ancestry(std::process::id() as i32)
+        .filter_map(|p| u32::try_from(p.pid).ok())
+        .collect();
     // The inbox subscribed before this snapshot (a server sends its own first).
     let mut pending: VecDeque<Event> = super::link::first_snapshot(link)
         .map(Event::Snapshot)

@@ -224,6 +224,7 @@ fn a_new_snapshot_reads_the_requests_again() {
             sessions: Vec::new(),
             runs: Vec::new(),
             folder_problem: None,
+            approval_mode: true,
         })),
     );
     assert!(

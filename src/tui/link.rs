@@ -127,7 +127,7 @@ impl Link {
     pub async fn decide(&self, run_id: &str, approve: bool) -> Result<(), String> {
         match self {
             Link::Local { approver, .. } => approver
-                .decide(run_id, approve)
+                .decide(run_id, approve, &Actor::Person)
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             Link::Remote(remote) => match remote.decide(run_id, approve).await {

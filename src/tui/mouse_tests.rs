@@ -155,6 +155,16 @@ fn zoom_gives_the_panes_the_screen_and_resizes_them() {
 }
 
 #[test]
+fn the_terminal_the_studio_itself_runs_in_is_never_fitted_to_its_pane() {
+    // A studio typed into one of flowdeck's terminals shows that terminal too: fitting it
+    // to its pane would shrink the studio's own window, its pane, and so on to 2x2.
+    let mut app = app();
+    app.inside = vec![app.panes[0].pid];
+    let effects = update(&mut app, key(KeyCode::Char('z')));
+    assert!(effects.is_empty(), "{effects:?}");
+}
+
+#[test]
 fn a_drag_selects_screen_cells_inside_its_pane_only_and_the_release_copies_them() {
     let mut app = app();
     let inner = layout::app_slots(&app)[0].inner;

@@ -279,6 +279,10 @@ pub struct App {
     /// The person put the approvals aside (Esc): they open again with `a`, or by themselves
     /// when a new request comes.
     pub approvals_later: bool,
+    /// The processes the studio runs inside (itself and its parents). The pane of a session
+    /// one of them leads is the terminal the studio itself is drawn in: fitting it to its
+    /// pane would shrink the studio's own window, and the pane again, down to nothing.
+    pub inside: Vec<u32>,
 }
 
 /// An approval request as the studio shows it: the manifest's diff against the last

@@ -915,7 +915,8 @@ pub(super) fn fit_panes(app: &App) -> Vec<Effect> {
         .filter_map(|slot| {
             let p = app.panes.get(slot.index)?;
             let (cols, rows) = layout::pty_size(slot.inner);
-            (p.running && (p.cols, p.rows) != (cols, rows)).then(|| Effect::Resize {
+            let own_window = app.inside.contains(&p.pid);
+            (p.running && !own_window && (p.cols, p.rows) != (cols, rows)).then(|| Effect::Resize {
                 session_id: p.session_id.clone(),
                 cols,
                 rows,

@@ -60,15 +60,38 @@ pub fn open(
 ) -> Arc<Session> {
     let mut all = quiet_env();
     all.extend(env);
+    // A person's terminal, not one of flowdeck's: the marker this test's own terminals give
+    // their processes would make the studio one an agent could type into (server/peer.rs).
+    let mut person = vec!["env".to_string(), "-u".into(), "FLOWDECK_SESSION".into()];
+    person.extend(program);
     terminals
         .open(OpenOptions {
-            program: Program::Command(program),
+            program: Program::Command(person),
             cwd: cwd.map(Path::to_path_buf),
             size: Size { cols, rows },
             env: all,
             ..OpenOptions::default()
         })
         .unwrap()
+}
+
+/// `flowdeck ARGS` run to its end at a terminal of its own, as a person types a command:
+/// its exit code and what its terminal shows.
+pub fn at_a_terminal(args: &[&str], env: Vec<(String, String)>) -> (Option<u32>, String) {
+    let terminals = Terminals::new(flowdeck::term::TermConfig::default());
+    let mut program = vec![env!("CARGO_BIN_EXE_flowdeck").to_string()];
+    program.extend(args.iter().map(|a| a.to_string()));
+    let session = open(&terminals, program, None, (200, 20), env);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ended = runtime
+        .block_on(session.await_output(on_screen("never printed")))
+        .unwrap();
+    let screen = session.content(Content::Screen);
+    assert_eq!(ended.outcome, Outcome::Exited, "{screen}");
+    (session.exit().and_then(|e| e.code), screen)
 }
 
 /// What the studio's shells start with in tests: a home of their own, so that they read no

@@ -1,0 +1,85 @@
+//! `flowdeck approve` with the folder's server up: the server approves, once it has checked
+//! that the process asking is a person's at a terminal that is not one of its own sessions
+//! (peer.rs), so that an agent cannot run `flowdeck approve` in a terminal flowdeck gave it.
+
+use super::hello::{self, Client, Hello};
+use super::protocol::{self, Approved};
+use crate::engine::{Actor, Engine};
+use std::path::Path;
+use std::sync::Arc;
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The server's side: each workflow's current content approved, one answer line each.
+pub async fn serve<W: AsyncWrite + Unpin>(
+    engine: &Arc<Engine>,
+    workflows: &[String],
+    write: &mut W,
+) {
+    for workflow in workflows {
+        let (engine, name) = (engine.clone(), workflow.clone());
+        // The store's write (fsync, lock) runs off the runtime.
+        let approved = tokio::task::spawn_blocking(move || {
+            engine
+                .approve_workflow(&name, &Actor::Cli)
+                .map(|a| a.version)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the approval failed: {e}")));
+        let answer = Approved {
+            workflow: workflow.clone(),
+            approved,
+        };
+        let Ok(line) = protocol::line(&answer) else {
+            return;
+        };
+        if write.write_all(&line).await.is_err() {
+            return;
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+/// The command's side: asks the server that answers on `stream` to approve `workflows`; an
+/// answer for each, in order, or why the server refused (another version, or a process that
+/// may not approve).
+pub async fn ask(
+    stream: std::os::unix::net::UnixStream,
+    folder: &Path,
+    workflows: &[String],
+) -> anyhow::Result<Vec<Approved>> {
+    stream.set_nonblocking(true)?;
+    let stream = tokio::net::UnixStream::from_std(stream)?;
+    let (read, mut write) = stream.into_split();
+    let hello = Hello::new(Client::Approve {
+        workflows: workflows.to_vec(),
+    });
+    write.write_all(hello.line().as_bytes()).await?;
+    let mut read = BufReader::new(read);
+    let welcome = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        hello::read_welcome(&mut read),
+    )
+    .await
+    .map_err(|_| {
+        anyhow::anyhow!(
+            "the flowdeck server of {} did not answer within 10 s",
+            folder.display()
+        )
+    })??;
+    if let Some(why) = welcome.refused {
+        anyhow::bail!("{why}");
+    }
+    let mut answers = Vec::with_capacity(workflows.len());
+    let mut line = Vec::new();
+    while answers.len() < workflows.len() && protocol::read_line(&mut read, &mut line).await? {
+        answers.push(serde_json::from_slice::<Approved>(&line)?);
+    }
+    if answers.len() < workflows.len() {
+        anyhow::bail!(
+            "the flowdeck server of {} ended before answering for every workflow",
+            folder.display()
+        );
+    }
+    Ok(answers)
+}
