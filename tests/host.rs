@@ -809,7 +809,7 @@ fn an_agents_server_outlives_it_while_work_lives_and_then_ends_by_itself() {
     // Nothing attached, nothing lives: the server ends after its grace, and takes its
     // socket with it.
     common::wait_until(LONG, "the idle server's end", || {
-        (!std::path::Path::new(&format!("/proc/{server}")).exists()).then_some(())
+        common::has_ended(server).then_some(())
     });
     let sockets = std::fs::read_dir(runtime.path().join("flowdeck"))
         .unwrap()

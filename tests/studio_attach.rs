@@ -10,7 +10,7 @@
 mod common;
 
 use common::line_client::LineServer;
-use common::studio::{expect, open, quit};
+use common::studio::{detach, expect, expect_gone, open, quit};
 use flowdeck::term::{Content, Outcome, TermConfig, Terminals};
 use serde_json::json;
 use std::path::Path;
@@ -25,9 +25,9 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
         .arg("--workflows")
         .arg(folder)
         .arg("serve")
+        .envs(common::studio::quiet_env())
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
-        .envs(common::studio::quiet_env())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -143,8 +143,8 @@ async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() 
     .await
     .unwrap();
 
-    // Quitting the studio ends the studio, not the engine's work.
-    quit(&first).await;
+    // Detaching ends the studio, not the engine's work.
+    detach(&first).await;
     let mut agent = tokio::task::spawn_blocking(move || {
         let sessions = agent.call(5, "list_terminal_sessions", json!({}));
         let alive = sessions["sessions"]
@@ -380,4 +380,90 @@ async fn a_studio_of_another_version_is_told_both_versions_and_how_to_end_the_se
     ] {
         assert!(said.contains(&part), "{part:?} in {said}");
     }
+}
+
+/// Studio first, as a person starts it: the studio starts the folder's server itself (it
+/// used to host the engine, so quitting took the agents' terminals with it). `d` detaches and
+/// a later studio finds the person's shell with its history; `q` in the last studio asks
+/// about the person's shell only, `n` stays, `y` ends it and never the agent's terminal; the
+/// server ends by itself once nothing is attached and nothing lives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_persons_work() {
+    let (folder, runtime) = common::tiny_folder();
+    let terminals = Terminals::new(TermConfig::default());
+    let first = studio(&terminals, folder.path(), runtime.path());
+    expect(&first, "tiny").await;
+    let server = common::server_pid(runtime.path());
+    first.send_text("t", "test").unwrap();
+    expect(&first, r"\[s1 · ").await;
+    first.send_text("i", "test").unwrap();
+    expect(&first, "FOCUS").await;
+    first.send_text("echo kept-$((6*7))\r", "test").unwrap();
+    expect(&first, "kept-42").await;
+    first.send_text("\u{7}", "test").unwrap();
+    expect_gone(&first, "FOCUS").await;
+    detach(&first).await;
+
+    // The server goes on with the shell; an agent opens a terminal of its own there.
+    let agent = agent(folder.path(), runtime.path()).await;
+    let agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let sessions = agent.call(2, "list_terminal_sessions", json!({}));
+        assert_eq!(sessions["sessions"][0]["running"], true, "{sessions}");
+        agent.call(
+            3,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+
+    // A studio attached later finds the person's shell with its history.
+    let second = studio(&terminals, folder.path(), runtime.path());
+    expect(&second, r"s1 · .*s2 · ").await;
+    second.send_text("[", "test").unwrap();
+    expect(&second, "kept-42").await;
+
+    // `q` asks about the person's shell alone; `n` stays.
+    second.send_text("q", "test").unwrap();
+    expect(&second, "You started 1 terminal that still run").await;
+    expect(&second, r"End them\? y / d keep them running / n stay").await;
+    second.send_text("n", "test").unwrap();
+    expect_gone(&second, "End them").await;
+    // `y` ends it, and the studio exits once it has ended.
+    second.send_text("q", "test").unwrap();
+    expect(&second, r"End them\? y").await;
+    second.send_text("y", "test").unwrap();
+    let ended = second
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(ended.outcome, Outcome::Exited, "{ended:#?}");
+    assert_eq!(second.exit().and_then(|e| e.code), Some(0));
+
+    // The agent's terminal still runs; the person's is gone.
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let sessions = agent.call(4, "list_terminal_sessions", json!({}));
+        let running: Vec<&str> = sessions["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["running"] == true)
+            .filter_map(|s| s["session_id"].as_str())
+            .collect();
+        assert_eq!(running, ["s2"], "{sessions}");
+        agent.call(5, "exit_terminal", json!({"session_id": "s2"}));
+        agent
+    })
+    .await
+    .unwrap();
+    // Nothing attached, nothing lives: the server ends by itself.
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+    common::wait_until(LONG, "the idle server to end by itself", || {
+        common::has_ended(server).then_some(())
+    });
 }

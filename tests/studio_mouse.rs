@@ -8,8 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::studio::{expect, on_screen};
-use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
+use common::studio::expect;
+use flowdeck::term::{Content, Session, TermConfig, Terminals};
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -82,9 +82,7 @@ async fn a_click_selects_a_workflow_and_the_palette_runs_a_command_by_name() {
     let screen = session.content(Content::Screen);
     let titles = regex::Regex::new(r"[╭┏] \[?s\d+ · ").unwrap();
     assert_eq!(titles.find_iter(&screen).count(), 2, "{screen}");
-    session.send_text("q", "test").unwrap();
-    let r = session.await_output(on_screen("never")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    common::studio::quit(&session).await;
 }
 
 /// A tmux server of the test's own, ended when dropped.
@@ -187,9 +185,7 @@ async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
         session.with_screen(|s| s.mouse_protocol_mode()),
         vt100::MouseProtocolMode::None
     );
-    session.send_text("q", "test").unwrap();
-    let r = session.await_output(on_screen("never")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    common::studio::quit(&session).await;
 }
 
 #[tokio::test]

@@ -20,6 +20,8 @@ pub enum Inbound {
     /// The engine's state to start from (again whenever the studio fell behind).
     Snapshot(Box<Snapshot>),
     Event(Box<EngineEvent>),
+    /// How many studios the server has attached, this one included.
+    Studios(usize),
     /// A shown session's screen changed (its mirror is up to date).
     Screen(String),
     /// The server is gone, with why.
@@ -144,6 +146,7 @@ impl Remote {
                         .apply(changes);
                     Inbound::Screen(session_id)
                 }
+                ToStudio::Studios { attached } => Inbound::Studios(attached),
                 ToStudio::Snapshot(snapshot) => {
                     // Sessions that are gone take their screens with them.
                     lock(&self.mirrors)

@@ -65,7 +65,10 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
         engine,
         options,
         stop.clone(),
-        Arc::new(count),
+        Counts {
+            clients: Arc::new(count),
+            studios: Arc::new(tokio::sync::watch::channel(0).0),
+        },
     ));
     tracing::info!(
         "serving MCP for {} on {}",
@@ -86,7 +89,7 @@ async fn accept(
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
-    count: Arc<tokio::sync::watch::Sender<usize>>,
+    counts: Counts,
 ) {
     let me = rustix::process::getuid().as_raw();
     let mut connections = 0u64;
@@ -115,8 +118,9 @@ async fn accept(
                     engine: engine.clone(),
                     options: options.clone(),
                     stop: stop.clone(),
+                    studios: counts.studios.clone(),
                 };
-                let attached = Attached::new(count.clone());
+                let attached = Attached::new(counts.clients.clone());
                 tokio::spawn(async move {
                     client.serve(stream).await;
                     drop(attached);
@@ -135,6 +139,13 @@ async fn accept(
             Err(e) => tracing::warn!("cannot tell who connected: {e}; refused"),
         }
     }
+}
+
+/// How many front ends are connected, and how many of them are studios (each studio is told
+/// how many there are: quitting asks about the person's work only in the last one).
+struct Counts {
+    clients: Arc<tokio::sync::watch::Sender<usize>>,
+    studios: Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 /// One front end counted as connected, for as long as this lives.
@@ -162,6 +173,7 @@ struct Connection {
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
+    studios: Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 impl Connection {
@@ -215,6 +227,8 @@ impl Connection {
                             None => Ok(self.engine.attach_approver()),
                             Some(why) => Err(why),
                         };
+                        let counted = Attached::new(self.studios.clone());
+                        let studios = self.studios.subscribe();
                         super::studio::serve(
                             read,
                             write,
@@ -222,10 +236,12 @@ impl Connection {
                                 engine: self.engine,
                                 who: self.who,
                                 approver,
+                                studios,
                             },
                             self.stop,
                         )
                         .await;
+                        drop(counted);
                         return;
                     }
                     Client::Approve { workflows } => {

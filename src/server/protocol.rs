@@ -45,6 +45,10 @@ pub enum ToStudio {
         id: u64,
         answer: Answer,
     },
+    /// How many studios the server has attached, this one included (sent as it changes).
+    Studios {
+        attached: usize,
+    },
     /// The rows of a shown session's screen that changed since the last sent.
     Screen {
         session_id: String,

@@ -80,6 +80,10 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
     }
     command
         .args(["serve", "--background"])
+        // Detached from the front end's terminal in every way: a front end typed into one of
+        // flowdeck's own terminals must not make the server one of that terminal's processes
+        // (its teardown would end the server).
+        .env_remove(crate::term::processes::MARKER_VAR)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

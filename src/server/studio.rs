@@ -42,6 +42,8 @@ pub struct Attached {
     pub engine: Arc<Engine>,
     pub who: String,
     pub approver: Result<Approver, String>,
+    /// How many studios are attached (this one included), told to the studio as it changes.
+    pub studios: tokio::sync::watch::Receiver<usize>,
 }
 
 /// Serves one studio until it leaves, the connection fails, or the server stops.
@@ -54,9 +56,16 @@ where
         engine,
         who,
         approver,
+        studios,
     } = studio;
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_loop(write, engine.clone(), out_rx, stop.clone()));
+    let writer = tokio::spawn(write_loop(
+        write,
+        engine.clone(),
+        out_rx,
+        studios,
+        stop.clone(),
+    ));
     let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     let mut line = Vec::new();
     loop {
@@ -130,16 +139,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut write: W,
     engine: Arc<Engine>,
     mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
+    mut studios: tokio::sync::watch::Receiver<usize>,
     stop: CancellationToken,
 ) {
     // Subscribed before the snapshot: no event falls between them.
     let mut events = engine.subscribe();
     let mut screens = Screens::default();
-    if send(&mut write, &ToStudio::Snapshot(Box::new(engine.snapshot())))
-        .await
-        .is_err()
-    {
-        return;
+    let attached = *studios.borrow_and_update();
+    for first in [
+        ToStudio::Snapshot(Box::new(engine.snapshot())),
+        ToStudio::Studios { attached },
+    ] {
+        if send(&mut write, &first).await.is_err() {
+            return;
+        }
     }
     loop {
         let due = screens.due();
@@ -171,6 +184,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     }
                 }
                 continue;
+            },
+            changed = studios.changed() => match changed {
+                Ok(()) => ToStudio::Studios { attached: *studios.borrow_and_update() },
+                Err(_) => return,
             },
             () = stop.cancelled() => return,
         };

@@ -22,7 +22,6 @@ use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -48,18 +47,34 @@ enum Ended {
     GaveUp(String),
 }
 
-/// Opens the studio on the folder and runs it until the person quits or a termination
-/// signal arrives; the terminal is given back either way. When the folder's server answers on
-/// its socket, the studio attaches to it and the engine goes on when the studio ends;
-/// otherwise the studio opens the engine here and shuts it down at the end.
+/// Opens the studio on the folder and runs it until the person quits or detaches, or a
+/// termination signal arrives; the terminal is given back either way. The studio attaches to
+/// the folder's server, starting one when none answers, so that what runs goes on when it
+/// ends. Only when no server can be started for the folder (it does not exist yet, or the
+/// socket's folder is unusable) does the studio open the engine itself, saying why agents
+/// cannot reach it; then everything ends with it.
 pub fn run(options: StudioOptions) -> Result<ExitCode> {
     let runtime = crate::cli::runtime()?;
     let outcome = runtime.block_on(async {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        match crate::server::relay::connect(&options.folder) {
-            Some(stream) => attached(stream, &options, &mut termination).await,
-            None => hosted(&options, &mut termination).await,
+        let (folder, server) = (
+            options.folder.clone(),
+            crate::server::spawn::ServerOptions {
+                approve_agent_runs: options.engine.approve_agent_runs,
+            },
+        );
+        let reached =
+            tokio::task::spawn_blocking(move || crate::server::spawn::reach(&folder, server))
+                .await
+                .context("starting the folder's server")?;
+        match reached {
+            Ok(stream) => attached(stream, &options, &mut termination).await,
+            Err(
+                why @ (crate::server::spawn::StartError::Folder { .. }
+                | crate::server::spawn::StartError::Socket(_)),
+            ) => hosted(&options, &mut termination, why.to_string()).await,
+            Err(why) => Err(anyhow::Error::new(why)),
         }
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -88,6 +103,7 @@ async fn attached(
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
     app.message = message.or(approval);
+    app.attached = true;
     match show(&link, inbox, app, &theme, options, termination).await? {
         Ended::Quit => Ok(ExitCode::SUCCESS),
         Ended::GaveUp(why) => {
@@ -99,34 +115,26 @@ async fn attached(
     }
 }
 
-/// The studio with the engine in its own process, serving agents on the folder's socket.
-async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Result<ExitCode> {
+/// The studio with the engine in its own process, when no server can be started for the
+/// folder (`why`): agents cannot reach it, and everything ends with the studio.
+async fn hosted(
+    options: &StudioOptions,
+    termination: &mut Termination,
+    why: String,
+) -> Result<ExitCode> {
+    tracing::warn!("no server for the folder ({why}): the studio hosts it");
     // A folder that is missing or unreadable opens the studio all the same: the list says
     // what is wrong and follows the folder once it is fixed; shells work meanwhile.
     let engine = Engine::open_lenient(&options.folder, options.engine.clone())
         .context("cannot open the workflows folder")?;
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
-    app.message = message.or_else(|| approval_message(engine.approval_mode(), None));
-    // Agents reach this studio's engine through the folder's socket (`flowdeck mcp`
-    // relays to it). A folder another process hosts is not opened twice.
-    let host = match crate::server::host::start(
-        engine.clone(),
-        &options.folder,
-        crate::mcp::McpOptions::default(),
-    ) {
-        Ok(host) => Some(host),
-        Err(e @ crate::server::socket::SocketError::Hosted { .. }) => {
-            engine.shutdown().await;
-            return Err(anyhow::Error::new(e));
-        }
-        Err(e) => {
-            app.message = Some(format!("agents cannot reach this studio: {e}"));
-            None
-        }
-    };
-    // A person is here to answer agents' approval requests (approval mode) for as long as
-    // the studio is open.
+    app.message = message.or_else(|| {
+        Some(format!(
+            "agents cannot reach this studio, which hosts the folder itself: {why}"
+        ))
+    });
+    // The person at this studio answers agents' approval requests, if any agent could ask.
     let link = Link::Local {
         engine: engine.clone(),
         approver: Arc::new(engine.attach_approver()),
@@ -135,8 +143,6 @@ async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Resul
         Some(inbox) => show(&link, inbox, app, &theme, options, termination).await,
         None => Err(anyhow::anyhow!("no events from the engine")),
     };
-    // The terminal is the person's again before shutdown waits for runs to end; nobody is
-    // left to approve what still waits (a studio that gave up its screen included).
     drop(link);
     let outcome = match outcome {
         Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
@@ -146,14 +152,10 @@ async fn hosted(options: &StudioOptions, termination: &mut Termination) -> Resul
                 "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); details in {}",
                 log_name(options)
             );
-            serve_after_giving_up(&engine, termination).await;
             Ok(ExitCode::from(2))
         }
         Err(e) => Err(e),
     };
-    if let Some(host) = host {
-        host.stop().await;
-    }
     engine.shutdown().await;
     outcome
 }
@@ -417,6 +419,7 @@ async fn event_loop(
                 Inbound::Event(event) => pending.push_back(Event::Engine(event)),
                 Inbound::Snapshot(snapshot) => pending.push_back(Event::Snapshot(snapshot)),
                 Inbound::Screen(session_id) => dirty |= watched.contains(&session_id),
+                Inbound::Studios(n) => pending.push_back(Event::Studios(n)),
                 Inbound::Gone(why) => anyhow::bail!("{why}: the studio cannot go on without it"),
             },
             Some(done) = done_rx.recv() => pending.push_back(done),
@@ -464,38 +467,6 @@ fn recover(
     execute(&mut out, super::effect::Effect::Resnapshot);
     Ok(())
 }
-
-/// The studio gave up its screen, but agents relayed to this process still have terminals and
-/// runs here: they are served until none has lived for [`LAST_ANSWERS`], or until a
-/// termination signal (Ctrl-C).
-async fn serve_after_giving_up(engine: &Engine, termination: &mut Termination) {
-    let mut events = engine.subscribe();
-    let mut told = false;
-    loop {
-        let snapshot = engine.snapshot();
-        let sessions = snapshot.sessions.iter().filter(|s| s.running).count();
-        let runs = snapshot.runs.len();
-        let idle = sessions == 0 && runs == 0;
-        if !idle && !told {
-            eprintln!(
-                "flowdeck: {sessions} terminal(s) and {runs} run(s) live on for the agents using them, until they end; Ctrl-C ends them now."
-            );
-            told = true;
-        }
-        // The call that ended the last session is still being answered: a grace before the
-        // process ends, and anything new started meanwhile is served in turn.
-        tokio::select! {
-            event = events.recv() => if let Err(RecvError::Closed) = event {
-                return;
-            },
-            () = tokio::time::sleep(LAST_ANSWERS), if idle => return,
-            _ = termination.recv() => return,
-        }
-    }
-}
-
-/// How long a studio that gave up its screen stays after the last terminal or run ended.
-const LAST_ANSWERS: Duration = Duration::from_secs(2);
 
 /// In focus mode, what the focused pane's program asked the terminal to report of the mouse.
 fn pane_reporting(link: &Link, app: &App) -> Option<super::mouse_report::Reporting> {

@@ -6,6 +6,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Command {
     Quit,
+    /// Leave the studio with everything going on in the folder's server.
+    Detach,
     Help,
     Filter,
     Up,
@@ -25,7 +27,7 @@ pub enum Command {
     NextPane,
     PrevPane,
     ClosePane,
-    /// A yes to a question (quit while a run is in progress).
+    /// A yes to a question (quit while what the person started still runs).
     Yes,
     /// A no to a question.
     No,
@@ -154,6 +156,7 @@ pub const PALETTE: &[Command] = &[
     Command::TogglePanel,
     Command::Audit,
     Command::Help,
+    Command::Detach,
     Command::Quit,
 ];
 
@@ -161,7 +164,8 @@ impl Command {
     /// What the command does, in the words of the help overlay and the palette.
     pub fn describe(self) -> &'static str {
         match self {
-            Command::Quit => "quit (asks when a run is in progress)",
+            Command::Quit => "quit (asks first if what you started still runs)",
+            Command::Detach => "detach: leave the studio, everything goes on",
             Command::Help => "this help",
             Command::Filter => "filter the workflow list",
             Command::Up => "move up",

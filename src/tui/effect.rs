@@ -9,6 +9,11 @@ use indexmap::IndexMap;
 pub enum Effect {
     /// Read the workflow list again (a manifest changed on disk).
     ReloadList,
+    /// End these terminals and runs (what the person started), then quit.
+    EndAndQuit {
+        sessions: Vec<String>,
+        runs: Vec<String>,
+    },
     /// Take a new snapshot (events were missed).
     Resnapshot,
     LoadPlan(String),

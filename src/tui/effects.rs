@@ -211,6 +211,29 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
                 }))
             });
         }
+        Effect::EndAndQuit { sessions, runs } => {
+            // Runs first: a run's cancel ends its own terminal too.
+            let asked: Vec<_> = runs
+                .into_iter()
+                .map(|run_id| link.call(Request::CancelRun { run_id }))
+                .chain(
+                    sessions
+                        .into_iter()
+                        .map(|session_id| link.call(Request::ExitTerminal { session_id })),
+                )
+                .collect();
+            tokio::spawn(async move {
+                let mut failures = Vec::new();
+                for answer in asked {
+                    match answer.await {
+                        // Ended meanwhile by itself: what was asked holds.
+                        Err(e) if !GONE.contains(&e.code.as_str()) => failures.push(e.message),
+                        _ => {}
+                    }
+                }
+                let _ = done.send(Event::Ended(failures));
+            });
+        }
         Effect::CloseSession(session_id) => {
             later(link, done, Request::ExitTerminal { session_id }, failure);
         }
@@ -313,6 +336,9 @@ fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
 }
 
 /// Sends `request` to the engine off the loop and reports `then` of its answer, if any.
+/// The codes of a run or terminal that had already ended when it was asked to end.
+const GONE: [&str; 3] = ["run_not_found", "run_finished", "session_not_found"];
+
 fn later(
     link: Link,
     done: mpsc::UnboundedSender<Event>,

@@ -167,6 +167,7 @@ pub const BINDINGS: &[Binding] = &[
     ctrl(Normal, 'p', "Ctrl-p", Command::Palette),
     hint(Normal, Char('?'), "?", Command::Help),
     hint(Normal, Char('q'), "q", Command::Quit),
+    bind(Normal, Char('d'), "d", Command::Detach),
     Binding {
         hint: false,
         ..ctrl(Normal, 'c', "Ctrl-c", Command::Quit)
@@ -230,6 +231,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(Help, Char('k'), "k", Command::Up),
     bind(Help, Up, "↑", Command::Up),
     hint(ConfirmQuit, Char('y'), "y", Command::Yes),
+    hint(ConfirmQuit, Char('d'), "d", Command::Detach),
     hint(ConfirmQuit, Char('n'), "n", Command::No),
     bind(ConfirmQuit, Esc, "Esc", Command::No),
     hint(Search, Enter, "Enter", Command::Confirm),
@@ -415,6 +417,7 @@ fn short(command: Command) -> &'static str {
         Command::Filter => "filter",
         Command::Help => "help",
         Command::Quit => "quit",
+        Command::Detach => "detach",
         Command::LeaveFocus => "leave focus",
         Command::Confirm => "confirm",
         Command::Close => "close",

@@ -32,6 +32,7 @@ pub mod mouse;
 pub mod mouse_report;
 pub mod naming;
 pub mod palette;
+pub mod quitting;
 pub mod runs;
 pub mod selection;
 pub mod state;

@@ -283,6 +283,11 @@ pub struct App {
     /// one of them leads is the terminal the studio itself is drawn in: fitting it to its
     /// pane would shrink the studio's own window, and the pane again, down to nothing.
     pub inside: Vec<u32>,
+    /// Attached to the folder's server (the studio can detach); otherwise it hosts the
+    /// folder itself and everything ends with it.
+    pub attached: bool,
+    /// How many studios the server has attached, this one included.
+    pub studios: usize,
 }
 
 /// An approval request as the studio shows it: the manifest's diff against the last

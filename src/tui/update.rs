@@ -39,6 +39,10 @@ pub enum Event {
     Resize(u16, u16),
     Engine(Box<EngineEvent>),
     Snapshot(Box<Snapshot>),
+    /// How many studios the folder's server has attached now, this one included.
+    Studios(usize),
+    /// What the person asked to end before quitting has ended (or failed to): quit now.
+    Ended(Vec<String>),
     List(Vec<WorkflowSummary>),
     Plan {
         workflow: String,
@@ -353,6 +357,19 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
             app.message = Some(e);
             Vec::new()
         }
+        Event::Studios(n) => {
+            app.studios = n;
+            Vec::new()
+        }
+        Event::Ended(failures) => {
+            if failures.is_empty() {
+                app.quit = true;
+            } else {
+                // Something would not end: the person stays to see what, and decides again.
+                app.message = Some(failures.join("; "));
+            }
+            Vec::new()
+        }
     }
 }
 
@@ -443,16 +460,18 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
             if !editor::may_quit(app) {
                 return Vec::new();
             }
-            if app.any_run_active() {
-                app.mode = Mode::ConfirmQuit;
-            } else {
-                app.quit = true;
+            super::quitting::quit(app);
+        }
+        Command::Detach => {
+            if !editor::may_quit(app) {
+                return Vec::new();
             }
+            super::quitting::detach(app);
         }
         Command::Approve => return super::approvals::decide(app, true),
         Command::Deny => return super::approvals::decide(app, false),
         Command::Later => super::approvals::later(app),
-        Command::Yes => app.quit = true,
+        Command::Yes => return super::quitting::end_and_quit(app),
         Command::No => app.mode = Mode::Normal,
         Command::Help => {
             app.mode = Mode::Help;

@@ -196,6 +196,39 @@ pub fn answering(runtime: &Path) {
     });
 }
 
+/// The folder's server that a front end started in the background (`flowdeck serve
+/// --background` on the folder's canonical path), once it runs.
+pub fn background_server_of(folder: &Path) -> u32 {
+    let canonical = folder.canonicalize().unwrap();
+    let wanted = format!("--workflows\0{}\0serve\0--background", canonical.display());
+    wait_until(
+        Duration::from_secs(30),
+        "the folder's background server",
+        || {
+            std::fs::read_dir("/proc")
+                .ok()?
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+                .find(|pid| {
+                    std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&wanted))
+                })
+                .filter(|&pid| !has_ended(pid))
+        },
+    )
+}
+
+/// Whether process `pid` has ended: gone, or a zombie nobody reaped yet (a test that opens
+/// terminals is the subreaper of every orphan, servers that front ends started included).
+pub fn has_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
 /// The process of the server answering under `runtime`, from the pid file beside its socket.
 pub fn server_pid(runtime: &Path) -> u32 {
     wait_until(Duration::from_secs(30), "the server's pid file", || {

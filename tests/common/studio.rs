@@ -101,7 +101,20 @@ pub fn at_a_terminal(args: &[&str], env: Vec<(String, String)>) -> (Option<u32>,
 pub fn quiet_env() -> Vec<(String, String)> {
     let home = std::env::temp_dir().join("flowdeck-tests-home");
     std::fs::create_dir_all(&home).unwrap();
+    // The folders' servers' sockets too: never the person's own runtime folder. Each folder's
+    // socket is named from its path, so tests do not meet each other's servers.
+    let runtime = std::env::temp_dir().join(format!(
+        "flowdeck-tests-runtime-{}",
+        rustix::process::getuid().as_raw()
+    ));
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(
+        &runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
     vec![
+        ("XDG_RUNTIME_DIR".into(), runtime.display().to_string()),
         ("HOME".into(), home.display().to_string()),
         ("SHELL".into(), "/bin/bash".into()),
         ("PS1".into(), "$ ".into()),
@@ -140,12 +153,13 @@ pub async fn expect_gone(session: &Session, pattern: &str) {
     }
 }
 
-/// `q` (and `y` when it asks because a run is in progress): the studio exits with 0.
+/// `q` (and `y` when it asks because what the person started still runs): the studio exits
+/// with 0.
 pub async fn quit(session: &Session) {
     session.send_text("q", "test").unwrap();
     let r = session
         .await_output(AwaitSpec {
-            stop_patterns: vec![regex::Regex::new(r"Quit\? y / n").unwrap()],
+            stop_patterns: vec![regex::Regex::new(r"Quit\? y / n|End them\? y").unwrap()],
             ..on_screen("never printed")
         })
         .await
@@ -160,6 +174,17 @@ pub async fn quit(session: &Session) {
     } else {
         assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
     }
+    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+}
+
+/// `d`: the studio detaches and exits with 0, whatever still runs.
+pub async fn detach(session: &Session) {
+    session.send_text("d", "test").unwrap();
+    let r = session
+        .await_output(on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
 

@@ -174,14 +174,23 @@ pub fn prompt(frame: &mut Frame, cx: &Ctx) {
 }
 
 pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
-    let area = centered(frame.area(), 52, 5);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let lines = if cx.app.attached {
+        let work = crate::tui::quitting::persons_work(cx.app);
+        vec![
+            Line::raw(format!("You started {} that still run.", work.describe())),
+            Line::styled("End them? y / d keep them running / n stay", bold),
+        ]
+    } else {
+        vec![
+            Line::raw("This studio hosts the folder: quitting ends its terminals and runs."),
+            Line::styled("Quit? y / n", bold),
+        ]
+    };
+    let area = centered(frame.area(), 72, 5);
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(vec![
-            Line::raw("A run is in progress: quitting cancels it."),
-            Line::styled("Quit? y / n", Style::default().add_modifier(Modifier::BOLD)),
-        ])
-        .block(boxed(" Quit ".into(), cx)),
+        Paragraph::new(lines).block(boxed(" Quit ".into(), cx)),
         area,
     );
 }
