@@ -844,3 +844,36 @@ fn two_agents_starting_a_server_at_once_end_up_on_one() {
         assert_eq!(agent.exit_within(LONG), Some(0));
     }
 }
+
+/// A client that says it is a studio and then sends garbage is dropped (the server logs why);
+/// the agents on the server are unaffected.
+#[test]
+fn a_studio_client_that_sends_garbage_is_dropped_and_the_agents_go_on() {
+    use std::io::{BufRead, BufReader, Write};
+    let (folder, runtime) = common::tiny_folder();
+    let host = serve(folder.path(), runtime.path());
+    let mut a = agent(folder.path(), runtime.path());
+    let socket = std::fs::read_dir(runtime.path().join("flowdeck"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
+        .unwrap()
+        .path();
+    let mut raw = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    raw.set_read_timeout(Some(LONG)).unwrap();
+    let hello = json!({"flowdeck": {"protocol": 1, "version": env!("CARGO_PKG_VERSION"), "client": "studio"}});
+    raw.write_all(format!("{hello}\n").as_bytes()).unwrap();
+    let mut reader = BufReader::new(raw.try_clone().unwrap());
+    let mut welcome = String::new();
+    reader.read_line(&mut welcome).unwrap();
+    assert!(welcome.contains("\"pid\""), "{welcome}");
+    raw.write_all(b"\x00\xffnot a message at all\n").unwrap();
+    // The server closes the connection: everything it sent is read, then the end.
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut rest).expect("the server closes it");
+    let listed = a.call(2, "list_terminal_sessions", json!({}));
+    assert!(listed["sessions"].is_array(), "{listed}");
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    stop(host);
+}

@@ -467,3 +467,108 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
         common::has_ended(server).then_some(())
     });
 }
+
+/// The socket's folder unusable (a file is in its place): no server can be started for the
+/// folder. The studio opens all the same, hosting the folder itself, and says why agents
+/// cannot reach it; it cannot detach, and `q` asks before ending its shell. An agent's
+/// `flowdeck mcp` fails with the reason instead of starting a second engine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_socket_folder_unusable_the_studio_hosts_the_folder_and_says_agents_cannot_reach_it()
+ {
+    let (folder, runtime) = common::tiny_folder();
+    // A file where the sockets' folder belongs (as root, permissions would not stop anything).
+    std::fs::write(runtime.path().join("flowdeck"), "not a folder").unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = studio(&terminals, folder.path(), runtime.path());
+    expect(&studio, "agents cannot reach this studio").await;
+    // The whole reason is in the studio's log (the status line shows what fits).
+    common::wait_until(LONG, "the reason in the studio's log", || {
+        std::fs::read_to_string(folder.path().join(".flowdeck/studio.log"))
+            .ok()
+            .filter(|log| log.contains("not a private folder"))
+    });
+    studio.send_text("t", "test").unwrap();
+    expect(&studio, r"\[s1 · ").await;
+    studio.send_text("d", "test").unwrap();
+    expect(
+        &studio,
+        "cannot detach: this studio hosts the folder itself",
+    )
+    .await;
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .arg("mcp")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("not a private folder"), "{said}");
+    assert!(
+        refused.stdout.is_empty(),
+        "stdout is the protocol's: {refused:?}"
+    );
+
+    studio.send_text("q", "test").unwrap();
+    expect(&studio, r"This studio hosts the folder: quitting ends").await;
+    studio.send_text("y", "test").unwrap();
+    let ended = studio
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(ended.outcome, Outcome::Exited, "{ended:#?}");
+    assert_eq!(studio.exit().and_then(|e| e.code), Some(0));
+}
+
+/// A studio killed with -9 (no goodbye): the server drops it and nothing else changes. The
+/// person's shell runs on, an agent's calls go through, and the next studio finds the shell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_studio_killed_with_9_is_dropped_and_nothing_else_changes() {
+    let (folder, runtime) = common::tiny_folder();
+    let _server = Server(serve(folder.path(), runtime.path()));
+    let terminals = Terminals::new(TermConfig::default());
+    let first = studio(&terminals, folder.path(), runtime.path());
+    expect(&first, "tiny").await;
+    first.send_text("t", "test").unwrap();
+    expect(&first, r"\[s1 · ").await;
+    first.send_text("i", "test").unwrap();
+    expect(&first, "FOCUS").await;
+    first.send_text("echo survived-$((6*7))\r", "test").unwrap();
+    expect(&first, "survived-42").await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first.pid() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let gone = first
+        .await_output(common::studio::on_screen("never printed"))
+        .await
+        .unwrap();
+    assert_eq!(gone.outcome, Outcome::Exited, "{gone:#?}");
+
+    let agent = agent(folder.path(), runtime.path()).await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let sessions = agent.call(2, "list_terminal_sessions", json!({}));
+        assert_eq!(sessions["sessions"][0]["running"], true, "{sessions}");
+        // The studio held the shell's input (focus mode) when it died: the hold went with
+        // its connection, and the agent may type.
+        agent.call(
+            3,
+            "send_input",
+            json!({"session_id": "s1", "input_text": "echo after-$((6*7))\n"}),
+        );
+        agent
+    })
+    .await
+    .unwrap();
+    let second = studio(&terminals, folder.path(), runtime.path());
+    expect(&second, "survived-42").await;
+    expect(&second, "after-42").await;
+    quit(&second).await;
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}

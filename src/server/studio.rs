@@ -11,7 +11,7 @@
 
 use super::protocol::{self, ToServer, ToStudio};
 use crate::engine::approval::Approver;
-use crate::engine::request::{Reply, RequestError};
+use crate::engine::request::{Reply, Request, RequestError};
 use crate::engine::{Actor, Change, Engine, EngineEvent};
 use crate::term::mirror::Mirror;
 use std::collections::{HashMap, HashSet};
@@ -67,6 +67,9 @@ where
         stop.clone(),
     ));
     let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    // The sessions whose input this studio holds (focus mode): let go of when it goes, however
+    // it goes (a studio killed with -9 says no goodbye), so that nobody is locked out.
+    let mut held: HashSet<String> = HashSet::new();
     let mut line = Vec::new();
     loop {
         let more = tokio::select! {
@@ -91,6 +94,11 @@ where
         match message {
             // Quick calls in the order they came: a person's keys reach the session in order.
             ToServer::Call { id, request } if request.is_quick() => {
+                match &request {
+                    Request::HoldInput { session_id } => held.insert(session_id.clone()),
+                    Request::ReleaseInput { session_id } => held.remove(session_id),
+                    _ => false,
+                };
                 let answer = engine.handle_now(request, &Actor::Person);
                 let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
             }
@@ -131,6 +139,9 @@ where
     }
     drop(out_tx);
     writer.abort();
+    for session_id in held {
+        let _ = engine.handle_now(Request::ReleaseInput { session_id }, &Actor::Person);
+    }
     tracing::info!("{who} detached");
 }
 
