@@ -1,5 +1,5 @@
-//! A studio attached to the folder's server, beside one that hosts the engine itself, in one
-//! run (issue 22, docs/PERFORMANCE.md): how long attaching takes to a complete first frame
+//! A studio attached to the folder's server, beside one that hosts the engine itself (as it does
+//! when no server can be started), in one run (issue 22, docs/PERFORMANCE.md): how long attaching takes to a complete first frame
 //! with four busy panes, how long a key typed in focus mode takes to show its echo, what a
 //! flood costs the program when an attached studio shows it, and the CPU of an idle server and
 //! studio. The studio is the real binary in a PTY; the server is `flowdeck serve`.
@@ -122,12 +122,18 @@ fn main() {
         let terminals = Terminals::new(TermConfig::default());
         let rounds = if quick() { 20 } else { 200 };
 
-        // In-process: a studio that hosts the engine itself (no server is up).
-        let hosting = studio(&terminals, folder.path(), sockets.path());
-        expect(&hosting, "make_build").await;
+        // In-process: a studio that hosts the engine itself, as it does when no server can be
+        // started (a file where the sockets' folder belongs).
+        let no_sockets = tempfile::tempdir().unwrap();
+        std::fs::write(no_sockets.path().join("flowdeck"), "").unwrap();
+        let hosting = studio(&terminals, folder.path(), no_sockets.path());
+        expect(&hosting, "agents cannot reach this studio").await;
         let local = key_echo(&hosting, rounds).await;
         support::stats("key echo, studio hosting the engine", local, "ms");
+        // Its shell ends with it: it asks first.
         hosting.send_text("\u{7}q", "bench").unwrap();
+        expect(&hosting, r"Quit\? y / n").await;
+        hosting.send_text("y", "bench").unwrap();
         let _ = hosting.await_output(on_screen("never printed")).await;
 
         // Attached: the same studio on `flowdeck serve`.
@@ -164,7 +170,8 @@ fn main() {
             "  attached studio / none (median)",
             with / without
         );
-        attached.send_text("\u{7}q", "bench").unwrap();
+        // Detached: the shell is the server's, killed below.
+        attached.send_text("\u{7}d", "bench").unwrap();
         let _ = attached.await_output(on_screen("never printed")).await;
 
         drop(plain);

@@ -53,6 +53,8 @@ mod editor_unicode_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
+mod quitting_tests;
+#[cfg(test)]
 mod runs_tests;
 #[cfg(test)]
 mod test_support;
