@@ -428,7 +428,7 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
 
     // `q` asks about the person's shell alone; `n` stays.
     second.send_text("q", "test").unwrap();
-    expect(&second, "You started 1 terminal that still run").await;
+    expect(&second, "Still running, started by you: 1 terminal").await;
     expect(&second, r"End them\? y / d keep them running / n stay").await;
     second.send_text("n", "test").unwrap();
     expect_gone(&second, "End them").await;

@@ -74,6 +74,8 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
     socket::ensure_private_dir(&dir)?;
     let program = "/proc/self/exe";
     let mut command = Command::new(program);
+    // Named as a person would look for it in `ps`, not as the path it was started by.
+    std::os::unix::process::CommandExt::arg0(&mut command, "flowdeck");
     command.arg("--workflows").arg(&canonical);
     if options.approve_agent_runs {
         command.args(["--approve", "agent-runs"]);
