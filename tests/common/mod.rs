@@ -190,9 +190,10 @@ pub fn answering(runtime: &Path) {
         std::fs::read_dir(runtime.join("flowdeck"))
             .ok()?
             .filter_map(Result::ok)
-            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
-            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
-            .map(|_| ())
+            // A stale socket of an earlier server may lie beside it: any that answers.
+            .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+            .any(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
+            .then_some(())
     });
 }
 
