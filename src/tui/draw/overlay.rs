@@ -178,7 +178,10 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     let lines = if cx.app.attached {
         let work = crate::tui::quitting::persons_work(cx.app);
         vec![
-            Line::raw(format!("Still running, started by you: {}.", work.describe())),
+            Line::raw(format!(
+                "Still running, started by you: {}.",
+                work.describe()
+            )),
             Line::styled("End them? y / d keep them running / n stay", bold),
         ]
     } else {
