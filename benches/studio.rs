@@ -69,7 +69,7 @@ async fn frame_cost() {
                 "command": ["bash", "--norc", "--noprofile"], "cols": 118, "rows": 20,
             }))
             .unwrap(),
-            &Actor::Person,
+            &Actor::person(),
         )
         .await
         .unwrap()
@@ -81,7 +81,7 @@ async fn frame_cost() {
                 "input_text": "for i in $(seq 1 40); do printf '\\e[3%dm%s \\e[1mbold\\e[0m %s\\n' $((i%8)) line-$i \"$(printf '%.0s=' $(seq 1 80))\"; done\n"
             }))
             .unwrap(),
-            &Actor::Person,
+            &Actor::person(),
         )
         .unwrap();
     let mut app = App::new("workflows".into());
@@ -129,7 +129,7 @@ async fn four_busy_panes_frame() {
                     "command": ["sh", "-c", script], "cols": 98, "rows": 23,
                 }))
                 .unwrap(),
-                &Actor::Person,
+                &Actor::person(),
             )
             .await
             .unwrap();

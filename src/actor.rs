@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Actor {
-    /// A person in the studio.
-    Person,
+    /// A person in the studio. `at` tells several people apart: the terminal their studio
+    /// runs in, as the folder's server saw it (`pts/3`); empty for the person at a studio
+    /// that hosts the engine itself (there is only one).
+    Person {
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        at: String,
+    },
     /// An agent over MCP: its client's name (from `initialize`) and its connection.
     Agent { client: String, connection: String },
     /// The command line (`flowdeck run`).
@@ -23,10 +28,22 @@ pub enum Actor {
 }
 
 impl Actor {
-    /// A short name for people: `you`, `agent: claude-code`, `cli`, `run r17…`, `flowdeck`.
+    /// The person at a studio that hosts the engine itself.
+    pub fn person() -> Actor {
+        Actor::Person { at: String::new() }
+    }
+
+    /// Whether this is a person (at any studio).
+    pub fn is_person(&self) -> bool {
+        matches!(self, Actor::Person { .. })
+    }
+
+    /// A short name for people: `you` (or `the person at pts/3` when several may be attached),
+    /// `agent: claude-code`, `cli`, `run r17…`, `flowdeck`.
     pub fn label(&self) -> String {
         match self {
-            Actor::Person => "you".into(),
+            Actor::Person { at } if at.is_empty() => "you".into(),
+            Actor::Person { at } => format!("the person at {at}"),
             Actor::Agent { client, .. } => format!("agent: {client}"),
             Actor::Cli => "cli".into(),
             Actor::Run { run_id } => format!("run {run_id}"),
@@ -39,7 +56,8 @@ impl Actor {
     /// instances of one client do not move each other's waits.
     pub fn typist(&self) -> String {
         match self {
-            Actor::Person => "person".into(),
+            Actor::Person { at } if at.is_empty() => "person".into(),
+            Actor::Person { at } => format!("person:{at}"),
             Actor::Agent { connection, .. } => format!("agent:{connection}"),
             Actor::Cli => "cli".into(),
             Actor::Run { run_id } => format!("run:{run_id}"),

@@ -115,7 +115,7 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
     );
 
     approver
-        .decide(&started.run_id, true, &Actor::Person)
+        .decide(&started.run_id, true, &Actor::person())
         .unwrap();
     let result = finished(started).await;
     assert_eq!(
@@ -148,7 +148,7 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
 #[tokio::test]
 async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_journaled() {
     let (dir, engine, approver) = approving();
-    engine.approve_workflow("greet", &Actor::Person).unwrap();
+    engine.approve_workflow("greet", &Actor::person()).unwrap();
 
     let changed = GREET.replace("hello-approved", "something-else");
     std::fs::write(dir.path().join("greet.yaml"), &changed).unwrap();
@@ -170,7 +170,7 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     assert_eq!(last.by, "you");
 
     approver
-        .decide(&started.run_id, false, &Actor::Person)
+        .decide(&started.run_id, false, &Actor::person())
         .unwrap();
     let result = finished(started).await;
     assert_eq!(result.final_state, FinalState::NotApproved);
@@ -189,7 +189,7 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
         }
     })
     .await;
-    assert_eq!(settled, (Actor::Person, false));
+    assert_eq!(settled, (Actor::person(), false));
     let history = engine.run_list(Some("greet"), 10);
     assert_eq!(
         history.runs[0].final_state.as_deref(),
@@ -222,7 +222,7 @@ async fn without_an_approver_an_agents_run_of_unapproved_content_is_refused_at_o
 async fn people_and_the_command_line_never_wait_and_mode_off_agents_do_not_either() {
     let dir = folder_with_greet();
     let approving = engine(dir.path(), true);
-    for actor in [Actor::Person, Actor::Cli] {
+    for actor in [Actor::person(), Actor::Cli] {
         let started = approving.start_run(greet_by(actor)).await.unwrap();
         assert_eq!(finished(started).await.final_state, FinalState::Completed);
     }
@@ -253,7 +253,7 @@ async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_g
     assert!(engine.approvals_pending().is_empty());
     assert!(
         approver
-            .decide(&result.run_id, true, &Actor::Person)
+            .decide(&result.run_id, true, &Actor::person())
             .is_err(),
         "nothing left to approve"
     );
@@ -287,7 +287,7 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     let asked = next_request(&engine, &mut events).await;
     assert!(asked.inline);
     approver
-        .decide(&started.run_id, true, &Actor::Person)
+        .decide(&started.run_id, true, &Actor::person())
         .unwrap();
     assert_eq!(finished(started).await.final_state, FinalState::Completed);
     let again = engine.start_run(inline()).await.unwrap();
@@ -298,7 +298,7 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     let file_run = engine.start_run(greet_by(agent())).await.unwrap();
     assert_eq!(file_run.status().status, Phase::AwaitingApproval);
     approver
-        .decide(&file_run.run_id, false, &Actor::Person)
+        .decide(&file_run.run_id, false, &Actor::person())
         .unwrap();
     finished(file_run).await;
     engine.shutdown().await;

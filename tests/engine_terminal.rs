@@ -288,7 +288,7 @@ async fn one_typists_input_never_moves_anothers_wait() {
                 "command": ["bash", "--norc", "--noprofile"],
                 "env": {"PS1": "$ ", "HISTFILE": "/dev/null"},
             })),
-            &Actor::Person,
+            &Actor::person(),
         )
         .await
         .unwrap()
@@ -329,8 +329,8 @@ async fn one_typists_input_never_moves_anothers_wait() {
     // The agent's output has arrived (seen by a wait that does not depend on anyone's input).
     wait(agent.clone(), "^AGENT-42", "all").await;
     // Then the person types, and sees their own output.
-    send(&Actor::Person, "echo PERSON-$((1+1))\n");
-    wait(Actor::Person, "^PERSON-2", "last_input").await;
+    send(&Actor::person(), "echo PERSON-$((1+1))\n");
+    wait(Actor::person(), "^PERSON-2", "last_input").await;
 
     // The agent's wait still starts after the agent's own input.
     wait(agent.clone(), "^AGENT-42", "last_input").await;
@@ -345,7 +345,7 @@ async fn one_typists_input_never_moves_anothers_wait() {
     };
     let agents = read(&agent);
     assert!(agents.contains("AGENT-42"), "{agents:?}");
-    let persons = read(&Actor::Person);
+    let persons = read(&Actor::person());
     assert!(!persons.contains("AGENT-42"), "{persons:?}");
     assert!(persons.contains("PERSON-2"), "{persons:?}");
     // Someone who never typed here reads from the latest input of anyone.

@@ -90,7 +90,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             ..
         }
     ));
-    e.exit_terminal(&info.session_id, &Actor::Person)
+    e.exit_terminal(&info.session_id, &Actor::person())
         .await
         .unwrap();
     // The program's exit may be announced before the close.
@@ -103,7 +103,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
     assert!(
         matches!(&closed.change, Change::SessionClosed { session_id } if *session_id == info.session_id)
     );
-    assert_eq!(closed.actor, Actor::Person);
+    assert_eq!(closed.actor, Actor::person());
     assert!(e.snapshot().sessions.is_empty());
 
     // A run: its session first, then its journal's lines; the last one after its final status.
@@ -230,7 +230,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
         }
     };
     assert_eq!(event.actor, agent());
-    e.workflow_rename("mine", "yours", saved.version.as_deref(), &Actor::Person)
+    e.workflow_rename("mine", "yours", saved.version.as_deref(), &Actor::person())
         .unwrap();
     let mut renamed = Vec::new();
     while renamed.len() < 2 {
@@ -246,7 +246,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             _ => {}
         }
     }
-    assert_eq!(renamed, [Actor::Person, Actor::Person]);
+    assert_eq!(renamed, [Actor::person(), Actor::person()]);
     e.workflow_delete("yours", None, &Actor::Cli).unwrap();
     let event = loop {
         let event = next(&mut events).await;
@@ -318,9 +318,9 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
         let e = e.clone();
         work.push(tokio::spawn(async move {
             for round in 0..3 {
-                let info = e.open_terminal(&bash(), &Actor::Person).await.unwrap();
+                let info = e.open_terminal(&bash(), &Actor::person()).await.unwrap();
                 if (task + round) % 2 == 0 {
-                    e.exit_terminal(&info.session_id, &Actor::Person)
+                    e.exit_terminal(&info.session_id, &Actor::person())
                         .await
                         .unwrap();
                 }
@@ -445,7 +445,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
     let command: flowdeck::workflow::action::RunCommandParams =
         serde_json::from_value(serde_json::json!({"command": "true"})).unwrap();
     assert_eq!(
-        e.run_command(&session, &command, None, &Actor::Person)
+        e.run_command(&session, &command, None, &Actor::person())
             .await
             .unwrap_err()
             .code(),

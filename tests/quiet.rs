@@ -28,7 +28,7 @@ async fn bash(cols: u16, rows: u16) -> (Arc<Engine>, String, tempfile::TempDir) 
                 "cwd": dir.path(),
                 "cols": cols, "rows": rows,
             })),
-            &Actor::Person,
+            &Actor::person(),
         )
         .await
         .unwrap()
@@ -40,19 +40,19 @@ fn send(e: &Engine, id: &str, text: &str) {
     e.send_input(
         id,
         &params::<SendInputParams>(json!({"input_text": text})),
-        &Actor::Person,
+        &Actor::person(),
     )
     .unwrap();
 }
 
 async fn wait(e: &Engine, id: &str, p: Value) -> AwaitOutput {
-    e.await_output(id, &params::<AwaitOutputParams>(p), None, &Actor::Person)
+    e.await_output(id, &params::<AwaitOutputParams>(p), None, &Actor::person())
         .await
         .unwrap()
 }
 
 fn screen(e: &Engine, id: &str) -> String {
-    e.get_screen_content(id, &GetScreenContentParams::default(), &Actor::Person)
+    e.get_screen_content(id, &GetScreenContentParams::default(), &Actor::person())
         .unwrap()
         .content
 }
@@ -189,7 +189,7 @@ async fn bad_quiet_parameters_are_clear_errors() {
                 &id,
                 &params::<AwaitOutputParams>(p.clone()),
                 None,
-                &Actor::Person,
+                &Actor::person(),
             )
             .await;
         match got {

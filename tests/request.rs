@@ -42,12 +42,12 @@ async fn every_request_reaches_its_method_and_its_answer_and_events_cross_whole(
     .unwrap();
     let engine = common::test_engine(dir.path(), 4, false);
     let mut events = engine.subscribe();
-    let person = Actor::Person;
+    let person = Actor::person();
     let ask = |request: Request| {
         let engine = engine.clone();
         let request = crosses_whole(&request);
         async move {
-            let answer = engine.handle(request, &Actor::Person).await;
+            let answer = engine.handle(request, &Actor::person()).await;
             match answer {
                 Ok(reply) => Ok(crosses_whole(&reply)),
                 Err(e) => Err(crosses_whole(&e)),

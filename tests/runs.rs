@@ -574,7 +574,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
             &run_id,
             Some(0.5),
             Some("cancelled on purpose".into()),
-            &Actor::Person,
+            &Actor::person(),
         )
         .await
         .unwrap();

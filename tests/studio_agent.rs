@@ -103,7 +103,7 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
         );
         assert_eq!(refused["result"]["isError"], true, "{refused}");
         let text = refused.to_string();
-        assert!(text.contains("SESSION_BUSY") && text.contains("typed into by you"), "{text}");
+        assert!(text.contains("SESSION_BUSY") && text.contains("typed into by the person at pts/"), "{text}");
         (agent, id)
     })
     .await
@@ -242,7 +242,7 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
         let response = agent.request(4, "tools/call", run);
         (agent, response)
     });
-    expect(&studio, r"changed since you approved it").await;
+    expect(&studio, r"changed since the person at pts/\d+ approved it").await;
     expect(&studio, r"- description: Lists sessions\.").await;
     expect(&studio, r"\+ description: Lists them all\.").await;
     studio.send_text("n", "test").unwrap();

@@ -428,7 +428,7 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
 
     // `q` asks about the person's shell alone; `n` stays.
     second.send_text("q", "test").unwrap();
-    expect(&second, "Still running, started by you: 1 terminal").await;
+    expect(&second, "Still running, started in the studio: 1 terminal").await;
     expect(&second, r"End them\? y / d keep them running / n stay").await;
     second.send_text("n", "test").unwrap();
     expect_gone(&second, "End them").await;
@@ -569,6 +569,89 @@ async fn a_studio_killed_with_9_is_dropped_and_nothing_else_changes() {
     expect(&second, "survived-42").await;
     expect(&second, "after-42").await;
     quit(&second).await;
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}
+
+/// The studio on `folder` in a terminal of `cols` x `rows`.
+fn studio_sized(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    (cols, rows): (u16, u16),
+) -> std::sync::Arc<flowdeck::term::Session> {
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.display().to_string(),
+    ];
+    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
+    open(terminals, program, None, (cols, rows), vec![xdg])
+}
+
+/// Two people at once (item 5): both studios show the same live state. While one types in
+/// focus mode the pane's input is theirs: the other's focus mode and an agent's input are
+/// refused with a busy answer naming who types. The pane follows the size of the studio
+/// that last typed into it, and the other studio says it draws it cropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_studios_share_the_live_state_and_the_one_typing_owns_the_input_and_the_size() {
+    let (folder, runtime) = common::tiny_folder();
+    let _server = Server(serve(folder.path(), runtime.path()));
+    let terminals = Terminals::new(TermConfig::default());
+    let a = studio_sized(&terminals, folder.path(), runtime.path(), (110, 32));
+    let b = studio_sized(&terminals, folder.path(), runtime.path(), (130, 40));
+    expect(&a, "tiny").await;
+    expect(&b, "tiny").await;
+
+    // A opens a shell and types in it: B sees it, sized for A and so drawn with room to spare.
+    a.send_text("t", "test").unwrap();
+    expect(&a, r"\[s1 · ").await;
+    expect(&b, r"\[s1 · ").await;
+    a.send_text("i", "test").unwrap();
+    expect(&a, "FOCUS").await;
+    a.send_text("echo from-a-$((6*7))\r", "test").unwrap();
+    expect(&a, "from-a-42").await;
+    expect(&b, "from-a-42").await;
+    expect(&b, r"smaller: \d+x\d+, sized by another studio").await;
+
+    // B cannot take the input while A types; neither can an agent. Both are told who types.
+    b.send_text("i", "test").unwrap();
+    expect(&b, r"being typed into by the person at pts/\d+").await;
+    assert!(
+        !b.content(Content::Screen).contains("FOCUS"),
+        "B stayed in focus mode"
+    );
+    let agent = agent(folder.path(), runtime.path()).await;
+    let agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let refused = agent.request(
+            2,
+            "tools/call",
+            json!({"name": "send_input", "arguments": {"session_id": "s1", "input_text": "echo agent\n"}}),
+        );
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let text = refused["result"]["content"][0]["text"].as_str().unwrap().to_string();
+        assert!(text.contains("SESSION_BUSY"), "{text}");
+        assert!(text.contains("person at pts/"), "{text}");
+        agent
+    })
+    .await
+    .unwrap();
+
+    // A lets go; B types: the pane takes B's size, and now A draws it cropped.
+    a.send_text("\u{7}", "test").unwrap();
+    expect_gone(&a, "FOCUS").await;
+    b.send_text("i", "test").unwrap();
+    expect(&b, "FOCUS").await;
+    b.send_text("echo from-b-$((6*7))\r", "test").unwrap();
+    expect(&b, "from-b-42").await;
+    expect(&a, "from-b-42").await;
+    expect(&a, r"cropped: \d+x\d+, sized by another studio").await;
+    expect_gone(&b, "sized by another studio").await;
+    b.send_text("\u{7}", "test").unwrap();
+    detach(&b).await;
+    quit(&a).await;
+    let mut agent = agent;
     drop(agent.stdin.take());
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }

@@ -638,7 +638,7 @@ async fn runs_that_fail_time_out_and_are_cancelled_show_how_they_ended() {
     expect(&session, "▸ nap").await;
     session.send_text("c", "test").unwrap();
     expect(&session, "result: canceled in").await;
-    expect(&session, "the run was cancelled by you").await;
+    expect(&session, "the run was cancelled by the person at pts/").await;
     expect(&session, "long_run ended: canceled").await;
     quit(&session).await;
 }

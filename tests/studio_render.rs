@@ -90,7 +90,7 @@ async fn printed_pane(engine: &flowdeck::engine::Engine) -> String {
         ..Default::default()
     };
     let info = engine
-        .open_terminal(&params, &flowdeck::engine::Actor::Person)
+        .open_terminal(&params, &flowdeck::engine::Actor::person())
         .await
         .unwrap();
     let id = info.session_id.clone();
@@ -206,7 +206,7 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
             session_id: None,
             inputs: Default::default(),
             keep_session: false,
-            actor: Actor::Person,
+            actor: Actor::person(),
             require_approval: false,
         };
         let result = common::within(

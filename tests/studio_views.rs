@@ -49,7 +49,7 @@ async fn pane(
         ..Default::default()
     };
     let id = engine
-        .open_terminal(&params, &Actor::Person)
+        .open_terminal(&params, &Actor::person())
         .await
         .unwrap()
         .session_id;
@@ -127,7 +127,7 @@ async fn the_plan_mid_run_marks_the_current_state_and_the_prompt_asks() {
             session_id: None,
             inputs: Default::default(),
             keep_session: true,
-            actor: Actor::Person,
+            actor: Actor::person(),
             require_approval: false,
         })
         .await
@@ -375,7 +375,7 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             keep_session: false,
-            actor: Actor::Person,
+            actor: Actor::person(),
             require_approval: false,
         }),
     )
@@ -415,14 +415,14 @@ async fn an_approval_request_shows_the_change_against_the_approved_manifest() {
     )
     .unwrap();
     let _approver = engine.attach_approver();
-    engine.approve_workflow("deploy", &Actor::Person).unwrap();
+    engine.approve_workflow("deploy", &Actor::person()).unwrap();
     let version = engine.workflow_get("deploy").unwrap().version;
     engine
         .workflow_save(
             &DEPLOY.replace("./ship --dry-run", "./ship --prod"),
             Some(&version),
             false,
-            &Actor::Person,
+            &Actor::person(),
         )
         .unwrap();
     let agent = Actor::Agent {

@@ -373,7 +373,7 @@ mod tests {
             .await
             .expect("registered");
         approver
-            .decide(&started.run_id, false, &Actor::Person)
+            .decide(&started.run_id, false, &Actor::person())
             .expect("denied");
         let denied = tokio::time::timeout(DEADLINE, started.finished())
             .await
@@ -385,7 +385,7 @@ mod tests {
             .await
             .expect("registered");
         engine
-            .cancel_run(&started.run_id, &Actor::Person)
+            .cancel_run(&started.run_id, &Actor::person())
             .await
             .expect("cancelled");
         let withdrawn = tokio::time::timeout(DEADLINE, started.finished())

@@ -714,7 +714,7 @@ mod tests {
         f.write_all(b"\n{\"seq\":3,\"text\":\"caf\xc3").unwrap();
         assert_eq!(journal.read(&id, 0, 100).unwrap().len(), 1);
         let seq = journal
-            .append_feedback(&id, Some(1.0), Some("good".into()), &Actor::Person)
+            .append_feedback(&id, Some(1.0), Some("good".into()), &Actor::person())
             .unwrap();
         assert_eq!(seq.seq, 2);
         let summary = journal.summary(&id).unwrap();

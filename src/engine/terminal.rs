@@ -553,12 +553,21 @@ impl Engine {
 
     /// `actor` holds the session's input (a person in focus mode on its pane): anyone else's
     /// input is refused with a retryable error until it is released.
+    /// Refused while someone else holds it (another person in focus mode on it, at another
+    /// studio): the error names who.
     pub fn hold_input(&self, session: &str, actor: &Actor) -> Result<(), EngineError> {
         let id = self.terminals.get(session)?.id().to_string();
-        self.input_holders
+        let mut holders = self
+            .input_holders
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id, actor.clone());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(holder) = holders.get(&id).filter(|holder| *holder != actor) {
+            return Err(EngineError::InputHeld {
+                session_id: id,
+                holder: holder.label(),
+            });
+        }
+        holders.insert(id, actor.clone());
         Ok(())
     }
 
@@ -664,7 +673,7 @@ mod tests {
                     "command": ["bash", "--norc", "--noprofile"],
                     "env": {"PS1": "$ "},
                 })),
-                &Actor::Person,
+                &Actor::person(),
             )
             .await
             .expect("bash")
@@ -677,7 +686,7 @@ mod tests {
                         &id,
                         &params(serde_json::json!({"pattern": "never printed", "timeout": 120})),
                         None,
-                        &Actor::Person,
+                        &Actor::person(),
                     )
                     .await
             })
@@ -688,7 +697,7 @@ mod tests {
             .send_input(
                 &id,
                 &params(serde_json::json!({"input_text": format!("{kill}\n")})),
-                &Actor::Person,
+                &Actor::person(),
             )
             .expect("input");
         let ended = tokio::time::timeout(Duration::from_secs(20), long_wait)
@@ -724,7 +733,7 @@ mod tests {
         let refused = engine.send_input(
             &id,
             &params(serde_json::json!({"input_text": "echo hi\n"})),
-            &Actor::Person,
+            &Actor::person(),
         );
         assert!(
             matches!(
@@ -738,7 +747,7 @@ mod tests {
                 &id,
                 &params(serde_json::json!({"pattern": "x", "timeout": 120})),
                 None,
-                &Actor::Person,
+                &Actor::person(),
             )
             .await;
         assert!(
@@ -749,7 +758,7 @@ mod tests {
             "{again:?}"
         );
         engine
-            .exit_terminal(&id, &Actor::Person)
+            .exit_terminal(&id, &Actor::person())
             .await
             .expect("a failed session closes");
         assert!(engine.list_terminal_sessions().sessions.is_empty());

@@ -41,6 +41,8 @@ pub struct Remote {
     /// requests when it may not (server/peer.rs).
     pub approval_mode: bool,
     pub cannot_approve: Option<String>,
+    /// Who the studio's person is to the engine.
+    pub person: Option<crate::actor::Actor>,
 }
 
 impl Remote {
@@ -91,6 +93,7 @@ impl Remote {
             ),
             approval_mode: welcome.approval_mode,
             cannot_approve: welcome.cannot_approve,
+            person: welcome.person,
         });
         tokio::spawn(async move {
             while let Some(message) = outgoing.recv().await {

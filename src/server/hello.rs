@@ -79,6 +79,10 @@ pub struct Welcome {
     /// For a studio: whether the server is in approval mode (after the studio's own ask).
     #[serde(default)]
     pub approval_mode: bool,
+    /// For a studio: who its person is to the engine (a person at the terminal the studio
+    /// runs in), so that it tells its own work from other people's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<crate::actor::Actor>,
 }
 
 impl Hello {
@@ -115,6 +119,7 @@ impl Welcome {
             refused,
             cannot_approve: None,
             approval_mode: false,
+            person: None,
         }
     }
 

@@ -195,6 +195,9 @@ impl Connection {
                                 self.engine.turn_on_approval_mode();
                             }
                             welcome.approval_mode = self.engine.approval_mode();
+                            welcome.person = Some(crate::actor::Actor::Person {
+                                at: super::peer::terminal_name(self.pid),
+                            });
                             welcome.cannot_approve = self.may_approve().await.err();
                         }
                         Client::Approve { .. } => {
@@ -235,6 +238,7 @@ impl Connection {
                             super::studio::Attached {
                                 engine: self.engine,
                                 who: self.who,
+                                person: welcome.person.unwrap_or_else(crate::actor::Actor::person),
                                 approver,
                                 studios,
                             },

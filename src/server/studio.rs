@@ -41,6 +41,8 @@ enum Outgoing {
 pub struct Attached {
     pub engine: Arc<Engine>,
     pub who: String,
+    /// The person at this studio, as every call of theirs is attributed.
+    pub person: Actor,
     pub approver: Result<Approver, String>,
     /// How many studios are attached (this one included), told to the studio as it changes.
     pub studios: tokio::sync::watch::Receiver<usize>,
@@ -55,6 +57,7 @@ where
     let Attached {
         engine,
         who,
+        person,
         approver,
         studios,
     } = studio;
@@ -99,7 +102,7 @@ where
                     Request::ReleaseInput { session_id } => held.remove(session_id),
                     _ => false,
                 };
-                let answer = engine.handle_now(request, &Actor::Person);
+                let answer = engine.handle_now(request, &person);
                 let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
             }
             ToServer::Call { id, request } => {
@@ -107,9 +110,9 @@ where
                 let Ok(permit) = in_flight.clone().acquire_owned().await else {
                     break;
                 };
-                let (engine, out) = (engine.clone(), out_tx.clone());
+                let (engine, out, person) = (engine.clone(), out_tx.clone(), person.clone());
                 tokio::spawn(async move {
-                    let answer = engine.handle(request, &Actor::Person).await;
+                    let answer = engine.handle(request, &person).await;
                     let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
                     drop(permit);
                 });
@@ -125,7 +128,7 @@ where
                 let answer = match &approver {
                     // The first answer settles it; a later one finds nothing waiting.
                     Ok(approver) => approver
-                        .decide(&run_id, approve, &Actor::Person)
+                        .decide(&run_id, approve, &person)
                         .map(|_| Reply::Done)
                         .map_err(RequestError::from),
                     Err(why) => Err(RequestError::new(
@@ -140,7 +143,7 @@ where
     drop(out_tx);
     writer.abort();
     for session_id in held {
-        let _ = engine.handle_now(Request::ReleaseInput { session_id }, &Actor::Person);
+        let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
     }
     tracing::info!("{who} detached");
 }

@@ -96,6 +96,7 @@ async fn attached(
     .context("cannot attach to the folder's server")?;
     tracing::info!("attached to {}", remote.server);
     let approval = approval_message(remote.approval_mode, remote.cannot_approve.as_deref());
+    let me = remote.person.clone();
     let link = Link::Remote(remote);
     let Some(inbox) = link.inbox(Some(inbound)) else {
         anyhow::bail!("no events from the folder's server");
@@ -104,6 +105,7 @@ async fn attached(
     let mut app = App::new(options.folder.display().to_string());
     app.message = message.or(approval);
     app.attached = true;
+    app.me = me;
     match show(&link, inbox, app, &theme, options, termination).await? {
         Ended::Quit => Ok(ExitCode::SUCCESS),
         Ended::GaveUp(why) => {

@@ -4,7 +4,7 @@
 use super::effect::Effect;
 use super::keymap::Mode;
 use super::state::{App, Finished, RunView, StepMark};
-use super::update::{fit_panes, is_persons, open_prompt, plan_follows_selection, show_pane};
+use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, Phase, RunEvent, Snapshot};
 
 pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
@@ -29,7 +29,7 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     }
     app.clamp_selection();
     let mut effects = plan_follows_selection(app, true);
-    effects.extend(fit_panes(app));
+    effects.extend(fit_when_alone(app));
     effects.push(Effect::ListRecovery);
     // Requests made while the studio was behind the event stream are in no event it saw.
     effects.push(Effect::LoadApprovals);
@@ -66,7 +66,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             // nothing left to select, the plan had been this workflow's or none.
             let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
             // The person's own rename or delete: the studio has said what happened.
-            let theirs = actor != Actor::Person;
+            let theirs = !app.is_me(&actor);
             if theirs
                 && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()))
             {
@@ -169,7 +169,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
                 super::copy::leave(app);
             }
             app.clamp_selection();
-            fit_panes(app)
+            fit_when_alone(app)
         }
         Change::Run {
             run_id,
@@ -205,7 +205,7 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         view.actor = Some(by.clone());
         view.session_id = session_id.clone();
         return match (by, session_id) {
-            (Actor::Person, Some(id)) => show_pane(app, &id.clone()),
+            (by, Some(id)) if app.is_me(&by) => show_pane(app, &id.clone()),
             (by, Some(id)) => agents_pane_into_view(app, &by, &id.clone()),
             _ => Vec::new(),
         };
@@ -230,7 +230,8 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
             run.phase = Phase::WaitingForInput;
             run.prompt = Some(prompt);
             let workflow = run.workflow.clone();
-            if run.actor == Some(Actor::Person) && app.mode == Mode::Normal {
+            let mine = run.actor.clone().is_some_and(|a| app.is_me(&a));
+            if mine && app.mode == Mode::Normal {
                 open_prompt(app, run_id);
             } else {
                 app.message = Some(format!("{workflow} waits for an answer: a answers"));
@@ -317,7 +318,7 @@ fn agents_pane_into_view(app: &mut App, actor: &Actor, session_id: &str) -> Vec<
     match app.panes.iter().position(|p| p.session_id == session_id) {
         Some(at) => {
             app.pane = at;
-            fit_panes(app)
+            fit_when_alone(app)
         }
         None => Vec::new(),
     }

@@ -84,8 +84,16 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
     }
     let workflow = super::draw::text::clean(workflow);
     app.message = Some(match (approved, by) {
+        (true, by) if by.is_person() && !app.is_me(by) => format!(
+            "approved by {}: {workflow} runs",
+            super::draw::text::clean(&by.label())
+        ),
         (true, _) => format!("approved: {workflow} runs"),
-        (false, Actor::Person) => format!("denied: {workflow} does not run"),
+        (false, by) if app.is_me(by) => format!("denied: {workflow} does not run"),
+        (false, by @ Actor::Person { .. }) => format!(
+            "denied by {}: {workflow} does not run",
+            super::draw::text::clean(&by.label())
+        ),
         (false, by) => format!(
             "the request to run {workflow} was withdrawn ({})",
             super::draw::text::clean(&by.label())

@@ -107,7 +107,7 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
         &mut app,
         engine(
             2,
-            Actor::Person,
+            Actor::person(),
             Change::ApprovalSettled {
                 run_id: "r1".into(),
                 workflow: "build".into(),

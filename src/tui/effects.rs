@@ -169,7 +169,9 @@ pub fn execute(out: &mut Outlet<'_>, effect: Effect) {
             });
         }
         Effect::HoldInput(session_id) => {
-            at_once(out, Request::HoldInput { session_id }, failure);
+            at_once(out, Request::HoldInput { session_id }, |answer| {
+                answer.err().map(|e| Event::HoldRefused(e.message))
+            });
         }
         Effect::ReleaseInput(session_id) => {
             at_once(out, Request::ReleaseInput { session_id }, failure);

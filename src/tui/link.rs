@@ -45,7 +45,7 @@ pub trait Ask {
 /// at once (the studio's reads, and tests, rely on that).
 impl Ask for Engine {
     fn ask(&self, request: Request) -> impl Future<Output = Answer> + Send {
-        std::future::ready(self.handle_sync(request, &Actor::Person))
+        std::future::ready(self.handle_sync(request, &Actor::person()))
     }
 
     fn mirror(&self, session_id: &str) -> Result<Mirror, String> {
@@ -60,9 +60,9 @@ impl Ask for Arc<Engine> {
         let engine = self.clone();
         async move {
             if request.waits() {
-                engine.handle(request, &Actor::Person).await
+                engine.handle(request, &Actor::person()).await
             } else {
-                engine.handle_sync(request, &Actor::Person)
+                engine.handle_sync(request, &Actor::person())
             }
         }
     }
@@ -98,7 +98,7 @@ impl Link {
         };
         async move {
             match asked {
-                Err((engine, request)) => engine.handle(request, &Actor::Person).await,
+                Err((engine, request)) => engine.handle(request, &Actor::person()).await,
                 Ok(sent) => sent.answer().await,
             }
         }
@@ -109,7 +109,7 @@ impl Link {
     pub fn ask_now(&self, request: &Request) -> Option<Answer> {
         match self {
             Link::Local { engine, .. } if request.is_quick() => {
-                Some(engine.handle_now(request.clone(), &Actor::Person))
+                Some(engine.handle_now(request.clone(), &Actor::person()))
             }
             _ => None,
         }
@@ -127,7 +127,7 @@ impl Link {
     pub async fn decide(&self, run_id: &str, approve: bool) -> Result<(), String> {
         match self {
             Link::Local { approver, .. } => approver
-                .decide(run_id, approve, &Actor::Person)
+                .decide(run_id, approve, &Actor::person())
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
             Link::Remote(remote) => match remote.decide(run_id, approve).await {

@@ -46,12 +46,12 @@ pub fn persons_work(app: &App) -> PersonsWork {
     let runs: Vec<&super::state::RunView> = app
         .runs
         .values()
-        .filter(|r| r.active() && r.actor == Some(Actor::Person))
+        .filter(|r| r.active() && r.actor.as_ref().is_some_and(Actor::is_person))
         .collect();
     let sessions = app
         .panes
         .iter()
-        .filter(|p| p.running && p.opened_by == Some(Actor::Person))
+        .filter(|p| p.running && p.opened_by.as_ref().is_some_and(Actor::is_person))
         .filter(|p| {
             !runs
                 .iter()

@@ -23,16 +23,16 @@ fn app() -> App {
     app.attached = true;
     app.studios = 1;
     for (id, by) in [
-        ("s1", Actor::Person),
+        ("s1", Actor::person()),
         ("s2", agent()),
-        ("s3", Actor::Person),
+        ("s3", Actor::person()),
     ] {
         let mut pane = shell_pane(80, 20);
         pane.session_id = id.into();
         pane.opened_by = Some(by);
         app.panes.push(pane);
     }
-    for (id, by, session) in [("r1", Actor::Person, Some("s3")), ("r2", agent(), None)] {
+    for (id, by, session) in [("r1", Actor::person(), Some("s3")), ("r2", agent(), None)] {
         app.runs.insert(
             id.into(),
             RunView {
@@ -97,7 +97,7 @@ fn with_another_studio_attached_or_only_agents_work_q_just_quits() {
     assert!(two.quit);
 
     let mut app = app();
-    app.panes.retain(|p| p.opened_by != Some(Actor::Person));
+    app.panes.retain(|p| p.opened_by != Some(Actor::person()));
     app.runs.shift_remove("r1");
     update(&mut app, key(KeyCode::Char('q')));
     assert!(app.quit);
@@ -129,7 +129,7 @@ fn a_studio_hosting_the_folder_cannot_detach_and_asks_whenever_anything_runs() {
         "{:?}",
         app.message
     );
-    app.panes.retain(|p| p.opened_by != Some(Actor::Person));
+    app.panes.retain(|p| p.opened_by != Some(Actor::person()));
     app.runs.shift_remove("r1");
     update(&mut app, key(KeyCode::Char('q')));
     assert_eq!(

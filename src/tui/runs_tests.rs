@@ -47,7 +47,7 @@ fn live(seq: u64, run_id: &str, journal_seq: u64, state: &str) -> Event {
     Event::Engine(Box::new(EngineEvent {
         seq,
         at: String::new(),
-        actor: Actor::Person,
+        actor: Actor::person(),
         change: Change::Run {
             run_id: run_id.into(),
             journal_seq,
@@ -185,7 +185,7 @@ fn a_run_started_while_the_view_is_open_is_listed_on_top() {
         Event::Engine(Box::new(EngineEvent {
             seq: 1,
             at: String::new(),
-            actor: Actor::Person,
+            actor: Actor::person(),
             change: Change::Run {
                 run_id: "r3".into(),
                 journal_seq: 1,

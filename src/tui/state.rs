@@ -288,6 +288,9 @@ pub struct App {
     pub attached: bool,
     /// How many studios the server has attached, this one included.
     pub studios: usize,
+    /// Who this studio's person is to the engine, as the server told it (`None` for a studio
+    /// that hosts the engine: then every person is this one).
+    pub me: Option<Actor>,
 }
 
 /// An approval request as the studio shows it: the manifest's diff against the last
@@ -419,6 +422,20 @@ impl App {
             .values()
             .rev()
             .find(|r| r.workflow == workflow && r.active())
+    }
+
+    /// Whether `actor` is the person at this studio.
+    pub fn is_me(&self, actor: &Actor) -> bool {
+        actor.is_person() && self.me.as_ref().is_none_or(|me| me == actor)
+    }
+
+    /// `you` for this studio's person, else the actor's own label.
+    pub fn who(&self, actor: &Actor) -> String {
+        if self.is_me(actor) {
+            "you".into()
+        } else {
+            actor.label()
+        }
     }
 
     pub fn any_run_active(&self) -> bool {

@@ -46,7 +46,7 @@ pub fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
         running: true,
         exit: None,
         failed: None,
-        opened_by: Some(crate::engine::Actor::Person),
+        opened_by: Some(crate::engine::Actor::person()),
         output_bytes: 0,
         history_lines: 0,
         is_shell: true,

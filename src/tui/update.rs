@@ -41,6 +41,8 @@ pub enum Event {
     Snapshot(Box<Snapshot>),
     /// How many studios the folder's server has attached now, this one included.
     Studios(usize),
+    /// Focus mode could not take the pane's input: someone else types into it (why).
+    HoldRefused(String),
     /// What the person asked to end before quitting has ended (or failed to): quit now.
     Ended(Vec<String>),
     List(Vec<WorkflowSummary>),
@@ -245,10 +247,15 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Paste(text) if app.mode == Mode::Edit => editor::paste(app, &text),
         Event::Paste(text) => match (app.mode, app.focused_pane()) {
-            (Mode::Focus, Some(pane)) => vec![Effect::Paste {
-                session_id: pane.session_id.clone(),
-                text,
-            }],
+            (Mode::Focus, Some(pane)) => {
+                let paste = Effect::Paste {
+                    session_id: pane.session_id.clone(),
+                    text,
+                };
+                let mut effects = fit_focused(app);
+                effects.push(paste);
+                effects
+            }
             (mode, _) if mode.takes_text() => {
                 // Typed one character at a time so each field's checks apply; controls
                 // (a pasted newline) would end or break the line.
@@ -361,6 +368,15 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
             app.studios = n;
             Vec::new()
         }
+        Event::HoldRefused(why) => {
+            // Out of focus mode: the keys would be refused one by one.
+            if app.mode == Mode::Focus {
+                app.mode = Mode::Normal;
+            }
+            app.input_held = None;
+            app.message = Some(why);
+            Vec::new()
+        }
         Event::Ended(failures) => {
             if failures.is_empty() {
                 app.quit = true;
@@ -388,17 +404,22 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return editor::key(app, key);
     }
     if app.mode == Mode::Focus {
-        let Some(pane) = app.focused_pane() else {
+        if app.focused_pane().is_none() {
             app.mode = Mode::Normal;
             return Vec::new();
+        }
+        let Some(k) = super::keys::to_pty(&key) else {
+            return Vec::new();
         };
-        return super::keys::to_pty(&key)
-            .map(|k| Effect::SendKeys {
+        // The pane follows the studio that types into it (another may have sized it).
+        let mut effects = fit_focused(app);
+        if let Some(pane) = app.focused_pane() {
+            effects.push(Effect::SendKeys {
                 session_id: pane.session_id.clone(),
                 keys: vec![k],
-            })
-            .into_iter()
-            .collect();
+            });
+        }
+        return effects;
     }
     let chord = key
         .modifiers
@@ -927,7 +948,32 @@ pub(super) fn show_pane(app: &mut App, session_id: &str) -> Vec<Effect> {
     fit_panes(app)
 }
 
-/// Resizes the PTY of each pane on screen to the cells it is drawn in, when they differ.
+/// The focused pane fitted to this studio, when another studio sized it otherwise (alone,
+/// the studio fits its panes whenever its layout changes: nothing is left to fit).
+fn fit_focused(app: &App) -> Vec<Effect> {
+    if app.studios <= 1 {
+        return Vec::new();
+    }
+    let focused = app.focused_pane().map(|p| p.session_id.clone());
+    fit_panes(app)
+        .into_iter()
+        .filter(|e| matches!(e, Effect::Resize { session_id, .. } if Some(session_id) == focused.as_ref()))
+        .collect()
+}
+
+/// Fits the panes shown to this studio after something others did (a snapshot, a session
+/// opened or closed): only while it is the one studio attached. With several, a pane keeps
+/// the size of the studio that last typed into it or resized it, and the others draw it
+/// cropped (draw/pane.rs says so).
+pub(super) fn fit_when_alone(app: &App) -> Vec<Effect> {
+    if app.studios > 1 {
+        return Vec::new();
+    }
+    fit_panes(app)
+}
+
+/// Resizes the PTY of each pane on screen to the cells it is drawn in, when they differ
+/// (the person changed the layout, the terminal was resized, or they type into it).
 pub(super) fn fit_panes(app: &App) -> Vec<Effect> {
     layout::app_slots(app)
         .into_iter()
@@ -947,11 +993,12 @@ pub(super) fn fit_panes(app: &App) -> Vec<Effect> {
 /// Whether what an actor started is the person's own (their run's session is shown at once).
 pub(super) fn is_persons(app: &App, actor: &Actor) -> bool {
     match actor {
-        Actor::Person => true,
+        Actor::Person { .. } => app.is_me(actor),
         Actor::Run { run_id } => app
             .runs
             .get(run_id)
-            .is_some_and(|r| r.actor == Some(Actor::Person)),
+            .and_then(|r| r.actor.as_ref())
+            .is_some_and(|a| app.is_me(a)),
         _ => false,
     }
 }

@@ -226,7 +226,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     assert!(screen.contains("deploy     ● agent: wire"), "{screen}");
     // A person's run is only running.
     if let Some(run) = app.runs.get_mut("r1") {
-        run.actor = Some(crate::engine::Actor::Person);
+        run.actor = Some(crate::engine::Actor::person());
     }
     assert_eq!(
         super::draw::pane::tab_labels(&app),
@@ -327,13 +327,13 @@ fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
     use crate::engine::{Change, EngineEvent, RunEvent};
     let mut app = app_with_active_run();
     if let Some(run) = app.runs.get_mut("r1") {
-        run.actor = Some(crate::engine::Actor::Person);
+        run.actor = Some(crate::engine::Actor::person());
     }
     let finished = |seq| {
         Event::Engine(Box::new(EngineEvent {
             seq,
             at: String::new(),
-            actor: crate::engine::Actor::Person,
+            actor: crate::engine::Actor::person(),
             change: Change::Run {
                 run_id: "r1".into(),
                 journal_seq: seq,

@@ -179,7 +179,7 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
         let work = crate::tui::quitting::persons_work(cx.app);
         vec![
             Line::raw(format!(
-                "Still running, started by you: {}.",
+                "Still running, started in the studio: {}.",
                 work.describe()
             )),
             Line::styled("End them? y / d keep them running / n stay", bold),

@@ -114,8 +114,31 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         if selected {
             title.push_str(&status_of_selected(app));
         }
+        title.push_str(&sized_elsewhere(app, slot));
         draw_slot(frame, slot, title, active && selected, cx);
     }
+}
+
+/// With several studios attached, a pane keeps the size of the studio that last typed into it
+/// or resized it: in the others it is drawn cropped (or with room to spare), and its title says
+/// so until someone here types into it.
+fn sized_elsewhere(app: &App, slot: &Slot) -> String {
+    let Some(pane) = app.panes.get(slot.index) else {
+        return String::new();
+    };
+    let here = layout::pty_size(slot.inner);
+    if app.studios <= 1 || !pane.running || (pane.cols, pane.rows) == here {
+        return String::new();
+    }
+    let how = if pane.cols > here.0 || pane.rows > here.1 {
+        "cropped"
+    } else {
+        "smaller"
+    };
+    format!(
+        "· {how}: {}x{}, sized by another studio (typing here fits it) ",
+        pane.cols, pane.rows
+    )
 }
 
 /// What the selected pane's title adds: focus and copy mode, the history, the search.
