@@ -312,22 +312,34 @@ fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     let options = mcp_options(args, approve)?;
     // Checked up front for a clear error before a server is started for it.
     folder_must_exist(folder)?;
-    let server = crate::server::spawn::reach(
-        folder,
-        crate::server::spawn::ServerOptions {
-            approve_agent_runs: approve,
-        },
-    )?;
+    let server_options = crate::server::spawn::ServerOptions {
+        approve_agent_runs: approve,
+    };
+    let mut server = crate::server::spawn::reach(folder, server_options)?;
     let runtime = runtime()?;
     // Installed before anything else, so a SIGTERM at any moment ends the relay cleanly (the
     // server then ends what this agent started).
     let relayed = runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        tokio::select! {
-            relayed = crate::server::relay::relay(server, folder, &options) => relayed,
-            signal = termination.recv() => {
-                tracing::info!("{signal}: ending the relay");
-                Ok(())
+        let mut again = crate::server::hello::ReachAgain::default();
+        loop {
+            let relayed = tokio::select! {
+                relayed = crate::server::relay::relay(server, folder, &options) => relayed,
+                signal = termination.recv() => {
+                    tracing::info!("{signal}: ending the relay");
+                    return Ok(());
+                }
+            };
+            // A server that was ending as this relay connected served nothing: the next one.
+            match relayed {
+                Err(e) if again.after(&e) => {
+                    let folder = folder.to_path_buf();
+                    server = tokio::task::spawn_blocking(move || {
+                        crate::server::spawn::reach(&folder, server_options)
+                    })
+                    .await??;
+                }
+                other => return other,
             }
         }
     });
@@ -369,9 +381,28 @@ fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode
             }
         };
         if command.background {
-            tracing::info!("serving {} on {}", folder.display(), host.socket().display());
+            tracing::info!(
+                "serving {} on {}",
+                folder.display(),
+                host.socket().display()
+            );
+            let idle_then_retired = async {
+                loop {
+                    crate::server::lifetime::until_idle(
+                        &engine,
+                        folder,
+                        host.clients(),
+                        crate::server::lifetime::GRACE,
+                    )
+                    .await;
+                    // A front end that connected just now keeps the server.
+                    if host.retire().await {
+                        return;
+                    }
+                }
+            };
             tokio::select! {
-                () = crate::server::lifetime::until_idle(&engine, folder, host.clients(), crate::server::lifetime::GRACE) => {
+                () = idle_then_retired => {
                     tracing::info!("nothing attached and nothing running: ending");
                 }
                 signal = termination.recv() => tracing::info!("{signal}: stopping"),
@@ -400,11 +431,25 @@ fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode
 fn approve_workflows(folder: &Path, names: &[String], out: &mut impl Write) -> Result<ExitCode> {
     let versions: Vec<(String, Result<String, String>)> =
         match crate::server::relay::connect(folder) {
-            Some(stream) => runtime()?
-                .block_on(crate::server::approve::ask(stream, folder, names))?
-                .into_iter()
-                .map(|a| (a.workflow, a.approved))
-                .collect(),
+            Some(stream) => {
+                let runtime = runtime()?;
+                let mut asked =
+                    runtime.block_on(crate::server::approve::ask(stream, folder, names));
+                // A server that was ending as this connected: the next one, if one is up.
+                let mut again = crate::server::hello::ReachAgain::default();
+                while let Err(e) = &asked
+                    && again.after(e)
+                {
+                    let Some(stream) = crate::server::relay::connect(folder) else {
+                        return approve_workflows(folder, names, out);
+                    };
+                    asked = runtime.block_on(crate::server::approve::ask(stream, folder, names));
+                }
+                asked?
+                    .into_iter()
+                    .map(|a| (a.workflow, a.approved))
+                    .collect()
+            }
             None => {
                 crate::server::peer::may_approve(Some(std::process::id()), None, &[])
                     .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;

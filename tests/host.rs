@@ -877,3 +877,37 @@ fn a_studio_client_that_sends_garbage_is_dropped_and_the_agents_go_on() {
     assert_eq!(a.exit_within(LONG), Some(0));
     stop(host);
 }
+
+/// A server that was ending as `flowdeck mcp` connected closes the connection unanswered:
+/// the relay reaches the folder's server again (starting one) instead of ending with nothing
+/// served. Played by a listener of the test's own that takes the connection and drops it.
+#[test]
+fn a_server_ending_as_an_agent_connects_sends_it_to_the_next_server() {
+    let (folder, runtime) = common::tiny_folder();
+    let sockets = runtime.path().join("flowdeck");
+    std::fs::create_dir(&sockets).unwrap();
+    std::fs::set_permissions(
+        &sockets,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let socket = flowdeck::server::socket::socket_path_in(&sockets, folder.path()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let ending = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        // As an ending server does: the socket goes first, then the connection, unanswered.
+        std::fs::remove_file(&socket).unwrap();
+        drop(listener);
+        drop(stream);
+    });
+    let mut a = agent(folder.path(), runtime.path());
+    ending.join().unwrap();
+    let listed = a.call(2, "workflow_list", json!({}));
+    assert!(listed.to_string().contains("tiny"), "{listed}");
+    let server = common::server_pid(runtime.path());
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    common::wait_until(LONG, "the idle server's end", || {
+        common::has_ended(server).then_some(())
+    });
+}

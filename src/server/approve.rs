@@ -54,22 +54,8 @@ pub async fn ask(
     let hello = Hello::new(Client::Approve {
         workflows: workflows.to_vec(),
     });
-    write.write_all(hello.line().as_bytes()).await?;
     let mut read = BufReader::new(read);
-    let welcome = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        hello::read_welcome(&mut read),
-    )
-    .await
-    .map_err(|_| {
-        anyhow::anyhow!(
-            "the flowdeck server of {} did not answer within 10 s",
-            folder.display()
-        )
-    })??;
-    if let Some(why) = welcome.refused {
-        anyhow::bail!("{why}");
-    }
+    hello::greet(&mut read, &mut write, &hello, folder).await?;
     let mut answers = Vec::with_capacity(workflows.len());
     let mut line = Vec::new();
     while answers.len() < workflows.len() && protocol::read_line(&mut read, &mut line).await? {

@@ -57,28 +57,9 @@ impl Remote {
         stream.set_nonblocking(true)?;
         let stream = tokio::net::UnixStream::from_std(stream)?;
         let (read, mut write) = stream.into_split();
-        write
-            .write_all(
-                Hello::new(Client::Studio { approve_agent_runs })
-                    .line()
-                    .as_bytes(),
-            )
-            .await?;
         let mut read = BufReader::new(read);
-        let welcome = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            hello::read_welcome(&mut read),
-        )
-        .await
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "the flowdeck server of {} did not answer within 10 s",
-                folder.display()
-            )
-        })??;
-        if let Some(why) = welcome.refused {
-            anyhow::bail!("{why}");
-        }
+        let hello = Hello::new(Client::Studio { approve_agent_runs });
+        let welcome = hello::greet(&mut read, &mut write, &hello, folder).await?;
         let (to_server, mut outgoing) = mpsc::unbounded_channel::<ToServer>();
         let remote = Arc::new(Remote {
             to_server,

@@ -154,6 +154,77 @@ pub async fn read<R: AsyncRead + Unpin>(read: R) -> (Option<Hello>, Rest<R>) {
     }
 }
 
+/// How long a client waits for the server's welcome: a server answers before anything else,
+/// so only one that is stopped (or not a flowdeck) takes longer.
+pub const WELCOME_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The connection ended before the server's welcome: the server was ending as this client
+/// connected (it had accepted nothing more). Nothing was served, so the client may reach
+/// the folder's server again, which starts a new one.
+#[derive(Debug, thiserror::Error)]
+#[error("the folder's server closed the connection before answering (it was ending): {0}")]
+pub struct NotWelcomed(std::io::Error);
+
+/// How many times a front end reaches the folder's server again after a server that was
+/// ending closed its connection unanswered.
+const REACH_AGAIN: usize = 3;
+
+/// A front end's count of the times it reached the folder's server again.
+#[derive(Debug, Default)]
+pub struct ReachAgain(usize);
+
+impl ReachAgain {
+    /// Whether to reach the server again after `error`: the connection was closed before any
+    /// welcome ([`NotWelcomed`]), at most [`REACH_AGAIN`] times.
+    pub fn after(&mut self, error: &anyhow::Error) -> bool {
+        if self.0 >= REACH_AGAIN || !error.chain().any(|e| e.is::<NotWelcomed>()) {
+            return false;
+        }
+        self.0 += 1;
+        tracing::info!("{error}: reaching the folder's server again");
+        true
+    }
+}
+
+/// A client's side of the first exchange: sends `hello`, and reads the server's welcome
+/// within [`WELCOME_WAIT`]. A server that refuses (another version, a process that may not
+/// approve) is an error saying why.
+pub async fn greet<R, W>(
+    read: &mut R,
+    write: &mut W,
+    hello: &Hello,
+    folder: &std::path::Path,
+) -> anyhow::Result<Welcome>
+where
+    R: AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    write
+        .write_all(hello.line().as_bytes())
+        .await
+        .map_err(NotWelcomed)?;
+    let welcome = tokio::time::timeout(WELCOME_WAIT, read_welcome(read))
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "the flowdeck server of {} did not answer within {} s",
+                folder.display(),
+                WELCOME_WAIT.as_secs()
+            )
+        })?
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe => anyhow::Error::new(NotWelcomed(e)),
+            _ => anyhow::Error::new(e),
+        })?;
+    if let Some(why) = welcome.refused {
+        anyhow::bail!("{why}");
+    }
+    Ok(welcome)
+}
+
 /// Reads the server's answer line from `read` (a client's side).
 pub async fn read_welcome<R: AsyncRead + Unpin>(read: &mut R) -> std::io::Result<Welcome> {
     let mut line = Vec::new();
@@ -161,6 +232,9 @@ pub async fn read_welcome<R: AsyncRead + Unpin>(read: &mut R) -> std::io::Result
     // Byte by byte: nothing after the line may be taken from the stream it belongs to.
     while line.len() < MAX_HELLO as usize {
         if read.read(&mut byte).await? == 0 {
+            if line.is_empty() {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
             break;
         }
         if byte[0] == b'\n' {

@@ -22,6 +22,8 @@ pub struct Host {
     stop: CancellationToken,
     /// How many front ends are connected now.
     clients: tokio::sync::watch::Receiver<usize>,
+    /// Asks the accept loop to stop accepting if nobody is connected (see [`Host::retire`]).
+    retire: tokio::sync::mpsc::Sender<tokio::sync::oneshot::Sender<bool>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -34,6 +36,19 @@ impl Host {
     /// How many front ends are connected, as it changes.
     pub fn clients(&self) -> tokio::sync::watch::Receiver<usize> {
         self.clients.clone()
+    }
+
+    /// Stops accepting and removes the socket, if nobody is connected at that instant; false
+    /// when someone is (or the loop has ended). Decided by the accept loop itself, between two
+    /// accepts, so that a front end that connects as an idle server ends is either counted
+    /// (and served: the server stays) or finds no socket (and starts a server of its own),
+    /// never accepted and then dropped unanswered.
+    pub async fn retire(&self) -> bool {
+        let (answer, retired) = tokio::sync::oneshot::channel();
+        if self.retire.send(answer).await.is_err() {
+            return false;
+        }
+        retired.await.unwrap_or(false)
     }
 
     /// Stops accepting, ends every connection, and removes the socket.
@@ -59,8 +74,13 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
     let (listener, socket) = socket::bind(folder)?;
     let stop = CancellationToken::new();
     let (count, clients) = tokio::sync::watch::channel(0);
+    let (retire, retiring) = tokio::sync::mpsc::channel(1);
     let task = tokio::spawn(accept(
-        listener,
+        Listening {
+            listener,
+            socket: socket.clone(),
+            retiring,
+        },
         folder.to_path_buf(),
         engine,
         options,
@@ -79,22 +99,45 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
         socket,
         stop,
         clients,
+        retire,
         task: Some(task),
     })
 }
 
-async fn accept(
+/// The socket being listened on, and the requests to stop listening when idle.
+struct Listening {
     listener: tokio::net::UnixListener,
+    socket: PathBuf,
+    retiring: tokio::sync::mpsc::Receiver<tokio::sync::oneshot::Sender<bool>>,
+}
+
+async fn accept(
+    listening: Listening,
     folder: PathBuf,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
     counts: Counts,
 ) {
+    let Listening {
+        listener,
+        socket,
+        mut retiring,
+    } = listening;
     let me = rustix::process::getuid().as_raw();
     let mut connections = 0u64;
     loop {
         let stream = tokio::select! {
+            Some(answer) = retiring.recv() => {
+                if *counts.clients.borrow() == 0 {
+                    // The socket goes first: from here a front end starts a server of its own.
+                    socket::unbind(&socket);
+                    let _ = answer.send(true);
+                    return;
+                }
+                let _ = answer.send(false);
+                continue;
+            }
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {

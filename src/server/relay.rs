@@ -12,10 +12,6 @@ use crate::mcp::options::AgentOptions;
 use std::path::Path;
 use tokio::io::{AsyncWriteExt, copy};
 
-/// How long a server has to answer a hello: it answers before anything else, so only a server
-/// that is stopped (or not a flowdeck) takes longer.
-const WELCOME_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
 /// The folder's live host, if one answers on its socket.
 pub fn connect(folder: &Path) -> Option<std::os::unix::net::UnixStream> {
     let path = socket::socket_path(folder).ok()?;
@@ -36,19 +32,7 @@ pub async fn relay(
     let hello = Hello::new(Client::Mcp {
         options: AgentOptions::of(options),
     });
-    to_host.write_all(hello.line().as_bytes()).await?;
-    let welcome = tokio::time::timeout(WELCOME_WAIT, hello::read_welcome(&mut from_host))
-        .await
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "the flowdeck server of {} did not answer within {} s",
-                folder.display(),
-                WELCOME_WAIT.as_secs()
-            )
-        })??;
-    if let Some(why) = welcome.refused {
-        anyhow::bail!("{why}");
-    }
+    let welcome = hello::greet(&mut from_host, &mut to_host, &hello, folder).await?;
     tracing::info!(
         "relaying to the server of {} (flowdeck {}, process {})",
         folder.display(),

@@ -57,9 +57,14 @@ pub fn socket_dir() -> PathBuf {
 
 /// The socket of a workflows folder (its canonical path hashed).
 pub fn socket_path(folder: &Path) -> io::Result<PathBuf> {
+    socket_path_in(&socket_dir(), folder)
+}
+
+/// The socket of a workflows folder in the sockets' folder `dir`.
+pub fn socket_path_in(dir: &Path, folder: &Path) -> io::Result<PathBuf> {
     let canonical = folder.canonicalize()?;
     let digest = Sha256::digest(canonical.as_os_str().as_encoded_bytes());
-    Ok(socket_dir().join(format!("{}.sock", &hex::encode(digest)[..24])))
+    Ok(dir.join(format!("{}.sock", &hex::encode(digest)[..24])))
 }
 
 /// The pid file beside a socket.

@@ -58,23 +58,29 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
     let outcome = runtime.block_on(async {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let (folder, server) = (
-            options.folder.clone(),
-            crate::server::spawn::ServerOptions {
-                approve_agent_runs: options.engine.approve_agent_runs,
-            },
-        );
-        let reached =
-            tokio::task::spawn_blocking(move || crate::server::spawn::reach(&folder, server))
-                .await
-                .context("starting the folder's server")?;
-        match reached {
-            Ok(stream) => attached(stream, &options, &mut termination).await,
-            Err(
-                why @ (crate::server::spawn::StartError::Folder { .. }
-                | crate::server::spawn::StartError::Socket(_)),
-            ) => hosted(&options, &mut termination, why.to_string()).await,
-            Err(why) => Err(anyhow::Error::new(why)),
+        let server = crate::server::spawn::ServerOptions {
+            approve_agent_runs: options.engine.approve_agent_runs,
+        };
+        let mut again = crate::server::hello::ReachAgain::default();
+        loop {
+            let folder = options.folder.clone();
+            let reached =
+                tokio::task::spawn_blocking(move || crate::server::spawn::reach(&folder, server))
+                    .await
+                    .context("starting the folder's server")?;
+            let outcome = match reached {
+                Ok(stream) => attached(stream, &options, &mut termination).await,
+                Err(
+                    why @ (crate::server::spawn::StartError::Folder { .. }
+                    | crate::server::spawn::StartError::Socket(_)),
+                ) => return hosted(&options, &mut termination, why.to_string()).await,
+                Err(why) => return Err(anyhow::Error::new(why)),
+            };
+            // A server that was ending as the studio connected served nothing: the next one.
+            match outcome {
+                Err(e) if again.after(&e) => {}
+                outcome => return outcome,
+            }
         }
     });
     runtime.shutdown_timeout(Duration::from_millis(200));
