@@ -94,6 +94,49 @@ async fn key_echo(s: &Session, rounds: usize) -> Vec<f64> {
     samples
 }
 
+/// During four floods: the server's CPU with no studio, one, and three attached (each showing
+/// the four panes in a grid), and the bytes a studio reads a second (what the server sends it,
+/// bounded by one frame per 16 ms of each pane shown).
+async fn floods_watched(server: u32, folder: &Path, runtime: &Path) {
+    let span = Duration::from_secs(if quick() { 2 } else { 5 });
+    let alone = support::cpu_share(server, span).await;
+    let terminals = Terminals::new(TermConfig::default());
+    let mut studios = Vec::new();
+    let mut shares = Vec::new();
+    for _ in 0..3 {
+        let s = studio(&terminals, folder, runtime);
+        expect(&s, r"busy-pane-\d").await;
+        s.send_text("g", "bench").unwrap();
+        expect(
+            &s,
+            r"(?s)busy-pane-\d.*busy-pane-\d.*busy-pane-\d.*busy-pane-\d",
+        )
+        .await;
+        studios.push(s);
+        let before = support::bytes_read(studios[0].pid());
+        let share = support::cpu_share(server, span).await;
+        let bytes = support::bytes_read(studios[0].pid()) - before;
+        println!(
+            "{:<58} server {share:.1} % of a core (none attached: {alone:.1} %), a studio reads {:.0} KB/s",
+            format!(
+                "four floods shown in a grid, {} studio(s) attached",
+                studios.len()
+            ),
+            bytes as f64 / 1024.0 / span.as_secs_f64()
+        );
+        shares.push(share);
+    }
+    println!(
+        "{:<58} {:>9.2}x",
+        "  server CPU, three studios / one",
+        shares[2] / shares[0]
+    );
+    for s in &studios {
+        s.send_text("d", "bench").unwrap();
+        let _ = s.await_output(on_screen("never printed")).await;
+    }
+}
+
 /// `seq 1 2000000` timed by bash in the focused pane of `s`.
 async fn timed_seq(s: &Session, round: usize) -> f64 {
     s.send_text(
@@ -192,6 +235,7 @@ fn main() {
             attach,
             "ms",
         );
+        floods_watched(server.id(), busy.path(), sockets.path()).await;
         drop(agent);
         server.kill().unwrap();
         server.wait().unwrap();

@@ -155,8 +155,9 @@ pub enum Command {
     /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
     /// fill the workflow's arguments; arguments not given fall back to their defaults.
     /// `prompt` steps are asked on stderr and answered with a line of stdin. Ctrl-C cancels
-    /// the run. Exits 0 when the run completed, 1 when it ended any other way, 2 when it
-    /// could not start.
+    /// the run. With the folder's server up (a studio or an agent on the folder), the run
+    /// happens there and an open studio shows it. Exits 0 when the run completed, 1 when it
+    /// ended any other way, 2 when it could not start.
     Run {
         /// The workflow's name
         name: String,

@@ -3,6 +3,7 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
+use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -243,4 +244,90 @@ fn json_output_is_the_full_result() {
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(runs.len(), 1);
+}
+
+/// A workflow of one command that says `cli-run-42`, and one that sleeps.
+const HELLO: &str = "name: hello\ndescription: Says a word.\ninitial_state: say\nstates:\n  say:\n    action: { tool: run_command, params: { command: 'echo cli-run-$((6*7))' } }\n";
+const SLOW: &str = "name: slow\ndescription: Takes its time.\ninitial_state: wait\nstates:\n  wait:\n    action: { tool: run_command, params: { command: 'sleep 60', timeout: 120 } }\n";
+
+/// `flowdeck run` with the folder's server up (a studio open on it): the run happens in the
+/// server, so the studio shows it, its terminal kept there at the end; the command prints
+/// the result as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flowdeck_run_while_a_studio_is_open_runs_in_the_server_and_shows_there() {
+    use common::studio::{expect, open, quit};
+    let (folder, runtime) = common::tiny_folder();
+    std::fs::write(folder.path().join("hello.yaml"), HELLO).unwrap();
+    let terminals = flowdeck::term::Terminals::new(flowdeck::term::TermConfig::default());
+    let xdg = (
+        "XDG_RUNTIME_DIR".to_string(),
+        runtime.path().display().to_string(),
+    );
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+    ];
+    let studio = open(&terminals, program, None, (110, 32), vec![xdg]);
+    expect(&studio, "hello").await;
+
+    let (dir, sockets) = (folder.path().to_path_buf(), runtime.path().to_path_buf());
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+            .arg("--workflows")
+            .arg(&dir)
+            .args(["run", "hello", "--session-keep"])
+            .env("XDG_RUNTIME_DIR", &sockets)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = assert_green(&out, "hello");
+    assert!(stdout.contains("cli-run-42"), "{stdout}");
+    assert!(stdout.contains("kept in the folder's server"), "{stdout}");
+    // The studio shows the run's terminal, kept in the server.
+    expect(&studio, r"s1 · hello").await;
+    studio.send_text("]", "test").unwrap();
+    expect(&studio, "cli-run-42").await;
+    quit(&studio).await;
+}
+
+/// `flowdeck run` killed with -9 while its run goes on in the server: the server cancels the
+/// run it was following, as Ctrl-C would have.
+#[test]
+fn a_flowdeck_run_killed_leaves_no_run_behind_in_the_server() {
+    let (folder, runtime) = common::tiny_folder();
+    std::fs::write(folder.path().join("slow.yaml"), SLOW).unwrap();
+    let mut server = common::serve_with(folder.path(), runtime.path(), &[]);
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .args(["run", "slow"])
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut agent = common::mcp_agent(folder.path(), runtime.path(), &[]);
+    let run_id = common::wait_until(common::studio::LONG, "the run in the server", || {
+        let runs = agent.call(2, "run_list", json!({"workflow_name": "slow"}));
+        runs["active"][0]["run_id"].as_str().map(str::to_string)
+    });
+    cli.kill().unwrap();
+    cli.wait().unwrap();
+    let ended = common::wait_until(common::studio::LONG, "the run cancelled", || {
+        let status = agent.call(3, "run_status", json!({"run_id": run_id}));
+        (status["status"] == "finished").then_some(status)
+    });
+    assert!(
+        ended.to_string().contains("cancelled"),
+        "the run did not end cancelled: {ended}"
+    );
+    drop(agent.stdin.take());
+    let _ = agent.exit_within(common::studio::LONG);
+    let _ = server.kill();
+    let _ = server.wait();
 }

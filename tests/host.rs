@@ -911,3 +911,24 @@ fn a_server_ending_as_an_agent_connects_sends_it_to_the_next_server() {
         common::has_ended(server).then_some(())
     });
 }
+
+/// A server nobody is attached to, with a terminal still running, ends by itself once its
+/// folder is removed (a temporary folder cleaned up): nobody can reach that work any more.
+/// Removing a folder whole does not always reach the watcher as an event; the server looks.
+#[test]
+fn a_server_whose_folder_is_removed_ends_though_a_terminal_lives() {
+    let (folder, runtime) = common::tiny_folder();
+    let mut a = agent(folder.path(), runtime.path());
+    let server = common::server_pid(runtime.path());
+    a.call(2, "open_terminal", json!({"command": ["cat"]}));
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
+    assert!(
+        !common::has_ended(server),
+        "the terminal lives: the server stays"
+    );
+    std::fs::remove_dir_all(folder.path()).unwrap();
+    common::wait_until(LONG, "the server of a removed folder to end", || {
+        common::has_ended(server).then_some(())
+    });
+}

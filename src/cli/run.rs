@@ -1,10 +1,14 @@
 //! `flowdeck run NAME`: a workflow run headless, with progress on stderr and the result on
 //! stdout. A thin front end over [`crate::engine`]: it starts the run, follows the engine's
-//! events, answers `prompt` steps from stdin, and cancels on Ctrl-C.
+//! events, answers `prompt` steps from stdin, and cancels on Ctrl-C. With the folder's server
+//! up it runs there (an open studio shows it), else in an engine of its own.
 
+use crate::engine::request::{Reply, Request};
+use crate::engine::runs_api::FollowedRun;
 use crate::engine::{
     Actor, Change, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
 };
+use crate::server::client::{Inbound, Remote};
 use crate::signals::Termination;
 use crate::workflow::action::GetScreenContentParams;
 use crate::workflow::names::sanitize;
@@ -14,6 +18,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -47,10 +52,10 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
         // Registered first: a hang-up or a kill request from here on cancels the run and
         // still prints its result, rather than leave its processes running.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let engine = super::open_engine(folder, super::engine_config(false, false))?;
-        let result = follow(&engine, &args, inputs, &mut termination).await;
+        let (engine, mut events) = Host::reach(folder).await?;
+        let result = follow(&engine, &mut events, &args, inputs, &mut termination).await;
         let printed = match &result {
-            Ok(result) => print_result(result, &engine, &args, out).map(|()| {
+            Ok(result) => print_result(result, &engine, &args, out).await.map(|()| {
                 if result.success {
                     ExitCode::SUCCESS
                 } else {
@@ -59,8 +64,11 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
             }),
             Err(_) => Ok(ExitCode::from(2)),
         };
-        // Sessions end even when the result could not be printed (a closed terminal).
-        engine.shutdown().await;
+        // Sessions end even when the result could not be printed (a closed terminal); a
+        // server's go on in the server.
+        if let Host::Here(engine) = &engine {
+            engine.shutdown().await;
+        }
         let code = printed?;
         result.map(|_| code)
     });
@@ -69,70 +77,227 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
     outcome
 }
 
+/// Where the run happens: in the folder's server when one answers (so that an open studio
+/// shows it as it goes, and a person or an agent there can follow it), else in an engine of
+/// this process, which ends with it.
+enum Host {
+    Here(Arc<Engine>),
+    Server(Arc<Remote>),
+}
+
+/// What the engine tells, from here or from the server.
+enum Events {
+    Here(tokio::sync::broadcast::Receiver<EngineEvent>),
+    Server(tokio::sync::mpsc::UnboundedReceiver<Inbound>),
+}
+
+/// The next thing the engine tells.
+enum Told {
+    Event(Box<EngineEvent>),
+    /// Events were missed: ask where the run stands.
+    Missed,
+    /// No more events: the engine is going away.
+    Gone,
+}
+
+impl Host {
+    /// The folder's server, when one answers; else an engine here. Subscribed before the run
+    /// starts: no event of it is missed.
+    async fn reach(folder: &Path) -> Result<(Host, Events)> {
+        let mut again = crate::server::hello::ReachAgain::default();
+        while let Some(stream) = crate::server::relay::connect(folder) {
+            match Remote::attach(stream, folder, crate::server::hello::Client::Cli {}).await {
+                Ok((remote, inbox)) => return Ok((Host::Server(remote), Events::Server(inbox))),
+                Err(e) if again.after(&e) => {}
+                Err(e) => return Err(e.context("cannot attach to the folder's server")),
+            }
+        }
+        let engine = super::open_engine(folder, super::engine_config(false, false))?;
+        let events = Events::Here(engine.subscribe());
+        Ok((Host::Here(engine), events))
+    }
+
+    async fn ask(&self, request: Request) -> Result<Reply> {
+        let answer = match self {
+            Host::Here(engine) => engine.handle(request, &Actor::Cli).await,
+            Host::Server(remote) => remote.ask(request).await,
+        };
+        answer.map_err(|e| anyhow::anyhow!("{}", e.message))
+    }
+
+    async fn cancel(&self, run_id: &str) {
+        let _ = self
+            .ask(Request::CancelRun {
+                run_id: run_id.to_string(),
+            })
+            .await;
+    }
+}
+
+impl Events {
+    async fn next(&mut self) -> Told {
+        match self {
+            Events::Here(events) => match events.recv().await {
+                Ok(event) => Told::Event(Box::new(event)),
+                Err(RecvError::Lagged(_)) => Told::Missed,
+                Err(RecvError::Closed) => Told::Gone,
+            },
+            Events::Server(inbox) => loop {
+                match inbox.recv().await {
+                    Some(Inbound::Event(event)) => return Told::Event(event),
+                    // A server sends a fresh state to one that fell behind.
+                    Some(Inbound::Snapshot(_)) => return Told::Missed,
+                    Some(Inbound::Gone(why)) => {
+                        eprintln!("flowdeck: {}", sanitize(&why));
+                        return Told::Gone;
+                    }
+                    Some(Inbound::Screen(_) | Inbound::Studios(_)) => {}
+                    None => return Told::Gone,
+                }
+            },
+        }
+    }
+}
+
+/// A run this command follows to its end: here, dropped before the end, it is cancelled; in
+/// the server, the server cancels it if this command goes away first.
+enum Followed {
+    Here(FollowedRun),
+    Server(String),
+}
+
+impl Followed {
+    fn run_id(&self) -> &str {
+        match self {
+            Followed::Here(run) => run.run_id(),
+            Followed::Server(run_id) => run_id,
+        }
+    }
+}
+
 /// Starts the run and shows its progress until it ends.
 async fn follow(
-    engine: &std::sync::Arc<Engine>,
+    engine: &Host,
+    events: &mut Events,
     args: &RunArgs,
     inputs: IndexMap<String, String>,
     termination: &mut Termination,
 ) -> Result<RunResult> {
-    let mut events = engine.subscribe();
     let mut input = StdinLines::new();
-    // Followed: should this command stop following before the end, the run is cancelled.
-    let started = engine
-        .follow_run(RunRequest {
-            workflow: WorkflowSource::Name(args.name.clone()),
-            session_id: None,
-            inputs,
-            keep_session: args.keep_session,
-            actor: Actor::Cli,
-            require_approval: false,
-        })
-        .await?;
-    let run_id = started.run_id().to_string();
+    let followed = match engine {
+        Host::Here(engine) => Followed::Here(
+            engine
+                .follow_run(RunRequest {
+                    workflow: WorkflowSource::Name(args.name.clone()),
+                    session_id: None,
+                    inputs,
+                    keep_session: args.keep_session,
+                    actor: Actor::Cli,
+                    require_approval: false,
+                })
+                .await?,
+        ),
+        Host::Server(_) => match engine
+            .ask(Request::StartRun {
+                workflow: args.name.clone(),
+                inputs,
+                keep_session: args.keep_session,
+            })
+            .await?
+        {
+            Reply::Started(run_id) => Followed::Server(run_id),
+            other => bail!("the folder's server answered with {}", other.kind()),
+        },
+    };
+    let run_id = followed.run_id().to_string();
     let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
-    let finished = started.finished();
+    let finished = async {
+        match followed {
+            Followed::Here(run) => Ok(run.finished().await),
+            // The server's run ends with its last event; its result comes after.
+            Followed::Server(_) => std::future::pending().await,
+        }
+    };
     tokio::pin!(finished);
     loop {
         tokio::select! {
             result = &mut finished => {
                 progress.done();
-                return Ok(result);
+                return result;
             }
             signal = termination.recv() => {
                 progress.line(&format!("{signal}: cancelling the run"));
-                let _ = engine.cancel_run(&run_id, &Actor::Cli).await;
+                engine.cancel(&run_id).await;
             }
-            event = events.recv() => match event {
-                Ok(EngineEvent { change: Change::Run { run_id: id, line, .. }, .. }) if id == run_id => {
-                    if let RunEvent::WaitingForInput { prompt, .. } = &line {
-                        progress.pause();
-                        ask(engine, &run_id, prompt, &mut input, &mut events, termination).await;
-                        progress.resume();
-                    } else {
-                        progress.show(&line);
+            told = events.next() => match told {
+                Told::Event(event) => {
+                    let Change::Run { run_id: id, line, .. } = event.change else {
+                        continue;
+                    };
+                    if id != run_id {
+                        continue;
+                    }
+                    match &line {
+                        RunEvent::WaitingForInput { prompt, .. } => {
+                            progress.pause();
+                            ask(engine, &run_id, prompt, &mut input, events, termination).await;
+                            progress.resume();
+                        }
+                        RunEvent::RunFinished { .. } if matches!(engine, Host::Server(_)) => {
+                            progress.done();
+                            return result_of(engine, &run_id).await;
+                        }
+                        _ => progress.show(&line),
                     }
                 }
-                Err(RecvError::Lagged(_)) => {
-                    // Events were missed: the run's status says whether a question waits.
-                    if let Ok(status) = engine.run_status(&run_id)
-                        && status.status == Phase::WaitingForInput
+                Told::Missed => {
+                    // Events were missed: the run's status says whether a question waits, or
+                    // whether it ended meanwhile.
+                    let Ok(Reply::Run(status)) = engine
+                        .ask(Request::RunStatus { run_id: run_id.clone() })
+                        .await
+                    else {
+                        continue;
+                    };
+                    if status.status == Phase::WaitingForInput
                         && let Some(prompt) = status.prompt
                     {
                         progress.pause();
-                        ask(engine, &run_id, &prompt, &mut input, &mut events, termination).await;
+                        ask(engine, &run_id, &prompt, &mut input, events, termination).await;
                         progress.resume();
+                    } else if let (Host::Server(_), Some(result)) = (engine, status.result) {
+                        progress.done();
+                        return Ok(result);
                     }
                 }
-                Err(RecvError::Closed) => {
-                    // No more events (the engine is going away): only the result is left.
+                Told::Gone => {
+                    // No more events: only the result is left (here), or nothing (the
+                    // server went away, taking the run with it).
+                    if matches!(engine, Host::Server(_)) {
+                        progress.done();
+                        bail!("the folder's server went away before run {run_id} ended");
+                    }
                     let result = (&mut finished).await;
                     progress.done();
-                    return Ok(result);
+                    return result;
                 }
-                Ok(_) => {}
             },
         }
+    }
+}
+
+/// A run's result in the server, once its last event has come: where it stands then.
+async fn result_of(engine: &Host, run_id: &str) -> Result<RunResult> {
+    match engine
+        .ask(Request::RunStatus {
+            run_id: run_id.to_string(),
+        })
+        .await?
+    {
+        Reply::Run(status) => status
+            .result
+            .with_context(|| format!("run {run_id} ended, but the server has no result for it")),
+        other => bail!("the folder's server answered with {}", other.kind()),
     }
 }
 
@@ -177,34 +342,33 @@ impl StdinLines {
 /// (end of input) or a termination signal cancels the run. A question the run withdraws (its
 /// state timed out) stops being asked.
 async fn ask(
-    engine: &Engine,
+    engine: &Host,
     run_id: &str,
     prompt: &str,
     input: &mut StdinLines,
-    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    events: &mut Events,
     termination: &mut Termination,
 ) {
     eprint!("? {} ", sanitize(prompt));
     let _ = std::io::stderr().flush();
     let withdrawn = async {
         loop {
-            match events.recv().await {
-                Ok(EngineEvent {
-                    change:
-                        Change::Run {
-                            run_id: id,
-                            line:
-                                RunEvent::PromptWithdrawn { reason, .. }
-                                | RunEvent::RunFinished {
-                                    error: Some(reason),
-                                    ..
-                                },
-                            ..
-                        },
-                    ..
-                }) if id == run_id => return reason,
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => std::future::pending::<()>().await,
+            match events.next().await {
+                Told::Event(event) => match event.change {
+                    Change::Run {
+                        run_id: id,
+                        line:
+                            RunEvent::PromptWithdrawn { reason, .. }
+                            | RunEvent::RunFinished {
+                                error: Some(reason),
+                                ..
+                            },
+                        ..
+                    } if id == run_id => return reason,
+                    _ => {}
+                },
+                Told::Missed => {}
+                Told::Gone => std::future::pending::<()>().await,
             }
         }
     };
@@ -218,13 +382,19 @@ async fn ask(
     };
     match answer {
         Some(answer) => {
-            if let Err(e) = engine.answer_prompt(run_id, answer, &Actor::Cli) {
+            let answered = engine
+                .ask(Request::AnswerPrompt {
+                    run_id: run_id.to_string(),
+                    answer,
+                })
+                .await;
+            if let Err(e) = answered {
                 eprintln!("flowdeck: {}", sanitize(&e.to_string()));
             }
         }
         None => {
             eprintln!("\nflowdeck: no answer; cancelling the run");
-            let _ = engine.cancel_run(run_id, &Actor::Cli).await;
+            engine.cancel(run_id).await;
         }
     }
 }
@@ -306,9 +476,9 @@ impl Progress {
     }
 }
 
-fn print_result(
+async fn print_result(
     result: &RunResult,
-    engine: &Engine,
+    engine: &Host,
     args: &RunArgs,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -338,13 +508,18 @@ fn print_result(
     }
     if args.keep_session
         && let Some(id) = &result.session_id
-        && let Ok(screen) =
-            engine.get_screen_content(id, &GetScreenContentParams::default(), &Actor::Cli)
+        && let Ok(Reply::Content(screen)) = engine
+            .ask(Request::GetScreenContent {
+                session_id: id.clone(),
+                params: GetScreenContentParams::default(),
+            })
+            .await
     {
-        writeln!(
-            out,
-            "--- session {id}, final screen (it ends when flowdeck exits) ---"
-        )?;
+        let lasts = match engine {
+            Host::Here(_) => "it ends when flowdeck exits",
+            Host::Server(_) => "kept in the folder's server: the studio shows it",
+        };
+        writeln!(out, "--- session {id}, final screen ({lasts}) ---")?;
         writeln!(out, "{}", sanitize(&screen.content))?;
     }
     Ok(())

@@ -102,6 +102,10 @@ pub enum Request {
     CancelRun {
         run_id: String,
     },
+    /// Where a run stands; once it ended, its result (read from its journal).
+    RunStatus {
+        run_id: String,
+    },
     AnswerPrompt {
         run_id: String,
         answer: String,
@@ -435,6 +439,7 @@ impl Engine {
             Request::RunList { workflow, limit } => {
                 Reply::Runs(self.run_list(workflow.as_deref(), limit))
             }
+            Request::RunStatus { run_id } => Reply::Run(Box::new(self.run_status(&run_id)?)),
             Request::AuditTail { limit } => Reply::Audit(self.audit_tail(limit)),
             other => self.handle_now(other, actor)?,
         })

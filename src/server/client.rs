@@ -52,13 +52,13 @@ impl Remote {
     pub async fn attach(
         stream: std::os::unix::net::UnixStream,
         folder: &Path,
-        approve_agent_runs: bool,
+        client: Client,
     ) -> anyhow::Result<(Arc<Remote>, mpsc::UnboundedReceiver<Inbound>)> {
         stream.set_nonblocking(true)?;
         let stream = tokio::net::UnixStream::from_std(stream)?;
         let (read, mut write) = stream.into_split();
         let mut read = BufReader::new(read);
-        let hello = Hello::new(Client::Studio { approve_agent_runs });
+        let hello = Hello::new(client);
         let welcome = hello::greet(&mut read, &mut write, &hello, folder).await?;
         let (to_server, mut outgoing) = mpsc::unbounded_channel::<ToServer>();
         let remote = Arc::new(Remote {

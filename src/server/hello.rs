@@ -57,6 +57,10 @@ pub enum Client {
         #[serde(default)]
         approve_agent_runs: bool,
     },
+    /// `flowdeck run`: the studio protocol follows, as the command line. The runs it starts
+    /// are cancelled if it goes away before they end, as a local `flowdeck run` cancels on
+    /// Ctrl-C.
+    Cli {},
     /// `flowdeck approve`: the workflows whose current content a person approves for agents'
     /// runs. One [`protocol::Approved`](super::protocol::Approved) line answers each.
     Approve { workflows: Vec<String> },

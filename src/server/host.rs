@@ -232,7 +232,7 @@ impl Connection {
                 let mut welcome = Welcome::to(&hello, &self.folder);
                 if welcome.refused.is_none() {
                     match &hello.client {
-                        Client::Mcp { .. } => {}
+                        Client::Mcp { .. } | Client::Cli {} => {}
                         Client::Studio { approve_agent_runs } => {
                             if *approve_agent_runs {
                                 self.engine.turn_on_approval_mode();
@@ -284,11 +284,33 @@ impl Connection {
                                 person: welcome.person.unwrap_or_else(crate::actor::Actor::person),
                                 approver,
                                 studios,
+                                follows_runs: false,
                             },
                             self.stop,
                         )
                         .await;
                         drop(counted);
+                        return;
+                    }
+                    Client::Cli {} => {
+                        tracing::info!("{} attached the command line", self.who);
+                        super::studio::serve(
+                            read,
+                            write,
+                            super::studio::Attached {
+                                engine: self.engine,
+                                who: self.who,
+                                person: crate::actor::Actor::Cli,
+                                approver: Err(
+                                    "the command line does not answer approval requests".into()
+                                ),
+                                // Not a studio: never counted as one.
+                                studios: tokio::sync::watch::channel(0).1,
+                                follows_runs: true,
+                            },
+                            self.stop,
+                        )
+                        .await;
                         return;
                     }
                     Client::Approve { workflows } => {

@@ -15,6 +15,11 @@ use tokio::time::Instant;
 /// How long a background server waits, idle, before it ends.
 pub const GRACE: Duration = Duration::from_secs(5);
 
+/// How often a server nobody is attached to looks whether its folder is still there: a
+/// folder removed whole (a temporary one cleaned up) does not always reach the watcher as an
+/// event, and nothing else would wake the server to notice.
+const FOLDER_CHECK: Duration = Duration::from_secs(1);
+
 /// Returns once nobody has been attached, and nothing has lived or the folder has been gone,
 /// for `grace`.
 pub async fn until_idle(
@@ -34,7 +39,9 @@ pub async fn until_idle(
             None
         };
         let end = since.map(|at| at + grace);
+        let unattached = *clients.borrow() == 0;
         tokio::select! {
+            () = tokio::time::sleep(FOLDER_CHECK), if unattached && end.is_none() => {}
             () = tokio::time::sleep_until(end.unwrap_or_else(Instant::now)), if end.is_some() => {
                 if idle(*clients.borrow()) {
                     return;

@@ -4,7 +4,8 @@
 //! order after it, and the changed rows of the screens shown. One JSON object per line.
 //!
 //! Why this is enough to follow the engine without a race: the server subscribes to the
-//! events before it takes the snapshot, sends the snapshot first, and then every event; a
+//! events before it takes the snapshot, sends the snapshot before any event (only the count
+//! of studios attached comes before it), and then every event; a
 //! studio applies events above the snapshot's `seq`, as a local observer does. When the
 //! studio falls behind (it stopped reading), the server sends a fresh snapshot instead of the
 //! events it missed, and the screens as they are now rather than every frame in between.
@@ -38,7 +39,8 @@ pub enum ToServer {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToStudio {
-    /// The engine's state to start from (first, and again whenever the studio fell behind).
+    /// The engine's state to start from (before any event, and again whenever the studio fell
+    /// behind).
     Snapshot(Box<Snapshot>),
     Event(Box<EngineEvent>),
     Answer {

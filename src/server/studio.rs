@@ -46,6 +46,8 @@ pub struct Attached {
     pub approver: Result<Approver, String>,
     /// How many studios are attached (this one included), told to the studio as it changes.
     pub studios: tokio::sync::watch::Receiver<usize>,
+    /// The runs it starts are cancelled if it goes before they end (`flowdeck run`).
+    pub follows_runs: bool,
 }
 
 /// Serves one studio until it leaves, the connection fails, or the server stops.
@@ -60,7 +62,10 @@ where
         person,
         approver,
         studios,
+        follows_runs,
     } = studio;
+    // The runs it started, when it follows them.
+    let started: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_loop(
         write,
@@ -111,8 +116,17 @@ where
                     break;
                 };
                 let (engine, out, person) = (engine.clone(), out_tx.clone(), person.clone());
+                let started = follows_runs.then(|| started.clone());
                 tokio::spawn(async move {
                     let answer = engine.handle(request, &person).await;
+                    if let (Some(started), Ok(crate::engine::request::Reply::Started(run_id))) =
+                        (started, &answer)
+                    {
+                        started
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push(run_id.clone());
+                    }
                     let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
                     drop(permit);
                 });
@@ -145,6 +159,17 @@ where
     for session_id in held {
         let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
     }
+    let followed = std::mem::take(
+        &mut *started
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for run_id in followed {
+        // A run that ended already says so; nothing to cancel.
+        if engine.cancel_run(&run_id, &person).await.is_ok() {
+            tracing::info!("{who} went before its run {run_id} ended: cancelled");
+        }
+    }
     tracing::info!("{who} detached");
 }
 
@@ -159,10 +184,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     // Subscribed before the snapshot: no event falls between them.
     let mut events = engine.subscribe();
     let mut screens = Screens::default();
+    // How many studios first: what the studio does with the snapshot (fit the panes it shows
+    // to its screen, or leave them to the studio that sized them) depends on it.
     let attached = *studios.borrow_and_update();
     for first in [
-        ToStudio::Snapshot(Box::new(engine.snapshot())),
         ToStudio::Studios { attached },
+        ToStudio::Snapshot(Box::new(engine.snapshot())),
     ] {
         if send(&mut write, &first).await.is_err() {
             return;

@@ -96,7 +96,9 @@ async fn attached(
     let (remote, inbound) = crate::server::client::Remote::attach(
         stream,
         &options.folder,
-        options.engine.approve_agent_runs,
+        crate::server::hello::Client::Studio {
+            approve_agent_runs: options.engine.approve_agent_runs,
+        },
     )
     .await
     .context("cannot attach to the folder's server")?;

@@ -173,6 +173,8 @@ pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process:
         .arg(folder)
         .arg("serve")
         .args(args)
+        // Its shells read no rc file of the person running the tests (studio.rs says why).
+        .envs(studio::quiet_env())
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
         .stdin(std::process::Stdio::null())
