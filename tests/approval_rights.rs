@@ -42,8 +42,11 @@ fn folder_arg(folder: &Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_cannot_approve_its_own_run_through_any_path_and_the_persons_studio_can() {
     let (folder, runtime) = common::tiny_folder();
-    let mut server =
-        common::serve_with(folder.path(), runtime.path(), &["--approve", "agent-runs"]);
+    let _server = common::Killed(common::serve_with(
+        folder.path(),
+        runtime.path(),
+        &["--approve", "agent-runs"],
+    ));
     let xdg = (
         "XDG_RUNTIME_DIR".to_string(),
         runtime.path().display().to_string(),
@@ -196,6 +199,4 @@ async fn an_agent_cannot_approve_its_own_run_through_any_path_and_the_persons_st
         "the approved run did not complete: {finished}"
     );
     quit(&studio).await;
-    let _ = server.kill();
-    let _ = server.wait();
 }

@@ -300,7 +300,7 @@ async fn flowdeck_run_while_a_studio_is_open_runs_in_the_server_and_shows_there(
 fn a_flowdeck_run_killed_leaves_no_run_behind_in_the_server() {
     let (folder, runtime) = common::tiny_folder();
     std::fs::write(folder.path().join("slow.yaml"), SLOW).unwrap();
-    let mut server = common::serve_with(folder.path(), runtime.path(), &[]);
+    let _server = common::Killed(common::serve_with(folder.path(), runtime.path(), &[]));
     let mut cli = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(folder.path())
@@ -328,6 +328,4 @@ fn a_flowdeck_run_killed_leaves_no_run_behind_in_the_server() {
     );
     drop(agent.stdin.take());
     let _ = agent.exit_within(common::studio::LONG);
-    let _ = server.kill();
-    let _ = server.wait();
 }

@@ -44,15 +44,7 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
     child
 }
 
-/// Kills the server at the end of a test, however it ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::Killed as Server;
 
 /// The studio on `folder`, with the server's socket folder.
 fn studio(

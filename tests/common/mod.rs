@@ -186,6 +186,17 @@ pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process:
     child
 }
 
+/// A process killed at the end of a test, however the test ends (a failed assertion
+/// included): a foreground `flowdeck serve` never ends by itself.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Returns once a server answers on a socket under `runtime`.
 pub fn answering(runtime: &Path) {
     wait_until(Duration::from_secs(30), "the server's socket", || {
