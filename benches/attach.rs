@@ -94,9 +94,8 @@ async fn key_echo(s: &Session, rounds: usize) -> Vec<f64> {
     samples
 }
 
-/// During four floods: the server's CPU with no studio, one, and three attached (each showing
-/// the four panes in a grid), and the bytes a studio reads a second (what the server sends it,
-/// bounded by one frame per 16 ms of each pane shown).
+/// During four floods: the server's CPU with no studio, one, two and three attached (each
+/// showing the four panes in a grid).
 async fn floods_watched(server: u32, folder: &Path, runtime: &Path) {
     let span = Duration::from_secs(if quick() { 2 } else { 5 });
     let alone = support::cpu_share(server, span).await;
@@ -113,16 +112,13 @@ async fn floods_watched(server: u32, folder: &Path, runtime: &Path) {
         )
         .await;
         studios.push(s);
-        let before = support::bytes_read(studios[0].pid());
         let share = support::cpu_share(server, span).await;
-        let bytes = support::bytes_read(studios[0].pid()) - before;
         println!(
-            "{:<58} server {share:.1} % of a core (none attached: {alone:.1} %), a studio reads {:.0} KB/s",
+            "{:<58} server {share:.1} % of a core (none attached: {alone:.1} %)",
             format!(
                 "four floods shown in a grid, {} studio(s) attached",
                 studios.len()
             ),
-            bytes as f64 / 1024.0 / span.as_secs_f64()
         );
         shares.push(share);
     }

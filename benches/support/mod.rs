@@ -43,16 +43,6 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
-/// The bytes process `pid` has read so far (`rchar` in /proc/PID/io: every read call, from
-/// sockets and terminals alike).
-pub fn bytes_read(pid: u32) -> u64 {
-    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
-    io.lines()
-        .find_map(|l| l.strip_prefix("rchar: "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap()
-}
-
 /// The CPU share (% of a core) `pid` used over `span`.
 pub async fn cpu_share(pid: u32, span: std::time::Duration) -> f64 {
     let before = cpu_seconds(pid);
