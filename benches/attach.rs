@@ -1,8 +1,10 @@
 //! A studio attached to the folder's server, beside one that hosts the engine itself (as it does
-//! when no server can be started), in one run (issue 22, docs/PERFORMANCE.md): how long attaching takes to a complete first frame
-//! with four busy panes, how long a key typed in focus mode takes to show its echo, what a
-//! flood costs the program when an attached studio shows it, and the CPU of an idle server and
-//! studio. The studio is the real binary in a PTY; the server is `flowdeck serve`.
+//! when no server can be started), in one run (issue 22, docs/PERFORMANCE.md): how long
+//! attaching takes to a complete first frame with four busy panes, how long a key typed in
+//! focus mode takes to show its echo, what a flood costs the program when an attached studio
+//! shows it, the bytes a second the server sends a studio during floods, the server's CPU with
+//! several studios, and the CPU of an idle server and studio. The studio is the real binary in
+//! a PTY; the server is `flowdeck serve`.
 //!
 //! `cargo bench --bench attach`; `FLOWDECK_BENCH_QUICK=1` shortens it.
 
@@ -99,6 +101,12 @@ async fn key_echo(s: &Session, rounds: usize) -> Vec<f64> {
 async fn floods_watched(server: u32, folder: &Path, runtime: &Path) {
     let span = Duration::from_secs(if quick() { 2 } else { 5 });
     let alone = support::cpu_share(server, span).await;
+    let (bytes, screens) = bytes_to_a_studio(folder, runtime, span).await;
+    println!(
+        "{:<58} {:>9.0} KB/s ({screens} screen messages a second)",
+        "server to a studio watching four floods",
+        bytes / 1024.0
+    );
     let terminals = Terminals::new(TermConfig::default());
     let mut studios = Vec::new();
     let mut shares = Vec::new();
@@ -131,6 +139,52 @@ async fn floods_watched(server: u32, folder: &Path, runtime: &Path) {
         s.send_text("d", "bench").unwrap();
         let _ = s.await_output(on_screen("never printed")).await;
     }
+}
+
+/// What the server sends a studio that shows every session while they flood, per second:
+/// bytes, and screen messages. Measured as a studio of the bench's own on the socket, which
+/// speaks the studio protocol and counts what it reads.
+async fn bytes_to_a_studio(folder: &Path, runtime: &Path, span: Duration) -> (f64, f64) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let socket =
+        flowdeck::server::socket::socket_path_in(&runtime.join("flowdeck"), folder).unwrap();
+    let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut read = tokio::io::BufReader::new(read);
+    let hello = json!({"flowdeck": {"protocol": 1, "version": env!("CARGO_PKG_VERSION"), "client": "studio"}});
+    write
+        .write_all(format!("{hello}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    // The welcome, the count of studios, then the snapshot with the sessions to watch.
+    let sessions: Vec<String> = loop {
+        line.clear();
+        read.read_line(&mut line).await.unwrap();
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(snapshot) = message.get("snapshot") {
+            break snapshot["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["session_id"].as_str().unwrap().to_string())
+                .collect();
+        }
+    };
+    let watch = json!({"watch": {"sessions": sessions}});
+    write
+        .write_all(format!("{watch}\n").as_bytes())
+        .await
+        .unwrap();
+    let (mut bytes, mut screens) = (0usize, 0usize);
+    let end = tokio::time::Instant::now() + span;
+    while let Ok(read_some) = tokio::time::timeout_at(end, read.read_line(&mut line)).await {
+        bytes += read_some.unwrap();
+        screens += usize::from(line.starts_with("{\"screen\""));
+        line.clear();
+    }
+    let seconds = span.as_secs_f64();
+    (bytes as f64 / seconds, screens as f64 / seconds)
 }
 
 /// `seq 1 2000000` timed by bash in the focused pane of `s`.
