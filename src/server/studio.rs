@@ -33,6 +33,8 @@ pub const MAX_IN_FLIGHT: usize = 64;
 enum Outgoing {
     Answer(u64, Box<crate::engine::request::Answer>),
     Watch(Vec<String>),
+    /// The studio typed into this session: its echo goes out without waiting for a frame.
+    Typed(String),
 }
 
 /// A studio being served: the engine, who it is for the log, and its right to answer
@@ -103,10 +105,17 @@ where
             // Quick calls in the order they came: a person's keys reach the session in order.
             ToServer::Call { id, request } if request.is_quick() => {
                 match &request {
-                    Request::HoldInput { session_id } => held.insert(session_id.clone()),
-                    Request::ReleaseInput { session_id } => held.remove(session_id),
-                    _ => false,
-                };
+                    Request::HoldInput { session_id } => {
+                        held.insert(session_id.clone());
+                    }
+                    Request::ReleaseInput { session_id } => {
+                        held.remove(session_id);
+                    }
+                    Request::SendInput { session_id, .. } => {
+                        let _ = out_tx.send(Outgoing::Typed(session_id.clone()));
+                    }
+                    _ => {}
+                }
                 let answer = engine.handle_now(request, &person);
                 let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
             }
@@ -216,6 +225,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     screens.watch(sessions);
                     continue;
                 }
+                Some(Outgoing::Typed(session_id)) => {
+                    screens.typed(session_id);
+                    continue;
+                }
                 None => return,
             },
             () = sleep_until(due), if due.is_some() => {
@@ -258,6 +271,9 @@ struct Screens {
     dirty: HashSet<String>,
     sent: HashMap<String, Mirror>,
     last_frame: Option<Instant>,
+    /// Sessions the studio typed into since their last frame: the next change of each (the
+    /// echo) is sent at once, not a frame later, so that typing feels immediate.
+    typed: HashSet<String>,
 }
 
 impl Screens {
@@ -295,6 +311,12 @@ impl Screens {
         }
     }
 
+    fn typed(&mut self, session_id: String) {
+        if self.watched.contains(&session_id) {
+            self.typed.insert(session_id);
+        }
+    }
+
     fn all_dirty(&mut self) {
         self.dirty.extend(self.watched.iter().cloned());
     }
@@ -304,6 +326,9 @@ impl Screens {
         if self.dirty.is_empty() {
             return None;
         }
+        if self.dirty.iter().any(|id| self.typed.contains(id)) {
+            return Some(Instant::now());
+        }
         Some(self.last_frame.map_or_else(Instant::now, |at| at + FRAME))
     }
 
@@ -312,6 +337,7 @@ impl Screens {
         self.last_frame = Some(Instant::now());
         let mut messages = Vec::new();
         for session_id in std::mem::take(&mut self.dirty) {
+            self.typed.remove(&session_id);
             let Ok(mirror) = engine.session_mirror(&session_id) else {
                 continue;
             };
@@ -335,5 +361,36 @@ impl Screens {
             self.sent.insert(session_id, mirror);
         }
         messages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typed_sessions_echo_is_due_at_once_and_only_once() {
+        let mut screens = Screens::default();
+        screens.watch(vec!["s1".into(), "s2".into()]);
+        let just_now = Instant::now();
+        screens.last_frame = Some(just_now);
+        assert_eq!(
+            screens.due(),
+            Some(just_now + FRAME),
+            "changed screens wait a frame"
+        );
+        screens.typed("s1".into());
+        assert!(
+            screens.due().is_some_and(|due| due < just_now + FRAME),
+            "the typed session's echo waits for no frame"
+        );
+        // Sent (as a frame does), the exemption is used up: the next change waits again.
+        screens.typed.remove("s1");
+        screens.dirty.clear();
+        screens.dirty.insert("s1".into());
+        assert_eq!(screens.due(), Some(just_now + FRAME));
+        // A session not shown is not sent early.
+        screens.typed("s9".into());
+        assert!(screens.typed.is_empty());
     }
 }

@@ -292,8 +292,23 @@ async fn event_loop(
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
     let mut faults = Faults::default();
+    // The pane typed into in focus mode, and whether its echo has come: the echo is drawn at
+    // once, not at the next frame (a key typed right after a frame would wait up to 16 ms).
+    let mut echo_of: Option<String> = None;
+    let mut echo_due = false;
     loop {
         while let Some(event) = pending.pop_front() {
+            match &event {
+                Event::Key(_) | Event::Paste(_) if app.mode == super::keymap::Mode::Focus => {
+                    echo_of = app.focused_pane().map(|p| p.session_id.clone());
+                }
+                Event::Engine(e) if !remote => {
+                    if let Change::SessionActivity { session_id, .. } = &e.change {
+                        echo_due |= echo_of.as_ref() == Some(session_id);
+                    }
+                }
+                _ => {}
+            }
             dirty |= match &event {
                 // A server sends the screen itself after its activity: drawing on the event
                 // would draw the old rows and hold the new ones a frame.
@@ -374,7 +389,9 @@ async fn event_loop(
             watched = shown_now;
         }
         let next_frame = last_frame.map(|at| at + FRAME);
-        if dirty && next_frame.is_none_or(|at| Instant::now() >= at) {
+        if dirty && (echo_due || next_frame.is_none_or(|at| Instant::now() >= at)) {
+            echo_due = false;
+            echo_of = None;
             let drawn = contain(|| {
                 #[cfg(debug_assertions)]
                 super::containment::inject::on_draw();
@@ -406,7 +423,7 @@ async fn event_loop(
                 }
             }
         }
-        let frame_due = if dirty { next_frame } else { None };
+        let frame_due = if dirty && !echo_due { next_frame } else { None };
         tokio::select! {
             input = next_input(&mut input) => match input {
                 Some(Ok(TermEvent::Key(key))) => pending.push_back(Event::Key(key)),
@@ -428,7 +445,10 @@ async fn event_loop(
             told = inbox.recv() => match told {
                 Inbound::Event(event) => pending.push_back(Event::Engine(event)),
                 Inbound::Snapshot(snapshot) => pending.push_back(Event::Snapshot(snapshot)),
-                Inbound::Screen(session_id) => dirty |= watched.contains(&session_id),
+                Inbound::Screen(session_id) => {
+                    echo_due |= echo_of.as_ref() == Some(&session_id);
+                    dirty |= watched.contains(&session_id);
+                }
                 Inbound::Studios(n) => pending.push_back(Event::Studios(n)),
                 Inbound::Gone(why) => anyhow::bail!("{why}: the studio cannot go on without it"),
             },
