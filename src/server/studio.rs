@@ -67,7 +67,7 @@ where
         follows_runs,
     } = studio;
     // The runs it started, when it follows them.
-    let started: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let started: Arc<std::sync::Mutex<Followed>> = Arc::default();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_loop(
         write,
@@ -131,10 +131,15 @@ where
                     if let (Some(started), Ok(crate::engine::request::Reply::Started(run_id))) =
                         (started, &answer)
                     {
-                        started
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .push(run_id.clone());
+                        let gone = {
+                            let mut followed = lock(&started);
+                            followed.runs.push(run_id.clone());
+                            followed.gone
+                        };
+                        // The client went while its run was starting: nobody follows it.
+                        if gone {
+                            let _ = engine.cancel_run(run_id, &person).await;
+                        }
                     }
                     let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
                     drop(permit);
@@ -168,11 +173,13 @@ where
     for session_id in held {
         let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
     }
-    let followed = std::mem::take(
-        &mut *started
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
+    // Under the same lock as a starting run records itself: each run is cancelled here, or by
+    // the task that started it, never by neither.
+    let followed = {
+        let mut followed = lock(&started);
+        followed.gone = true;
+        std::mem::take(&mut followed.runs)
+    };
     for run_id in followed {
         // A run that ended already says so; nothing to cancel.
         if engine.cancel_run(&run_id, &person).await.is_ok() {
@@ -180,6 +187,19 @@ where
         }
     }
     tracing::info!("{who} detached");
+}
+
+/// The runs a client follows (`flowdeck run`), and whether it has gone.
+#[derive(Debug, Default)]
+struct Followed {
+    runs: Vec<String>,
+    gone: bool,
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The connection's one writer: the snapshot, then events, answers and screens, in order.
