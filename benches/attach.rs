@@ -16,8 +16,8 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use common::studio::{expect, on_screen, open};
-use flowdeck::term::{Outcome, Session, TermConfig, Terminals};
+use common::studio::{expect, on_screen, open, timed_seq};
+use flowdeck::term::{Session, TermConfig, Terminals};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
@@ -185,26 +185,6 @@ async fn bytes_to_a_studio(folder: &Path, runtime: &Path, span: Duration) -> (f6
     }
     let seconds = span.as_secs_f64();
     (bytes as f64 / seconds, screens as f64 / seconds)
-}
-
-/// `seq 1 2000000` timed by bash in the focused pane of `s`.
-async fn timed_seq(s: &Session, round: usize) -> f64 {
-    s.send_text(
-        &format!("clear; TIMEFORMAT='took-{round} %R'; time seq 1 2000000\r"),
-        "bench",
-    )
-    .unwrap();
-    let r = s
-        .await_output(on_screen(&format!(r"took-{round} (\d+\.\d+)")))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
-    r.groups
-        .first()
-        .cloned()
-        .flatten()
-        .and_then(|v| v.parse().ok())
-        .unwrap()
 }
 
 fn main() {

@@ -14,9 +14,9 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use common::studio::{expect, on_screen};
+use common::studio::{expect, timed_seq};
 use flowdeck::engine::Actor;
-use flowdeck::term::{Outcome, Terminals};
+use flowdeck::term::Terminals;
 use flowdeck::term::{Session, TermConfig};
 use flowdeck::tui::draw;
 use flowdeck::tui::state::App;
@@ -155,27 +155,6 @@ async fn four_busy_panes_frame() {
         "ms",
     );
     engine.shutdown().await;
-}
-
-/// Seconds `seq 1 2000000` takes, as bash's `time` in a session reports it (`round` tells
-/// this report from the ones before it on the screen).
-async fn timed_seq(s: &Session, round: usize) -> f64 {
-    s.send_text(
-        &format!("TIMEFORMAT='took-{round} %R'; time seq 1 2000000\r"),
-        "bench",
-    )
-    .unwrap();
-    let r = s
-        .await_output(on_screen(&format!(r"took-{round} (\d+\.\d+)")))
-        .await
-        .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
-    r.groups
-        .first()
-        .cloned()
-        .flatten()
-        .and_then(|v| v.parse().ok())
-        .unwrap()
 }
 
 /// `seq 1 2000000` in a pane the studio shows, against the same flood in a flowdeck session

@@ -275,42 +275,19 @@ impl Connection {
                         };
                         let counted = Attached::new(self.studios.clone());
                         let studios = self.studios.subscribe();
-                        super::studio::serve(
-                            read,
-                            write,
-                            super::studio::Attached {
-                                engine: self.engine,
-                                who: self.who,
-                                person: welcome.person.unwrap_or_else(crate::actor::Actor::person),
-                                approver,
-                                studios,
-                                follows_runs: false,
-                            },
-                            self.stop,
-                        )
-                        .await;
+                        let person = welcome.person.unwrap_or_else(crate::actor::Actor::person);
+                        self.serve_studio_protocol(read, write, (person, approver, studios), false)
+                            .await;
                         drop(counted);
                         return;
                     }
                     Client::Cli {} => {
                         tracing::info!("{} attached the command line", self.who);
-                        super::studio::serve(
-                            read,
-                            write,
-                            super::studio::Attached {
-                                engine: self.engine,
-                                who: self.who,
-                                person: crate::actor::Actor::Cli,
-                                approver: Err(
-                                    "the command line does not answer approval requests".into()
-                                ),
-                                // Not a studio: never counted as one.
-                                studios: tokio::sync::watch::channel(0).1,
-                                follows_runs: true,
-                            },
-                            self.stop,
-                        )
-                        .await;
+                        let refused = "the command line does not answer approval requests";
+                        // Not a studio: never counted as one.
+                        let studios = tokio::sync::watch::channel(0).1;
+                        let who = (crate::actor::Actor::Cli, Err(refused.into()), studios);
+                        self.serve_studio_protocol(read, write, who, true).await;
                         return;
                     }
                     Client::Approve { workflows } => {
@@ -342,7 +319,35 @@ impl Connection {
     }
 }
 
+/// Who a studio-protocol client is to the server: its actor, its right to approve (or why
+/// not), and the count of studios it is told.
+type StudioSide = (
+    crate::actor::Actor,
+    Result<crate::engine::approval::Approver, String>,
+    tokio::sync::watch::Receiver<usize>,
+);
+
 impl Connection {
+    /// Serves the studio protocol (studio.rs) to a studio or to `flowdeck run`, which
+    /// `follows_runs`: its runs are cancelled if it goes before they end.
+    async fn serve_studio_protocol(
+        self,
+        read: hello::Rest<tokio::net::unix::OwnedReadHalf>,
+        write: tokio::net::unix::OwnedWriteHalf,
+        (person, approver, studios): StudioSide,
+        follows_runs: bool,
+    ) {
+        let attached = super::studio::Attached {
+            engine: self.engine,
+            who: self.who,
+            person,
+            approver,
+            studios,
+            follows_runs,
+        };
+        super::studio::serve(read, write, attached, self.stop).await;
+    }
+
     /// Whether the connected process may answer approval requests, or why not (peer.rs).
     async fn may_approve(&self) -> Result<(), String> {
         let (pid, leaders) = (self.pid, self.engine.session_leaders());

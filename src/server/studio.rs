@@ -216,6 +216,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     // How many studios first: what the studio does with the snapshot (fit the panes it shows
     // to its screen, or leave them to the studio that sized them) depends on it.
     let attached = *studios.borrow_and_update();
+    let mut counted = true;
     for first in [
         ToStudio::Studios { attached },
         ToStudio::Snapshot(Box::new(engine.snapshot())),
@@ -259,9 +260,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 }
                 continue;
             },
-            changed = studios.changed() => match changed {
+            changed = studios.changed(), if counted => match changed {
                 Ok(()) => ToStudio::Studios { attached: *studios.borrow_and_update() },
-                Err(_) => return,
+                // Nobody counts any more (a client that is no studio): nothing more to tell.
+                Err(_) => {
+                    counted = false;
+                    continue;
+                }
             },
             () = stop.cancelled() => return,
         };

@@ -221,3 +221,24 @@ states:
   say:
     action: { tool: run_command, params: { command: 'echo "env=$TARGET_ENV"' } }
 "#;
+
+/// Seconds `seq 1 2000000` takes in session `s` (the screen cleared first), as bash's `time`
+/// reports it; `round` tells this report from earlier ones. The benches' flood.
+pub async fn timed_seq(s: &Session, round: usize) -> f64 {
+    s.send_text(
+        &format!("clear; TIMEFORMAT='took-{round} %R'; time seq 1 2000000\r"),
+        "bench",
+    )
+    .unwrap();
+    let r = s
+        .await_output(on_screen(&format!(r"took-{round} (\d+\.\d+)")))
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    r.groups
+        .first()
+        .cloned()
+        .flatten()
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
