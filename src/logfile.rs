@@ -6,11 +6,17 @@
 //! person to read or attach to a report. The file is owner-only, like the rest of
 //! `.flowdeck/`, and kept small: past [`ROTATE_AT`] it is moved to `NAME.1` when a process
 //! opens it.
+//!
+//! A log that cannot be written (its disk full, its folder gone) never stops the process: the
+//! line is lost, and [`trouble`] says so for as long as it lasts, so that the studio can tell
+//! the person why the log they would attach to a report has a hole.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
+use tokio::sync::watch;
 
 /// The studio's log, in the folder's state folder.
 pub const STUDIO: &str = "studio.log";
@@ -20,6 +26,46 @@ pub const SERVER: &str = "server.log";
 
 /// A log this long is set aside (one generation) before a studio appends to it.
 const ROTATE_AT: u64 = 4 << 20;
+
+/// Why this process's log cannot be written now, if it cannot.
+static TROUBLE: LazyLock<watch::Sender<Option<String>>> =
+    LazyLock::new(|| watch::Sender::new(None));
+
+/// Why this process's log cannot be written (`None` while it can), as it changes.
+pub fn trouble() -> watch::Receiver<Option<String>> {
+    TROUBLE.subscribe()
+}
+
+fn note(trouble: Option<String>) {
+    TROUBLE.send_if_modified(|now| {
+        let changed = *now != trouble;
+        *now = trouble;
+        changed
+    });
+}
+
+/// The log's file, which says when a write fails and when writes work again.
+struct Watched {
+    file: File,
+    path: PathBuf,
+}
+
+impl Write for Watched {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.file.write(buf);
+        note(
+            written
+                .as_ref()
+                .err()
+                .map(|e| format!("{}: {e}", self.path.display())),
+        );
+        written
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
 
 /// Sends this process's log (`FLOWDECK_LOG`, else warnings and flowdeck's own information) to
 /// the log `name` of the folder, and returns its path; or says why it cannot be written, with
@@ -32,7 +78,10 @@ pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(filter)
                 .with_ansi(false)
-                .with_writer(Mutex::new(file))
+                .with_writer(Mutex::new(Watched {
+                    file,
+                    path: path.clone(),
+                }))
                 .try_init();
             tracing::info!(
                 "flowdeck {} ({name}, process {}) on {}",
@@ -47,6 +96,7 @@ pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
                 .with_env_filter(filter)
                 .with_writer(std::io::sink)
                 .try_init();
+            note(Some(why.clone()));
             Err(why)
         }
     }
@@ -91,6 +141,37 @@ mod tests {
             std::fs::metadata(old).expect("set aside").len(),
             ROTATE_AT + 1
         );
+    }
+
+    #[test]
+    fn a_write_that_fails_is_told_and_so_is_the_first_that_works_again() {
+        let mut trouble = trouble();
+        // `/dev/full` fails every write with ENOSPC, as a full disk does.
+        let full = OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let mut log = Watched {
+            file: full,
+            path: PathBuf::from("/dev/full"),
+        };
+        assert!(log.write_all(b"a line\n").is_err());
+        assert!(trouble.has_changed().expect("a static sender"));
+        let why = trouble.borrow_and_update().clone().expect("told");
+        assert!(
+            why.starts_with("/dev/full: No space left on device"),
+            "{why}"
+        );
+        // Failing again tells nothing new.
+        assert!(log.write_all(b"another\n").is_err());
+        assert!(!trouble.has_changed().expect("a static sender"));
+
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        let (_, file) = open(folder.path(), STUDIO).expect("opened");
+        log.file = file;
+        log.write_all(b"space again\n").expect("written");
+        assert!(trouble.has_changed().expect("a static sender"));
+        assert_eq!(*trouble.borrow_and_update(), None);
     }
 
     #[test]

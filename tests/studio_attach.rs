@@ -647,3 +647,78 @@ async fn two_studios_share_the_live_state_and_the_one_typing_owns_the_input_and_
     drop(agent.stdin.take());
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }
+
+/// The server's log folder full (its log writes fail with `ENOSPC`: the log is `/dev/full`,
+/// which fails every write the way a full disk does): the server goes on serving, an agent's
+/// terminal works, the studio that attaches says the server's log has a hole and why, and
+/// `flowdeck run` says so on its stderr and runs all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_servers_log_folder_full_everything_works_and_the_studio_says_the_log_has_a_hole()
+{
+    use std::os::unix::fs::DirBuilderExt;
+    let (folder, runtime) = common::tiny_folder();
+    let state = folder.path().join(".flowdeck");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&state)
+        .unwrap();
+    std::os::unix::fs::symlink("/dev/full", state.join("server.log")).unwrap();
+
+    // The agent starts the folder's server, whose every log line fails from its first.
+    let agent = agent(folder.path(), runtime.path()).await;
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let opened = agent.call(
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let id = opened["session_id"].as_str().unwrap().to_string();
+        agent.call(
+            3,
+            "send_input",
+            json!({"session_id": id, "input_text": "echo logless-$((6*7))\n"}),
+        );
+        let read = agent.call(
+            4,
+            "await_output",
+            json!({"session_id": id, "pattern": "logless-42", "since": "screen", "timeout": 30}),
+        );
+        assert_eq!(read["outcome"], "matched", "{read}");
+        agent
+    })
+    .await
+    .unwrap();
+    let server = common::background_server_of(folder.path());
+
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = studio(&terminals, folder.path(), runtime.path());
+    expect(&studio, "the folder's server cannot write its log").await;
+    expect(&studio, "logless-42").await;
+
+    let (folder_path, runtime_path) = (folder.path().to_path_buf(), runtime.path().to_path_buf());
+    let ran = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+            .arg("--workflows")
+            .arg(&folder_path)
+            .args(["run", "tiny"])
+            .env("XDG_RUNTIME_DIR", &runtime_path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(
+        said.contains("the folder's server cannot write its log")
+            && said.contains("No space left on device"),
+        "{said}"
+    );
+
+    quit(&studio).await;
+    assert!(!common::has_ended(server), "the server goes on");
+    drop(agent.stdin.take());
+    let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
+}

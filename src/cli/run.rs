@@ -151,7 +151,11 @@ impl Events {
                         eprintln!("flowdeck: {}", sanitize(&why));
                         return Told::Gone;
                     }
-                    Some(Inbound::Screen(_) | Inbound::Studios(_)) => {}
+                    Some(Inbound::ServerLog(Some(why))) => eprintln!(
+                        "flowdeck: the folder's server cannot write its log, and goes on without it: {}",
+                        sanitize(&why)
+                    ),
+                    Some(Inbound::Screen(_) | Inbound::Studios(_) | Inbound::ServerLog(None)) => {}
                     None => return Told::Gone,
                 }
             },

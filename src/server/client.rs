@@ -22,6 +22,8 @@ pub enum Inbound {
     Event(Box<EngineEvent>),
     /// How many studios the server has attached, this one included.
     Studios(usize),
+    /// Why the server cannot write its log (`None`: it can again).
+    ServerLog(Option<String>),
     /// A shown session's screen changed (its mirror is up to date).
     Screen(String),
     /// The server is gone, with why.
@@ -131,6 +133,7 @@ impl Remote {
                     Inbound::Screen(session_id)
                 }
                 ToStudio::Studios { attached } => Inbound::Studios(attached),
+                ToStudio::ServerLog { trouble } => Inbound::ServerLog(trouble),
                 ToStudio::Snapshot(snapshot) => {
                     // Sessions that are gone take their screens with them.
                     lock(&self.mirrors)

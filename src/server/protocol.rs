@@ -51,6 +51,10 @@ pub enum ToStudio {
     Studios {
         attached: usize,
     },
+    /// Why the server cannot write its log (`None`: it can again), sent when it changes.
+    ServerLog {
+        trouble: Option<String>,
+    },
     /// The rows of a shown session's screen that changed since the last sent.
     Screen {
         session_id: String,

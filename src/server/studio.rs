@@ -217,10 +217,18 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     // to its screen, or leave them to the studio that sized them) depends on it.
     let attached = *studios.borrow_and_update();
     let mut counted = true;
-    for first in [
+    let mut log = crate::logfile::trouble();
+    let log_trouble = log.borrow_and_update().clone();
+    let mut firsts = vec![
         ToStudio::Studios { attached },
         ToStudio::Snapshot(Box::new(engine.snapshot())),
-    ] {
+    ];
+    if log_trouble.is_some() {
+        firsts.push(ToStudio::ServerLog {
+            trouble: log_trouble,
+        });
+    }
+    for first in firsts {
         if send(&mut write, &first).await.is_err() {
             return;
         }
@@ -268,6 +276,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     continue;
                 }
             },
+            // The sender is a static: it never closes.
+            Ok(()) = log.changed() => ToStudio::ServerLog { trouble: log.borrow_and_update().clone() },
             () = stop.cancelled() => return,
         };
         if send(&mut write, &message).await.is_err() {

@@ -296,6 +296,13 @@ async fn event_loop(
     // once, not at the next frame (a key typed right after a frame would wait up to 16 ms).
     let mut echo_of: Option<String> = None;
     let mut echo_due = false;
+    let mut own_log = crate::logfile::trouble();
+    if let Some(why) = own_log.borrow_and_update().clone() {
+        pending.push_back(Event::LogTrouble {
+            server: false,
+            trouble: Some(why),
+        });
+    }
     loop {
         while let Some(event) = pending.pop_front() {
             match &event {
@@ -450,9 +457,17 @@ async fn event_loop(
                     dirty |= watched.contains(&session_id);
                 }
                 Inbound::Studios(n) => pending.push_back(Event::Studios(n)),
+                Inbound::ServerLog(trouble) => {
+                    pending.push_back(Event::LogTrouble { server: true, trouble });
+                }
                 Inbound::Gone(why) => anyhow::bail!("{why}: the studio cannot go on without it"),
             },
             Some(done) = done_rx.recv() => pending.push_back(done),
+            // The sender is a static: it never closes.
+            Ok(()) = own_log.changed() => {
+                let trouble = own_log.borrow_and_update().clone();
+                pending.push_back(Event::LogTrouble { server: false, trouble });
+            }
             _ = termination.recv() => return Ok(Ended::Quit),
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
         }

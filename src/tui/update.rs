@@ -41,6 +41,12 @@ pub enum Event {
     Snapshot(Box<Snapshot>),
     /// How many studios the folder's server has attached now, this one included.
     Studios(usize),
+    /// Why a log cannot be written (`None`: it can again): the folder server's, or the
+    /// studio's own (`server` false).
+    LogTrouble {
+        server: bool,
+        trouble: Option<String>,
+    },
     /// Focus mode could not take the pane's input: someone else types into it (why).
     HoldRefused(String),
     /// What the person asked to end before quitting has ended (or failed to): quit now.
@@ -366,6 +372,18 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Studios(n) => {
             app.studios = n;
+            Vec::new()
+        }
+        Event::LogTrouble { server, trouble } => {
+            let whose = if server {
+                "the folder's server"
+            } else {
+                "this studio"
+            };
+            app.message = Some(match trouble {
+                Some(why) => format!("{whose} cannot write its log, and goes on without it: {why}"),
+                None => format!("{whose} writes its log again"),
+            });
             Vec::new()
         }
         Event::HoldRefused(why) => {
