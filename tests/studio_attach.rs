@@ -392,16 +392,31 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
     expect(&first, "FOCUS").await;
     first.send_text("echo kept-$((6*7))\r", "test").unwrap();
     expect(&first, "kept-42").await;
+    // A shell that keeps printing through the detach: 120 lines over 6 s.
+    first
+        .send_text(
+            "for i in $(seq 1 120); do echo tick-$i; sleep 0.05; done; echo ticked-$((6*7))\r",
+            "test",
+        )
+        .unwrap();
+    expect(&first, r"tick-\d").await;
     first.send_text("\u{7}", "test").unwrap();
     expect_gone(&first, "FOCUS").await;
     detach(&first).await;
 
-    // The server goes on with the shell; an agent opens a terminal of its own there.
+    // The server goes on with the shell, which goes on printing with no studio attached; an
+    // agent opens a terminal of its own there.
     let agent = agent(folder.path(), runtime.path()).await;
     let agent = tokio::task::spawn_blocking(move || {
         let mut agent = agent;
         let sessions = agent.call(2, "list_terminal_sessions", json!({}));
         assert_eq!(sessions["sessions"][0]["running"], true, "{sessions}");
+        let printed = agent.call(
+            6,
+            "await_output",
+            json!({"session_id": "s1", "pattern": r"tick-\d+|ticked-42", "since": "entry", "timeout": 30}),
+        );
+        assert_eq!(printed["outcome"], "matched", "{printed}");
         agent.call(
             3,
             "open_terminal",
@@ -415,8 +430,17 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
     // A studio attached later finds the person's shell with its history.
     let second = studio(&terminals, folder.path(), runtime.path());
     expect(&second, r"s1 · .*s2 · ").await;
-    second.send_text("[", "test").unwrap();
+    // Whichever pane it opened on, the person's shell is one `[` away at most.
+    if !second.content(Content::Screen).contains("[s1 · ") {
+        second.send_text("[", "test").unwrap();
+        expect(&second, r"\[s1 · ").await;
+    }
+    expect(&second, "ticked-42").await;
+    // Its history from the start: `Home` is the oldest line.
+    second.send_text("\u{1b}[H", "test").unwrap();
     expect(&second, "kept-42").await;
+    second.send_text("\u{1b}[F", "test").unwrap();
+    expect(&second, "ticked-42").await;
 
     // `q` asks about the person's shell alone; `n` stays.
     second.send_text("q", "test").unwrap();

@@ -132,6 +132,25 @@ fn page_up_reads_the_history_and_new_output_does_not_move_the_view() {
 }
 
 #[test]
+fn home_on_the_live_screen_reads_the_whole_history_and_shows_its_oldest_line() {
+    let mut app = app();
+    let rows = rows(&app);
+    // Before this, the read it opened with was dropped: the view said "reading…" for ever.
+    let effects = update(&mut app, key(KeyCode::Home));
+    assert_eq!(
+        effects,
+        vec![Effect::ReadHistory {
+            session_id: "s1".into(),
+            lines: HISTORY_MAX,
+        }]
+    );
+    history(&mut app, 1, 300);
+    assert_eq!(app.scroll.as_ref().unwrap().offset, 300 - rows);
+    // Home again: all of it is here, no read.
+    assert!(update(&mut app, key(KeyCode::Home)).is_empty());
+}
+
+#[test]
 fn scrolling_past_the_lines_read_reads_further_back_up_to_the_cap() {
     let mut app = app();
     update(&mut app, key(KeyCode::PageUp));

@@ -118,9 +118,11 @@ impl Scrollback {
         self.first_line() + self.window(rows).start as u64
     }
 
-    /// Whether the whole retained history (or as much as the studio reads) is in `lines`.
+    /// Whether the whole retained history (or as much as the studio reads) is in `lines`;
+    /// never before the first read arrived (its empty `lines` say nothing yet).
     pub fn complete(&self, max: usize) -> bool {
-        self.lines.len() < self.asked || self.asked >= max
+        let read = self.last_line > 0 || !self.lines.is_empty();
+        read && (self.lines.len() < self.asked || self.asked >= max)
     }
 }
 
