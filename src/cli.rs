@@ -234,12 +234,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let mut out = std::io::stdout();
     if studio {
         let log = crate::logfile::init(&folder, crate::logfile::STUDIO);
-        return crate::tui::run(crate::tui::StudioOptions {
+        let runtime = runtime()?;
+        let outcome = runtime.block_on(crate::tui::run(crate::tui::StudioOptions {
             folder,
             log,
             theme: cli.theme,
             engine: engine_config(true, approve),
-        });
+        }));
+        // Blocking readers of the terminal must not hold the exit.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return outcome;
     }
     match cli.command {
         None | Some(Command::Tui) | Some(Command::List { json: false }) => {

@@ -102,6 +102,11 @@ pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// Where the log `name` of the folder is.
+pub fn path(folder: &Path, name: &str) -> PathBuf {
+    folder.join(crate::store::META_DIR).join(name)
+}
+
 fn open(folder: &Path, name: &str) -> Result<(PathBuf, std::fs::File), String> {
     let dir = crate::store::state_dir::ensure(folder)
         .map_err(|e| format!("{}: {e}", folder.join(crate::store::META_DIR).display()))?;

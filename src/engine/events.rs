@@ -70,7 +70,8 @@ pub enum Change {
         cols: u16,
         rows: u16,
     },
-    /// Output arrived (coalesced: at most one per session per frame): redraw it.
+    /// Output arrived (coalesced: at most one per session per 8 ms frame, and one more for
+    /// each key typed, whose echo is not held for the frame): redraw it.
     SessionActivity {
         session_id: String,
         bytes: u64,

@@ -38,9 +38,13 @@ pub mod transition;
 pub use error::EngineError;
 // Types of the lower layers that the engine's methods take, return or fail with: front ends
 // name them through the engine, never by reaching into `term` or `store`.
+pub use crate::store::approvals::Approved;
+pub use crate::store::lock::{Holder as LockHolder, LockError};
+pub use crate::store::recovery::Recovered;
 pub use crate::store::{
     FolderProblem, FolderProblemKind, Saved, Status as WorkflowStatus, StoreError,
 };
+pub use crate::term::processes::ancestry;
 pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};

@@ -182,6 +182,10 @@ fn since(mode: action::Since) -> term::Since {
 
 /// The shortest time between two activity events of one session: a frame at 120 Hz.
 const ACTIVITY_FRAME: Duration = Duration::from_millis(8);
+/// How long after a key typed into a session its output is told at a quicker pace: the echo.
+const ECHO_WINDOW: Duration = Duration::from_millis(100);
+/// That quicker pace: a flood typed into costs at most 100 more events a key.
+const ECHO_PAUSE: Duration = Duration::from_millis(1);
 
 /// Interrupts a session's foreground job when dropped while armed, as its typist.
 struct InterruptOnDrop(Option<std::sync::Arc<crate::term::Session>>, String);
@@ -251,7 +255,8 @@ impl Engine {
     }
 
     /// Publishes a session's output activity (at most one event per frame, however fast the
-    /// output) and its exit, for front ends that redraw it.
+    /// output, but for the echo of each key typed) and its exit, for front ends that redraw
+    /// it.
     fn follow_activity(&self, session: &std::sync::Arc<crate::term::Session>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -261,9 +266,15 @@ impl Engine {
         // Weak: the watcher must not keep a closed session alive.
         let weak = std::sync::Arc::downgrade(session);
         let mut activity = session.activity();
+        let mut typed = session.typed();
         runtime.spawn(async move {
             let mut told_failure = false;
+            let mut last_typed: Option<tokio::time::Instant> = None;
             while activity.changed().await.is_ok() {
+                if typed.has_changed().unwrap_or(false) {
+                    typed.borrow_and_update();
+                    last_typed = Some(tokio::time::Instant::now());
+                }
                 let now = *activity.borrow_and_update();
                 hub.publish(
                     Actor::System,
@@ -297,7 +308,23 @@ impl Engine {
                     }
                     break;
                 }
-                tokio::time::sleep(ACTIVITY_FRAME).await;
+                // A frame's pause, but a short one while a key was typed a moment ago, and
+                // cut short by a key typed meanwhile: its echo is published as it comes, not
+                // up to a frame later. A window, not "the next change": output already on its
+                // way when the key was typed would use the exemption up. A flood that nobody
+                // types into keeps its frames.
+                let pause = if last_typed.is_some_and(|at| at.elapsed() < ECHO_WINDOW) {
+                    ECHO_PAUSE
+                } else {
+                    ACTIVITY_FRAME
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    Ok(()) = typed.changed() => {
+                        typed.borrow_and_update();
+                        last_typed = Some(tokio::time::Instant::now());
+                    }
+                }
             }
         });
     }

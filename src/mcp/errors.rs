@@ -8,9 +8,9 @@
 #![allow(clippy::result_large_err)]
 
 use crate::engine::EngineError;
+use crate::engine::LockError;
 use crate::engine::runs::StartError;
 use crate::engine::{StoreError, TermError};
-use crate::store::lock::LockError;
 use crate::workflow::Violation;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -286,7 +286,7 @@ impl ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::lock::Holder;
+    use crate::engine::LockHolder as Holder;
 
     #[test]
     fn a_lock_held_too_long_is_a_retryable_busy_error_naming_its_holder() {

@@ -16,6 +16,17 @@ use crate::term::mirror::Changes;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt};
 
+/// At most one frame of a screen per this long, however fast it changes: the server's pace
+/// of sending a screen, and the studio's of drawing.
+pub const FRAME: std::time::Duration = std::time::Duration::from_millis(16);
+
+/// For this long after a key is typed into a pane, the pane's changes (its echo) are sent and
+/// drawn as they come, not at the next frame. A window, not "the next change": a change that
+/// was on its way before the key would use up a one-change exemption, and the echo would wait
+/// a frame after all. Bounded all the same: the engine tells a pane's activity at most once
+/// per 8 ms.
+pub const ECHO_WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The longest line either side reads: a manifest's text at the store's limit, escaped, fits.
 pub const MAX_LINE: u64 = 16 * 1024 * 1024;
 

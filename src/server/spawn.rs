@@ -118,9 +118,7 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
                 socket,
                 waited: START_WAIT,
                 ended,
-                log: canonical
-                    .join(crate::store::META_DIR)
-                    .join(crate::logfile::SERVER),
+                log: crate::logfile::path(&canonical, crate::logfile::SERVER),
             });
         }
         // The server answers within tens of milliseconds of its start, and a refused connect

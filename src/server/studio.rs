@@ -16,15 +16,13 @@ use crate::engine::{Actor, Change, Engine, EngineEvent};
 use crate::term::mirror::Mirror;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// At most one frame of a screen per this long, however fast it changes.
-pub const FRAME: Duration = Duration::from_millis(16);
+use super::protocol::{ECHO_WINDOW, FRAME};
 
 /// A studio's engine calls answered at once, at most; more wait to be read.
 pub const MAX_IN_FLIGHT: usize = 64;
@@ -306,9 +304,9 @@ struct Screens {
     dirty: HashSet<String>,
     sent: HashMap<String, Mirror>,
     last_frame: Option<Instant>,
-    /// Sessions the studio typed into since their last frame: the next change of each (the
-    /// echo) is sent at once, not a frame later, so that typing feels immediate.
-    typed: HashSet<String>,
+    /// Sessions the studio typed into, until when their changes (the echo) are sent at once,
+    /// not a frame later, so that typing feels immediate ([`ECHO_WINDOW`]).
+    typed: HashMap<String, Instant>,
 }
 
 impl Screens {
@@ -348,7 +346,7 @@ impl Screens {
 
     fn typed(&mut self, session_id: String) {
         if self.watched.contains(&session_id) {
-            self.typed.insert(session_id);
+            self.typed.insert(session_id, Instant::now() + ECHO_WINDOW);
         }
     }
 
@@ -361,18 +359,24 @@ impl Screens {
         if self.dirty.is_empty() {
             return None;
         }
-        if self.dirty.iter().any(|id| self.typed.contains(id)) {
-            return Some(Instant::now());
+        let now = Instant::now();
+        if self
+            .dirty
+            .iter()
+            .any(|id| self.typed.get(id).is_some_and(|until| *until > now))
+        {
+            return Some(now);
         }
         Some(self.last_frame.map_or_else(Instant::now, |at| at + FRAME))
     }
 
     /// The changed rows of every dirty screen, read now.
     fn frame(&mut self, engine: &Engine) -> Vec<ToStudio> {
-        self.last_frame = Some(Instant::now());
+        let now = Instant::now();
+        self.last_frame = Some(now);
+        self.typed.retain(|_, until| *until > now);
         let mut messages = Vec::new();
         for session_id in std::mem::take(&mut self.dirty) {
-            self.typed.remove(&session_id);
             let Ok(mirror) = engine.session_mirror(&session_id) else {
                 continue;
             };
@@ -404,7 +408,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_typed_sessions_echo_is_due_at_once_and_only_once() {
+    fn a_typed_sessions_changes_are_due_at_once_for_the_echo_window_only() {
         let mut screens = Screens::default();
         screens.watch(vec!["s1".into(), "s2".into()]);
         let just_now = Instant::now();
@@ -419,13 +423,15 @@ mod tests {
             screens.due().is_some_and(|due| due < just_now + FRAME),
             "the typed session's echo waits for no frame"
         );
-        // Sent (as a frame does), the exemption is used up: the next change waits again.
-        screens.typed.remove("s1");
+        // A frame that went before the echo came does not use the window up.
         screens.dirty.clear();
         screens.dirty.insert("s1".into());
+        assert!(screens.due().is_some_and(|due| due < just_now + FRAME));
+        // Once the window has passed, changes wait for their frame again.
+        screens.typed.insert("s1".into(), just_now);
         assert_eq!(screens.due(), Some(just_now + FRAME));
         // A session not shown is not sent early.
         screens.typed("s9".into());
-        assert!(screens.typed.is_empty());
+        assert!(!screens.typed.contains_key("s9"));
     }
 }

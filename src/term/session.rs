@@ -374,6 +374,9 @@ struct Shared {
     live: Mutex<Live>,
     changed: Condvar,
     activity: watch::Sender<Activity>,
+    /// Counts typed inputs as the writer types them: the output that follows is likely
+    /// their echo, which front ends draw without waiting for their next frame.
+    typed: watch::Sender<u64>,
     /// The writer holds typed input and wants to hear of each chunk of output.
     writer_waiting: AtomicBool,
     /// Bytes of typed input queued and not yet written.
@@ -392,6 +395,7 @@ impl Shared {
 
 impl Host for Shared {
     fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Vec<u8> {
+        self.typed.send_modify(|n| *n += 1);
         let mut live = self.lock();
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
@@ -569,6 +573,7 @@ impl Session {
             }),
             changed: Condvar::new(),
             activity,
+            typed: watch::Sender::new(0),
             writer_waiting: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
             pty: pty.clone(),
@@ -783,6 +788,11 @@ impl Session {
     /// Follows output and exit, for front ends that redraw on change.
     pub fn activity(&self) -> watch::Receiver<Activity> {
         self.shared.activity.subscribe()
+    }
+
+    /// Changes each time typed input is written to the terminal (its echo comes next).
+    pub fn typed(&self) -> watch::Receiver<u64> {
+        self.shared.typed.subscribe()
     }
 
     /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C). `by`

@@ -21,12 +21,10 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// At most this many frames a second, however fast panes print.
-const FRAME: Duration = Duration::from_millis(16);
+use crate::server::protocol::{ECHO_WINDOW, FRAME};
 
 /// How the studio was asked to start.
 #[derive(Debug, Clone)]
@@ -53,9 +51,8 @@ enum Ended {
 /// ends. Only when no server can be started for the folder (it does not exist yet, or the
 /// socket's folder is unusable) does the studio open the engine itself, saying why agents
 /// cannot reach it; then everything ends with it.
-pub fn run(options: StudioOptions) -> Result<ExitCode> {
-    let runtime = crate::cli::runtime()?;
-    let outcome = runtime.block_on(async {
+pub async fn run(options: StudioOptions) -> Result<ExitCode> {
+    {
         // Before the terminal is taken: a kill request from here on still restores it.
         let mut termination = Termination::register().context("cannot handle signals")?;
         let server = crate::server::spawn::ServerOptions {
@@ -82,9 +79,7 @@ pub fn run(options: StudioOptions) -> Result<ExitCode> {
                 outcome => return outcome,
             }
         }
-    });
-    runtime.shutdown_timeout(Duration::from_millis(200));
-    outcome
+    }
 }
 
 /// The studio attached to the folder's server.
@@ -276,7 +271,7 @@ async fn event_loop(
     let Shown { tui, theme, log } = shown;
     let size = tui.size()?;
     app.size = (size.width, size.height);
-    app.inside = crate::term::processes::ancestry(std::process::id() as i32)
+    app.inside = crate::engine::ancestry(std::process::id() as i32)
         .filter_map(|p| u32::try_from(p.pid).ok())
         .collect();
     // The inbox subscribed before this snapshot (a server sends its own first).
@@ -292,9 +287,10 @@ async fn event_loop(
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
     let mut faults = Faults::default();
-    // The pane typed into in focus mode, and whether its echo has come: the echo is drawn at
-    // once, not at the next frame (a key typed right after a frame would wait up to 16 ms).
-    let mut echo_of: Option<String> = None;
+    // The pane typed into in focus mode (until when its echo is awaited), and whether a change
+    // of it has come: the echo is drawn at once, not at the next frame (a key typed right
+    // after a frame would wait up to 16 ms).
+    let mut echo_of: Option<(String, Instant)> = None;
     let mut echo_due = false;
     let mut own_log = crate::logfile::trouble();
     if let Some(why) = own_log.borrow_and_update().clone() {
@@ -307,11 +303,13 @@ async fn event_loop(
         while let Some(event) = pending.pop_front() {
             match &event {
                 Event::Key(_) | Event::Paste(_) if app.mode == super::keymap::Mode::Focus => {
-                    echo_of = app.focused_pane().map(|p| p.session_id.clone());
+                    echo_of = app
+                        .focused_pane()
+                        .map(|p| (p.session_id.clone(), Instant::now() + ECHO_WINDOW));
                 }
                 Event::Engine(e) if !remote => {
                     if let Change::SessionActivity { session_id, .. } = &e.change {
-                        echo_due |= echo_of.as_ref() == Some(session_id);
+                        echo_due |= awaits_echo(echo_of.as_ref(), session_id);
                     }
                 }
                 _ => {}
@@ -398,7 +396,6 @@ async fn event_loop(
         let next_frame = last_frame.map(|at| at + FRAME);
         if dirty && (echo_due || next_frame.is_none_or(|at| Instant::now() >= at)) {
             echo_due = false;
-            echo_of = None;
             let drawn = contain(|| {
                 #[cfg(debug_assertions)]
                 super::containment::inject::on_draw();
@@ -453,7 +450,7 @@ async fn event_loop(
                 Inbound::Event(event) => pending.push_back(Event::Engine(event)),
                 Inbound::Snapshot(snapshot) => pending.push_back(Event::Snapshot(snapshot)),
                 Inbound::Screen(session_id) => {
-                    echo_due |= echo_of.as_ref() == Some(&session_id);
+                    echo_due |= awaits_echo(echo_of.as_ref(), &session_id);
                     dirty |= watched.contains(&session_id);
                 }
                 Inbound::Studios(n) => pending.push_back(Event::Studios(n)),
@@ -472,6 +469,11 @@ async fn event_loop(
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
         }
     }
+}
+
+/// Whether a change of `session_id` may be the echo of a key typed into it a moment ago.
+fn awaits_echo(echo_of: Option<&(String, Instant)>, session_id: &str) -> bool {
+    echo_of.is_some_and(|(typed_into, until)| typed_into == session_id && Instant::now() < *until)
 }
 
 /// After a caught panic: the studio says so and follows the engine again from a fresh

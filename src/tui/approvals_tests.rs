@@ -6,9 +6,9 @@ use super::keymap::Mode;
 use super::state::App;
 use super::test_support::{key, shell_pane, summary};
 use super::update::{Event, update};
+use crate::engine::Approved;
 use crate::engine::approval::ApprovalRequest;
 use crate::engine::{Actor, Change, EngineEvent, Phase};
-use crate::store::approvals::Approved;
 use crossterm::event::KeyCode;
 
 fn agent() -> Actor {

@@ -337,7 +337,7 @@ fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
     app.workflows = vec![summary("deploy")];
     update(
         &mut app,
-        Event::Recovered(vec![crate::store::recovery::Recovered {
+        Event::Recovered(vec![crate::engine::Recovered {
             file: "deploy.yaml".into(),
             text: "name: deploy\n# typed before the crash\n".into(),
         }]),

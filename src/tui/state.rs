@@ -268,7 +268,7 @@ pub struct App {
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
-    pub recovered: Vec<crate::store::recovery::Recovered>,
+    pub recovered: Vec<crate::engine::Recovered>,
     /// Naming a new, duplicated or renamed workflow.
     pub naming: Option<Naming>,
     /// The session whose input the person holds (focus mode): agents' input is refused.

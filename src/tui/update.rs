@@ -121,7 +121,7 @@ pub enum Event {
         now: Option<(String, String)>,
     },
     /// Recovery copies found when the studio started.
-    Recovered(Vec<crate::store::recovery::Recovered>),
+    Recovered(Vec<crate::engine::Recovered>),
     /// A workflow was created, duplicated or renamed: its name (or why not).
     Named {
         purpose: super::state::NameFor,
