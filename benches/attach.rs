@@ -234,7 +234,7 @@ fn main() {
         // The studio's cost to a flooding program, attached: the same flood in a session
         // the studio does not show.
         let plain = common::bash(&terminals, Duration::from_secs(60)).await;
-        let seq_rounds = if quick() { 2 } else { 5 };
+        let seq_rounds = if quick() { 2 } else { 11 };
         let (mut with, mut without) = (Vec::new(), Vec::new());
         for round in 0..seq_rounds {
             without.push(timed_seq(&plain, round).await);

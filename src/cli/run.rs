@@ -180,6 +180,7 @@ impl Followed {
 }
 
 /// Starts the run and shows its progress until it ends.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 async fn follow(
     engine: &Host,
     events: &mut Events,

@@ -157,6 +157,7 @@ impl Engine {
 /// A journal with no last line is a run still going (`None`), unless `cut_off` says nobody
 /// is writing it: then its flowdeck died and it ended `interrupted`, as the next start will
 /// record. The execution log of such a result is empty: `run_events` reads the steps.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn result_from_journal(events: &[JournalEvent], cut_off: bool) -> Option<RunResult> {
     let mut result = None::<RunResult>;
     let mut steps = 0u32;

@@ -460,6 +460,7 @@ impl Exec<'_> {
         })
     }
 
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     async fn states(&mut self) -> Result<(), Stop> {
         let mut current = self.wf.initial_state.clone();
         loop {
@@ -595,6 +596,7 @@ impl Exec<'_> {
         }
     }
 
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     async fn action(&mut self, state_name: &str, action: &Action, timeout: Option<f64>) -> Acted {
         let engine = self.engine;
         let actor = self.actor();

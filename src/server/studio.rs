@@ -51,6 +51,7 @@ pub struct Attached {
 }
 
 /// Serves one studio until it leaves, the connection fails, or the server stops.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub async fn serve<R, W>(mut read: R, write: W, studio: Attached, stop: CancellationToken)
 where
     R: AsyncBufRead + Unpin,

@@ -210,6 +210,7 @@ impl FastForward {
         }
     }
 
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     fn scan_batch(&mut self, bytes: &[u8], from: usize, rows: usize) {
         let mut i = from;
         while i < bytes.len() {

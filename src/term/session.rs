@@ -491,6 +491,7 @@ fn is_posix_shell(program: &str) -> bool {
 
 impl Session {
     /// Starts the program on a new PTY. `marker` is unique to this session across processes.
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     pub(super) fn spawn(
         id: String,
         marker: String,

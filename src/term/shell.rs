@@ -232,6 +232,7 @@ enum Framing<'a> {
 /// Types `script` framed by begin and end markers and waits for the end marker. The
 /// framing (and, for `Framing::Hidden`, everything) is kept off the screen and out of the
 /// history while it runs (hush.rs), when it can be; when it cannot, it is shown as it came.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 async fn run_framed(
     session: &Session,
     script: &str,

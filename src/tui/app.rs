@@ -261,6 +261,7 @@ struct Shown<'a> {
     log: &'a str,
 }
 
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 async fn event_loop(
     link: &Link,
     mut inbox: Inbox,

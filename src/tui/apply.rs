@@ -39,6 +39,7 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     effects
 }
 
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     // Already in the snapshot this state was built from.
     if event.seq <= app.seq {
@@ -182,6 +183,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec<Effect> {
     if let RunEvent::RunStarted {
         workflow,

@@ -169,6 +169,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
     effects
 }
 
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Key(key) => on_key(app, key),
@@ -493,6 +494,7 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
 }
 
 /// Carries out one command on the state.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::Quit => {

@@ -36,6 +36,7 @@ pub fn run_line(run: &RunSummary) -> String {
 }
 
 /// What one journal line says, and how it is coloured.
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
     let c = |s: &str| clean(s);
     match event {
@@ -207,6 +208,7 @@ fn journal_rows<'a>(event: &JournalEvent, theme: &Theme, width: usize) -> Vec<Li
         .collect()
 }
 
+#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
     let t = cx.theme;
     let Some(view) = &cx.app.runs_view else {

@@ -1,8 +1,12 @@
-//! The layering of SPEC §3.1, checked on the source rather than left to review: which of
-//! flowdeck's modules may use which. `engine` uses `workflow`, `store` and `term`; `store` uses
-//! `workflow`; the front ends use the engine (and the pure manifest model it speaks in), never
-//! each other; `workflow` is pure. Every path that names another module counts (`use` lines,
-//! paths in code, `super::` chains that climb out of a module), comments do not.
+//! The shape of the source, checked rather than left to review.
+//!
+//! The layering of SPEC §3.1, which of flowdeck's modules may use which: `engine` uses
+//! `workflow`, `store` and `term`; `store` uses `workflow`; the front ends use the engine (and
+//! the pure manifest model it speaks in), never each other; `workflow` is pure. Every path that
+//! names another module counts (`use` lines, paths in code, `super::` chains that climb out of
+//! a module), comments do not.
+//!
+//! And the size of files: past 600 lines outside its tests, a file holds more than one job.
 
 #![allow(clippy::unwrap_used)]
 
@@ -158,7 +162,7 @@ fn each_module_uses_only_the_modules_spec_3_1_allows() {
         }
         let Some(may) = allowed.get(top) else {
             wrong.push(format!(
-                "src/{}: the module `{top}` has no place in the layering yet: add it to tests/layering.rs",
+                "src/{}: the module `{top}` has no place in the layering yet: add it to tests/shape.rs",
                 relative.display()
             ));
             continue;
@@ -223,4 +227,81 @@ fn the_reader_finds_every_way_of_naming_a_module() {
     // In a file's test module, `super::super::` is the file's parent.
     let tests = "use super::super::mcp::x;\n#[cfg(test)]\nmod tests {\n    use super::super::state::App;\n}\n";
     assert_eq!(names(tests, &tui_app), ["mcp"]);
+}
+
+/// The most lines a source file holds outside its tests: past it, a file is doing more than one
+/// job (issue 23). The files still over it are listed in [`STILL_OVER`], each with the most it
+/// may hold until it is split: the list only shrinks.
+const MOST_LINES: usize = 600;
+
+/// Files over [`MOST_LINES`] when the limit came, with their size then: none may grow, and
+/// one that is split must leave the list.
+const STILL_OVER: &[(&str, usize)] = &[
+    ("term/session.rs", 1410),
+    ("tui/update.rs", 1024),
+    ("engine/executor.rs", 985),
+    ("engine/runs_api.rs", 934),
+    ("mcp/tools.rs", 902),
+    ("cli.rs", 876),
+    ("tui/editor.rs", 872),
+    ("mcp/wire.rs", 782),
+    ("mcp/server.rs", 743),
+    ("engine/authoring.rs", 735),
+    ("engine/journal.rs", 672),
+    ("tui/effects.rs", 665),
+    ("engine/terminal.rs", 663),
+    ("term/shell.rs", 645),
+    ("workflow/action.rs", 608),
+];
+
+/// Lines of a source file outside its tests: up to an inline `#[cfg(test)] mod …`.
+fn lines_outside_tests(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .position(|pair| pair[0].trim() == "#[cfg(test)]" && pair[1].starts_with("mod "))
+        .unwrap_or(lines.len())
+}
+
+#[test]
+fn no_source_file_grows_past_its_limit() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        if relative.ends_with("_tests.rs") {
+            continue;
+        }
+        let lines = lines_outside_tests(&std::fs::read_to_string(file).unwrap());
+        let listed = STILL_OVER.iter().find(|(name, _)| *name == relative);
+        match listed {
+            None if lines > MOST_LINES => wrong.push(format!(
+                "src/{relative}: {lines} lines outside its tests (at most {MOST_LINES}): split it by its jobs"
+            )),
+            Some((_, most)) if lines > *most => wrong.push(format!(
+                "src/{relative}: {lines} lines; it held {most} when the limit came and may not grow: split it"
+            )),
+            Some(_) if lines <= MOST_LINES => wrong.push(format!(
+                "src/{relative}: {lines} lines now: take it off STILL_OVER in tests/shape.rs"
+            )),
+            _ => {}
+        }
+    }
+    for (name, _) in STILL_OVER {
+        if !files.iter().any(|f| f.ends_with(name)) {
+            wrong.push(format!(
+                "src/{name} is gone: take it off STILL_OVER in tests/shape.rs"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_files_tests_do_not_count_against_it() {
+    let text = "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn b() {}\n}\n";
+    assert_eq!(lines_outside_tests(text), 2);
+    assert_eq!(lines_outside_tests("fn a() {}\n"), 1);
 }
