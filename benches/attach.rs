@@ -228,6 +228,11 @@ fn main() {
             "{:<58} server {server_idle:.2} %, studio {studio_idle:.2} % of a core over {idle_span:?}",
             "idle, attached"
         );
+        println!(
+            "{:<58} {:>9.1} MiB",
+            "server resident memory, a studio attached, no session",
+            support::resident_mib(server_pid)
+        );
         let remote = key_echo(&attached, rounds).await;
         support::stats("key echo, studio attached to the server", remote, "ms");
 

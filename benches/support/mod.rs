@@ -49,3 +49,14 @@ pub async fn cpu_share(pid: u32, span: std::time::Duration) -> f64 {
     tokio::time::sleep(span).await;
     (cpu_seconds(pid) - before) / span.as_secs_f64() * 100.0
 }
+
+/// The resident memory of `pid` in MiB (`VmRSS`).
+pub fn resident_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib / 1024.0
+}

@@ -1,20 +1,76 @@
-//! Reading the audit log back (the MCP server writes it: `src/mcp/audit.rs`): who called which
-//! tool, when, with what outcome, for the studio's view of what agents did.
+//! The audit log, `DIR/.flowdeck/audit.jsonl`: its one line format ([`AuditEntry`]), which the
+//! MCP server writes (`src/mcp/audit.rs`: who called which tool, when, with what arguments and
+//! outcome) and the studio reads back here for its view of what agents did.
 
 use super::{Actor, Engine};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// One tool call as the audit log recorded it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+/// One tool call as the audit log records it. Its fields are written in this order, the
+/// optional ones only when they apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
     pub at: String,
     pub tool: String,
     #[serde(default)]
     pub actor: Option<Actor>,
-    /// `ok`, `task`, or the error's code.
-    pub outcome: String,
+    /// The arguments as logged: secrets masked, long texts summarized (`mcp/audit.rs`).
     #[serde(default)]
-    pub duration_ms: f64,
+    pub arguments: Value,
+    pub outcome: AuditOutcome,
+    /// The task a call made a task of (`outcome` is then `task`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// How long the call took (a call made a task is logged as it starts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// The id that the call's error, if any, and the server's log carry too.
+    #[serde(default)]
+    pub correlation_id: Option<String>,
+}
+
+/// How a tool call ended, written as `ok`, `task` or the error's code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum AuditOutcome {
+    Ok,
+    /// The call was made a task: it goes on after its answer.
+    Task,
+    /// The call failed with this error code.
+    Failed(String),
+}
+
+impl AuditOutcome {
+    pub fn is_failure(&self) -> bool {
+        matches!(self, AuditOutcome::Failed(_))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            AuditOutcome::Ok => "ok",
+            AuditOutcome::Task => "task",
+            AuditOutcome::Failed(code) => code,
+        }
+    }
+}
+
+impl From<String> for AuditOutcome {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "ok" => AuditOutcome::Ok,
+            "task" => AuditOutcome::Task,
+            _ => AuditOutcome::Failed(text),
+        }
+    }
+}
+
+impl From<AuditOutcome> for String {
+    fn from(outcome: AuditOutcome) -> Self {
+        match outcome {
+            AuditOutcome::Failed(code) => code,
+            other => other.as_str().to_string(),
+        }
+    }
 }
 
 impl Engine {
@@ -65,5 +121,23 @@ mod tests {
         assert_eq!(tools, ["t2", "t3", "t4"]);
         assert_eq!(engine.audit_tail(10).len(), 4);
         assert_eq!(engine.audit_tail(1)[0].actor, Some(Actor::Cli));
+    }
+
+    #[test]
+    fn lines_written_before_the_format_had_a_type_read_and_write_back_byte_for_byte() {
+        // As `json!` wrote them in src/mcp until 2026-11-25: a call made a task, one that
+        // ended, one that failed.
+        let lines = [
+            r#"{"at":"2026-11-24T09:00:00.000Z","tool":"run_workflow","actor":{"kind":"agent","client":"wire","connection":"c1"},"arguments":{"workflow_name":"tiny","inputs":{"TOKEN":"***"}},"outcome":"task","task_id":"t-1","correlation_id":"run_workflow-3"}"#,
+            r#"{"at":"2026-11-24T09:00:01.000Z","tool":"list_workflows","actor":{"kind":"agent","client":"wire","connection":"c1"},"arguments":{},"outcome":"ok","duration_ms":1.25,"correlation_id":"list_workflows-4"}"#,
+            r#"{"at":"2026-11-24T09:00:02.000Z","tool":"send_input","actor":{"kind":"agent","client":"wire","connection":"c1"},"arguments":{"session_id":"s9"},"outcome":"session_not_found","duration_ms":0.5,"correlation_id":"send_input-5"}"#,
+        ];
+        for line in lines {
+            let entry: AuditEntry = serde_json::from_str(line).expect("read");
+            assert_eq!(serde_json::to_string(&entry).expect("written"), line);
+        }
+        let failed: AuditEntry = serde_json::from_str(lines[2]).expect("read");
+        assert!(failed.outcome.is_failure());
+        assert_eq!(failed.outcome.as_str(), "session_not_found");
     }
 }

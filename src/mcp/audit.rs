@@ -3,6 +3,7 @@
 
 use crate::engine::Engine;
 use crate::engine::WorkflowSource;
+use crate::engine::audit_log::AuditEntry;
 use crate::engine::contract::MASK;
 use serde_json::{Value, json};
 use std::fs::OpenOptions;
@@ -19,7 +20,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 /// without bound behind a stuck disk).
 #[derive(Debug)]
 pub struct Audit {
-    lines: Option<SyncSender<Value>>,
+    lines: Option<SyncSender<AuditEntry>>,
     /// Lines not written because the writer was this far behind.
     dropped: AtomicU64,
 }
@@ -30,10 +31,10 @@ const QUEUE: usize = 4096;
 
 /// The writer of each audit log in this process, shared by every connection: one file, one
 /// writer, so that its size and its rotation are known to the one thread that writes it.
-static WRITERS: Mutex<Vec<(PathBuf, SyncSender<Value>)>> = Mutex::new(Vec::new());
+static WRITERS: Mutex<Vec<(PathBuf, SyncSender<AuditEntry>)>> = Mutex::new(Vec::new());
 
 /// The queue of the writer of the log at `path`, started on first need.
-fn writer_for(path: PathBuf) -> Option<SyncSender<Value>> {
+fn writer_for(path: PathBuf) -> Option<SyncSender<AuditEntry>> {
     let mut writers = WRITERS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, lines)) = writers.iter().find(|(p, _)| *p == path) {
         return Some(lines.clone());
@@ -148,7 +149,7 @@ impl Audit {
     }
 
     /// Hands one entry to the writer; never waits (a full queue drops it, counted and said).
-    pub fn record_later(&self, entry: Value) {
+    pub fn record_later(&self, entry: AuditEntry) {
         let Some(lines) = &self.lines else { return };
         match lines.try_send(entry) {
             Ok(()) => {}
@@ -168,7 +169,7 @@ impl Audit {
 /// The writer: appends each line as it comes, for as long as the process lives. The file stays
 /// open between lines (no open, stat and close per call on a busy disk) and its size is
 /// followed as it is written.
-fn write_lines(path: &Path, queue: &Receiver<Value>) {
+fn write_lines(path: &Path, queue: &Receiver<AuditEntry>) {
     let mut open: Option<(std::fs::File, u64)> = None;
     while let Ok(entry) = queue.recv() {
         let Ok(line) = serde_json::to_string(&entry) else {
@@ -235,7 +236,16 @@ mod tests {
         let big = "x".repeat(1 << 20);
         for n in 0..9 {
             lines
-                .try_send(json!({"n": n, "text": big}))
+                .try_send(AuditEntry {
+                    at: String::new(),
+                    tool: format!("t{n}"),
+                    actor: None,
+                    arguments: json!({ "text": big }),
+                    outcome: crate::engine::audit_log::AuditOutcome::Ok,
+                    task_id: None,
+                    duration_ms: None,
+                    correlation_id: None,
+                })
                 .expect("queued");
         }
         drop(lines);
@@ -245,8 +255,8 @@ mod tests {
                 .expect("readable")
                 .lines()
                 .map(|l| {
-                    let v: Value = serde_json::from_str(l).expect("a JSON line");
-                    v["n"].as_u64().expect("n")
+                    let entry: AuditEntry = serde_json::from_str(l).expect("a JSON line");
+                    entry.tool[1..].parse::<u64>().expect("n")
                 })
                 .collect()
         };

@@ -417,10 +417,10 @@ pub fn audit(frame: &mut Frame, cx: &Ctx) {
                 .as_ref()
                 .map_or_else(|| "?".to_string(), crate::engine::Actor::label);
             let when = e.at.get(11..19).unwrap_or(&e.at);
-            let colour = if e.outcome == "ok" || e.outcome == "task" {
-                t.valid
-            } else {
+            let colour = if e.outcome.is_failure() {
                 t.error
+            } else {
+                t.valid
             };
             Line::from(vec![
                 Span::styled(format!("{when} "), Style::default().fg(t.muted)),
@@ -433,11 +433,11 @@ pub fn audit(frame: &mut Frame, cx: &Ctx) {
                     Style::default().fg(t.foreground),
                 ),
                 Span::styled(
-                    format!("{:<18} ", clean(&e.outcome)),
+                    format!("{:<18} ", clean(e.outcome.as_str())),
                     Style::default().fg(colour),
                 ),
                 Span::styled(
-                    super::text::duration(e.duration_ms),
+                    e.duration_ms.map(super::text::duration).unwrap_or_default(),
                     Style::default().fg(t.muted),
                 ),
             ])
