@@ -29,6 +29,48 @@ pub struct AuditEntry {
     pub correlation_id: Option<String>,
 }
 
+impl AuditEntry {
+    /// A call made a task, logged as it starts.
+    pub fn task(call: AuditedCall, task_id: String) -> Self {
+        call.entry(AuditOutcome::Task, Some(task_id), None)
+    }
+
+    /// A call that ended, with how and how long it took.
+    pub fn ended(call: AuditedCall, outcome: AuditOutcome, duration_ms: f64) -> Self {
+        call.entry(outcome, None, Some(duration_ms))
+    }
+}
+
+/// What every audit line of a call says: which tool, who called, with what (already
+/// redacted), under which correlation id.
+#[derive(Debug, Clone)]
+pub struct AuditedCall {
+    pub tool: String,
+    pub actor: Actor,
+    pub arguments: Value,
+    pub correlation_id: String,
+}
+
+impl AuditedCall {
+    fn entry(
+        self,
+        outcome: AuditOutcome,
+        task_id: Option<String>,
+        duration_ms: Option<f64>,
+    ) -> AuditEntry {
+        AuditEntry {
+            at: super::journal::now(),
+            tool: self.tool,
+            actor: Some(self.actor),
+            arguments: self.arguments,
+            outcome,
+            task_id,
+            duration_ms,
+            correlation_id: Some(self.correlation_id),
+        }
+    }
+}
+
 /// How a tool call ended, written as `ok`, `task` or the error's code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]

@@ -12,7 +12,7 @@ use super::errors::ToolError;
 use super::tools::{self, CallContext, ToolDef, Toolset};
 
 use super::{McpOptions, prompts, resources};
-use crate::engine::audit_log::{AuditEntry, AuditOutcome};
+use crate::engine::audit_log::{AuditEntry, AuditOutcome, AuditedCall};
 use crate::engine::runs_api::WorkflowSource;
 use crate::engine::{Actor, Engine, RunRequest};
 use rmcp::model::*;
@@ -419,10 +419,13 @@ impl ServerHandler for FlowdeckServer {
         let started = Instant::now();
         let loaded = self.loaded().await?;
         let engine = loaded.engine.clone();
-        let audited_args = Audit::redact(&engine, &name, &args);
         let actor = self.actor(&context.peer);
-        // Who called, as the engine's events and the journal name them.
-        let audited_actor = actor.clone();
+        let audited = AuditedCall {
+            tool: name.clone(),
+            actor: actor.clone(),
+            arguments: Audit::redact(&engine, &name, &args),
+            correlation_id: correlation_id.clone(),
+        };
         let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
         if runs_a_workflow
             && context
@@ -450,16 +453,9 @@ impl ServerHandler for FlowdeckServer {
                     })
                 },
             );
-            loaded.audit.record_later(AuditEntry {
-                at: crate::engine::journal::now(),
-                tool: name,
-                actor: Some(audited_actor),
-                arguments: audited_args,
-                outcome: AuditOutcome::Task,
-                task_id: Some(task.task_id.clone()),
-                duration_ms: None,
-                correlation_id: Some(correlation_id),
-            });
+            loaded
+                .audit
+                .record_later(AuditEntry::task(audited, task.task_id.clone()));
             return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
         }
         let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
@@ -493,19 +489,14 @@ impl ServerHandler for FlowdeckServer {
         if let Err(e) = &mut outcome {
             e.correlation_id = correlation_id.clone();
         }
-        loaded.audit.record_later(AuditEntry {
-            at: crate::engine::journal::now(),
-            tool: name,
-            actor: Some(audited_actor),
-            arguments: audited_args,
-            outcome: match &outcome {
-                Ok(_) => AuditOutcome::Ok,
-                Err(e) => AuditOutcome::Failed(e.error_code.to_string()),
-            },
-            task_id: None,
-            duration_ms: Some(started.elapsed().as_secs_f64() * 1000.0),
-            correlation_id: Some(correlation_id),
-        });
+        let how = match &outcome {
+            Ok(_) => AuditOutcome::Ok,
+            Err(e) => AuditOutcome::Failed(e.error_code.to_string()),
+        };
+        let took = started.elapsed().as_secs_f64() * 1000.0;
+        loaded
+            .audit
+            .record_later(AuditEntry::ended(audited, how, took));
         Ok(to_result(outcome).into())
     }
 

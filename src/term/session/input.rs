@@ -1,0 +1,257 @@
+//! Input: typed text and keys, queued for the writer thread, and what the writer asks of the
+//! session as it types (typing.rs).
+
+use super::output::{Ready, read_ready};
+use super::{DRAIN_BEFORE_INPUT, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Session, Shared};
+use crate::term::error::TermError;
+use crate::term::hush::{Hush, HushState};
+use crate::term::keys::{self, KeyPress, Modes};
+use crate::term::typing::{Host, Input};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::watch;
+
+impl Host for Shared {
+    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Vec<u8> {
+        self.typed.send_modify(|n| *n += 1);
+        let mut live = self.lock();
+        // An older input written late (it waited for a reader) does not move the mark of a
+        // newer one.
+        if !live.inputs.is_current(seq) {
+            // A hidden line typed without the output before it taken in cannot be told
+            // apart from that output: it is shown instead.
+            if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
+                return live.release_hush();
+            }
+            return Vec::new();
+        }
+        // Output the program wrote before this moment is taken first, so that the echo is
+        // looked for after it, not in it.
+        let mut answer = Vec::new();
+        let mut drained = 0;
+        while drained < DRAIN_BEFORE_INPUT {
+            match read_ready(&self.pty, buf) {
+                Ready::Chunk(n) => {
+                    answer.extend(live.take(&buf[..n]));
+                    drained += n;
+                }
+                Ready::Nothing | Ready::End => break,
+            }
+        }
+        let end = live.transcript.end();
+        live.inputs.typed(seq, echo, end);
+        if let Some(hush) = live.hush.as_mut() {
+            hush.typing(seq);
+        }
+        let bytes = live.bytes;
+        drop(live);
+        if drained > 0 {
+            self.activity.send_modify(|a| a.bytes = bytes);
+        }
+        answer
+    }
+
+    fn wait_for_output(&self, wait: Duration) {
+        self.writer_waiting.store(true, Ordering::SeqCst);
+        let live = self.lock();
+        if !live.eof {
+            let _ = self.changed.wait_timeout(live, wait);
+        }
+        self.writer_waiting.store(false, Ordering::SeqCst);
+    }
+
+    fn ended(&self) -> bool {
+        let live = self.lock();
+        live.eof || live.exit.is_some()
+    }
+
+    fn dequeued(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::SeqCst);
+    }
+}
+
+impl Session {
+    /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C). `by`
+    /// names the typist, whose "since the last input" this input moves (inputs.rs).
+    pub fn send_text(&self, text: &str, by: &str) -> Result<usize, TermError> {
+        self.send(text.as_bytes().to_vec(), text, by, None)
+    }
+
+    /// Starts hiding the framed shell command of `nonce` (hush.rs), unless another one is
+    /// hidden now (`None`: that command is shown as it runs, framing and all). With `shown`,
+    /// only its framing is hidden and `shown` takes its place on the screen.
+    pub(in crate::term) fn hush(
+        &self,
+        nonce: &str,
+        shown: Option<Vec<u8>>,
+    ) -> Option<watch::Receiver<HushState>> {
+        let mut live = self.shared.lock();
+        if live.hush.is_some() || live.ended || live.failed.is_some() {
+            return None;
+        }
+        let (hush, rx) = match shown {
+            Some(head) => Hush::shown(nonce, head),
+            None => Hush::new(nonce),
+        };
+        live.hush = Some(hush);
+        Some(rx)
+    }
+
+    /// Types the framed line of the hidden command `nonce`: output is held from the moment
+    /// it is written. Its own echo is never shown; `echo` is what is shown in its place (a
+    /// shown command's text, skipped by `since: last_input` like an echo), or nothing.
+    pub(in crate::term) fn send_hidden(
+        &self,
+        text: &str,
+        nonce: &str,
+        echo: &str,
+        by: &str,
+    ) -> Result<usize, TermError> {
+        self.send(text.as_bytes().to_vec(), echo, by, Some(nonce))
+    }
+
+    /// Stops hiding the command `nonce` if it still is: what was held is shown as it came.
+    pub(in crate::term) fn release_hush(&self, nonce: &str) {
+        let answer = {
+            let mut live = self.shared.lock();
+            if live.hush.as_ref().is_none_or(|h| h.nonce() != nonce) {
+                return;
+            }
+            live.release_hush()
+        };
+        // Answers to terminal queries in what was held go to the program that asked.
+        if !answer.is_empty()
+            && let Some(tx) = self
+                .input
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+        {
+            let _ = tx.send(Input::Reply(answer));
+        }
+        self.shared.changed.notify_all();
+        self.shared.activity.send_modify(|_| {});
+    }
+
+    /// Presses keys, encoded for the terminal's current modes.
+    pub fn send_keys(&self, keys: &[KeyPress], by: &str) -> Result<usize, TermError> {
+        let modes = Modes {
+            application_cursor: self.shared.lock().screen.application_cursor(),
+        };
+        let bytes = keys::encode_all(keys, modes).map_err(|e| TermError::InvalidArgument {
+            what: "a key".into(),
+            reason: e.to_string(),
+        })?;
+        let echo: String = keys
+            .iter()
+            .map(|k| match k {
+                KeyPress::Text(t) => t.as_str(),
+                KeyPress::Named(keys::Named::Enter) => "\r",
+                _ => "",
+            })
+            .collect();
+        self.send(bytes, &echo, by, None)
+    }
+
+    /// Queues bytes for the program and marks the output position that `since: last_input`
+    /// starts from, for `by`. Returns the number of bytes queued.
+    /// With `hush`, the input is the framed line of that hidden command (hush.rs).
+    pub(super) fn send(
+        &self,
+        bytes: Vec<u8>,
+        echo: &str,
+        by: &str,
+        hush: Option<&str>,
+    ) -> Result<usize, TermError> {
+        if bytes.len() > MAX_INPUT_BYTES {
+            return Err(TermError::TooLarge {
+                what: "the input",
+                size: bytes.len(),
+                max: MAX_INPUT_BYTES,
+            });
+        }
+        let mut live = self.shared.lock();
+        if let Some(reason) = &live.failed {
+            return Err(TermError::Failed {
+                session: self.id.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if let Some(exit) = &live.exit {
+            return Err(TermError::Exited {
+                session: self.id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        // Until the writer types it (typing.rs), output is not yet "after" this input.
+        let len = bytes.len();
+        let queued = self.shared.queued.load(Ordering::SeqCst);
+        if queued + len > MAX_QUEUED_INPUT {
+            return Err(TermError::InputQueueFull {
+                session: self.id.clone(),
+                queued,
+                max: MAX_QUEUED_INPUT,
+            });
+        }
+        let end = live.transcript.end();
+        let seq = live.inputs.queued(by, end);
+        if let Some(h) = live.hush.as_mut().filter(|h| hush == Some(h.nonce())) {
+            h.set_input(seq);
+        }
+        let input = Input::Typed {
+            bytes,
+            seq,
+            echo: echo.to_string(),
+        };
+        // Counted before it can be written (and so taken off the count).
+        self.shared.queued.fetch_add(len, Ordering::SeqCst);
+        let sent = self
+            .input
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|tx| tx.send(input).is_ok());
+        if !sent {
+            self.shared.queued.fetch_sub(len, Ordering::SeqCst);
+            return Err(TermError::Io {
+                session: self.id.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "the session is closing",
+                ),
+            });
+        }
+        Ok(len)
+    }
+
+    /// Whether input typed now would be read at once: a program in the foreground is
+    /// blocked reading the terminal and has read everything typed before (see typing.rs).
+    pub fn reading_input(&self) -> bool {
+        self.probe.someone_reads()
+    }
+
+    /// Fails unless a POSIX shell started this session and is itself in the foreground (at
+    /// its prompt, not running a REPL or an editor).
+    pub fn require_shell_prompt(&self) -> Result<(), TermError> {
+        if let Some(exit) = self.exit() {
+            return Err(TermError::Exited {
+                session: self.id.clone(),
+                status: exit.to_string(),
+            });
+        }
+        let program = self.command.first().cloned().unwrap_or_default();
+        if !self.is_shell {
+            return Err(TermError::NotAShell {
+                session: self.id.clone(),
+                foreground: program,
+            });
+        }
+        match self.foreground() {
+            Some((pgid, name)) if pgid != self.pid as i32 => Err(TermError::NotAShell {
+                session: self.id.clone(),
+                foreground: name,
+            }),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Opening a session: the program on a new PTY, and the reader, writer and waiter threads
+//! that serve it.
+
+use super::info::{Activity, ExitInfo, HistoryLimits, OpenOptions, Program};
+use super::output::read_loop;
+use super::{DRAIN_AFTER_EXIT, Live, Session, Shared};
+use crate::term::error::TermError;
+use crate::term::inputs::Inputs;
+use crate::term::processes::MARKER_VAR;
+use crate::term::quiet::QuietClock;
+use crate::term::screen::{Screen, Size};
+use crate::term::transcript::{Decoder, Transcript};
+use crate::term::typing::{self, Input, Probe};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Instant, SystemTime};
+use tokio::sync::watch;
+
+/// Shells that understand `$?`, `export`, `eval` and `printf` the POSIX way.
+const POSIX_SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "busybox",
+];
+
+fn is_posix_shell(program: &str) -> bool {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    let base = base.strip_prefix('-').unwrap_or(base);
+    POSIX_SHELLS.contains(&base)
+}
+
+impl Session {
+    /// Starts the program on a new PTY. `marker` is unique to this session across processes.
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
+    pub(in crate::term) fn spawn(
+        id: String,
+        marker: String,
+        options: OpenOptions,
+        limits: HistoryLimits,
+    ) -> Result<Session, TermError> {
+        let argv = match options.program {
+            Program::Command(argv) if !argv.is_empty() => argv,
+            Program::Command(_) => {
+                return Err(TermError::Spawn {
+                    program: String::new(),
+                    reason: "the command is empty".into(),
+                });
+            }
+            Program::Shell(shell) => vec![shell.unwrap_or_else(default_shell)],
+        };
+        let program = argv[0].clone();
+        let spawn_error = |reason: String| TermError::Spawn {
+            program: program.clone(),
+            reason,
+        };
+        if let Some(cwd) = &options.cwd
+            && !cwd.is_dir()
+        {
+            return Err(TermError::InvalidCwd(cwd.display().to_string()));
+        }
+        let (size, _) = Size::clamped(options.size.cols, options.size.rows);
+        let pair = native_pty_system()
+            .openpty(pty_size(size))
+            .map_err(|e| spawn_error(format!("no PTY available: {e}")))?;
+        let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+        cmd.env("TERM", "xterm-256color");
+        cmd.env(MARKER_VAR, &marker);
+        for (key, value) in &options.env {
+            cmd.env(key, value);
+        }
+        match &options.cwd {
+            Some(cwd) => cmd.cwd(cwd),
+            None => {
+                if let Ok(cwd) = std::env::current_dir() {
+                    cmd.cwd(cwd);
+                }
+            }
+        }
+        let mut child = pair
+            .slave
+            .spawn_command(cmd)
+            .map_err(|e| spawn_error(e.to_string()))?;
+        // The slave end stays open only in the child, so the reader sees EOF when it is gone.
+        drop(pair.slave);
+        let pid = child.process_id().unwrap_or(0);
+        let io_error = |e: anyhow::Error| TermError::Io {
+            session: id.clone(),
+            source: std::io::Error::other(e.to_string()),
+        };
+        let pty = Arc::new(
+            typing::master_file(&*pair.master).map_err(|e| TermError::Io {
+                session: id.clone(),
+                source: e,
+            })?,
+        );
+        let writer = pair.master.take_writer().map_err(io_error)?;
+
+        let (activity, _) = watch::channel(Activity::default());
+        let shared = Arc::new(Shared {
+            live: Mutex::new(Live {
+                screen: Screen::new(size),
+                transcript: Transcript::new(limits.lines, limits.bytes),
+                decoder: Decoder::default(),
+                inputs: Inputs::default(),
+                hush: None,
+                quiet: QuietClock::new(),
+                watches: Vec::new(),
+                next_watch: 0,
+                exit: None,
+                eof: false,
+                ended: false,
+                failed: None,
+                bytes: 0,
+            }),
+            changed: Condvar::new(),
+            activity,
+            typed: watch::Sender::new(0),
+            writer_waiting: AtomicBool::new(false),
+            queued: AtomicUsize::new(0),
+            pty: pty.clone(),
+        });
+        let probe = Probe::new(pty.clone(), pair.master.tty_name());
+        let (input_tx, input_rx) = mpsc::channel::<Input>();
+        let mut threads = Vec::new();
+        let spawn_thread = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(f)
+                .map_err(|e| TermError::Io {
+                    session: id.clone(),
+                    source: e,
+                })
+        };
+        let writer_shared = shared.clone();
+        let writer_probe = probe.clone();
+        threads.push(spawn_thread(
+            format!("pty-write-{id}"),
+            Box::new(move || typing::write_loop(writer, input_rx, writer_probe, &*writer_shared)),
+        )?);
+        let replies = input_tx.clone();
+        let reader_shared = shared.clone();
+        threads.push(spawn_thread(
+            format!("pty-read-{id}"),
+            Box::new(move || {
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_loop(&pty, &reader_shared, &replies)
+                }));
+                let reason = match read {
+                    Ok(Ok(())) => return,
+                    Ok(Err(e)) => format!("reading its terminal failed: {e}"),
+                    Err(panic) => format!(
+                        "its output reader stopped on a bug: {}",
+                        crate::panics::message(&*panic)
+                    ),
+                };
+                tracing::error!("terminal session: {reason}");
+                reader_shared.lock().fail(reason);
+                reader_shared.changed.notify_all();
+                reader_shared.activity.send_modify(|a| a.failed = true);
+            }),
+        )?);
+        let waiter_shared = shared.clone();
+        threads.push(spawn_thread(
+            format!("pty-wait-{id}"),
+            Box::new(move || {
+                let status = child.wait();
+                let exit = match status {
+                    Ok(s) => ExitInfo {
+                        code: s.signal().is_none().then(|| s.exit_code()),
+                        signal: s.signal().map(str::to_string),
+                    },
+                    Err(_) => ExitInfo {
+                        code: None,
+                        signal: None,
+                    },
+                };
+                let mut live = waiter_shared.lock();
+                live.exit = Some(exit);
+                waiter_shared.changed.notify_all();
+                // Output written just before the exit may still be in the PTY; give the
+                // reader a moment to take it, unless a leftover process keeps the PTY open.
+                let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+                while !live.eof {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    live = match waiter_shared.changed.wait_timeout(live, left) {
+                        Ok((guard, _)) => guard,
+                        Err(poisoned) => poisoned.into_inner().0,
+                    };
+                }
+                live.resolve_ended();
+                let bytes = live.bytes;
+                drop(live);
+                waiter_shared.changed.notify_all();
+                waiter_shared.activity.send_modify(|a| {
+                    a.bytes = bytes;
+                    a.exited = true;
+                });
+            }),
+        )?);
+
+        Ok(Session {
+            is_shell: is_posix_shell(&program),
+            id,
+            name: options.name,
+            opened_by: options.opened_by,
+            command: argv,
+            pid,
+            marker,
+            created: SystemTime::now(),
+            shared,
+            master: Mutex::new(pair.master),
+            probe,
+            input: Mutex::new(Some(input_tx)),
+            threads: Mutex::new(threads),
+        })
+    }
+}
+
+fn default_shell() -> String {
+    std::env::var("SHELL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "/bin/bash".to_string())
+}
+
+pub(super) fn pty_size(size: Size) -> PtySize {
+    PtySize {
+        rows: size.rows,
+        cols: size.cols,
+        pixel_width: 0,
+        pixel_height: 0,
+    }
+}

@@ -1,0 +1,70 @@
+//! Reading what a session shows and has shown: its screen, its history, searches, mirrors.
+
+use super::Session;
+use super::info::Content;
+use crate::term::hush::{self};
+use crate::term::screen::ScreenSnapshot;
+use crate::term::search::{self, Found, Query};
+use crate::term::transcript::{render_line, render_text};
+
+impl Session {
+    /// Reads the screen, the history or part of it, as plain text.
+    pub fn content(&self, what: Content) -> String {
+        let mut live = self.shared.lock();
+        match what {
+            Content::Screen => live.screen.text(),
+            Content::History => {
+                let t = &live.transcript;
+                render_text(t.since(t.start()).trim_end_matches('\n'))
+            }
+            Content::Tail(n) => {
+                let lines: Vec<String> = live.transcript.last_lines(n).map(render_line).collect();
+                lines.join("\n")
+            }
+            Content::SinceInput(by) => render_text(
+                live.transcript
+                    .since(live.inputs.last(by.as_deref()).end_or_start())
+                    .trim_end_matches('\n'),
+            ),
+        }
+    }
+
+    /// Searches the history and, while a full-screen program is in front, its screen
+    /// (search.rs). The history is read a slice per hold of the lock, so that the reader is
+    /// never kept waiting for a whole search.
+    pub fn search(&self, query: &Query) -> Found {
+        let screen = search::screen_rows(self.shared.lock().screen.vt());
+        search::search(query, screen, |read| read(&self.shared.lock().transcript))
+    }
+
+    /// The screen with colours and attributes.
+    pub fn snapshot(&self) -> ScreenSnapshot {
+        self.shared.lock().screen.snapshot()
+    }
+
+    /// Runs `f` on the live vt100 screen (for drawing without copying it).
+    pub fn with_screen<R>(&self, f: impl FnOnce(&vt100::Screen) -> R) -> R {
+        f(self.shared.lock().screen.vt())
+    }
+
+    /// A copy of the screen as it is now, for a front end to draw.
+    pub fn mirror(&self) -> crate::term::mirror::Mirror {
+        self.with_screen(crate::term::mirror::Mirror::of)
+    }
+
+    /// Global stream offset of the newest output (for [`Since::After`](crate::term::Since::After)).
+    pub fn output_end(&self) -> u64 {
+        self.shared.lock().transcript.end()
+    }
+
+    /// The plain-text output after a stream offset, raw (carriage returns kept).
+    pub fn output_since(&self, offset: u64) -> String {
+        self.shared.lock().transcript.since(offset).to_string()
+    }
+
+    /// A shown command's output from `offset` to now, as `run_command` returns it (hush.rs).
+    pub(in crate::term) fn command_output(&self, offset: u64) -> String {
+        let live = self.shared.lock();
+        hush::output_between(&live.transcript, offset, live.transcript.end())
+    }
+}
