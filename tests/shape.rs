@@ -237,7 +237,6 @@ const MOST_LINES: usize = 600;
 /// Files over [`MOST_LINES`] when the limit came, with their size then: none may grow, and
 /// one that is split must leave the list.
 const STILL_OVER: &[(&str, usize)] = &[
-    ("tui/update.rs", 1024),
     ("engine/executor.rs", 985),
     ("engine/runs_api.rs", 934),
     ("mcp/tools.rs", 902),

@@ -1,0 +1,265 @@
+//! What the answers of effects do (a list, a plan, a run started, a page of history...), and
+//! the editor's and the folder server's events.
+
+use super::super::copy;
+use super::super::effect::Effect;
+use super::super::form::InputsForm;
+use super::super::history;
+use super::super::keymap::Mode;
+use super::super::runs;
+use super::super::state::{App, PlanView, ProblemsView};
+use super::super::{editor, naming};
+use super::Event;
+use super::moving::plan_follows_selection;
+use super::panes::show_pane;
+use crate::engine::audit_log::AuditEntry;
+use crate::engine::authoring::InputSpec;
+use crate::workflow::violation::Violation;
+
+/// The answers of the effects that read or start something.
+pub(super) fn answered(app: &mut App, event: Event) -> Vec<Effect> {
+    match event {
+        Event::List(workflows) => {
+            app.workflows = workflows;
+            app.clamp_selection();
+            plan_follows_selection(app, false)
+        }
+        Event::Plan { workflow, plan } => {
+            if app.selected_workflow().is_some_and(|w| w.name == workflow) {
+                app.plan = Some(PlanView { workflow, plan });
+            }
+            Vec::new()
+        }
+        Event::Inputs { workflow, inputs } => inputs_read(app, workflow, inputs),
+        Event::RunStarted(result) => say(
+            app,
+            match result {
+                Ok(run_id) => format!("run {run_id} started"),
+                Err(e) => format!("the run did not start: {e}"),
+            },
+        ),
+        Event::ShellOpened(Ok(info)) => {
+            let id = info.session_id.clone();
+            if !app.panes.iter().any(|p| p.session_id == id) {
+                app.panes.push(info);
+            }
+            show_pane(app, &id)
+        }
+        Event::ShellOpened(Err(e)) => say(app, format!("no shell: {e}")),
+        Event::History { session_id, lines } => {
+            match lines {
+                Ok((lines, last)) => {
+                    history::history_read(app, &session_id, lines, last);
+                    copy::clamp(app);
+                }
+                Err(e) => {
+                    history::leave(app);
+                    app.message = Some(format!("cannot read the pane's history: {e}"));
+                }
+            }
+            Vec::new()
+        }
+        Event::Found {
+            session_id,
+            pattern,
+            more,
+            found,
+        } => history::search_found(app, session_id, pattern, more, found),
+        Event::Problems { workflow, problems } => problems_read(app, workflow, problems),
+        Event::Runs { workflow, runs } => runs::runs_read(app, workflow, runs),
+        Event::RunEvents { run_id, events } => {
+            runs::events_read(app, &run_id, events);
+            Vec::new()
+        }
+        Event::Failed(e) => say(app, e),
+        Event::Audit(entries) => audit_read(app, entries),
+        other => views(app, other),
+    }
+}
+
+/// The answers of the views and overlays.
+fn views(app: &mut App, event: Event) -> Vec<Effect> {
+    match event {
+        Event::Named { purpose, result } => naming::named(app, purpose, result),
+        Event::Nothing => Vec::new(),
+        Event::Approvals { pending, error } => {
+            super::super::approvals::loaded(app, pending, error);
+            Vec::new()
+        }
+        Event::Copied(chars) => {
+            let mut message = format!("copied {chars} characters to the clipboard");
+            if let Some(hint) = &app.clipboard_hint {
+                message.push_str(&format!(" · {hint}"));
+            }
+            say(app, message)
+        }
+        Event::CursorLocated {
+            session_id,
+            alternate,
+            cursor,
+        } => copy::located(app, &session_id, alternate, cursor),
+        other => edited(app, other),
+    }
+}
+
+/// The editor's events: a document opened, checked, saved, changed on disk, recovered.
+fn edited(app: &mut App, event: Event) -> Vec<Effect> {
+    match event {
+        Event::Document { workflow, document } => match document {
+            Ok(document) => editor::opened(app, workflow, document),
+            Err(e) => say(app, format!("cannot open {workflow}: {e}")),
+        },
+        Event::CheckDue(edits) => editor::check_due(app, edits),
+        Event::Checked { edits, draft } => {
+            editor::checked(app, edits, *draft);
+            Vec::new()
+        }
+        Event::Saved { edits, result } => editor::saved(app, edits, result),
+        Event::Disk { workflow, now } => editor::disk(app, &workflow, now),
+        Event::Recovered(copies) => {
+            if let Some(first) = copies.first() {
+                app.message = Some(format!(
+                    "unsaved edits of {}{} were kept from an editor that did not close: E on it opens them",
+                    first.file,
+                    match copies.len() {
+                        1 => String::new(),
+                        n => format!(" and {} more", n - 1),
+                    }
+                ));
+            }
+            app.recovered = copies;
+            Vec::new()
+        }
+        Event::EditFile(path) => vec![Effect::ExternalEditor(path)],
+        Event::ExternalDone(result) => {
+            if let Err(e) = result {
+                app.message = Some(e);
+            }
+            vec![Effect::ReloadList]
+        }
+        other => told(app, other),
+    }
+}
+
+/// What the folder's server tells: how many studios, its log, a refused hold, what ended.
+fn told(app: &mut App, event: Event) -> Vec<Effect> {
+    match event {
+        Event::Studios(n) => app.studios = n,
+        Event::LogTrouble { server, trouble } => {
+            let whose = if server {
+                "the folder's server"
+            } else {
+                "this studio"
+            };
+            app.message = Some(match trouble {
+                Some(why) => format!("{whose} cannot write its log, and goes on without it: {why}"),
+                None => format!("{whose} writes its log again"),
+            });
+        }
+        Event::HoldRefused(why) => {
+            // Out of focus mode: the keys would be refused one by one.
+            if app.mode == Mode::Focus {
+                app.mode = Mode::Normal;
+            }
+            app.input_held = None;
+            app.message = Some(why);
+        }
+        Event::Ended(failures) if failures.is_empty() => app.quit = true,
+        // Something would not end: the person stays to see what, and decides again.
+        Event::Ended(failures) => app.message = Some(failures.join("; ")),
+        // Handled before this (`apply_event`, `answered`, `views`, `edited`).
+        Event::Key(_)
+        | Event::Mouse { .. }
+        | Event::TermFocus(_)
+        | Event::Paste(_)
+        | Event::Resize(..)
+        | Event::Engine(_)
+        | Event::Snapshot(_)
+        | Event::List(_)
+        | Event::Plan { .. }
+        | Event::Inputs { .. }
+        | Event::RunStarted(_)
+        | Event::ShellOpened(_)
+        | Event::History { .. }
+        | Event::Found { .. }
+        | Event::Problems { .. }
+        | Event::Runs { .. }
+        | Event::RunEvents { .. }
+        | Event::Failed(_)
+        | Event::Audit(_)
+        | Event::Named { .. }
+        | Event::Nothing
+        | Event::Approvals { .. }
+        | Event::Copied(_)
+        | Event::CursorLocated { .. }
+        | Event::Document { .. }
+        | Event::CheckDue(_)
+        | Event::Checked { .. }
+        | Event::Saved { .. }
+        | Event::Disk { .. }
+        | Event::Recovered(_)
+        | Event::EditFile(_)
+        | Event::ExternalDone(_) => {}
+    }
+    Vec::new()
+}
+
+fn say(app: &mut App, message: String) -> Vec<Effect> {
+    app.message = Some(message);
+    Vec::new()
+}
+
+fn inputs_read(
+    app: &mut App,
+    workflow: String,
+    inputs: Result<Vec<InputSpec>, String>,
+) -> Vec<Effect> {
+    match inputs {
+        Ok(inputs) if inputs.is_empty() => vec![Effect::StartRun {
+            workflow,
+            inputs: Default::default(),
+        }],
+        Ok(inputs) => {
+            app.form = Some(InputsForm::new(workflow, inputs));
+            app.mode = Mode::Form;
+            Vec::new()
+        }
+        Err(e) => say(app, format!("cannot run {workflow}: {e}")),
+    }
+}
+
+fn problems_read(
+    app: &mut App,
+    workflow: String,
+    problems: Result<(String, Vec<Violation>), String>,
+) -> Vec<Effect> {
+    match problems {
+        Ok((_, violations)) if violations.is_empty() => {
+            say(app, format!("{workflow} has no problems"))
+        }
+        Ok((file, violations)) => {
+            app.problems = Some(ProblemsView {
+                workflow,
+                file,
+                violations,
+                top: 0,
+            });
+            app.mode = Mode::Problems;
+            Vec::new()
+        }
+        Err(e) => say(app, format!("cannot read {workflow}: {e}")),
+    }
+}
+
+fn audit_read(app: &mut App, entries: Vec<AuditEntry>) -> Vec<Effect> {
+    if entries.is_empty() {
+        return say(app, "no agent has called a tool on this folder yet".into());
+    }
+    // The newest at the bottom, in view.
+    let top = entries
+        .len()
+        .saturating_sub(usize::from(app.size.1).saturating_sub(6));
+    app.audit = Some((entries, top));
+    app.mode = Mode::Audit;
+    Vec::new()
+}

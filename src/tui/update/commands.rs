@@ -1,0 +1,282 @@
+//! What each command does: the dispatch, and the commands of the studio itself, of the
+//! workflows and their runs, of the editor, and those that close or delete in whatever is
+//! open (the panes' are in `panes.rs`, moving in `moving.rs`).
+
+use super::super::command::Command;
+use super::super::copy;
+use super::super::effect::Effect;
+use super::super::history;
+use super::super::keymap::Mode;
+use super::super::runs;
+use super::super::state::{App, NameFor, Palette, View};
+use super::super::{approvals, editor, naming, quitting};
+use super::moving::{moving, plan_follows_selection};
+use super::panes::{history_and_copy, panes};
+use crate::engine::Phase;
+
+/// Carries out one command on the state.
+pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
+    use Command as C;
+    match command {
+        C::Quit
+        | C::Detach
+        | C::Yes
+        | C::No
+        | C::Approve
+        | C::Deny
+        | C::Later
+        | C::Palette
+        | C::Audit
+        | C::ToggleMouse => studio(app, command),
+        C::Up | C::Down | C::NextView | C::PrevView | C::Confirm | C::Filter | C::Help => {
+            moving(app, command)
+        }
+        C::Close => close(app),
+        C::DeleteChar => delete_char(app),
+        C::ChoicePrev | C::ChoiceNext => choose(app, command),
+        C::Run
+        | C::Cancel
+        | C::Answer
+        | C::Problems
+        | C::Runs
+        | C::JournalUp
+        | C::JournalDown
+        | C::JournalFollow
+        | C::NewWorkflow
+        | C::Duplicate
+        | C::Rename
+        | C::Delete => workflows(app, command),
+        C::NewShell
+        | C::Focus
+        | C::LeaveFocus
+        | C::NextPane
+        | C::PrevPane
+        | C::ClosePane
+        | C::ToggleGrid
+        | C::Zoom => panes(app, command),
+        C::ScrollUp
+        | C::ScrollDown
+        | C::ScrollTop
+        | C::ScrollLive
+        | C::Search
+        | C::NextHit
+        | C::PrevHit
+        | C::CopyMode
+        | C::Left
+        | C::Right
+        | C::Mark
+        | C::MarkLines
+        | C::Copy => history_and_copy(app, command),
+        C::Edit
+        | C::ExternalEdit
+        | C::Save
+        | C::Undo
+        | C::Redo
+        | C::Find
+        | C::NextProblem
+        | C::TogglePanel
+        | C::Choose(_)
+        | C::Complete => editing(app, command),
+    }
+}
+
+/// Quitting and detaching, answering what the studio asks, the palette, the audit log and
+/// the mouse.
+fn studio(app: &mut App, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Quit if editor::may_quit(app) => quitting::quit(app),
+        Command::Detach if editor::may_quit(app) => quitting::detach(app),
+        Command::Approve => return approvals::decide(app, true),
+        Command::Deny => return approvals::decide(app, false),
+        Command::Later => approvals::later(app),
+        Command::Yes => return quitting::end_and_quit(app),
+        Command::No => app.mode = Mode::Normal,
+        Command::Palette => {
+            app.palette = Some(Palette::default());
+            app.mode = Mode::Palette;
+        }
+        Command::Audit => return vec![Effect::LoadAudit],
+        Command::ToggleMouse => {
+            app.mouse = !app.mouse;
+            app.message = Some(if app.mouse {
+                "the studio takes the mouse again (m leaves it to your terminal)".into()
+            } else {
+                "mouse left to your terminal: its own selection and copy work (m takes it back)"
+                    .into()
+            });
+            return vec![Effect::MouseCapture(app.mouse)];
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Esc: closes what is open, or leaves the mode.
+fn close(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.filter.clear();
+            app.mode = Mode::Normal;
+            return plan_follows_selection(app, false);
+        }
+        Mode::Form => app.form = None,
+        Mode::Prompt => app.answering = None,
+        Mode::Search => app.search_input.clear(),
+        Mode::Problems => app.problems = None,
+        Mode::Runs => {
+            runs::close(app);
+            return Vec::new();
+        }
+        Mode::Palette => app.palette = None,
+        Mode::Copy => {
+            copy::leave(app);
+            return Vec::new();
+        }
+        Mode::Edit => return editor::leave(app),
+        Mode::Complete => {
+            editor::close_completion(app);
+            return Vec::new();
+        }
+        Mode::Audit => app.audit = None,
+        Mode::EditAsk => return editor::answer(app, 'n'),
+        Mode::EditFind => {
+            app.mode = Mode::Edit;
+            return Vec::new();
+        }
+        Mode::Name => app.naming = None,
+        _ => {
+            // Esc in the panes view also leaves the history and the search.
+            if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
+                history::leave(app);
+                app.search = None;
+            }
+            app.message = None;
+            app.selection = None;
+        }
+    }
+    app.mode = Mode::Normal;
+    Vec::new()
+}
+
+/// Backspace in the text being typed.
+fn delete_char(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.filter.pop();
+            return plan_follows_selection(app, false);
+        }
+        Mode::Form => {
+            if let Some(form) = &mut app.form {
+                form.delete_char();
+            }
+        }
+        Mode::Prompt => {
+            app.answer.pop();
+        }
+        Mode::Search => {
+            app.search_input.pop();
+        }
+        Mode::Palette => {
+            if let Some(p) = &mut app.palette {
+                p.query.pop();
+                p.selected = 0;
+            }
+        }
+        Mode::EditFind => {
+            if let Some(e) = &mut app.editor {
+                e.find.pop();
+            }
+        }
+        Mode::Name => {
+            if let Some(n) = &mut app.naming {
+                n.name.pop();
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The previous or next choice of a name being given or of a form's field.
+fn choose(app: &mut App, command: Command) -> Vec<Effect> {
+    let step = if command == Command::ChoicePrev {
+        -1
+    } else {
+        1
+    };
+    if app.mode == Mode::Name {
+        naming::cycle(app, step);
+    } else if let Some(form) = &mut app.form {
+        form.cycle_choice(step);
+    }
+    Vec::new()
+}
+
+/// The selected workflow: running it, its runs and problems, a prompt to answer, and
+/// creating, duplicating, renaming or deleting workflows.
+fn workflows(app: &mut App, command: Command) -> Vec<Effect> {
+    let selected = app.selected_workflow().map(|w| w.name.clone());
+    match (command, selected) {
+        (Command::Run, Some(w)) => return vec![Effect::LoadInputs(w)],
+        (Command::Problems, Some(w)) => return vec![Effect::LoadProblems(w)],
+        (Command::Cancel, Some(w)) => match app.active_run_of(&w).map(|r| r.run_id.clone()) {
+            Some(run_id) => return vec![Effect::CancelRun(run_id)],
+            None => app.message = Some("the selected workflow has no run in progress".into()),
+        },
+        (Command::Cancel, None) => {
+            app.message = Some("the selected workflow has no run in progress".into());
+        }
+        (Command::Answer, _) if approvals::reopen(app) => {}
+        (Command::Answer, selected) => answer(app, selected),
+        (Command::Runs, _) => return runs::open(app),
+        (Command::JournalUp, _) => runs::scroll(app, 1),
+        (Command::JournalDown, _) => runs::scroll(app, -1),
+        (Command::JournalFollow, _) => runs::follow(app),
+        (Command::NewWorkflow, _) => naming::start(app, NameFor::New(0)),
+        (Command::Duplicate, Some(w)) => naming::start(app, NameFor::Duplicate(w)),
+        (Command::Rename, Some(w)) => naming::start(app, NameFor::Rename(w)),
+        (Command::Delete, Some(w)) => naming::start(app, NameFor::Delete(w)),
+        (_, None) => app.message = Some("no workflow selected".into()),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The prompt of the run that waits for an answer, the selected workflow's first.
+fn answer(app: &mut App, selected: Option<String>) {
+    let waiting = app
+        .runs
+        .values()
+        .rev()
+        .filter(|r| r.phase == Phase::WaitingForInput)
+        .max_by_key(|r| Some(&r.workflow) == selected.as_ref())
+        .map(|r| r.run_id.clone());
+    match waiting {
+        Some(run_id) => open_prompt(app, run_id),
+        None => app.message = Some("no run is waiting for an answer".into()),
+    }
+}
+
+pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
+    app.answering = Some(run_id);
+    app.answer.clear();
+    app.mode = Mode::Prompt;
+}
+
+/// The editor's commands.
+fn editing(app: &mut App, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Edit => return editor::open(app),
+        Command::ExternalEdit => return editor::external(app),
+        Command::Save => return editor::save(app),
+        Command::Undo => return editor::undo(app, false),
+        Command::Redo => return editor::undo(app, true),
+        Command::Find => editor::start_find(app),
+        Command::NextProblem => editor::next_problem(app),
+        Command::TogglePanel => editor::cycle_panel(app),
+        Command::Choose(c) => return editor::answer(app, c),
+        Command::Complete => return editor::start_completion(app),
+        _ => {}
+    }
+    Vec::new()
+}

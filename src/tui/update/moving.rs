@@ -1,0 +1,192 @@
+//! Moving: through the list, a form, an overlay, the panes; and what Enter confirms.
+
+use super::super::command::Command;
+use super::super::copy;
+use super::super::effect::Effect;
+use super::super::history;
+use super::super::keymap::{self, Mode};
+use super::super::runs;
+use super::super::state::{App, View};
+use super::super::{editor, naming};
+use super::commands::run_command;
+
+/// Up and down, the views in turn, Enter, the filter and help.
+pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
+    match command {
+        Command::Up => return move_by(app, -1),
+        Command::Down => return move_by(app, 1),
+        Command::NextView | Command::PrevView => {
+            let at = View::ALL.iter().position(|v| *v == app.view).unwrap_or(0);
+            let step = if command == Command::NextView { 1 } else { 2 };
+            app.view = View::ALL[(at + step) % View::ALL.len()];
+        }
+        Command::Confirm => return confirm(app),
+        Command::Filter => {
+            app.mode = Mode::Filter;
+            app.view = View::List;
+        }
+        Command::Help => {
+            app.mode = Mode::Help;
+            app.help_top = 0;
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// A page of an overlay as tall as the screen (its border and the status line aside).
+pub(super) fn page_rows(app: &App) -> isize {
+    isize::try_from(app.size.1.saturating_sub(6).max(1)).unwrap_or(1)
+}
+
+fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
+    match (app.mode, app.view) {
+        (Mode::Form, _) => {
+            if let Some(form) = &mut app.form {
+                form.move_by(delta);
+            }
+            Vec::new()
+        }
+        (Mode::Help, _) => {
+            // The overlay is the terminal's height less 2, inside its border.
+            let shown = usize::from(app.size.1).saturating_sub(4);
+            let last = keymap::help_height().saturating_sub(shown);
+            app.help_top = app.help_top.saturating_add_signed(delta).min(last);
+            Vec::new()
+        }
+        (Mode::Problems, _) => {
+            if let Some(p) = &mut app.problems {
+                let last = p.violations.len().saturating_sub(1);
+                p.top = (p.top as isize + delta).clamp(0, last as isize) as usize;
+            }
+            Vec::new()
+        }
+        (Mode::Runs, _) => runs::move_by(app, delta),
+        (Mode::Palette, _) => {
+            if let Some(p) = &mut app.palette {
+                let n = super::super::palette::matches(&p.query).len();
+                p.selected =
+                    (p.selected as isize + delta).clamp(0, n.saturating_sub(1) as isize) as usize;
+            }
+            Vec::new()
+        }
+        (Mode::Copy, _) => copy::move_cursor(app, 0, delta as i64),
+        (Mode::Approve, _) => {
+            super::super::approvals::move_by(app, delta);
+            Vec::new()
+        }
+        (Mode::Audit, _) => {
+            if let Some((entries, top)) = &mut app.audit {
+                *top = top
+                    .saturating_add_signed(delta)
+                    .min(entries.len().saturating_sub(1));
+            }
+            Vec::new()
+        }
+        (Mode::Complete, _) => {
+            editor::move_completion(app, delta);
+            Vec::new()
+        }
+        (Mode::EditAsk, _) => {
+            if let Some(diff) = app.editor.as_mut().and_then(|e| e.diff.as_mut()) {
+                *diff = diff.saturating_add_signed(delta * 5);
+            }
+            Vec::new()
+        }
+        (Mode::Filter, _) | (_, View::List) => {
+            let n = app.visible().len();
+            if n > 0 {
+                app.selected = (app.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+            }
+            plan_follows_selection(app, false)
+        }
+        (_, View::Panes) => run_command(
+            app,
+            if delta < 0 {
+                Command::PrevPane
+            } else {
+                Command::NextPane
+            },
+        ),
+        (_, View::Plan) => Vec::new(),
+    }
+}
+
+fn confirm(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+        Mode::Form => {
+            let Some(form) = &mut app.form else {
+                app.mode = Mode::Normal;
+                return Vec::new();
+            };
+            match form.submit() {
+                Some(inputs) => {
+                    let workflow = form.workflow.clone();
+                    app.form = None;
+                    app.mode = Mode::Normal;
+                    vec![Effect::StartRun { workflow, inputs }]
+                }
+                None => Vec::new(),
+            }
+        }
+        Mode::Search => {
+            app.mode = Mode::Normal;
+            history::start_search(app)
+        }
+        Mode::EditFind => {
+            editor::find(app);
+            Vec::new()
+        }
+        Mode::Name => naming::submit(app),
+        Mode::Complete => editor::accept_completion(app),
+        Mode::Palette => {
+            let chosen = app.palette.take().and_then(|p| {
+                super::super::palette::matches(&p.query)
+                    .get(p.selected)
+                    .map(|e| e.command)
+            });
+            app.mode = Mode::Normal;
+            match chosen {
+                Some(command) => run_command(app, command),
+                None => Vec::new(),
+            }
+        }
+        Mode::Prompt => {
+            app.mode = Mode::Normal;
+            match app.answering.take() {
+                Some(run_id) => vec![Effect::AnswerPrompt {
+                    run_id,
+                    answer: std::mem::take(&mut app.answer),
+                }],
+                None => Vec::new(),
+            }
+        }
+        _ => match app.view {
+            View::List => {
+                app.view = View::Plan;
+                Vec::new()
+            }
+            View::Panes => run_command(app, Command::Focus),
+            View::Plan => Vec::new(),
+        },
+    }
+}
+
+/// Loads the plan of the selected workflow when it is not the one shown (or always, when the
+/// workflow itself changed).
+pub(in crate::tui) fn plan_follows_selection(app: &mut App, changed: bool) -> Vec<Effect> {
+    let Some(selected) = app.selected_workflow().map(|w| w.name.clone()) else {
+        app.plan = None;
+        return Vec::new();
+    };
+    let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
+    if changed || shown != Some(selected.as_str()) {
+        vec![Effect::LoadPlan(selected)]
+    } else {
+        Vec::new()
+    }
+}
