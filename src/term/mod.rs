@@ -97,6 +97,9 @@ pub struct Terminals {
     closing: Mutex<HashSet<i32>>,
     /// Started with the first session when configured; `None` inside when it could not start.
     watchdog: std::sync::OnceLock<Option<watchdog::Watchdog>>,
+    /// The number of the next session's id: s1, s2, … in each registry (an engine has one),
+    /// never reused while it lives.
+    next_id: AtomicU64,
 }
 
 /// Slots taken by opens in progress.
@@ -125,9 +128,9 @@ impl Drop for Reserved<'_> {
     }
 }
 
-/// Session ids are unique in the process (not per registry), so the process marker built
-/// from them is too.
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Process markers are numbered across the process, not per registry: a test process holds
+/// many engines, and no two of their sessions may share a marker.
+static NEXT_MARKER: AtomicU64 = AtomicU64::new(1);
 
 impl Terminals {
     pub fn new(config: TermConfig) -> Self {
@@ -138,6 +141,7 @@ impl Terminals {
             opening: Mutex::new(Opening::default()),
             closing: Mutex::new(HashSet::new()),
             watchdog: std::sync::OnceLock::new(),
+            next_id: AtomicU64::new(1),
         }
     }
 
@@ -206,9 +210,13 @@ impl Terminals {
         }
         check_options(&options)?;
         let reserved = self.reserve(options.name.as_ref())?;
-        let id = format!("s{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+        let id = format!("s{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         // Unique across flowdeck processes, so one never tears down another's processes.
-        let marker = format!("{}-{id}", std::process::id());
+        let marker = format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT_MARKER.fetch_add(1, Ordering::Relaxed)
+        );
         let limits = HistoryLimits {
             lines: self.config.history_lines,
             bytes: self.config.history_bytes,

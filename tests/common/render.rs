@@ -102,7 +102,7 @@ pub fn redacted(screen: &str) -> String {
         // The shell protocol's random nonce, and the machine's bash version in its prompt.
         (r"(\b|__FD)[0-9a-f]{16}\b", "${1}NONCE"),
         (r"bash-\d+\.\d+", "bash-N.N"),
-        // Session numbers count every session of the test process, other tests' too.
+        // Session numbers (each engine counts from s1) say nothing about the screen drawn.
         (r"\bs\d+ ·", "sN ·"),
         // The placeholders' lengths differ from the text's: the right border moves in.
         (r#"(?m)(\S) +│"$"#, r#"$1 │""#),

@@ -1,0 +1,16 @@
+//! The front ends agents and scripts use, as they use them: `flowdeck mcp` over its wire and
+//! through real MCP clients, the folder's server and its lifetime, and the CLI. One binary, so
+//! that the crate is linked once for all of them.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod approval_rights;
+mod cli;
+mod cli_run;
+mod host;
+mod lifecycle;
+mod mcp;
+mod mcp_wire;
+mod real_clients;
+mod relative_folder;

@@ -1,0 +1,305 @@
+//! The shape of the source, checked rather than left to review.
+//!
+//! The layering of SPEC §3.1, which of flowdeck's modules may use which: `engine` uses
+//! `workflow`, `store` and `term`; `store` uses `workflow`; the front ends use the engine (and
+//! the pure manifest model it speaks in), never each other; `workflow` is pure. Every path that
+//! names another module counts (`use` lines, paths in code, `super::` chains that climb out of
+//! a module), comments do not.
+//!
+//! And the size of files: past 600 lines outside its tests, a file holds more than one job.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Each top module and the modules it may use besides itself.
+fn allowed() -> BTreeMap<&'static str, &'static [&'static str]> {
+    // Process-wide helpers every layer may use: who acts, panic containment, the process's
+    // log and its signals.
+    const LEAVES: &[&str] = &["actor", "panics"];
+    let mut allowed: BTreeMap<&str, &[&str]> = BTreeMap::new();
+    allowed.insert("actor", &[]);
+    allowed.insert("panics", &[]);
+    allowed.insert("signals", &[]);
+    // The log's file lives in the folder's state folder, which the store owns.
+    allowed.insert("logfile", &["store"]);
+    allowed.insert("workflow", LEAVES);
+    allowed.insert("term", LEAVES);
+    allowed.insert("store", &["workflow", "actor", "panics"]);
+    allowed.insert("engine", &["workflow", "store", "term", "actor", "panics"]);
+    allowed.insert("mcp", &["engine", "workflow", "actor", "panics"]);
+    // The folder's server hosts both kinds of front end: it serves MCP's sessions and the
+    // studio protocol, and sends screens as the terminal layer mirrors them.
+    allowed.insert(
+        "server",
+        &[
+            "engine", "mcp", "workflow", "term", "actor", "panics", "logfile",
+        ],
+    );
+    // The studio reaches the engine itself or through the server's client.
+    allowed.insert(
+        "tui",
+        &[
+            "engine", "workflow", "server", "actor", "panics", "signals", "logfile",
+        ],
+    );
+    allowed
+}
+
+/// The composition root and the crate's own files may use anything.
+const ROOTS: &[&str] = &["cli", "lib", "main"];
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The module path of a file under `src/`: `src/tui/draw/pane.rs` is `tui::draw::pane`,
+/// `src/tui/mod.rs` is `tui`.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The top modules a text of code names, each with its byte offset: `crate::X`,
+/// `crate::{X, Y::…}` (over several lines too) and `super::` chains that climb to the crate's
+/// root.
+fn named(text: &str, module: &[String]) -> Vec<(usize, String)> {
+    let mut names = Vec::new();
+    let bytes = text.as_bytes();
+    // `flowdeck_crate::`, `$crate::` and `a::super::` are other things.
+    let part_of_a_word = |at: usize| {
+        at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || b"_$:".contains(&bytes[at - 1]))
+    };
+    for (start, _) in text.match_indices("crate::") {
+        if part_of_a_word(start) {
+            continue;
+        }
+        let after = &text[start + "crate::".len()..];
+        let Some(group) = after.strip_prefix('{') else {
+            names.push((start, first_word(after)));
+            continue;
+        };
+        // The first word of each item at the group's own depth: `{a::x, b::{y, z}}`.
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    names.push((start, first_word(&item)));
+                    item.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        names.push((start, first_word(&item)));
+    }
+    // A file's inline modules (its tests, at its end) are one level deeper than the file.
+    let inline = text
+        .match_indices("\nmod ")
+        .chain(text.match_indices("\npub mod "))
+        .map(|(at, _)| at + 1)
+        .filter(|at| text[*at..].lines().next().is_some_and(|l| l.ends_with('{')))
+        .min();
+    for (start, _) in text.match_indices("super::") {
+        if part_of_a_word(start) {
+            continue;
+        }
+        let mut depth = module.len() + usize::from(inline.is_some_and(|at| at < start));
+        let mut rest = &text[start..];
+        while let Some(after) = rest.strip_prefix("super::") {
+            depth = depth.saturating_sub(1);
+            rest = after;
+        }
+        if depth == 0 {
+            names.push((start, first_word(rest)));
+        }
+    }
+    names.retain(|(_, name)| !name.is_empty());
+    names
+}
+
+fn first_word(text: &str) -> String {
+    text.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+#[test]
+fn each_module_uses_only_the_modules_spec_3_1_allows() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let allowed = allowed();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let module = module_of(relative);
+        let top = module[0].as_str();
+        if ROOTS.contains(&top) {
+            continue;
+        }
+        let Some(may) = allowed.get(top) else {
+            wrong.push(format!(
+                "src/{}: the module `{top}` has no place in the layering yet: add it to tests/kernel/shape.rs",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        // Comments name modules without using them: blanked, lines kept.
+        let code: String = text
+            .lines()
+            .map(|line| {
+                if line.trim_start().starts_with("//") {
+                    ""
+                } else {
+                    line
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (at, name) in named(&code, &module) {
+            if name != top && !may.contains(&name.as_str()) {
+                let line = code[..at].matches('\n').count();
+                wrong.push(format!(
+                    "src/{}:{}: `{top}` uses `{name}`; it may use only {may:?}\n    {}",
+                    relative.display(),
+                    line + 1,
+                    code.lines().nth(line).unwrap_or_default().trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "SPEC §3.1 layering:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_finds_every_way_of_naming_a_module() {
+    let names = |text: &str, module: &[String]| -> Vec<String> {
+        named(text, module).into_iter().map(|(_, n)| n).collect()
+    };
+    let tui_app = module_of(Path::new("tui/app.rs"));
+    assert_eq!(tui_app, ["tui", "app"]);
+    assert_eq!(module_of(Path::new("tui/mod.rs")), ["tui"]);
+    assert_eq!(names("use crate::engine::Engine;", &tui_app), ["engine"]);
+    assert_eq!(
+        names("use crate::{cli::runtime, store::{a, b}};", &tui_app),
+        ["cli", "store"]
+    );
+    assert_eq!(
+        names(
+            "use crate::{\n    engine::X,\n    term::{Y, Z},\n};",
+            &tui_app
+        ),
+        ["engine", "term"]
+    );
+    assert_eq!(names("let r = crate::cli::runtime()?;", &tui_app), ["cli"]);
+    // `super::` in tui/app.rs is `tui`; twice is the crate's root.
+    assert!(names("use super::state::App;", &tui_app).is_empty());
+    assert_eq!(names("use super::super::mcp::x;", &tui_app), ["mcp"]);
+    assert!(names("macro_rules! m { () => { $crate::x } }", &tui_app).is_empty());
+    // In a file's test module, `super::super::` is the file's parent.
+    let tests = "use super::super::mcp::x;\n#[cfg(test)]\nmod tests {\n    use super::super::state::App;\n}\n";
+    assert_eq!(names(tests, &tui_app), ["mcp"]);
+}
+
+/// The most lines a source file holds outside its tests: past it, a file is doing more than one
+/// job (issue 23). The files still over it are listed in [`STILL_OVER`], each with the most it
+/// may hold until it is split: the list only shrinks.
+const MOST_LINES: usize = 600;
+
+/// Files over [`MOST_LINES`] when the limit came, with their size then: none may grow, and
+/// one that is split must leave the list.
+const STILL_OVER: &[(&str, usize)] = &[
+    ("engine/executor.rs", 985),
+    ("engine/runs_api.rs", 934),
+    ("mcp/tools.rs", 902),
+    ("cli.rs", 876),
+    ("tui/editor.rs", 872),
+    ("mcp/wire.rs", 782),
+    ("mcp/server.rs", 743),
+    ("engine/authoring.rs", 735),
+    ("engine/journal.rs", 672),
+    ("tui/effects.rs", 665),
+    ("engine/terminal.rs", 663),
+    ("term/shell.rs", 645),
+    ("workflow/action.rs", 608),
+];
+
+/// Lines of a source file outside its tests: up to an inline `#[cfg(test)] mod …`.
+fn lines_outside_tests(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .windows(2)
+        .position(|pair| pair[0].trim() == "#[cfg(test)]" && pair[1].starts_with("mod "))
+        .unwrap_or(lines.len())
+}
+
+#[test]
+fn no_source_file_grows_past_its_limit() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap().display().to_string();
+        if relative.ends_with("_tests.rs") {
+            continue;
+        }
+        let lines = lines_outside_tests(&std::fs::read_to_string(file).unwrap());
+        let listed = STILL_OVER.iter().find(|(name, _)| *name == relative);
+        match listed {
+            None if lines > MOST_LINES => wrong.push(format!(
+                "src/{relative}: {lines} lines outside its tests (at most {MOST_LINES}): split it by its jobs"
+            )),
+            Some((_, most)) if lines > *most => wrong.push(format!(
+                "src/{relative}: {lines} lines; it held {most} when the limit came and may not grow: split it"
+            )),
+            Some(_) if lines <= MOST_LINES => wrong.push(format!(
+                "src/{relative}: {lines} lines now: take it off STILL_OVER in tests/kernel/shape.rs"
+            )),
+            _ => {}
+        }
+    }
+    for (name, _) in STILL_OVER {
+        if !files.iter().any(|f| f.ends_with(name)) {
+            wrong.push(format!(
+                "src/{name} is gone: take it off STILL_OVER in tests/kernel/shape.rs"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_files_tests_do_not_count_against_it() {
+    let text = "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn b() {}\n}\n";
+    assert_eq!(lines_outside_tests(text), 2);
+    assert_eq!(lines_outside_tests("fn a() {}\n"), 1);
+}
