@@ -13,7 +13,8 @@ use flowdeck::term::search::{self, Order, Query};
 use flowdeck::term::shell;
 use flowdeck::term::transcript::{Decoder, Transcript};
 use flowdeck::term::{
-    AwaitSpec, OpenOptions, Outcome, Program, Quiet, QuietOn, Session, Since, TermConfig, Terminals,
+    AwaitSpec, OpenOptions, Program, Quiet, QuietOn, Session, Since, TermConfig, Terminals,
+    WaitOutcome,
 };
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use std::io::Read;
@@ -98,7 +99,7 @@ async fn session_drain(t: &Terminals, argv: &[&str], last: &str) -> Duration {
         })
         .unwrap();
     let r = s.await_output(spec(last, Since::All)).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:?}");
     let took = started.elapsed();
     t.close(s.id()).await.unwrap();
     took
@@ -191,7 +192,7 @@ async fn echo_round_trip(t: &Terminals) {
             .await
             .unwrap();
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
-        assert_eq!(r.outcome, Outcome::Matched);
+        assert_eq!(r.outcome, WaitOutcome::Matched);
     }
     stats("echo round trip (send_input + await_output)", samples, "ms");
     let n = if quick() { 50 } else { 300 };
@@ -319,7 +320,7 @@ async fn memory(t: &Terminals) {
             .await_output(spec("^FILLED$", Since::LastInput))
             .await
             .unwrap();
-        assert_eq!(r.outcome, Outcome::Matched);
+        assert_eq!(r.outcome, WaitOutcome::Matched);
         // A new input lets the history limit apply to that flood.
         s.send_text("echo next\n", "bench").unwrap();
         s.await_output(spec("^next$", Since::LastInput))
@@ -364,7 +365,7 @@ async fn parallel_waits(t: &Terminals) {
             let outcome = r.as_ref().map(|r| r.outcome);
             assert_eq!(
                 outcome.ok(),
-                Some(Outcome::Matched),
+                Some(WaitOutcome::Matched),
                 "{:?}",
                 s.output_since(0)
             );
@@ -398,7 +399,7 @@ async fn searches(t: &Terminals) {
         .await_output(spec("^FILLED$", Since::LastInput))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched);
+    assert_eq!(r.outcome, WaitOutcome::Matched);
     let n = if quick() { 100 } else { 1000 };
     let cases = [
         (

@@ -4,7 +4,7 @@
 //! up it runs there (an open studio shows it), else in an engine of its own.
 
 use crate::engine::request::{Reply, Request};
-use crate::engine::runs_api::FollowedRun;
+use crate::engine::run::FollowedRun;
 use crate::engine::{
     Actor, Change, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
 };

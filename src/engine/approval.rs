@@ -8,8 +8,8 @@
 //! `DIR/.flowdeck/approved.json` (store/approvals.rs): any change to a file needs a new one.
 
 use super::events::{Actor, Change};
-use super::runs::ActiveRun;
-use super::runs_api::WorkflowSource;
+use super::run::ActiveRun;
+use super::run::WorkflowSource;
 use super::{Engine, EngineError};
 use crate::store::approvals::Approved;
 use schemars::JsonSchema;
@@ -198,7 +198,7 @@ impl Engine {
         &self,
         run_id: &str,
         source: &WorkflowSource,
-        resolved: &super::runs_api::Resolved,
+        resolved: &super::run::Resolved,
         actor: &Actor,
         asked_by_connection: bool,
     ) -> Result<Option<ApprovalRequest>, EngineError> {

@@ -5,7 +5,7 @@
 use super::contract::{self, MASK};
 use super::events::Actor;
 use super::{Engine, EngineError};
-use crate::store::{SaveRequest, Saved, Status};
+use crate::store::{SaveRequest, Saved, WorkflowStatus};
 use crate::workflow::action::Action;
 use crate::workflow::model::{Signature, Variable, Workflow};
 use crate::workflow::names::display_safe;
@@ -25,7 +25,7 @@ use std::sync::Arc;
 pub struct WorkflowSummary {
     pub name: String,
     pub file: String,
-    pub status: Status,
+    pub status: WorkflowStatus,
     pub description: Option<String>,
     pub states: Option<usize>,
     pub version: String,
@@ -62,7 +62,7 @@ pub struct WorkflowDocument {
     pub parsed: Option<Value>,
     /// SHA-256 of the content: pass it as `expected_version` when saving.
     pub version: String,
-    pub status: Status,
+    pub status: WorkflowStatus,
     pub violations: Vec<Violation>,
     /// The version that runs while the file is broken, if it differs.
     pub last_good_version: Option<String>,

@@ -6,7 +6,27 @@ use crate::workflow::names::{display_safe, is_valid_env_name};
 use crate::workflow::pattern;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// Which side of the contract a check is about: what a run's `contract_checked` line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractPhase {
+    /// The inputs, before the first state.
+    Arguments,
+    /// The return values, after the last state.
+    ReturnValues,
+}
+
+impl ContractPhase {
+    /// The word the journal writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContractPhase::Arguments => "arguments",
+            ContractPhase::ReturnValues => "return_values",
+        }
+    }
+}
 
 /// What a secret value shows as in results, logs and the journal.
 pub const MASK: &str = "********";

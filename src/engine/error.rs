@@ -20,7 +20,7 @@ pub enum EngineError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    RunStart(#[from] super::runs::StartError),
+    RunStart(#[from] super::run::StartError),
     #[error("no run {0} (the run history lists the runs)")]
     RunNotFound(String),
     #[error("run {0} has already finished")]
@@ -63,8 +63,8 @@ impl EngineError {
             EngineError::Pattern { source, .. } => source.rule(),
             EngineError::InvalidParams(_) => "invalid_params",
             EngineError::Store(e) => e.code(),
-            EngineError::RunStart(super::runs::StartError::SessionBusy { .. }) => "conflict",
-            EngineError::RunStart(super::runs::StartError::TooManyRuns { .. }) => "run_limit",
+            EngineError::RunStart(super::run::StartError::SessionBusy { .. }) => "conflict",
+            EngineError::RunStart(super::run::StartError::TooManyRuns { .. }) => "run_limit",
             EngineError::RunNotFound(_) => "run_not_found",
             EngineError::RunFinished(_) => "run_finished",
             EngineError::NoPrompt(_) => "no_prompt",

@@ -2,10 +2,11 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read.
 
-use super::ending::result_from_journal;
 use super::events::Actor;
 pub use super::journal_writer::JournalWriter;
 use super::journal_writer::live_marker;
+use super::run::ending::result_from_journal;
+use super::{ContractPhase, StepStatus};
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -45,8 +46,7 @@ pub enum RunEvent {
         actor: Option<Actor>,
     },
     ContractChecked {
-        /// `arguments` or `return_values`.
-        phase: String,
+        phase: ContractPhase,
         valid: bool,
         detail: Value,
     },
@@ -60,7 +60,7 @@ pub enum RunEvent {
         step: u32,
         state: String,
         tool: String,
-        status: String,
+        status: StepStatus,
         elapsed_ms: f64,
         /// The output the step observed, shortened.
         output: String,

@@ -4,12 +4,12 @@
 //!
 //! - [`terminal`]: terminal sessions, driven with the parameter types of the manifest's tools,
 //!   so a workflow step and a tool call are the same call;
-//! - [`runs_api`]: starting, following, cancelling and answering runs, and their history;
+//! - [`run`]: runs in progress, limits, cancellation; starting, following, cancelling and
+//!   answering runs; every way a run ends, recorded the same way; their history;
 //! - [`executor`]: one run's state machine; [`transition`] the pure choice of the next state;
-//!   [`contract`] the input and output contracts; [`ending`] every way a run ends, recorded
-//!   the same way;
+//!   [`contract`] the input and output contracts;
 //! - [`journal`], [`meta`]: the run history and per-workflow metadata in `DIR/.flowdeck/`;
-//! - [`runs`]: runs in progress, limits, cancellation; [`events`]: the event stream;
+//! - [`events`]: the event stream;
 //! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search;
 //! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
@@ -18,7 +18,6 @@ pub mod audit_log;
 pub mod authoring;
 pub mod contract;
 pub mod editing;
-pub mod ending;
 pub mod error;
 pub mod events;
 pub mod executor;
@@ -28,8 +27,7 @@ pub mod meta;
 pub mod panes;
 pub mod request;
 pub mod result;
-pub mod runs;
-pub mod runs_api;
+pub mod run;
 pub mod search;
 pub mod secrets;
 pub mod terminal;
@@ -41,26 +39,25 @@ pub use error::EngineError;
 pub use crate::store::approvals::Approved;
 pub use crate::store::lock::{Holder as LockHolder, LockError};
 pub use crate::store::recovery::Recovered;
-pub use crate::store::{
-    FolderProblem, FolderProblemKind, Saved, Status as WorkflowStatus, StoreError,
-};
+pub use crate::store::{FolderProblem, FolderProblemKind, Saved, StoreError, WorkflowStatus};
 pub use crate::term::processes::ancestry;
-pub use crate::term::{Content, ExitInfo, Outcome, SessionInfo, TermError};
+pub use crate::term::{Content, ExitInfo, SessionInfo, TermError, WaitOutcome};
+pub use contract::ContractPhase;
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult};
-pub use runs::{Phase, RunStatus};
-pub use runs_api::{FollowedRun, RunRequest, StartedRun, WorkflowSource};
+pub use run::{FollowedRun, Phase, RunRequest, RunStatus, StartedRun, WorkflowSource};
 pub use search::SearchResult;
 pub use terminal::{
     AwaitOutput, ClosedSession, CommandOutput, EnvValues, Resized, ScreenContent, SentInput,
     SessionList, SetEnvResult,
 };
+pub use transition::StepStatus;
 
 use crate::store::{Store, Watcher};
 use crate::term::{TermConfig, Terminals};
 use journal::Journal;
 use meta::Metadata;
-use runs::Runs;
+use run::Runs;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::broadcast;

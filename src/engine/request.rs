@@ -10,7 +10,7 @@
 
 use super::authoring::{InputPreview, ManifestValidation, WorkflowDocument, WorkflowList};
 use super::editing::Draft;
-use super::runs_api::{RunEvents, RunList};
+use super::run::{RunEvents, RunList};
 use super::{
     Actor, ClosedSession, Engine, EngineError, Resized, RunRequest, RunStatus, ScreenContent,
     SearchResult, SentInput, SessionInfo, SessionList, Snapshot, WorkflowSource,

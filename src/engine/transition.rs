@@ -4,21 +4,40 @@
 use crate::workflow::guard::{GuardError, Variables};
 use crate::workflow::model::{ConditionKind, State};
 use crate::workflow::pattern::{self, PatternError};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// How a state's action ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How a state's action ended: what its step's `status` says in the journal, the execution
+/// log and the run's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum StepStatus {
     Success,
     Failure,
     Timeout,
 }
 
+impl StepStatus {
+    /// The word the journal and the execution log write.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Success => "success",
+            StepStatus::Failure => "failure",
+            StepStatus::Timeout => "timeout",
+        }
+    }
+}
+
+impl std::fmt::Display for StepStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What a state's action produced, as far as transitions care.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepOutcome {
-    pub status: Status,
+    pub status: StepStatus,
     /// The output the state observed (matched or read text, a command's output, the screen).
     pub observed: String,
     /// For a `prompt` step: whether the answer passed its rules.
@@ -51,9 +70,9 @@ fn condition_holds(
 ) -> bool {
     match kind {
         ConditionKind::Always => true,
-        ConditionKind::Success => outcome.status == Status::Success,
-        ConditionKind::Failure => outcome.status == Status::Failure,
-        ConditionKind::Timeout => outcome.status == Status::Timeout,
+        ConditionKind::Success => outcome.status == StepStatus::Success,
+        ConditionKind::Failure => outcome.status == StepStatus::Failure,
+        ConditionKind::Timeout => outcome.status == StepStatus::Timeout,
         ConditionKind::PatternMatch => pattern_matches == Some(true),
         ConditionKind::PatternNoMatch => pattern_matches == Some(false),
         ConditionKind::ValidationPassed => outcome.validation == Some(true),
@@ -114,7 +133,7 @@ mod tests {
         .unwrap()
     }
 
-    fn outcome(status: Status, observed: &str, validation: Option<bool>) -> StepOutcome {
+    fn outcome(status: StepStatus, observed: &str, validation: Option<bool>) -> StepOutcome {
         StepOutcome {
             status,
             observed: observed.into(),
@@ -133,7 +152,11 @@ mod tests {
     /// Every condition against every status, with and without a validation verdict.
     #[test]
     fn each_condition_holds_exactly_when_it_should() {
-        let statuses = [Status::Success, Status::Failure, Status::Timeout];
+        let statuses = [
+            StepStatus::Success,
+            StepStatus::Failure,
+            StepStatus::Timeout,
+        ];
         let verdicts = [None, Some(true), Some(false)];
         for kind in ConditionKind::ALL {
             let mut t = json!({"condition": kind.as_str(), "next_state": "x"});
@@ -147,9 +170,9 @@ mod tests {
                         let o = outcome(status, observed, verdict);
                         let expected = match kind {
                             ConditionKind::Always => true,
-                            ConditionKind::Success => status == Status::Success,
-                            ConditionKind::Failure => status == Status::Failure,
-                            ConditionKind::Timeout => status == Status::Timeout,
+                            ConditionKind::Success => status == StepStatus::Success,
+                            ConditionKind::Failure => status == StepStatus::Failure,
+                            ConditionKind::Timeout => status == StepStatus::Timeout,
                             ConditionKind::PatternMatch => observed == "ok",
                             ConditionKind::PatternNoMatch => observed != "ok",
                             ConditionKind::ValidationPassed => verdict == Some(true),
@@ -175,21 +198,21 @@ mod tests {
             {"next_state": "fallback"},
         ]));
         assert_eq!(
-            next(&s, &outcome(Status::Timeout, "", None), &[]).as_deref(),
+            next(&s, &outcome(StepStatus::Timeout, "", None), &[]).as_deref(),
             Some("slow")
         );
         assert_eq!(
-            next(&s, &outcome(Status::Failure, "", None), &[]).as_deref(),
+            next(&s, &outcome(StepStatus::Failure, "", None), &[]).as_deref(),
             Some("broken")
         );
         assert_eq!(
-            next(&s, &outcome(Status::Success, "", None), &[]).as_deref(),
+            next(&s, &outcome(StepStatus::Success, "", None), &[]).as_deref(),
             Some("good")
         );
         let s = state(json!([{"condition": "success", "next_state": "good"}]));
-        assert_eq!(next(&s, &outcome(Status::Failure, "", None), &[]), None);
+        assert_eq!(next(&s, &outcome(StepStatus::Failure, "", None), &[]), None);
         let s = state(json!([]));
-        assert_eq!(next(&s, &outcome(Status::Success, "", None), &[]), None);
+        assert_eq!(next(&s, &outcome(StepStatus::Success, "", None), &[]), None);
     }
 
     #[test]
@@ -198,7 +221,7 @@ mod tests {
             {"condition": "success", "when": {"var": "COUNT", "gt": 0}, "next_state": "dirty"},
             {"condition": "success", "next_state": "clean"},
         ]));
-        let ok = outcome(Status::Success, "", None);
+        let ok = outcome(StepStatus::Success, "", None);
         assert_eq!(next(&s, &ok, &[("COUNT", "3")]).as_deref(), Some("dirty"));
         assert_eq!(next(&s, &ok, &[("COUNT", "0")]).as_deref(), Some("clean"));
         // Not set: the comparison is false, the next transition is taken.
@@ -217,7 +240,7 @@ mod tests {
         let s = state(json!([{"condition": {"description": "looks done"}, "next_state": "end"}]));
         let t = next_state(
             &s,
-            &outcome(Status::Failure, "", None),
+            &outcome(StepStatus::Failure, "", None),
             &IndexMap::<String, String>::new(),
         )
         .unwrap()
@@ -233,7 +256,7 @@ mod tests {
         let s = state(
             json!([{"condition": "pattern_match", "pattern": "^BUILD (OK|DONE)$", "next_state": "ok"}]),
         );
-        let o = outcome(Status::Success, "compiling\r\nBUILD OK\r\n$ ", None);
+        let o = outcome(StepStatus::Success, "compiling\r\nBUILD OK\r\n$ ", None);
         assert_eq!(next(&s, &o, &[]).as_deref(), Some("ok"));
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::engine::EngineError;
 use crate::engine::LockError;
-use crate::engine::runs::StartError;
+use crate::engine::run::StartError;
 use crate::engine::{StoreError, TermError};
 use crate::workflow::Violation;
 use serde::Serialize;

@@ -13,7 +13,7 @@ use super::tools::{self, CallContext, ToolDef, Toolset};
 
 use super::{McpOptions, prompts, resources};
 use crate::engine::audit_log::{AuditEntry, AuditOutcome, AuditedCall};
-use crate::engine::runs_api::WorkflowSource;
+use crate::engine::run::WorkflowSource;
 use crate::engine::{Actor, Engine, RunRequest};
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};

@@ -11,7 +11,7 @@ use crate::engine::authoring::{
     Created, InputPreview, InputResolution, ManifestValidation, Next, RenderedPreview,
     WorkflowDocument, WorkflowList,
 };
-use crate::engine::runs_api::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
+use crate::engine::run::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
 use crate::engine::{
     Actor, AwaitOutput, Change, ClosedSession, CommandOutput, Engine, EngineEvent, Resized,
     RunEvent, RunRequest, RunResult, RunStatus, Saved, ScreenContent, SearchResult, SentInput,

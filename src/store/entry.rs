@@ -43,10 +43,12 @@ pub struct LastGood {
     pub bytes: Arc<[u8]>,
 }
 
-/// The state of a manifest in a list.
+/// Whether a manifest in the folder is valid, valid with warnings, or invalid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+// Named as before in the tools' output schemas.
+#[schemars(rename = "Status")]
+pub enum WorkflowStatus {
     Valid,
     Warnings,
     Invalid,
@@ -117,13 +119,13 @@ impl Entry {
         self.count(Severity::Warning)
     }
 
-    pub fn status(&self) -> Status {
+    pub fn status(&self) -> WorkflowStatus {
         if self.error_count() > 0 {
-            Status::Invalid
+            WorkflowStatus::Invalid
         } else if self.warning_count() > 0 {
-            Status::Warnings
+            WorkflowStatus::Warnings
         } else {
-            Status::Valid
+            WorkflowStatus::Valid
         }
     }
 

@@ -22,7 +22,7 @@ mod watch;
 mod write;
 
 pub use catalog::{Catalog, Change, ChangeKind};
-pub use entry::{Entry, LastGood, Status, Validated};
+pub use entry::{Entry, LastGood, Validated, WorkflowStatus};
 pub use error::StoreError;
 pub use files::{META_DIR, content_version, is_manifest_name, write_atomic};
 pub use folder::{FolderProblem, FolderProblemKind};

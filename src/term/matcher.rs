@@ -69,7 +69,9 @@ pub struct AwaitSpec {
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+// Named as before in the tools' output schemas, which agents may have cached.
+#[schemars(rename = "Outcome")]
+pub enum WaitOutcome {
     Matched,
     Stopped,
     Timeout,

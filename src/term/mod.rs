@@ -36,7 +36,7 @@ pub mod watchdog;
 
 pub use error::TermError;
 pub use keys::{KeyPress, Named};
-pub use matcher::{AwaitSpec, Outcome, Quiet, QuietOn, Since};
+pub use matcher::{AwaitSpec, Quiet, QuietOn, Since, WaitOutcome};
 pub use processes::Teardown;
 pub use screen::{ScreenSnapshot, Size};
 pub use session::{

@@ -16,7 +16,7 @@
 
 use super::error::TermError;
 use super::hush::{HushState, OUTPUT_CUT};
-use super::matcher::{AwaitSpec, Outcome, Since};
+use super::matcher::{AwaitSpec, Since, WaitOutcome};
 use super::session::Session;
 use indexmap::IndexMap;
 use regex::Regex;
@@ -343,7 +343,7 @@ async fn run_framed(
                 quiet: None,
             })
             .await?;
-        if matches!(start.outcome, Outcome::Timeout | Outcome::Stopped) {
+        if matches!(start.outcome, WaitOutcome::Timeout | WaitOutcome::Stopped) {
             return Err(TermError::NotStarted {
                 session: session.id().to_string(),
                 seconds: start_wait.as_secs_f64(),
@@ -362,9 +362,9 @@ async fn run_framed(
         })
         .await?;
     let outcome = match waited.outcome {
-        Outcome::Matched => CommandOutcome::Completed,
-        Outcome::Exited => CommandOutcome::Exited,
-        Outcome::Timeout | Outcome::Stopped => CommandOutcome::Timeout,
+        WaitOutcome::Matched => CommandOutcome::Completed,
+        WaitOutcome::Exited => CommandOutcome::Exited,
+        WaitOutcome::Timeout | WaitOutcome::Stopped => CommandOutcome::Timeout,
     };
     let marker = format!("\n__FD{nonce}:E:");
     let output = match body_from {

@@ -6,7 +6,7 @@ use super::state::{App, RunView};
 use super::test_support::{key, shell_pane};
 use super::update::update;
 use crate::engine::Actor;
-use crate::engine::runs::Phase;
+use crate::engine::run::Phase;
 use crossterm::event::KeyCode;
 
 fn agent() -> Actor {

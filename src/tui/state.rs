@@ -7,7 +7,7 @@ use super::keymap::Mode;
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
-use crate::engine::{Actor, Phase, RunStatus, SessionInfo};
+use crate::engine::{Actor, Phase, RunStatus, SessionInfo, StepStatus};
 use crate::workflow::plan::Plan;
 use crate::workflow::violation::Violation;
 use indexmap::IndexMap;
@@ -36,7 +36,7 @@ pub struct PlanView {
 /// How one executed state ended, in the run shown.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepMark {
-    pub status: String,
+    pub status: StepStatus,
     pub elapsed_ms: f64,
 }
 

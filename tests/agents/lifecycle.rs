@@ -274,7 +274,7 @@ fn stdin_from_dev_null_or_a_file_is_served() {
 #[tokio::test]
 async fn a_person_typing_json_lines_in_a_terminal_gets_answers() {
     use flowdeck::term::{
-        AwaitSpec, KeyPress, OpenOptions, Outcome, Program, Since, TermConfig, Terminals,
+        AwaitSpec, KeyPress, OpenOptions, Program, Since, TermConfig, Terminals, WaitOutcome,
     };
     let dir = folder();
     let terminals = Terminals::new(TermConfig::default());
@@ -300,7 +300,7 @@ async fn a_person_typing_json_lines_in_a_terminal_gets_answers() {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "person", "version": "0"}}});
     session.send_text(&format!("{init}\n"), "test").unwrap();
     let r = session.await_output(wait(r#""serverInfo""#)).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:#?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:#?}");
     session
         .send_text("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"workflow_list\",\"arguments\":{}}}\n", "test")
         .unwrap();
@@ -308,11 +308,11 @@ async fn a_person_typing_json_lines_in_a_terminal_gets_answers() {
         .await_output(wait(r#""id":2,"result""#))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:#?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:#?}");
     // Ctrl-D at the start of a line is the end of input: the server ends.
     session.send_keys(&[KeyPress::Ctrl('d')], "test").unwrap();
     let r = session.await_output(wait("never printed")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
 

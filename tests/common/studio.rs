@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
-use flowdeck::term::{AwaitSpec, Content, OpenOptions, Outcome, Program, Session, Since};
+use flowdeck::term::{AwaitSpec, Content, OpenOptions, Program, Session, Since, WaitOutcome};
 use flowdeck::term::{Size, Terminals};
 use std::path::Path;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ pub fn at_a_terminal(args: &[&str], env: Vec<(String, String)>) -> (Option<u32>,
         .block_on(session.await_output(on_screen("never printed")))
         .unwrap();
     let screen = session.content(Content::Screen);
-    assert_eq!(ended.outcome, Outcome::Exited, "{screen}");
+    assert_eq!(ended.outcome, WaitOutcome::Exited, "{screen}");
     (session.exit().and_then(|e| e.code), screen)
 }
 
@@ -129,7 +129,7 @@ pub async fn expect(session: &Session, pattern: &str) {
     let r = session.await_output(on_screen(pattern)).await.unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "waiting for {pattern:?}; screen:\n{}",
         session.content(Content::Screen)
     );
@@ -164,15 +164,15 @@ pub async fn quit(session: &Session) {
         })
         .await
         .unwrap();
-    if r.outcome == Outcome::Stopped {
+    if r.outcome == WaitOutcome::Stopped {
         session.send_text("y", "test").unwrap();
         let r = session
             .await_output(on_screen("never printed"))
             .await
             .unwrap();
-        assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+        assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     } else {
-        assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+        assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     }
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
@@ -184,7 +184,7 @@ pub async fn detach(session: &Session) {
         .await_output(on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     assert_eq!(session.exit().and_then(|e| e.code), Some(0));
 }
 
@@ -234,7 +234,7 @@ pub async fn timed_seq(s: &Session, round: usize) -> f64 {
         .await_output(on_screen(&format!(r"took-{round} (\d+\.\d+)")))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:?}");
     r.groups
         .first()
         .cloned()

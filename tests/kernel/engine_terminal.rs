@@ -5,7 +5,7 @@
 
 use flowdeck::engine::{Actor, Engine, EngineError};
 use flowdeck::mcp::errors::ToolError;
-use flowdeck::term::Outcome;
+use flowdeck::term::WaitOutcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
     SendInputParams, SetEnvParams,
@@ -61,7 +61,7 @@ async fn a_step_sequence_through_the_engine() {
         )
         .await
         .unwrap();
-    assert_eq!(out.result.outcome, Outcome::Matched);
+    assert_eq!(out.result.outcome, WaitOutcome::Matched);
     assert_eq!(out.result.groups, [Some("2".to_string())]);
     assert!(out.timeout_clamped);
     assert_eq!(out.timeout_seconds, 300.0);
@@ -76,7 +76,7 @@ async fn a_step_sequence_through_the_engine() {
         )
         .await
         .unwrap();
-    assert_eq!(out.result.outcome, Outcome::Timeout);
+    assert_eq!(out.result.outcome, WaitOutcome::Timeout);
     assert_eq!(out.timeout_seconds, 0.2);
 
     let bad = e
@@ -154,7 +154,7 @@ async fn a_step_sequence_through_the_engine() {
         )
         .await
         .unwrap();
-    assert_eq!(prompt.result.outcome, Outcome::Matched);
+    assert_eq!(prompt.result.outcome, WaitOutcome::Matched);
     let tail = e
         .get_screen_content(
             &id,
@@ -269,7 +269,7 @@ async fn key_chords_take_exactly_one_character() {
         )
         .await
         .unwrap();
-    assert_eq!(out.result.outcome, Outcome::Matched);
+    assert_eq!(out.result.outcome, WaitOutcome::Matched);
     e.shutdown().await;
 }
 
@@ -318,7 +318,7 @@ async fn one_typists_input_never_moves_anothers_wait() {
                 .unwrap();
             assert_eq!(
                 out.result.outcome,
-                Outcome::Matched,
+                WaitOutcome::Matched,
                 "{who}: /{pattern}/ since {since}: {:#?}",
                 out.result
             );

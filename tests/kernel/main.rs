@@ -9,6 +9,7 @@ mod approval;
 mod engine_terminal;
 mod events;
 mod fixtures;
+mod journals;
 mod quiet;
 mod request;
 mod runs;

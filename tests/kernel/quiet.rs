@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{Actor, AwaitOutput, Engine, EngineError};
-use flowdeck::term::Outcome;
+use flowdeck::term::WaitOutcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, SendInputParams,
 };
@@ -65,7 +65,7 @@ async fn quiet_after_ls_returns_once_the_listing_and_prompt_are_drawn() {
     }
     send(&e, &id, "ls\n");
     let out = wait(&e, &id, json!({"quiet_ms": 200, "timeout": 30})).await;
-    assert_eq!(out.result.outcome, Outcome::Matched, "{out:?}");
+    assert_eq!(out.result.outcome, WaitOutcome::Matched, "{out:?}");
     assert!(out.result.quiet_ms.unwrap() >= 200.0, "{out:?}");
     assert_eq!(out.result.matched_text, None);
     let shown = screen(&e, &id);
@@ -90,7 +90,7 @@ async fn the_pattern_then_quiet_waits_past_later_output() {
         json!({"pattern": "^START", "quiet_ms": 1500, "timeout": 30}),
     )
     .await;
-    assert_eq!(out.result.outcome, Outcome::Matched, "{out:?}");
+    assert_eq!(out.result.outcome, WaitOutcome::Matched, "{out:?}");
     assert_eq!(out.result.matched_text.as_deref(), Some("START"));
     assert!(out.result.quiet_ms.unwrap() >= 1500.0, "{out:?}");
     assert!(
@@ -110,7 +110,7 @@ async fn quiet_after_vim_starts_sees_its_whole_first_screen() {
         json!({"quiet_ms": 300, "quiet_on": "screen", "timeout": 30}),
     )
     .await;
-    assert_eq!(out.result.outcome, Outcome::Matched, "{out:?}");
+    assert_eq!(out.result.outcome, WaitOutcome::Matched, "{out:?}");
     let shown = screen(&e, &id);
     assert!(shown.starts_with("first line\nsecond line\n~"), "{shown}");
     assert!(
@@ -120,10 +120,10 @@ async fn quiet_after_vim_starts_sees_its_whole_first_screen() {
     send(&e, &id, "\x1b:q!\r");
     // The shell is back (typed before vim is gone, the next line would go to vim).
     let prompt = wait(&e, &id, json!({"pattern": "^\\$ $", "timeout": 30})).await;
-    assert_eq!(prompt.result.outcome, Outcome::Matched, "{prompt:?}");
+    assert_eq!(prompt.result.outcome, WaitOutcome::Matched, "{prompt:?}");
     send(&e, &id, "echo BACK-$((1+1))\n");
     let back = wait(&e, &id, json!({"pattern": "^BACK-2", "timeout": 30})).await;
-    assert_eq!(back.result.outcome, Outcome::Matched, "{back:?}");
+    assert_eq!(back.result.outcome, WaitOutcome::Matched, "{back:?}");
 }
 
 /// A spinner that turns, then keeps redrawing its last frame for ever: the output is never
@@ -142,11 +142,11 @@ async fn a_spinner_that_stops_is_quiet_on_screen_and_never_on_output() {
         json!({"pattern": "DONE", "since": "screen", "quiet_ms": 300, "quiet_on": "screen", "timeout": 30}),
     )
     .await;
-    assert_eq!(settled.result.outcome, Outcome::Matched, "{settled:?}");
+    assert_eq!(settled.result.outcome, WaitOutcome::Matched, "{settled:?}");
     assert!(screen(&e, &id).contains("DONE   working"));
     // The same program never stops writing: quiet on output runs out of time.
     let never = wait(&e, &id, json!({"quiet_ms": 300, "timeout": 1.5})).await;
-    assert_eq!(never.result.outcome, Outcome::Timeout, "{never:?}");
+    assert_eq!(never.result.outcome, WaitOutcome::Timeout, "{never:?}");
     assert_eq!(never.result.quiet_ms, None);
     send(&e, &id, "\x03");
 }
@@ -165,12 +165,12 @@ async fn stop_patterns_and_the_programs_end_still_end_a_quiet_wait() {
         json!({"pattern": "^GO", "quiet_ms": 3000, "stop_patterns": ["^FATAL: (.*)"], "timeout": 30}),
     )
     .await;
-    assert_eq!(stopped.result.outcome, Outcome::Stopped, "{stopped:?}");
+    assert_eq!(stopped.result.outcome, WaitOutcome::Stopped, "{stopped:?}");
     assert_eq!(stopped.result.groups, vec![Some("disk full".to_string())]);
     send(&e, &id, "\x03");
     send(&e, &id, "exit 3\n");
     let ended = wait(&e, &id, json!({"quiet_ms": 60000, "timeout": 30})).await;
-    assert_eq!(ended.result.outcome, Outcome::Exited, "{ended:?}");
+    assert_eq!(ended.result.outcome, WaitOutcome::Exited, "{ended:?}");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::search::Source;
-use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError, Outcome, SearchResult};
+use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError, SearchResult, WaitOutcome};
 use flowdeck::mcp::errors::ToolError;
 use flowdeck::term::TermConfig;
 use flowdeck::workflow::action::{
@@ -78,7 +78,7 @@ async fn run_until(e: &Engine, id: &str, line: &str, pattern: &str, since: &str)
         .unwrap();
     assert_eq!(
         waited.result.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "{line}: {waited:?}"
     );
 }

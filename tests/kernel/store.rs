@@ -1,7 +1,7 @@
 //! The workflows folder on real files: loading, saving with optimistic concurrency, renaming,
 //! deleting, duplicate names, last good versions, and the watcher.
 
-use flowdeck::store::{ChangeKind, SaveRequest, Status, Store, StoreError, Watcher};
+use flowdeck::store::{ChangeKind, SaveRequest, Store, StoreError, Watcher, WorkflowStatus};
 use std::fs;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
@@ -49,7 +49,7 @@ fn loads_manifests_and_ignores_everything_else() {
     let broken = catalog
         .get_file("broken.yml")
         .expect("broken listed, never dropped");
-    assert_eq!(broken.status(), Status::Invalid);
+    assert_eq!(broken.status(), WorkflowStatus::Invalid);
     assert_eq!(
         broken.name(),
         "broken.yml",
@@ -63,7 +63,7 @@ fn loads_manifests_and_ignores_everything_else() {
     );
     assert_eq!(
         catalog.get_file("a.yaml").map(|e| e.status()),
-        Some(Status::Valid)
+        Some(WorkflowStatus::Valid)
     );
     assert!(
         !dir.path().join(".flowdeck").exists(),
@@ -289,7 +289,7 @@ fn duplicate_names_are_an_error_on_both_files() {
         let catalog = store.catalog();
         for file in ["twin.yaml", "other.yaml"] {
             let e = catalog.get_file(file).expect(file);
-            assert_eq!(e.status(), Status::Invalid, "{file}");
+            assert_eq!(e.status(), WorkflowStatus::Invalid, "{file}");
             assert!(
                 e.violations()
                     .iter()
@@ -336,7 +336,7 @@ fn a_broken_file_keeps_its_last_good_version_and_recovers() {
     );
     store.refresh("flaky.yaml");
     let entry = store.entry("flaky").expect("still listed under its name");
-    assert_eq!(entry.status(), Status::Invalid);
+    assert_eq!(entry.status(), WorkflowStatus::Invalid);
     let (kept, kept_version) = store
         .runnable("flaky")
         .expect("last good version still runs");
@@ -352,7 +352,10 @@ fn a_broken_file_keeps_its_last_good_version_and_recovers() {
     );
     write(dir.path(), "flaky.yaml", &manifest("flaky", "fixed"));
     store.refresh("flaky.yaml");
-    assert_eq!(store.entry("flaky").expect("entry").status(), Status::Valid);
+    assert_eq!(
+        store.entry("flaky").expect("entry").status(),
+        WorkflowStatus::Valid
+    );
     assert_ne!(
         store.runnable("flaky").expect("runs").1,
         good_version,
@@ -472,7 +475,7 @@ fn a_broken_file_never_takes_over_a_valid_workflows_name() {
             assert_eq!(entry.file_name, valid_file, "{how}");
             assert_eq!(
                 entry.status(),
-                Status::Valid,
+                WorkflowStatus::Valid,
                 "{how}: {:?}",
                 entry.violations()
             );
@@ -480,7 +483,7 @@ fn a_broken_file_never_takes_over_a_valid_workflows_name() {
             let catalog = store.catalog();
             let broken_entry = catalog.get_file(broken_file).expect("broken listed");
             assert_eq!(broken_entry.name(), broken_file, "{how}");
-            assert_eq!(broken_entry.status(), Status::Invalid, "{how}");
+            assert_eq!(broken_entry.status(), WorkflowStatus::Invalid, "{how}");
             assert!(
                 broken_entry
                     .violations()
@@ -581,7 +584,7 @@ fn watcher_sees_a_plain_write() {
     eprintln!("plain write seen after {took:?}");
     assert_eq!(
         store.entry("plain").expect("loaded").status(),
-        Status::Valid
+        WorkflowStatus::Valid
     );
 }
 
@@ -644,7 +647,10 @@ fn watcher_sees_a_truncate_then_write_save_like_vscode() {
         assert!(Instant::now() < deadline, "final content never loaded");
         let _ = rx.recv_timeout(Duration::from_millis(100));
     }
-    assert_eq!(store.entry("code").expect("entry").status(), Status::Valid);
+    assert_eq!(
+        store.entry("code").expect("entry").status(),
+        WorkflowStatus::Valid
+    );
 }
 
 #[test]
@@ -694,7 +700,7 @@ fn watcher_sees_a_burst_of_100_files() {
         store
             .catalog()
             .entries()
-            .all(|e| e.status() == Status::Valid)
+            .all(|e| e.status() == WorkflowStatus::Valid)
     );
 }
 
@@ -721,7 +727,7 @@ fn only_rule(store: &Store, file: &str) -> (String, String) {
     let entry = catalog
         .get_file(file)
         .unwrap_or_else(|| panic!("{file} is listed, not skipped"));
-    assert_eq!(entry.status(), Status::Invalid, "{file}");
+    assert_eq!(entry.status(), WorkflowStatus::Invalid, "{file}");
     assert_eq!(entry.name(), file, "{file} is known by its file name");
     let violations = entry.violations();
     assert_eq!(violations.len(), 1, "{file}: {violations:?}");
@@ -767,7 +773,7 @@ fn odd_files_are_listed_as_what_they_are_without_blocking() {
     assert_eq!(store.catalog().len(), expected.len() + 1);
     assert_eq!(
         store.entry("fine").expect("the valid one").status(),
-        Status::Valid
+        WorkflowStatus::Valid
     );
 }
 
@@ -791,7 +797,7 @@ fn a_file_replaced_by_a_fifo_is_refreshed_without_blocking() {
     let entry = store
         .entry("turns")
         .expect("still known by its last good name");
-    assert_eq!(entry.status(), Status::Invalid);
+    assert_eq!(entry.status(), WorkflowStatus::Invalid);
     assert_eq!(entry.violations()[0].rule, "not_a_regular_file");
     assert!(
         store.runnable("turns").is_ok(),

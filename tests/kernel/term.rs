@@ -6,7 +6,7 @@ use flowdeck::term::processes::{self, proc_info};
 use flowdeck::term::shell::{self, CommandOutcome};
 use flowdeck::term::{
     AwaitResult, AwaitSpec, Content, KeyPress, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Named,
-    OpenOptions, Outcome, Program, Session, Since, Size, TermConfig, TermError, Terminals,
+    OpenOptions, Program, Session, Since, Size, TermConfig, TermError, Terminals, WaitOutcome,
 };
 use regex::Regex;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ async fn wait(s: &Session, pattern: &str) -> AwaitResult {
         .unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "waiting for {pattern:?}: {r:#?}"
     );
     r
@@ -66,7 +66,7 @@ async fn echo_round_trip_never_matches_the_typed_command() {
         ))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Timeout);
+    assert_eq!(r.outcome, WaitOutcome::Timeout);
     assert!(
         r.tail.contains("ONLY_IN_COMMAND"),
         "the tail shows the echo: {}",
@@ -159,11 +159,11 @@ async fn cooked_mode_readers_get_their_input() {
         .unwrap();
     assert_eq!(
         s.await_output(within(r"Name\? $")).await.unwrap().outcome,
-        Outcome::Matched
+        WaitOutcome::Matched
     );
     s.send_text("alice\n", "test").unwrap();
     let r = s.await_output(within("^Hello alice$")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:?}");
     prompt(&s).await;
     s.send_text(
         "sh -c 'echo READY; sleep 0.3; read x; echo \"got $x\"'\n",
@@ -177,7 +177,7 @@ async fn cooked_mode_readers_get_their_input() {
     s.send_text("cat\n", "test").unwrap();
     s.send_text("meow\n", "test").unwrap();
     let r = s.await_output(within("^meow$")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:?}");
     // Typed once cat reads: the terminal echoes the line, then cat prints it.
     let history = s.content(Content::History);
     assert!(history.ends_with("$ cat\nmeow\nmeow"), "{history}\n{r:?}");
@@ -216,25 +216,25 @@ async fn text_already_on_screen_never_matches() {
         ))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Timeout);
+    assert_eq!(r.outcome, WaitOutcome::Timeout);
     assert!(s.content(Content::Screen).contains("READY_NOW"));
     // `since: screen` is the seed's behaviour and sees it at once; `all` sees history.
     let r = s
         .await_output(spec("^READY_NOW", Since::Screen, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched);
+    assert_eq!(r.outcome, WaitOutcome::Matched);
     let r = s
         .await_output(spec("^READY_NOW", Since::All, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched);
+    assert_eq!(r.outcome, WaitOutcome::Matched);
     // `entry` waits for new output only.
     let r = s
         .await_output(spec("READY_NOW", Since::Entry, Duration::from_millis(200)))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Timeout);
+    assert_eq!(r.outcome, WaitOutcome::Timeout);
 }
 
 #[tokio::test]
@@ -286,7 +286,7 @@ async fn stop_patterns_captures_and_exit() {
         })
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Stopped);
+    assert_eq!(r.outcome, WaitOutcome::Stopped);
     assert_eq!(r.stop_pattern.as_deref(), Some(r"ERROR: (\w+)"));
     assert_eq!(r.groups, [Some("disk".to_string())]);
 
@@ -304,7 +304,7 @@ async fn stop_patterns_captures_and_exit() {
         .await_output(spec("will never appear", Since::LastInput, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited);
+    assert_eq!(r.outcome, WaitOutcome::Exited);
     assert_eq!(r.exit.as_ref().and_then(|e| e.code), Some(7));
     // An exited session keeps its screen and status until it is closed.
     assert!(s.content(Content::Screen).contains("version 3.14"));
@@ -358,7 +358,7 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
         .unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "{}",
         s.content(Content::Screen)
     );
@@ -371,14 +371,14 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
         .await_output(spec("^row 30$", Since::Screen, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched);
+    assert_eq!(r.outcome, WaitOutcome::Matched);
     s.send_keys(&[KeyPress::Named(Named::PageDown)], "test")
         .unwrap();
     let r = s
         .await_output(spec("^row 59$", Since::Screen, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched);
+    assert_eq!(r.outcome, WaitOutcome::Matched);
     s.send_text("q", "test").unwrap();
     prompt(&s).await;
 
@@ -391,7 +391,7 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
         .unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "{}",
         s.content(Content::Screen)
     );
@@ -404,7 +404,7 @@ async fn full_screen_programs_run_and_their_screen_is_read() {
         .unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "{}",
         s.content(Content::Screen)
     );
@@ -539,7 +539,7 @@ async fn run_prompt(s: &Session) {
     let mut prompt = spec(r"^\$ $", Since::LastInput, LONG);
     prompt.typist = Some("run:r1".into());
     let back = s.await_output(prompt).await.unwrap();
-    assert_eq!(back.outcome, Outcome::Matched, "{back:#?}");
+    assert_eq!(back.outcome, WaitOutcome::Matched, "{back:#?}");
 }
 
 /// The screen's lines with text, right-trimmed.
@@ -640,11 +640,11 @@ async fn run_command_output_is_shown_while_it_runs() {
         .await_output(spec("^tick 1$", Since::Screen, LONG))
         .await
         .unwrap();
-    assert_eq!(seen.outcome, Outcome::Matched, "{seen:#?}");
+    assert_eq!(seen.outcome, WaitOutcome::Matched, "{seen:#?}");
     let mut since_input = spec("^tick 3$", Since::LastInput, LONG);
     since_input.typist = Some("run:r1".into());
     let seen = s.await_output(since_input).await.unwrap();
-    assert_eq!(seen.outcome, Outcome::Matched, "{seen:#?}");
+    assert_eq!(seen.outcome, WaitOutcome::Matched, "{seen:#?}");
     assert!(
         !run.is_finished(),
         "the command ended before its gate opened"
@@ -766,7 +766,7 @@ async fn run_command_works_after_query_answers_landed_on_the_command_line() {
         .unwrap();
     assert_eq!(
         r.outcome,
-        Outcome::Matched,
+        WaitOutcome::Matched,
         "{}",
         s.content(Content::Screen)
     );
@@ -1259,7 +1259,7 @@ async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
     // Input first, then the waits: `last_input` makes the order safe.
     send.await;
     for r in waits.await {
-        assert_eq!(r.unwrap().outcome, Outcome::Matched);
+        assert_eq!(r.unwrap().outcome, WaitOutcome::Matched);
     }
 }
 
@@ -1324,7 +1324,7 @@ async fn input_a_program_never_reads_is_bounded() {
         .await_output(common::spec("READY", Since::All, LONG))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Matched, "{r:?}");
+    assert_eq!(r.outcome, WaitOutcome::Matched, "{r:?}");
     let chunk = "x".repeat(MAX_INPUT_BYTES);
     for i in 0..MAX_QUEUED_INPUT / MAX_INPUT_BYTES {
         s.send_text(&chunk, "test")

@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{Actor, Engine};
-use flowdeck::term::Outcome;
+use flowdeck::term::WaitOutcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, GetScreenContentParams, OpenTerminalParams, RunCommandParams,
     SendInputParams, SetEnvParams,
@@ -106,7 +106,7 @@ impl Run<'_> {
             )
             .await
             .unwrap_or_else(|e| self.fail(&format!("await_output {pattern:?} failed: {e}")));
-        if out.result.outcome != Outcome::Matched {
+        if out.result.outcome != WaitOutcome::Matched {
             self.fail(&format!(
                 "await_output {pattern:?} ({since}) ended {:?}",
                 out.result.outcome
@@ -132,7 +132,7 @@ impl Run<'_> {
             )
             .await
             .unwrap_or_else(|e| self.fail(&format!("await_output quiet failed: {e}")));
-        if out.result.outcome != Outcome::Matched {
+        if out.result.outcome != WaitOutcome::Matched {
             self.fail(&format!("waiting for quiet ended {:?}", out.result.outcome));
         }
     }

@@ -404,7 +404,11 @@ async fn a_studio_that_cannot_draw_gives_its_screen_back_and_the_agent_goes_on()
         .await_output(common::studio::on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(ended.outcome, flowdeck::term::Outcome::Exited, "{ended:#?}");
+    assert_eq!(
+        ended.outcome,
+        flowdeck::term::WaitOutcome::Exited,
+        "{ended:#?}"
+    );
     assert_eq!(studio.exit().and_then(|e| e.code), Some(2));
     let said = studio.content(flowdeck::term::Content::Screen);
     assert!(

@@ -11,7 +11,7 @@ use crate::common;
 
 use common::line_client::LineServer;
 use common::studio::{detach, expect, expect_gone, open, quit};
-use flowdeck::term::{Content, Outcome, TermConfig, Terminals};
+use flowdeck::term::{Content, TermConfig, Terminals, WaitOutcome};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -166,7 +166,7 @@ async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() 
         .unwrap();
     assert_eq!(
         ended.outcome,
-        Outcome::Exited,
+        WaitOutcome::Exited,
         "{}",
         second.content(Content::Screen)
     );
@@ -361,7 +361,7 @@ async fn a_studio_of_another_version_is_told_both_versions_and_how_to_end_the_se
         .await_output(common::studio::on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(ended.outcome, Outcome::Exited);
+    assert_eq!(ended.outcome, WaitOutcome::Exited);
     assert_eq!(studio.exit().and_then(|e| e.code), Some(2));
     let said = studio.content(Content::History);
     let ours = env!("CARGO_PKG_VERSION");
@@ -456,7 +456,7 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
         .await_output(common::studio::on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(ended.outcome, Outcome::Exited, "{ended:#?}");
+    assert_eq!(ended.outcome, WaitOutcome::Exited, "{ended:#?}");
     assert_eq!(second.exit().and_then(|e| e.code), Some(0));
 
     // The agent's terminal still runs; the person's is gone.
@@ -535,7 +535,7 @@ async fn with_the_socket_folder_unusable_the_studio_hosts_the_folder_and_says_ag
         .await_output(common::studio::on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(ended.outcome, Outcome::Exited, "{ended:#?}");
+    assert_eq!(ended.outcome, WaitOutcome::Exited, "{ended:#?}");
     assert_eq!(studio.exit().and_then(|e| e.code), Some(0));
 }
 
@@ -563,7 +563,7 @@ async fn a_studio_killed_with_9_is_dropped_and_nothing_else_changes() {
         .await_output(common::studio::on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(gone.outcome, Outcome::Exited, "{gone:#?}");
+    assert_eq!(gone.outcome, WaitOutcome::Exited, "{gone:#?}");
 
     let agent = agent(folder.path(), runtime.path()).await;
     let mut agent = tokio::task::spawn_blocking(move || {

@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::studio::{expect, expect_gone, on_screen, open, quit};
-use flowdeck::term::{Outcome, Session, TermConfig, Terminals};
+use flowdeck::term::{Session, TermConfig, Terminals, WaitOutcome};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -192,7 +192,7 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     )
     .unwrap();
     let r = s.await_output(on_screen("never")).await.unwrap();
-    assert_eq!(r.outcome, Outcome::Exited);
+    assert_eq!(r.outcome, WaitOutcome::Exited);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("tiny.yaml")).unwrap(),
         TINY

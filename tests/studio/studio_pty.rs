@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::studio::{ASKER, expect, on_screen, open};
-use flowdeck::term::{Content, Outcome, Session, TermConfig, Terminals};
+use flowdeck::term::{Content, Session, TermConfig, Terminals, WaitOutcome};
 use std::sync::Arc;
 
 const LONG: std::time::Duration = common::studio::LONG;
@@ -137,7 +137,7 @@ async fn sigterm_gives_the_terminal_back_and_the_shell_goes_on_in_the_server() {
         .await_output(on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(r.outcome, Outcome::Exited, "{r:#?}");
+    assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     session.with_screen(|s| assert!(!s.alternate_screen() && !s.hide_cursor()));
     assert!(
         session

@@ -170,7 +170,7 @@ async fn the_plan_mid_run_marks_the_current_state_and_the_prompt_asks() {
         )
         .await
         .unwrap();
-    assert_eq!(settled.result.outcome, flowdeck::term::Outcome::Matched);
+    assert_eq!(settled.result.outcome, flowdeck::term::WaitOutcome::Matched);
     insta::assert_snapshot!("prompt", redacted(&render(&engine, &app, 90, 26)));
     // Put aside (Esc): the plan mid-run, its current state marked.
     press(&engine, &mut app, KeyCode::Esc);

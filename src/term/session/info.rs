@@ -2,7 +2,7 @@
 //! wait found.
 
 use crate::actor::Actor;
-use crate::term::matcher::Outcome;
+use crate::term::matcher::WaitOutcome;
 use crate::term::screen::Size;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -111,7 +111,7 @@ pub enum Content {
 /// The result of a wait.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AwaitResult {
-    pub outcome: Outcome,
+    pub outcome: WaitOutcome,
     /// The text the pattern (or stop pattern) matched.
     pub matched_text: Option<String>,
     /// The whole line the match is on, as displayed.

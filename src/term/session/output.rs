@@ -5,7 +5,7 @@ use super::info::AwaitResult;
 use super::{Live, READ_BATCH, Shared, TAIL_CHARS, TAIL_LINES};
 use crate::term::error::TermError;
 use crate::term::hush::{self, End, Take};
-use crate::term::matcher::{Event, Outcome};
+use crate::term::matcher::{Event, WaitOutcome};
 use crate::term::transcript::render_line;
 use crate::term::typing::Input;
 use std::fs::File;
@@ -136,7 +136,7 @@ impl Live {
         event: Option<Event>,
     ) -> Result<AwaitResult, TermError> {
         let mut result = AwaitResult {
-            outcome: Outcome::Timeout,
+            outcome: WaitOutcome::Timeout,
             matched_text: None,
             matched_line: None,
             groups: Vec::new(),
@@ -155,12 +155,12 @@ impl Live {
                     reason,
                 });
             }
-            Some(Event::Ended) => result.outcome = Outcome::Exited,
+            Some(Event::Ended) => result.outcome = WaitOutcome::Exited,
             Some(Event::Hit(hit)) => {
                 result.outcome = if hit.stop.is_some() {
-                    Outcome::Stopped
+                    WaitOutcome::Stopped
                 } else {
-                    Outcome::Matched
+                    WaitOutcome::Matched
                 };
                 result.stop_pattern = hit.stop;
                 result.matched_text = Some(hit.text);

@@ -3,7 +3,7 @@
 use super::info::AwaitResult;
 use super::{Session, Shared};
 use crate::term::error::TermError;
-use crate::term::matcher::{AwaitSpec, Event, Hit, Outcome, Quiet, QuietOn, Watch};
+use crate::term::matcher::{AwaitSpec, Event, Hit, Quiet, QuietOn, WaitOutcome, Watch};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -157,10 +157,10 @@ impl Session {
                 let live = self.shared.lock();
                 let mut result = live.result(&self.id, started, matched.map(Event::Hit))?;
                 if now >= settled_at {
-                    result.outcome = Outcome::Matched;
+                    result.outcome = WaitOutcome::Matched;
                     result.quiet_ms = Some(now.duration_since(last).as_secs_f64() * 1000.0);
                 } else {
-                    result.outcome = Outcome::Timeout;
+                    result.outcome = WaitOutcome::Timeout;
                 }
                 return Ok(result);
             }

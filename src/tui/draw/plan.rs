@@ -3,7 +3,7 @@
 
 use super::text::{cells, clean, duration, shorten};
 use super::{Ctx, block};
-use crate::engine::Phase;
+use crate::engine::{Phase, StepStatus};
 use crate::tui::state::RunView;
 use crate::tui::state::View;
 use crate::tui::theme::Theme;
@@ -99,7 +99,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                 let mark = run.and_then(|r| r.steps.get(&step.state));
                 let (symbol, colour) = match mark {
                     _ if current => ("▶", t.running),
-                    Some(m) if m.status == "success" => ("✓", t.valid),
+                    Some(m) if m.status == StepStatus::Success => ("✓", t.valid),
                     Some(_) => ("✗", t.error),
                     None => (" ", t.foreground),
                 };
@@ -115,7 +115,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                 ];
                 if let Some(m) = mark {
                     spans.push(Span::styled(
-                        format!("  {} {}", clean(&m.status), duration(m.elapsed_ms)),
+                        format!("  {} {}", m.status.as_str(), duration(m.elapsed_ms)),
                         Style::default().fg(t.muted),
                     ));
                 }

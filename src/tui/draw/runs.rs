@@ -62,7 +62,7 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
             } else {
                 ("invalid", theme.error)
             };
-            (format!("contract {}: {word}", c(phase)), colour)
+            (format!("contract {}: {word}", phase.as_str()), colour)
         }
         RunEvent::StepStarted {
             step, state, tool, ..
@@ -93,7 +93,7 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
                     "step {step} finished: {} ({}) {} in {}{error}",
                     c(state),
                     c(tool),
-                    c(status),
+                    status.as_str(),
                     duration(*elapsed_ms)
                 ),
                 colour,

@@ -3,23 +3,28 @@
 //! approval), or with its flowdeck killed (`interrupted`, recorded by the next one). Every
 //! ending goes through [`Engine::end_run`] (or, for an interrupted run, the same record from
 //! its journal), so each writes the same facts: the journal's last line, the workflow's run
-//! count and last result, and the result returned to whoever follows the run. A run of an
-//! earlier process is read back from that last line ([`result_from_journal`]).
+//! count and last result, and the result returned to whoever follows the run. Every result is
+//! built by [`Ending::into_result`], also the one read back from a journal of an earlier
+//! process ([`result_from_journal`]).
 
-use super::Engine;
-use super::events::Actor;
-use super::journal::{JournalEvent, JournalWriter, RunEvent, now};
-use super::result::{FinalState, RunResult};
+use super::follow::StartedRun;
+use super::registry::{ActiveRun, Phase, RunStatus};
+use super::start::{Launch, RunRequest};
+use crate::engine::Engine;
+use crate::engine::events::Actor;
+use crate::engine::journal::{self, JournalEvent, JournalWriter, RunEvent, now};
+use crate::engine::result::{FinalState, RunResult};
 use crate::workflow::model::Signature;
 use indexmap::IndexMap;
 use serde_json::Value;
+use tokio::sync::watch;
 
 /// Why a run that was in flight when its flowdeck died has no ending of its own.
 pub const INTERRUPTED: &str = "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog";
 
 /// Everything known about a run as it ends.
 #[derive(Debug)]
-pub(super) struct Ending {
+pub(crate) struct Ending {
     pub run_id: String,
     pub workflow_name: String,
     pub version: Option<String>,
@@ -65,6 +70,43 @@ impl Ending {
             cancelled_by: None,
         }
     }
+
+    /// The result whoever follows the run gets, and whoever reads it back later.
+    pub fn into_result(self, finished_at: String, journal_error: Option<String>) -> RunResult {
+        RunResult {
+            success: self.final_state == FinalState::Completed,
+            workflow_name: self.workflow_name,
+            session_id: self.session_id,
+            final_state: self.final_state,
+            states_executed: self.states_executed,
+            workflow_signature: self.signature,
+            execution_log: self.execution_log,
+            error: self.error,
+            run_id: self.run_id,
+            workflow_version: self.version,
+            return_values: self.return_values,
+            last_state: self.last_state,
+            started_at: self.started_at,
+            finished_at,
+            duration_ms: self.duration_ms,
+            journal_error,
+        }
+    }
+}
+
+/// A result for a run whose executor vanished (it cannot, short of a bug): an honest error.
+pub(super) fn orphan_result(run_id: &str) -> RunResult {
+    let at = now();
+    Ending::unstarted(
+        run_id,
+        "",
+        None,
+        None,
+        FinalState::Error,
+        "the run's executor stopped without a result".into(),
+        at.clone(),
+    )
+    .into_result(at, None)
 }
 
 impl Engine {
@@ -72,29 +114,29 @@ impl Engine {
     /// count and last result are recorded (under a lock file shared with other flowdeck
     /// processes, off the async runtime), and its result is built. The line is returned for
     /// the caller to publish once the run's status is final.
-    pub(super) async fn end_run(
+    pub(crate) async fn end_run(
         &self,
         writer: &mut JournalWriter,
-        ending: Ending,
+        mut ending: Ending,
     ) -> (RunResult, JournalEvent) {
-        let success = ending.final_state == FinalState::Completed;
-        let mut execution_log = ending.execution_log;
         if let Some(error) = &ending.error
-            && !execution_log
+            && !ending
+                .execution_log
                 .iter()
                 .any(|entry| entry.get("phase").and_then(Value::as_str) == Some("error"))
         {
-            execution_log
+            ending
+                .execution_log
                 .push(serde_json::json!({"phase": "error", "error": error, "timestamp": now()}));
         }
         let last = writer.append(RunEvent::RunFinished {
             final_state: ending.final_state.as_str().into(),
-            success,
+            success: ending.final_state == FinalState::Completed,
             states_executed: ending.states_executed,
             error: ending.error.clone(),
             return_values: ending.return_values.clone(),
             duration_ms: ending.duration_ms,
-            cancelled_by: ending.cancelled_by,
+            cancelled_by: ending.cancelled_by.clone(),
         });
         // Written, and the journal's lock let go, before anyone hears the run has ended.
         writer.finish().await;
@@ -106,25 +148,7 @@ impl Engine {
             &finished_at,
         )
         .await;
-        let result = RunResult {
-            success,
-            workflow_name: ending.workflow_name,
-            session_id: ending.session_id,
-            final_state: ending.final_state,
-            states_executed: ending.states_executed,
-            workflow_signature: ending.signature,
-            execution_log,
-            error: ending.error,
-            run_id: ending.run_id,
-            workflow_version: ending.version,
-            return_values: ending.return_values,
-            last_state: ending.last_state,
-            started_at: ending.started_at,
-            finished_at,
-            duration_ms: ending.duration_ms,
-            journal_error: writer.failure(),
-        };
-        (result, last)
+        (ending.into_result(finished_at, writer.failure()), last)
     }
 
     /// The workflow's run count and last result, recorded off the async runtime: the
@@ -150,6 +174,161 @@ impl Engine {
             tracing::warn!("run metadata not recorded: {e}");
         }
     }
+
+    /// Ends a registered run that never got going (not approved, cancelled while it waited,
+    /// no terminal for it): journaled and finished like any other, so that whoever follows
+    /// it gets its result.
+    pub(super) async fn end_unlaunched(
+        &self,
+        launch: &Launch,
+        final_state: FinalState,
+        error: String,
+        cancelled_by: Option<Actor>,
+    ) {
+        let run = &launch.run;
+        let (result, lines) = self
+            .journal_unstarted(
+                &run.run_id,
+                &launch.resolved.workflow.name,
+                Some(launch.resolved.version.clone()),
+                &launch.request,
+                final_state,
+                error,
+                cancelled_by,
+                launch.started_at.clone(),
+            )
+            .await;
+        run.update(|s| s.last_event = lines[1].seq);
+        self.runs().finish(run, result);
+        for line in lines {
+            self.publish_run_line(&launch.request.actor, &run.run_id, line);
+        }
+    }
+
+    /// The end of a run whose executor panicked: an error with the panic's message, its own
+    /// session closed, its journal ended.
+    pub(super) async fn panicked_run(
+        &self,
+        run: &ActiveRun,
+        keep: bool,
+        version: Option<String>,
+        e: tokio::task::JoinError,
+    ) -> (RunResult, Option<JournalEvent>) {
+        let message = match e.try_into_panic() {
+            Ok(panic) => crate::panics::message(&*panic),
+            Err(e) => e.to_string(),
+        };
+        let error = format!("flowdeck failed inside this run (a bug): {message}");
+        tracing::error!("run {}: {error}", run.run_id);
+        let status = run.snapshot();
+        if !keep {
+            let actor = Actor::Run {
+                run_id: run.run_id.clone(),
+            };
+            for id in run.take_owned() {
+                let _ = self.exit_terminal(&id, &actor).await;
+            }
+        }
+        let mut writer = self.journal().reopen(&run.run_id);
+        let mut ending = Ending::unstarted(
+            &run.run_id,
+            &status.workflow_name,
+            version,
+            status.session_id,
+            FinalState::Error,
+            error,
+            status.started_at.clone(),
+        );
+        ending.states_executed = status.states_executed;
+        ending.last_state = status.current_state;
+        ending.duration_ms = span_ms(&status.started_at, &journal::now());
+        let (result, last) = self.end_run(&mut writer, ending).await;
+        (result, Some(last))
+    }
+
+    /// A run that ends before it is registered (no such workflow, an invalid manifest):
+    /// journaled, recorded and published like any other, its status already final.
+    pub(super) async fn ended_before_start(
+        &self,
+        run_id: &str,
+        name: &str,
+        request: &RunRequest,
+        final_state: FinalState,
+        error: String,
+        started_at: String,
+    ) -> StartedRun {
+        let (result, lines) = self
+            .journal_unstarted(
+                run_id,
+                name,
+                None,
+                request,
+                final_state,
+                error,
+                None,
+                started_at.clone(),
+            )
+            .await;
+        let status = RunStatus {
+            run_id: run_id.to_string(),
+            workflow_name: name.to_string(),
+            status: Phase::Finished,
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at,
+            started_by: Some(request.actor.clone()),
+            prompt: None,
+            last_event: lines[1].seq,
+            result: Some(result),
+        };
+        self.runs().record_finished(status.clone());
+        for line in lines {
+            self.publish_run_line(&request.actor, run_id, line);
+        }
+        let (_, receiver) = watch::channel(status);
+        StartedRun {
+            run_id: run_id.to_string(),
+            status: receiver,
+        }
+    }
+
+    /// The journal and result of a run that ended before its first state.
+    #[allow(clippy::too_many_arguments)]
+    async fn journal_unstarted(
+        &self,
+        run_id: &str,
+        name: &str,
+        version: Option<String>,
+        request: &RunRequest,
+        final_state: FinalState,
+        error: String,
+        cancelled_by: Option<Actor>,
+        started_at: String,
+    ) -> (RunResult, [JournalEvent; 2]) {
+        let _ = self.store.meta_dir();
+        let mut writer = self.journal().create(run_id);
+        let first = writer.append(RunEvent::RunStarted {
+            run_id: run_id.to_string(),
+            workflow: name.to_string(),
+            version: version.clone(),
+            session_id: request.session_id.clone(),
+            inputs: IndexMap::new(),
+            actor: Some(request.actor.clone()),
+        });
+        let mut ending = Ending::unstarted(
+            run_id,
+            name,
+            version,
+            request.session_id.clone(),
+            final_state,
+            error,
+            started_at,
+        );
+        ending.cancelled_by = cancelled_by;
+        let (result, last) = self.end_run(&mut writer, ending).await;
+        (result, [first, last])
+    }
 }
 
 /// A run's result as its journal tells it: its last line's final state, error, states
@@ -157,95 +336,80 @@ impl Engine {
 /// A journal with no last line is a run still going (`None`), unless `cut_off` says nobody
 /// is writing it: then its flowdeck died and it ended `interrupted`, as the next start will
 /// record. The execution log of such a result is empty: `run_events` reads the steps.
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn result_from_journal(events: &[JournalEvent], cut_off: bool) -> Option<RunResult> {
-    let mut result = None::<RunResult>;
-    let mut steps = 0u32;
-    let mut last_state = None;
-    let mut ended = false;
+    let (first, started) = events.iter().find_map(|event| match &event.body {
+        RunEvent::RunStarted {
+            run_id,
+            workflow,
+            version,
+            session_id,
+            ..
+        } => Some((event, (run_id, workflow, version, session_id))),
+        _ => None,
+    })?;
+    let (run_id, workflow, version, session_id) = started;
+    let mut ending = Ending::unstarted(
+        run_id,
+        workflow,
+        version.clone(),
+        session_id.clone(),
+        FinalState::Interrupted,
+        INTERRUPTED.into(),
+        first.at.clone(),
+    );
+    let mut finished_at = None;
     for event in events {
         match &event.body {
-            RunEvent::RunStarted {
-                run_id,
-                workflow,
-                version,
-                session_id,
-                ..
-            } => {
-                result = Some(RunResult {
-                    success: false,
-                    workflow_name: workflow.clone(),
-                    session_id: session_id.clone(),
-                    final_state: FinalState::Interrupted,
-                    states_executed: 0,
-                    workflow_signature: None,
-                    execution_log: Vec::new(),
-                    error: Some(INTERRUPTED.into()),
-                    run_id: run_id.clone(),
-                    workflow_version: version.clone(),
-                    return_values: IndexMap::new(),
-                    last_state: None,
-                    started_at: event.at.clone(),
-                    finished_at: event.at.clone(),
-                    duration_ms: 0.0,
-                    journal_error: None,
-                });
-            }
             RunEvent::StepStarted { state, .. } => {
-                steps += 1;
-                last_state = Some(state.clone());
+                ending.states_executed += 1;
+                ending.last_state = Some(state.clone());
             }
             RunEvent::RunFinished {
                 final_state,
-                success,
                 states_executed,
                 error,
                 return_values,
                 duration_ms,
                 ..
             } => {
-                if let Some(r) = &mut result {
-                    // A state this flowdeck does not know (a newer one wrote it) is still an
-                    // ending: an error that names it.
-                    let (state, error) = match final_state.parse::<FinalState>() {
-                        Ok(state) => (state, error.clone()),
-                        Err(()) => (
-                            FinalState::Error,
-                            Some(format!(
-                                "ended as {final_state:?}{}",
-                                error
-                                    .as_deref()
-                                    .map(|e| format!(": {e}"))
-                                    .unwrap_or_default()
-                            )),
-                        ),
-                    };
-                    r.final_state = state;
-                    r.success = *success;
-                    r.states_executed = *states_executed;
-                    r.error = error;
-                    r.return_values = return_values.clone();
-                    r.duration_ms = *duration_ms;
-                    r.finished_at = event.at.clone();
-                    ended = true;
-                }
+                (ending.final_state, ending.error) = read_final_state(final_state, error);
+                ending.states_executed = *states_executed;
+                ending.return_values = return_values.clone();
+                ending.duration_ms = *duration_ms;
+                finished_at = Some(event.at.clone());
             }
             _ => {}
         }
     }
-    let mut result = result?;
-    result.last_state = last_state;
-    if !ended {
-        if !cut_off {
-            return None;
+    let finished_at = match finished_at {
+        Some(at) => at,
+        None if !cut_off => return None,
+        // Cut off: as far as its last line.
+        None => {
+            let last = events.last().map_or(&first.at, |e| &e.at);
+            ending.duration_ms = span_ms(&first.at, last);
+            last.clone()
         }
-        result.states_executed = steps;
-        if let Some(last) = events.last() {
-            result.finished_at = last.at.clone();
-            result.duration_ms = span_ms(&result.started_at, &last.at);
-        }
+    };
+    Some(ending.into_result(finished_at, None))
+}
+
+/// A journal's final state and error as this flowdeck reads them: a state it does not know
+/// (a newer one wrote it) is still an ending, an error that names it.
+fn read_final_state(final_state: &str, error: &Option<String>) -> (FinalState, Option<String>) {
+    match final_state.parse::<FinalState>() {
+        Ok(state) => (state, error.clone()),
+        Err(()) => (
+            FinalState::Error,
+            Some(format!(
+                "ended as {final_state:?}{}",
+                error
+                    .as_deref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            )),
+        ),
     }
-    Some(result)
 }
 
 /// Milliseconds from one journal time to another (0 when either cannot be read).
@@ -259,7 +423,7 @@ pub fn span_ms(from: &str, to: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::runs_api::{RunRequest, WorkflowSource};
+    use crate::engine::run::{RunRequest, WorkflowSource};
     use crate::engine::{EngineConfig, Phase};
     use std::sync::Arc;
     use std::time::Duration;

@@ -1,9 +1,9 @@
 //! Runs in progress: their live status, the one-run-per-session rule, the global limit,
 //! cancellation, and the answers to paused `prompt` steps.
 
-use super::events::Actor;
-use super::result::RunResult;
-use super::secrets::Secrets;
+use crate::engine::events::Actor;
+use crate::engine::result::RunResult;
+use crate::engine::secrets::Secrets;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -60,7 +60,7 @@ pub struct ActiveRun {
     pub status: watch::Sender<RunStatus>,
     pub prompt: Mutex<Option<PendingPrompt>>,
     /// The approval the run waits for before it starts (approval mode).
-    pub approval: Mutex<Option<super::approval::PendingApproval>>,
+    pub approval: Mutex<Option<crate::engine::approval::PendingApproval>>,
     /// The run's secret values, once its inputs are known: for whoever writes down what is
     /// done to the run from outside (the audit log).
     pub secrets: Mutex<Secrets>,
@@ -135,7 +135,9 @@ impl ActiveRun {
         self.prompt.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn pending_approval(&self) -> MutexGuard<'_, Option<super::approval::PendingApproval>> {
+    pub fn pending_approval(
+        &self,
+    ) -> MutexGuard<'_, Option<crate::engine::approval::PendingApproval>> {
         self.approval.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -1,0 +1,215 @@
+//! The commands that reach the folder's server: `flowdeck mcp` (an agent's connection,
+//! relayed to the server, which starts one when none answers), `flowdeck serve` (the server
+//! itself, in the foreground or in the background) and `flowdeck approve` (a person's yes to
+//! a workflow's content, refused to anything started from flowdeck's own terminals).
+
+use super::{FOLDER_HELP, ServeArgs, ServeCommand, engine_config, open_engine, runtime};
+use crate::workflow::names::sanitize;
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn mcp_options(args: ServeArgs, approve: bool) -> Result<crate::mcp::McpOptions> {
+    let mut sets = std::collections::HashSet::new();
+    for name in &args.toolsets {
+        let set = crate::mcp::Toolset::parse(name.trim()).with_context(|| {
+            format!(
+                "unknown toolset {} (choose from terminal, authoring, runs, guided, dynamic)",
+                sanitize(name)
+            )
+        })?;
+        sets.insert(set);
+    }
+    Ok(crate::mcp::McpOptions {
+        toolsets: sets,
+        read_only: args.read_only,
+        dynamic_filters: args.dynamic_filters,
+        approve_agent_runs: approve,
+    })
+}
+
+fn folder_must_exist(folder: &Path) -> Result<()> {
+    if !folder.is_dir() {
+        bail!(
+            "workflows folder {} does not exist or is not a folder (use --workflows DIR or FLOWDECK_WORKFLOWS)",
+            sanitize(&folder.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
+    let options = mcp_options(args, approve)?;
+    // Checked up front for a clear error before a server is started for it.
+    folder_must_exist(folder)?;
+    let server_options = crate::server::spawn::ServerOptions {
+        approve_agent_runs: approve,
+    };
+    let mut server = crate::server::spawn::reach(folder, server_options)?;
+    let runtime = runtime()?;
+    // Installed before anything else, so a SIGTERM at any moment ends the relay cleanly (the
+    // server then ends what this agent started).
+    let relayed = runtime.block_on(async {
+        let mut termination = crate::signals::Termination::register()?;
+        let mut again = crate::server::hello::ReachAgain::default();
+        loop {
+            let relayed = tokio::select! {
+                relayed = crate::server::relay::relay(server, folder, &options) => relayed,
+                signal = termination.recv() => {
+                    tracing::info!("{signal}: ending the relay");
+                    return Ok(());
+                }
+            };
+            // A server that was ending as this relay connected served nothing: the next one.
+            match relayed {
+                Err(e) if again.after(&e) => {
+                    let folder = folder.to_path_buf();
+                    server = tokio::task::spawn_blocking(move || {
+                        crate::server::spawn::reach(&folder, server_options)
+                    })
+                    .await??;
+                }
+                other => return other,
+            }
+        }
+    });
+    // Blocking readers of a closed stdin must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    relayed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flowdeck serve`: the folder's server, in the foreground until a termination signal, or
+/// started by a front end in the background until it is idle.
+pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode> {
+    if command.background {
+        // Its own session first: the front end that started it, its terminal and its process
+        // group may all go, and the server stays.
+        let _ = rustix::process::setsid();
+        if let Err(why) = crate::logfile::init(folder, crate::logfile::SERVER) {
+            tracing::warn!("no server log: {why}");
+        }
+    }
+    let options = mcp_options(command.offer, approve)?;
+    folder_must_exist(folder)?;
+    let runtime = runtime()?;
+    runtime.block_on(async {
+        let mut termination = crate::signals::Termination::register()?;
+        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve))
+            .context(FOLDER_HELP)?;
+        let host = match crate::server::host::start(engine.clone(), folder, options) {
+            Ok(host) => host,
+            // Another front end's server won the folder: it serves, this one goes quietly.
+            Err(e @ crate::server::socket::SocketError::Hosted { .. }) if command.background => {
+                tracing::info!("{e}");
+                engine.shutdown().await;
+                return anyhow::Ok(());
+            }
+            Err(e) => {
+                engine.shutdown().await;
+                return Err(e.into());
+            }
+        };
+        if command.background {
+            tracing::info!(
+                "serving {} on {}",
+                folder.display(),
+                host.socket().display()
+            );
+            let idle_then_retired = async {
+                loop {
+                    crate::server::lifetime::until_idle(
+                        &engine,
+                        folder,
+                        host.clients(),
+                        crate::server::lifetime::GRACE,
+                    )
+                    .await;
+                    // A front end that connected just now keeps the server.
+                    if host.retire().await {
+                        return;
+                    }
+                }
+            };
+            tokio::select! {
+                () = idle_then_retired => {
+                    tracing::info!("nothing attached and nothing running: ending");
+                }
+                signal = termination.recv() => tracing::info!("{signal}: stopping"),
+            }
+        } else {
+            eprintln!(
+                "flowdeck: serving {} on {} (the studio and `flowdeck mcp` attach to it)",
+                sanitize(&folder.display().to_string()),
+                host.socket().display()
+            );
+            let signal = termination.recv().await;
+            tracing::info!("{signal}: stopping");
+        }
+        host.stop().await;
+        engine.shutdown().await;
+        anyhow::Ok(())
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flowdeck approve`: each workflow's content that would run now, approved for agents. Only
+/// for a person at a terminal that is not one of flowdeck's (server/peer.rs): with the
+/// folder's server up, the server checks and approves; with none up, this process checks
+/// itself and approves in the folder.
+pub(super) fn approve_workflows(
+    folder: &Path,
+    names: &[String],
+    out: &mut impl Write,
+) -> Result<ExitCode> {
+    let versions: Vec<(String, Result<String, String>)> =
+        match crate::server::relay::connect(folder) {
+            Some(stream) => {
+                let runtime = runtime()?;
+                let mut asked =
+                    runtime.block_on(crate::server::approve::ask(stream, folder, names));
+                // A server that was ending as this connected: the next one, if one is up.
+                let mut again = crate::server::hello::ReachAgain::default();
+                while let Err(e) = &asked
+                    && again.after(e)
+                {
+                    let Some(stream) = crate::server::relay::connect(folder) else {
+                        return approve_workflows(folder, names, out);
+                    };
+                    asked = runtime.block_on(crate::server::approve::ask(stream, folder, names));
+                }
+                asked?
+                    .into_iter()
+                    .map(|a| (a.workflow, a.approved))
+                    .collect()
+            }
+            None => {
+                crate::server::peer::may_approve(Some(std::process::id()), None, &[])
+                    .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;
+                let engine = open_engine(folder, engine_config(false, false))?;
+                names
+                    .iter()
+                    .map(|name| {
+                        let approved = engine
+                            .approve_workflow(name, &crate::engine::Actor::Cli)
+                            .map(|a| a.version)
+                            .map_err(|e| e.to_string());
+                        (name.clone(), approved)
+                    })
+                    .collect()
+            }
+        };
+    for (name, approved) in versions {
+        let version =
+            approved.map_err(|why| anyhow::anyhow!("cannot approve {}: {why}", sanitize(&name)))?;
+        writeln!(
+            out,
+            "approved {} (content {}) for agents' runs",
+            sanitize(&name),
+            &version[..12.min(version.len())]
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
