@@ -4,7 +4,7 @@
 
 use super::contract::{self, MASK};
 use super::events::Actor;
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, WrittenFinalState};
 use crate::store::{SaveRequest, Saved, WorkflowStatus};
 use crate::workflow::action::Action;
 use crate::workflow::model::{Signature, Variable, Workflow};
@@ -33,7 +33,7 @@ pub struct WorkflowSummary {
     pub warnings: usize,
     /// Runs recorded in the history, and how the last one ended.
     pub runs: u64,
-    pub last_result: Option<String>,
+    pub last_result: Option<WrittenFinalState>,
     /// When the last run ended (RFC 3339), with `last_result`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run_at: Option<String>,

@@ -6,7 +6,7 @@ use super::events::Actor;
 pub use super::journal_writer::JournalWriter;
 use super::journal_writer::live_marker;
 use super::run::ending::result_from_journal;
-use super::{ContractPhase, StepStatus};
+use super::{ContractPhase, StepStatus, WrittenFinalState};
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -89,7 +89,7 @@ pub enum RunEvent {
         actor: Option<Actor>,
     },
     RunFinished {
-        final_state: String,
+        final_state: WrittenFinalState,
         success: bool,
         states_executed: u32,
         error: Option<String>,
@@ -121,7 +121,7 @@ pub struct RunSummary {
     pub started_at: String,
     pub session_id: Option<String>,
     /// `None` while the run is going (or if it never finished: a crash).
-    pub final_state: Option<String>,
+    pub final_state: Option<WrittenFinalState>,
     pub success: Option<bool>,
     pub states_executed: Option<u32>,
     pub duration_ms: Option<f64>,
@@ -464,7 +464,7 @@ impl Journal {
             _ => None,
         })?;
         if let Some(ended) = ended {
-            summary.final_state = Some(ended.final_state.as_str().to_string());
+            summary.final_state = Some(ended.final_state.into());
             summary.success = Some(ended.success);
             summary.states_executed = Some(ended.states_executed);
             summary.duration_ms = Some(ended.duration_ms);
@@ -589,7 +589,7 @@ impl Journal {
                 seq: events.last().map_or(0, |e| e.seq) + 1,
                 at: now(),
                 body: RunEvent::RunFinished {
-                    final_state: ended.final_state.as_str().to_string(),
+                    final_state: ended.final_state.into(),
                     success: false,
                     states_executed: ended.states_executed,
                     error: ended.error,
@@ -673,6 +673,7 @@ pub fn new_run_id(started: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::FinalState;
 
     #[test]
     fn run_ids_are_never_paths() {
@@ -720,7 +721,7 @@ mod tests {
         let summary = journal.summary(&id).unwrap();
         assert_eq!(summary.feedback.len(), 1);
         // No end, and nobody writes it any more: cut off.
-        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
+        assert_eq!(summary.final_state, Some(FinalState::Interrupted.into()));
         assert_eq!(journal.list(Some("demo"), 10).len(), 1);
         assert_eq!(journal.list(Some("other"), 10).len(), 0);
         assert_eq!(journal.purge(Some("demo"), &[]), 1);
@@ -764,7 +765,7 @@ mod tests {
         writer.finish_blocking();
         assert!(!journal.is_owned(&running));
         let summary = journal.summary(&running).unwrap();
-        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
+        assert_eq!(summary.final_state, Some(FinalState::Interrupted.into()));
         assert_eq!(summary.states_executed, Some(2));
         // Damaged: an empty file, garbage, and a stray marker.
         let empty = "r0000000000001-0000".to_string();
@@ -821,14 +822,14 @@ mod tests {
                 states_executed,
                 ..
             } => {
-                assert_eq!(final_state, "interrupted");
+                assert_eq!(*final_state, FinalState::Interrupted);
                 assert_eq!(*states_executed, 2);
             }
             other => panic!("{other:?}"),
         }
         // Its summary reads that line: the ending and why.
         let summary = journal.summary(&dead).unwrap();
-        assert_eq!(summary.final_state.as_deref(), Some("interrupted"));
+        assert_eq!(summary.final_state, Some(FinalState::Interrupted.into()));
         assert!(
             summary
                 .error

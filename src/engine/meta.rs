@@ -1,6 +1,7 @@
 //! Per-workflow run metadata in `DIR/.flowdeck/workflows.json`: run count, last run, last
 //! result. Never in the manifest.
 
+use super::result::{FinalState, WrittenFinalState};
 use crate::store::files::write_atomic;
 use crate::store::lock::{LOCK_WAIT, StateLock};
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,7 @@ const LOCK: &str = "workflows.json.lock";
 pub struct WorkflowMeta {
     pub runs: u64,
     pub last_run_id: Option<String>,
-    pub last_final_state: Option<String>,
+    pub last_final_state: Option<WrittenFinalState>,
     pub last_success: Option<bool>,
     pub last_finished_at: Option<String>,
 }
@@ -64,14 +65,14 @@ impl Metadata {
     }
 
     /// Records a finished run.
-    pub fn record(&self, workflow: &str, run_id: &str, final_state: &str, success: bool, at: &str) {
+    pub fn record(&self, workflow: &str, run_id: &str, final_state: FinalState, at: &str) {
         let _locked = self.lock();
         let mut all = self.all();
         let meta = all.entry(workflow.to_string()).or_default();
         meta.runs += 1;
         meta.last_run_id = Some(run_id.to_string());
-        meta.last_final_state = Some(final_state.to_string());
-        meta.last_success = Some(success);
+        meta.last_final_state = Some(final_state.into());
+        meta.last_success = Some(final_state == FinalState::Completed);
         meta.last_finished_at = Some(at.to_string());
         match serde_json::to_vec_pretty(&all) {
             Ok(bytes) => {
@@ -114,7 +115,7 @@ mod tests {
             for (who, meta) in [("a", &a), ("b", &b)] {
                 s.spawn(move || {
                     for i in 0..EACH {
-                        meta.record("shared", &format!("{who}{i}"), "done", true, "now");
+                        meta.record("shared", &format!("{who}{i}"), FinalState::Completed, "now");
                     }
                 });
             }

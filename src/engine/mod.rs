@@ -44,7 +44,7 @@ pub use crate::term::processes::ancestry;
 pub use crate::term::{Content, ExitInfo, SessionInfo, TermError, WaitOutcome};
 pub use contract::ContractPhase;
 pub use events::{Actor, Change, EngineEvent, RunEvent};
-pub use result::{FinalState, RunResult};
+pub use result::{FinalState, RunResult, WrittenFinalState};
 pub use run::{FollowedRun, Phase, RunRequest, RunStatus, StartedRun, WorkflowSource};
 pub use search::SearchResult;
 pub use terminal::{
@@ -179,8 +179,7 @@ impl Engine {
             engine.metadata.record(
                 &run.workflow,
                 &run.run_id,
-                result::FinalState::Interrupted.as_str(),
-                false,
+                result::FinalState::Interrupted,
                 &run.at,
             );
         }

@@ -81,6 +81,65 @@ impl std::fmt::Display for FinalState {
     }
 }
 
+/// A final state as it was written down (a journal's last line, a workflow's metadata, the run
+/// history): one this flowdeck knows, or a word a newer flowdeck wrote, kept as it was written
+/// so that reading and writing it back changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WrittenFinalState {
+    Known(FinalState),
+    Unknown(String),
+}
+
+impl WrittenFinalState {
+    /// The word as written.
+    pub fn as_str(&self) -> &str {
+        match self {
+            WrittenFinalState::Known(state) => state.as_str(),
+            WrittenFinalState::Unknown(word) => word,
+        }
+    }
+
+    /// The final state when this flowdeck knows it.
+    pub fn known(&self) -> Option<FinalState> {
+        match self {
+            WrittenFinalState::Known(state) => Some(*state),
+            WrittenFinalState::Unknown(_) => None,
+        }
+    }
+}
+
+impl From<FinalState> for WrittenFinalState {
+    fn from(state: FinalState) -> Self {
+        WrittenFinalState::Known(state)
+    }
+}
+
+impl PartialEq<FinalState> for WrittenFinalState {
+    fn eq(&self, other: &FinalState) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
+/// A word as written: what tests and tools compare against.
+impl PartialEq<str> for WrittenFinalState {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for WrittenFinalState {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for WrittenFinalState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The result of a run.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RunResult {

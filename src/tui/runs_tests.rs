@@ -6,7 +6,7 @@ use super::state::App;
 use super::test_support::{key, summary};
 use super::update::{Event, update};
 use crate::engine::journal::{JournalEvent, RunSummary};
-use crate::engine::{Actor, Change, EngineEvent, RunEvent};
+use crate::engine::{Actor, Change, EngineEvent, RunEvent, WrittenFinalState};
 use crossterm::event::KeyCode;
 
 fn app() -> App {
@@ -21,7 +21,7 @@ fn run(id: &str, final_state: Option<&str>) -> RunSummary {
         workflow: "build".into(),
         started_at: "2026-01-01T10:00:00.000Z".into(),
         session_id: None,
-        final_state: final_state.map(str::to_string),
+        final_state: final_state.map(|word| WrittenFinalState::Unknown(word.to_string())),
         success: final_state.map(|_| true),
         states_executed: None,
         duration_ms: final_state.map(|_| 12.0),

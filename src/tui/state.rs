@@ -7,7 +7,7 @@ use super::keymap::Mode;
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
-use crate::engine::{Actor, Phase, RunStatus, SessionInfo, StepStatus};
+use crate::engine::{Actor, Phase, RunStatus, SessionInfo, StepStatus, WrittenFinalState};
 use crate::workflow::plan::Plan;
 use crate::workflow::violation::Violation;
 use indexmap::IndexMap;
@@ -43,7 +43,7 @@ pub struct StepMark {
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
-    pub final_state: String,
+    pub final_state: WrittenFinalState,
     pub success: bool,
     pub error: Option<String>,
     pub return_values: IndexMap<String, String>,

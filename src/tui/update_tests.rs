@@ -324,7 +324,7 @@ fn every_palette_command_runs_from_the_palette_without_panicking() {
 
 #[test]
 fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
-    use crate::engine::{Change, EngineEvent, RunEvent};
+    use crate::engine::{Change, EngineEvent, FinalState, RunEvent};
     let mut app = app_with_active_run();
     if let Some(run) = app.runs.get_mut("r1") {
         run.actor = Some(crate::engine::Actor::person());
@@ -338,7 +338,7 @@ fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
                 run_id: "r1".into(),
                 journal_seq: seq,
                 line: RunEvent::RunFinished {
-                    final_state: "done".into(),
+                    final_state: FinalState::Completed.into(),
                     success: true,
                     states_executed: 1,
                     error: None,
@@ -352,7 +352,7 @@ fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
     update(&mut app, Event::TermFocus(false));
     let effects = update(&mut app, finished(1));
     assert!(
-        effects.contains(&Effect::Alert("build ended: done in 5 ms".into())),
+        effects.contains(&Effect::Alert("build ended: completed in 5 ms".into())),
         "{effects:?}"
     );
     assert_eq!(
@@ -363,7 +363,10 @@ fn a_run_that_ends_while_the_terminal_is_not_focused_rings_and_retitles() {
     app.runs[0].phase = crate::engine::Phase::Running;
     let effects = update(&mut app, finished(2));
     assert!(!effects.iter().any(|e| matches!(e, Effect::Alert(_))));
-    assert_eq!(app.message.as_deref(), Some("build ended: done in 5 ms"));
+    assert_eq!(
+        app.message.as_deref(),
+        Some("build ended: completed in 5 ms")
+    );
 }
 
 #[test]

@@ -5,18 +5,16 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
+use common::{LONG, agent, finished};
 
 use flowdeck::engine::approval::{ApprovalRequest, Approver};
 use flowdeck::engine::{
     Actor, Change, Engine, EngineConfig, EngineError, EngineEvent, FinalState, Phase, RunRequest,
-    RunResult, StartedRun, WorkflowSource,
+    WorkflowSource, WrittenFinalState,
 };
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::broadcast;
-
-const DEADLINE: Duration = Duration::from_secs(30);
 
 const GREET: &str = "name: greet\ndescription: Says hello.\ninitial_state: hello\nstates:\n  hello:\n    action: { tool: run_command, params: { command: echo hello-approved } }\n";
 
@@ -45,13 +43,6 @@ fn approving() -> (tempfile::TempDir, Arc<Engine>, Approver) {
     (dir, engine, approver)
 }
 
-fn agent() -> Actor {
-    Actor::Agent {
-        client: "test-agent".into(),
-        connection: "c1".into(),
-    }
-}
-
 fn request(source: WorkflowSource, actor: Actor) -> RunRequest {
     RunRequest {
         workflow: source,
@@ -72,14 +63,16 @@ async fn next_request(
     engine: &Engine,
     events: &mut broadcast::Receiver<EngineEvent>,
 ) -> ApprovalRequest {
-    let run_id = common::within(DEADLINE, "an approval request", async {
+    let run_id = common::within(LONG, "an approval request", async {
         loop {
-            if let Ok(EngineEvent {
-                change: Change::ApprovalRequested { run_id, .. },
-                ..
-            }) = events.recv().await
-            {
-                return run_id;
+            match events.recv().await {
+                Ok(EngineEvent {
+                    change: Change::ApprovalRequested { run_id, .. },
+                    ..
+                }) => return run_id,
+                // Closed would come back at once, for ever.
+                Err(broadcast::error::RecvError::Closed) => panic!("the engine's events ended"),
+                _ => {}
             }
         }
     })
@@ -89,10 +82,6 @@ async fn next_request(
         .into_iter()
         .find(|r| r.run_id == run_id)
         .expect("the announced request is pending")
-}
-
-async fn finished(started: StartedRun) -> RunResult {
-    common::within(DEADLINE, "the run's end", started.finished()).await
 }
 
 #[tokio::test]
@@ -152,7 +141,7 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
 
     let changed = GREET.replace("hello-approved", "something-else");
     std::fs::write(dir.path().join("greet.yaml"), &changed).unwrap();
-    common::poll_until(DEADLINE, "the engine to see the change", || {
+    common::poll_until(LONG, "the engine to see the change", || {
         engine
             .workflow_get("greet")
             .ok()
@@ -176,15 +165,16 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     assert_eq!(result.final_state, FinalState::NotApproved);
     let error = result.error.unwrap();
     assert!(error.contains("denied"), "{error}");
-    let settled = common::within(DEADLINE, "the settled event", async {
+    let settled = common::within(LONG, "the settled event", async {
         loop {
-            if let Ok(EngineEvent {
-                actor,
-                change: Change::ApprovalSettled { approved, .. },
-                ..
-            }) = events.recv().await
-            {
-                return (actor, approved);
+            match events.recv().await {
+                Ok(EngineEvent {
+                    actor,
+                    change: Change::ApprovalSettled { approved, .. },
+                    ..
+                }) => return (actor, approved),
+                Err(broadcast::error::RecvError::Closed) => panic!("the engine's events ended"),
+                _ => {}
             }
         }
     })
@@ -192,7 +182,10 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     assert_eq!(settled, (Actor::person(), false));
     let history = engine.run_list(Some("greet"), 10);
     assert_eq!(
-        history.runs[0].final_state.as_deref(),
+        history.runs[0]
+            .final_state
+            .as_ref()
+            .map(WrittenFinalState::as_str),
         Some("not_approved"),
         "the denied run is in the history"
     );

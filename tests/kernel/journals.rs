@@ -13,7 +13,11 @@ fn journals() -> Vec<(String, String)> {
         .expect("the journal fixtures")
         .map(|entry| {
             let path = entry.expect("an entry").path();
-            let run_id = path.file_stem().expect("a name").to_string_lossy().into_owned();
+            let run_id = path
+                .file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
             (run_id, std::fs::read_to_string(&path).expect("a journal"))
         })
         .collect();
@@ -28,8 +32,8 @@ fn every_line_of_an_earlier_journal_writes_back_byte_for_byte() {
     let mut statuses = Vec::new();
     for (run_id, text) in journals() {
         for line in text.lines() {
-            let event: JournalEvent = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{run_id}: {e}: {line}"));
+            let event: JournalEvent =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{run_id}: {e}: {line}"));
             match &event.body {
                 RunEvent::ContractChecked { phase, .. } => phases.push(*phase),
                 RunEvent::StepFinished { status, .. } => statuses.push(*status),
@@ -68,7 +72,9 @@ async fn the_engine_reports_an_earlier_processs_runs_from_their_journals() {
     )
     .expect("an engine");
 
-    let done = engine.run_status("r1795688283215-67a0").expect("its status");
+    let done = engine
+        .run_status("r1795688283215-67a0")
+        .expect("its status");
     assert_eq!(done.status, Phase::Finished);
     let result = done.result.expect("its result");
     assert_eq!(result.final_state, FinalState::Completed);
@@ -86,7 +92,9 @@ async fn the_engine_reports_an_earlier_processs_runs_from_their_journals() {
     assert_eq!(page.events.len(), 10);
     assert!(page.finished);
 
-    let refused = engine.run_status("r1795688287057-c10c").expect("its status");
+    let refused = engine
+        .run_status("r1795688287057-c10c")
+        .expect("its status");
     let result = refused.result.expect("its result");
     assert_eq!(result.final_state, FinalState::ValidationFailed);
     assert!(!result.success);

@@ -5,12 +5,15 @@
 
 use flowdeck::engine::{
     Actor, Change, Engine, EngineError, FinalState, Phase, RunRequest, RunResult, WorkflowSource,
+    WrittenFinalState,
 };
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common;
+use common::LONG;
+use tokio::sync::broadcast::error::RecvError;
 
 fn engine_in(dir: &Path, max_runs: usize) -> Arc<Engine> {
     common::test_engine(dir, max_runs, true)
@@ -64,39 +67,44 @@ async fn bash_session(engine: &Engine) -> flowdeck::term::SessionInfo {
 /// Follows a run's journal until it enters `state`.
 async fn wait_for_state(engine: &Arc<Engine>, run_id: &str, state: &str) {
     let needle = format!("\"state\":\"{state}\"");
-    let mut cursor = 0;
-    loop {
-        let page = engine
-            .run_events(run_id, cursor, 100, Duration::from_secs(5))
-            .await
-            .unwrap();
-        cursor = page.next_cursor;
-        if page
-            .events
-            .iter()
-            .any(|e| serde_json::to_string(e).unwrap().contains(&needle))
-        {
-            return;
+    common::within(LONG, &format!("the run to enter {state}"), async {
+        let mut cursor = 0;
+        loop {
+            let page = engine
+                .run_events(run_id, cursor, 100, Duration::from_secs(5))
+                .await
+                .unwrap();
+            cursor = page.next_cursor;
+            if page
+                .events
+                .iter()
+                .any(|e| serde_json::to_string(e).unwrap().contains(&needle))
+            {
+                return;
+            }
+            assert!(!page.finished, "the run ended before reaching {state}");
         }
-        assert!(!page.finished, "the run ended before reaching {state}");
-    }
+    })
+    .await;
 }
 
 /// Waits for a run to reach a state where it waits for an answer, following its events.
 async fn wait_for_prompt(engine: &Arc<Engine>, run_id: &str) {
-    let mut cursor = 0;
-    for _ in 0..200 {
-        let page = engine
-            .run_events(run_id, cursor, 100, Duration::from_secs(5))
-            .await
-            .unwrap();
-        cursor = page.next_cursor;
-        if engine.run_status(run_id).unwrap().status == Phase::WaitingForInput {
-            return;
+    common::within(LONG, "the run's prompt", async {
+        let mut cursor = 0;
+        loop {
+            let page = engine
+                .run_events(run_id, cursor, 100, Duration::from_secs(5))
+                .await
+                .unwrap();
+            cursor = page.next_cursor;
+            if engine.run_status(run_id).unwrap().status == Phase::WaitingForInput {
+                return;
+            }
+            assert!(!page.finished, "the run ended before its prompt");
         }
-        assert!(!page.finished, "the run ended before its prompt");
-    }
-    panic!("no prompt");
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -156,7 +164,13 @@ async fn the_seed_build_project_runs_a_real_makefile() {
     // Journaled, listed, with metadata.
     let list = engine.run_list(Some("build_project"), 10);
     assert_eq!(list.runs.len(), 1);
-    assert_eq!(list.runs[0].final_state.as_deref(), Some("completed"));
+    assert_eq!(
+        list.runs[0]
+            .final_state
+            .as_ref()
+            .map(WrittenFinalState::as_str),
+        Some("completed")
+    );
     let listed = engine.workflow_list();
     let entry = listed
         .workflows
@@ -164,7 +178,10 @@ async fn the_seed_build_project_runs_a_real_makefile() {
         .find(|w| w.name == "build_project")
         .unwrap();
     assert_eq!(
-        (entry.runs, entry.last_result.as_deref()),
+        (
+            entry.runs,
+            entry.last_result.as_ref().map(WrittenFinalState::as_str),
+        ),
         (1, Some("completed"))
     );
 }
@@ -516,7 +533,7 @@ async fn prompts_pause_and_answers_are_checked_and_runs_cancel() {
         .pid;
     let status = engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
     assert_eq!(status.status, Phase::Finished);
-    let result = started.finished().await;
+    let result = common::finished(started).await;
     assert_final(&result, FinalState::Canceled);
     assert_eq!(result.states_executed, 3);
     // The run's own session and its `sleep` are gone.
@@ -652,7 +669,7 @@ async fn one_run_per_session_and_a_global_limit() {
         engine.cancel_run(&run.run_id, &Actor::Cli).await.unwrap();
     }
     for run in started {
-        assert_final(&run.finished().await, FinalState::Canceled);
+        assert_final(&common::finished(run).await, FinalState::Canceled);
     }
     engine.shutdown().await;
     assert!(engine.list_terminal_sessions().sessions.is_empty());
@@ -676,24 +693,33 @@ async fn a_run_keeps_the_version_it_started_with() {
             .replace("'^(staging|production)$'", "'.*'")
             .replace("sleep 60", "true"),
     );
-    loop {
-        if let Ok(event) = changes.recv().await
-            && matches!(
-                event.change,
-                flowdeck::engine::Change::WorkflowChanged { .. }
-            )
-            && event.workflow() == Some("waiter")
-        {
-            break;
+    common::within(LONG, "the edit's workflow_changed", async {
+        loop {
+            let event = changes.recv().await;
+            if let Ok(event) = &event
+                && matches!(
+                    event.change,
+                    flowdeck::engine::Change::WorkflowChanged { .. }
+                )
+                && event.workflow() == Some("waiter")
+            {
+                break;
+            }
+            // Lagged is fine (the change may still come); closed would spin for ever.
+            assert!(
+                !matches!(event, Err(RecvError::Closed)),
+                "the engine's events ended"
+            );
         }
-    }
+    })
+    .await;
     engine
         .answer_prompt(&run_id, "moon".into(), &Actor::Cli)
         .unwrap();
     // The old rule still applies: "moon" fails and the prompt comes back.
     wait_for_prompt(&engine, &run_id).await;
     engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
-    let result = started.finished().await;
+    let result = common::finished(started).await;
     assert_final(&result, FinalState::Canceled);
     let old = flowdeck::store::files::content_version(WAITER.as_bytes());
     assert_eq!(result.workflow_version.as_deref(), Some(old.as_str()));
@@ -716,27 +742,30 @@ async fn a_prompt_that_times_out_stops_waiting() {
         Err(EngineError::NoPrompt(_))
     ));
     engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
-    assert_final(&started.finished().await, FinalState::Canceled);
+    assert_final(&common::finished(started).await, FinalState::Canceled);
 }
 
 #[tokio::test]
 async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
     let (_dir, engine) = with_manifest(
         "sleeper.yaml",
-        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+        common::SLEEPER,
     );
     let mut req = request("sleeper", &[]);
     req.keep_session = true;
     let started = engine.start_run(req).await.unwrap();
     let run_id = started.run_id.clone();
-    let mut cursor = 0;
-    while cursor < 2 {
-        cursor = engine
-            .run_events(&run_id, cursor, 100, Duration::from_secs(5))
-            .await
-            .unwrap()
-            .next_cursor;
-    }
+    common::within(LONG, "the run's first two journal lines", async {
+        let mut cursor = 0;
+        while cursor < 2 {
+            cursor = engine
+                .run_events(&run_id, cursor, 100, Duration::from_secs(5))
+                .await
+                .unwrap()
+                .next_cursor;
+        }
+    })
+    .await;
     let session_id = engine.run_status(&run_id).unwrap().session_id.unwrap();
     let shell = engine
         .list_terminal_sessions()
@@ -746,7 +775,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
         .unwrap()
         .pid as i32;
     // Wait until `sleep` holds the terminal.
-    common::poll_until(Duration::from_secs(30), "sleep in the session", || {
+    common::poll_until(LONG, "sleep in the session", || {
         let sleeping = std::fs::read_dir("/proc").unwrap().any(|e| {
             let pid = e.unwrap().file_name();
             let pid = pid.to_str().and_then(|p| p.parse::<i32>().ok());
@@ -761,7 +790,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
     })
     .await;
     engine.cancel_run(&run_id, &Actor::Cli).await.unwrap();
-    assert_final(&started.finished().await, FinalState::Canceled);
+    assert_final(&common::finished(started).await, FinalState::Canceled);
     // The session stays (keep_session), and its shell is back at its prompt: sleep is gone.
     let back = tokio::time::timeout(Duration::from_secs(10), async {
         while engine.shell_ready(&session_id).await.is_err() {}
@@ -777,7 +806,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
 async fn a_run_cancelled_before_its_first_state_closes_its_session() {
     let (_dir, engine) = with_manifest(
         "sleeper.yaml",
-        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
+        common::SLEEPER,
     );
     for _ in 0..5 {
         let started = engine.start_run(request("sleeper", &[])).await.unwrap();
@@ -786,12 +815,7 @@ async fn a_run_cancelled_before_its_first_state_closes_its_session() {
             .cancel_run(&started.run_id, &Actor::Cli)
             .await
             .unwrap();
-        let result = common::within(
-            Duration::from_secs(30),
-            "the cancelled run's result",
-            started.finished(),
-        )
-        .await;
+        let result = common::within(LONG, "the cancelled run's result", started.finished()).await;
         assert_final(&result, FinalState::Canceled);
         assert!(
             engine.list_terminal_sessions().sessions.is_empty(),

@@ -13,7 +13,7 @@ use super::start::{Launch, RunRequest};
 use crate::engine::Engine;
 use crate::engine::events::Actor;
 use crate::engine::journal::{self, JournalEvent, JournalWriter, RunEvent, now};
-use crate::engine::result::{FinalState, RunResult};
+use crate::engine::result::{FinalState, RunResult, WrittenFinalState};
 use crate::workflow::model::Signature;
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -130,7 +130,7 @@ impl Engine {
                 .push(serde_json::json!({"phase": "error", "error": error, "timestamp": now()}));
         }
         let last = writer.append(RunEvent::RunFinished {
-            final_state: ending.final_state.as_str().into(),
+            final_state: ending.final_state.into(),
             success: ending.final_state == FinalState::Completed,
             states_executed: ending.states_executed,
             error: ending.error.clone(),
@@ -161,13 +161,7 @@ impl Engine {
         let metadata = self.metadata.clone();
         let (workflow, run_id, at) = (workflow.to_string(), run_id.to_string(), at.to_string());
         let recorded = tokio::task::spawn_blocking(move || {
-            metadata.record(
-                &workflow,
-                &run_id,
-                final_state.as_str(),
-                final_state == FinalState::Completed,
-                &at,
-            );
+            metadata.record(&workflow, &run_id, final_state, &at);
         })
         .await;
         if let Err(e) = recorded {
@@ -396,10 +390,13 @@ pub fn result_from_journal(events: &[JournalEvent], cut_off: bool) -> Option<Run
 
 /// A journal's final state and error as this flowdeck reads them: a state it does not know
 /// (a newer one wrote it) is still an ending, an error that names it.
-fn read_final_state(final_state: &str, error: &Option<String>) -> (FinalState, Option<String>) {
-    match final_state.parse::<FinalState>() {
-        Ok(state) => (state, error.clone()),
-        Err(()) => (
+fn read_final_state(
+    final_state: &WrittenFinalState,
+    error: &Option<String>,
+) -> (FinalState, Option<String>) {
+    match final_state {
+        WrittenFinalState::Known(state) => (*state, error.clone()),
+        WrittenFinalState::Unknown(final_state) => (
             FinalState::Error,
             Some(format!(
                 "ended as {final_state:?}{}",
@@ -482,14 +479,14 @@ mod tests {
         assert_eq!(meta.runs, 1, "{name}: {meta:?}");
         assert_eq!(history.len(), 1, "{name}: {history:?}");
         assert_eq!(meta.last_run_id.as_deref(), Some(result.run_id.as_str()));
-        assert_eq!(meta.last_final_state.as_deref(), Some(expected.as_str()));
+        assert_eq!(meta.last_final_state, Some(expected.into()));
         assert_eq!(meta.last_success, Some(expected == FinalState::Completed));
         assert_eq!(
             meta.last_finished_at.as_deref(),
             Some(result.finished_at.as_str())
         );
         let journaled = &history[0];
-        assert_eq!(journaled.final_state.as_deref(), Some(expected.as_str()));
+        assert_eq!(journaled.final_state, Some(expected.into()));
         assert_eq!(journaled.error, result.error, "{name}");
         assert_eq!(journaled.states_executed, Some(result.states_executed));
         let status = engine.run_status(&result.run_id).expect("its status");

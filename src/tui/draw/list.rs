@@ -2,7 +2,7 @@
 
 use super::text::{ago, clean};
 use super::{Ctx, block};
-use crate::engine::WorkflowStatus;
+use crate::engine::{FinalState, WorkflowStatus};
 use crate::tui::keymap::Mode;
 use crate::tui::state::{App, View};
 use ratatui::Frame;
@@ -64,10 +64,10 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                         match &w.last_result {
                             // Only a run that completed earns the tick: a last run that
                             // failed, timed out or was cancelled is marked as such.
-                            Some(last) if last == "completed" => {
-                                (format!("✓ {}{when}", clean(last)), t.valid)
+                            Some(last) if *last == FinalState::Completed => {
+                                (format!("✓ {}{when}", clean(last.as_str())), t.valid)
                             }
-                            Some(last) => (format!("✗ {}{when}", clean(last)), t.error),
+                            Some(last) => (format!("✗ {}{when}", clean(last.as_str())), t.error),
                             None => ("valid".to_string(), t.valid),
                         }
                     }

@@ -233,7 +233,7 @@ fn summary(run: &RunView, t: &Theme) -> Vec<Line<'static>> {
             let colour = if f.success { t.valid } else { t.error };
             let mut text = format!(
                 "result: {} in {}",
-                clean(&f.final_state),
+                clean(f.final_state.as_str()),
                 duration(f.duration_ms)
             );
             let values: Vec<String> = f

@@ -21,8 +21,8 @@ fn clock(at: &str) -> String {
 /// A past run, one line: id, started, final state, duration, feedback.
 pub fn run_line(run: &RunSummary) -> String {
     let state = match (&run.final_state, run.success) {
-        (Some(s), Some(true)) => format!("{} ✓", clean(s)),
-        (Some(s), _) => format!("{} ✗", clean(s)),
+        (Some(s), Some(true)) => format!("{} ✓", clean(s.as_str())),
+        (Some(s), _) => format!("{} ✗", clean(s.as_str())),
         (None, _) => "in progress".to_string(),
     };
     let took = run.duration_ms.map_or_else(|| "–".to_string(), duration);
@@ -163,7 +163,7 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
             (
                 format!(
                     "run finished: {} ({word}) in {}{error}",
-                    c(final_state),
+                    c(final_state.as_str()),
                     duration(*duration_ms)
                 ),
                 colour,
@@ -301,6 +301,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::FinalState;
 
     #[test]
     fn a_long_journal_line_wraps_under_its_text_with_the_return_values() {
@@ -308,7 +309,7 @@ mod tests {
             seq: 7,
             at: "2026-11-23T10:00:00.000Z".into(),
             body: RunEvent::RunFinished {
-                final_state: "done".into(),
+                final_state: FinalState::Completed.into(),
                 success: true,
                 states_executed: 3,
                 error: None,
