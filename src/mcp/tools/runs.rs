@@ -1,0 +1,234 @@
+//! The run tools: starting a run (and following it to its result, with progress, unless
+//! `wait: false`), its status, its journal from a cursor, the history, cancelling, feedback
+//! and purging.
+
+use super::{
+    CallContext, ToolDef, Toolset, off_runtime, ok, output_schema_of, parse, schema_of,
+    unknown_tool,
+};
+use super::{EXECUTE, READ, REMOVE, WAIT, WRITE};
+use crate::engine::Engine;
+use crate::engine::run::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
+use crate::engine::{Change, EngineEvent, RunEvent, RunRequest, RunResult, RunStatus};
+use crate::mcp::args::*;
+use crate::mcp::errors::ToolError;
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The answer to `run_workflow` and `wf_<name>`: the run's result when the call waited for it
+/// (`wait: true`, the default), else the run as it started.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+// MCP wants an object at the root of an output schema; both shapes are objects.
+#[schemars(extend("type" = "object"))]
+pub enum RunOutcome {
+    Finished(Box<RunResult>),
+    Started(Box<RunStarted>),
+}
+
+/// The answer to a call with `wait: false`: the run's id and status at once; follow it with
+/// `run_events` or `run_status`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunStarted {
+    pub run_id: String,
+    /// Its status when the call returned.
+    pub status: RunStatus,
+}
+
+/// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
+/// cancelled call cancels the run it started.
+pub async fn run(
+    engine: &Arc<Engine>,
+    request: RunRequest,
+    wait: bool,
+    cx: &CallContext,
+) -> Result<JsonObject, ToolError> {
+    if !wait {
+        let started = engine.start_run(request).await?;
+        return ok(RunOutcome::Started(Box::new(RunStarted {
+            status: started.status(),
+            run_id: started.run_id,
+        })));
+    }
+    let mut events = engine.subscribe();
+    // Followed: if this call goes away before the end, the run is cancelled.
+    let followed = engine.follow_run(request).await?;
+    let run_id = followed.run_id().to_string();
+    let finished = followed.finished();
+    tokio::pin!(finished);
+    let mut step = 0.0;
+    loop {
+        tokio::select! {
+            result = &mut finished => {
+                // Approval mode stopped it: a security error, not a run that failed.
+                if result.final_state == crate::engine::FinalState::NotApproved {
+                    return Err(ToolError::not_approved(
+                        &result.workflow_name,
+                        Some(&result.run_id),
+                        result.error.clone().unwrap_or_default(),
+                    ));
+                }
+                return ok(RunOutcome::Finished(Box::new(result)));
+            }
+            () = cx.cancel.cancelled() => {
+                let _ = engine.cancel_run(&run_id, &cx.actor).await;
+                return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
+            }
+            event = events.recv() => {
+                if let (Ok(EngineEvent { change: Change::Run { run_id: id, line: RunEvent::StepStarted { state, tool, .. }, .. }, .. }), Some(progress)) = (&event, &cx.progress)
+                    && *id == run_id
+                {
+                    step += 1.0;
+                    progress(step, format!("{state} ({tool})"));
+                }
+                if let (Ok(EngineEvent { change: Change::ApprovalRequested { run_id: id, workflow, .. }, .. }), Some(progress)) = (&event, &cx.progress)
+                    && *id == run_id
+                {
+                    progress(step, format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)"));
+                }
+            }
+        }
+    }
+}
+
+/// This group's tools, in the order clients list them.
+pub(super) fn defs() -> Vec<ToolDef> {
+    vec![
+        tool!(
+            "run_workflow",
+            Runs,
+            "Run a workflow",
+            EXECUTE,
+            RunArgs => RunOutcome,
+            "Run a workflow (by workflow_name, or a manifest's content) with inputs, in a new session (closed at the end) or in session_id. wait=true (default) returns the full result (final_state, return_values, execution_log) and sends progress per state; wait=false returns the run_id at once."
+        ),
+        tool!(
+            "run_status",
+            Runs,
+            "Run status",
+            READ,
+            RunIdArgs => RunStatus,
+            "A run's status: running, waiting_for_input (with the question), or finished (with the result)."
+        ),
+        tool!(
+            "run_events",
+            Runs,
+            "Run events",
+            WAIT,
+            RunEventsArgs => RunEvents,
+            "A run's journal from a cursor, waiting up to wait_seconds for new events: the way to follow a long run. Pass next_cursor as `after` next time."
+        ),
+        tool!(
+            "run_list",
+            Runs,
+            "Run history",
+            READ,
+            RunListArgs => RunList,
+            "Runs in progress and the history, newest first, of one workflow or all."
+        ),
+        tool!(
+            "workflow_cancel",
+            Runs,
+            "Cancel a run",
+            REMOVE,
+            RunIdArgs => RunStatus,
+            "Cancel a run: the step in progress is interrupted and its processes killed. Returns its final status."
+        ),
+        tool!(
+            "run_feedback",
+            Runs,
+            "Rate a run",
+            WRITE,
+            FeedbackArgs => FeedbackRecorded,
+            "Attach feedback to a run: a score, a text, or both."
+        ),
+        tool!(
+            "workflow_purge_history",
+            Runs,
+            "Purge run history",
+            REMOVE,
+            PurgeArgs => Purged,
+            "Delete the run history of one workflow or all. Runs in progress are kept."
+        ),
+    ]
+}
+
+/// Runs one of this group's tools.
+pub(super) async fn call(
+    e: &Arc<Engine>,
+    name: &str,
+    args: Value,
+    cx: &CallContext,
+) -> Result<JsonObject, ToolError> {
+    match name {
+        "run_workflow" => {
+            let a: RunArgs = parse(name, args)?;
+            let source = match (a.workflow_name, a.content) {
+                (Some(n), None) => WorkflowSource::Name(n),
+                (None, Some(c)) => WorkflowSource::Inline(c),
+                _ => {
+                    return Err(ToolError::invalid_arguments(
+                        name,
+                        "give `workflow_name` or `content`",
+                    ));
+                }
+            };
+            let inputs =
+                inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
+            let request = RunRequest {
+                workflow: source,
+                session_id: a.session_id,
+                inputs,
+                keep_session: a.keep_session,
+                actor: cx.actor.clone(),
+                require_approval: cx.require_approval,
+            };
+            run(e, request, a.wait.unwrap_or(true), cx).await
+        }
+        "run_status" => {
+            let a: RunIdArgs = parse(name, args)?;
+            ok(off_runtime(e, move |e| e.run_status(&a.run_id)).await?)
+        }
+        "run_events" => {
+            let a: RunEventsArgs = parse(name, args)?;
+            // Out-of-range values are the engine's to bound; only NaN and negatives are cut here,
+            // as no Duration can hold them.
+            let wait = a.wait_seconds.unwrap_or(10.0);
+            let wait = Duration::from_secs_f64(if wait.is_finite() {
+                wait.clamp(0.0, 3600.0)
+            } else {
+                0.0
+            });
+            ok(
+                e.run_events(&a.run_id, a.after, a.limit.unwrap_or(100), wait)
+                    .await?,
+            )
+        }
+        "run_list" => {
+            let a: RunListArgs = parse(name, args)?;
+            ok(off_runtime(e, move |e| {
+                e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50))
+            })
+            .await)
+        }
+        "workflow_cancel" => ok(e
+            .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id, &cx.actor)
+            .await?),
+        "run_feedback" => {
+            let a: FeedbackArgs = parse(name, args)?;
+            ok(e.run_feedback(&a.run_id, a.score, a.text, &cx.actor)
+                .await?)
+        }
+        "workflow_purge_history" => ok(e
+            .purge_history(
+                parse::<PurgeArgs>(name, args)?.workflow_name.as_deref(),
+                &cx.actor,
+            )
+            .await),
+        _ => Err(unknown_tool(name)),
+    }
+}
