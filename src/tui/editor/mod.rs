@@ -1,0 +1,359 @@
+//! The manifest editor: a workflow's file text in a `ratatui-textarea` buffer (editing, undo,
+//! redo, search), checked by the engine as it is typed (debounced, off the loop), saved
+//! through the engine with the version it was opened at, so that a file changed on disk by
+//! anyone else is a conflict the person settles, never a silent overwrite. Unsaved text is
+//! kept as a recovery copy while it is unsaved. Pure state changes: the loop carries out the
+//! effects. Here: the editor's state, opening, typing and leaving; checking and saving in
+//! `saving.rs`, finding and completing in `finding.rs`, what the view shows in `view.rs`.
+
+mod finding;
+mod saving;
+mod view;
+
+pub use finding::{
+    accept_completion, close_completion, find, move_completion, start_completion, start_find,
+};
+pub use saving::{SaveFailure, answer, changed_on_disk, check_due, checked, disk, save, saved};
+pub use view::{
+    cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark, next_problem, page,
+    shown_char,
+};
+
+use super::effect::Effect;
+use super::keymap::Mode;
+use super::layout;
+use super::state::App;
+use crate::workflow::completion::Completion;
+use crate::workflow::plan::Plan;
+use crate::workflow::violation::Violation;
+use crossterm::event::KeyEvent;
+use ratatui_textarea::TextArea;
+
+/// How long typing must pause before the buffer is checked (and its recovery copy written).
+pub const CHECK_AFTER_MS: u64 = 150;
+
+/// A workflow's file as the editor opens it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub file: String,
+    pub path: String,
+    pub version: String,
+    pub text: String,
+}
+
+/// The last check of the buffer.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub violations: Vec<Violation>,
+    pub errors: usize,
+    pub warnings: usize,
+    /// The name the text declares, when it has one.
+    pub name: Option<String>,
+    pub plan: Option<Plan>,
+}
+
+/// The file changed on disk while the buffer had changes of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The version on disk now (`None`: the file was deleted).
+    pub version: Option<String>,
+    pub text: String,
+}
+
+/// A question the editor asks before it goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// The file changed on disk: reload theirs, overwrite with mine, or see the diff.
+    Conflict,
+    /// The buffer has errors: save anyway?
+    SaveInvalid,
+    /// Leaving the editor with unsaved changes: save, drop them, or stay.
+    Leave,
+    /// Quitting the studio with unsaved changes.
+    Quit,
+}
+
+/// What the side panel beside the text shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Panel {
+    #[default]
+    Problems,
+    Plan,
+    None,
+}
+
+/// A manifest being edited.
+#[derive(Debug, Clone)]
+pub struct Editor {
+    /// The workflow's name when it was opened.
+    pub workflow: String,
+    pub file: String,
+    /// The file's path, for `$EDITOR`.
+    pub path: String,
+    /// The version on disk the buffer is based on (what a save expects to replace).
+    pub base_version: String,
+    pub text: TextArea<'static>,
+    /// Bumped by every change of the text.
+    pub edits: u64,
+    /// `edits` when the text was last the file's (opened, saved or reloaded).
+    pub saved_edits: u64,
+    pub check: Option<Check>,
+    /// `edits` that `check` was made for.
+    pub checked_edits: u64,
+    /// The first line and column shown.
+    pub top: usize,
+    pub left: usize,
+    pub conflict: Option<Conflict>,
+    pub ask: Option<Ask>,
+    /// The diff of the conflict is shown, scrolled to this line.
+    pub diff: Option<usize>,
+    pub panel: Panel,
+    /// The search being typed (find mode).
+    pub find: String,
+    /// The text came from a recovery copy, not from the file.
+    pub recovered: bool,
+    /// What to do once the save under way succeeds: close the editor (`Leave`) or quit
+    /// (`Quit`).
+    pub after_save: Option<Ask>,
+    /// The completion list shown at the cursor, and the item chosen.
+    pub completion: Option<(Completion, usize)>,
+}
+
+impl Editor {
+    pub fn new(workflow: String, file: String, path: String, version: String, text: &str) -> Self {
+        let mut area = TextArea::new(lines_of(text));
+        area.set_max_histories(1000);
+        Editor {
+            workflow,
+            file,
+            path,
+            base_version: version,
+            text: area,
+            edits: 0,
+            saved_edits: 0,
+            check: None,
+            checked_edits: u64::MAX,
+            top: 0,
+            left: 0,
+            conflict: None,
+            ask: None,
+            diff: None,
+            panel: Panel::Problems,
+            find: String::new(),
+            recovered: false,
+            after_save: None,
+            completion: None,
+        }
+    }
+
+    pub fn dirty(&self) -> bool {
+        self.edits != self.saved_edits
+    }
+
+    /// The buffer's text as it would be saved (lines joined, a final newline).
+    pub fn contents(&self) -> String {
+        let mut text = self.text.lines().join("\n");
+        text.push('\n');
+        text
+    }
+
+    /// The violations on line `line` (1-based, as the validator counts).
+    pub fn violations_on(&self, line: usize) -> impl Iterator<Item = &Violation> {
+        self.check
+            .iter()
+            .flat_map(|c| c.violations.iter())
+            .filter(move |v| v.line == Some(line))
+    }
+
+    /// Whether the last check found errors (warnings do not stop a save).
+    pub fn has_errors(&self) -> bool {
+        self.check.as_ref().is_some_and(|c| c.errors > 0)
+    }
+}
+
+/// A file's text as the editor's lines (a final newline makes no extra empty line).
+fn lines_of(text: &str) -> Vec<String> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    text.split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+        .collect()
+}
+
+/// Rows and columns of the text view, and the width of the line-number gutter.
+pub fn text_size(app: &App) -> (usize, usize) {
+    let area = layout::editor_text(app);
+    (usize::from(area.height), usize::from(area.width))
+}
+
+/// `E`: open the selected workflow's file. Unsaved text of another is never dropped for it:
+/// the person is asked first.
+pub fn open(app: &mut App) -> Vec<Effect> {
+    if let Some(editor) = app.editor.as_mut().filter(|e| e.dirty()) {
+        editor.ask = Some(Ask::Leave);
+        app.mode = Mode::EditAsk;
+        app.message = Some(format!("{} has unsaved changes", editor.file));
+        return Vec::new();
+    }
+    match app.selected_workflow() {
+        Some(w) => vec![Effect::LoadDocument(w.name.clone())],
+        None => {
+            app.message = Some("no workflow selected".into());
+            Vec::new()
+        }
+    }
+}
+
+/// `O` (or Ctrl-o in the editor): the manifest in the person's own editor. An open buffer
+/// with unsaved changes is saved first: the other editor opens the file on disk.
+pub fn external(app: &mut App) -> Vec<Effect> {
+    match &app.editor {
+        Some(editor) if editor.dirty() => {
+            app.message = Some("save first (Ctrl-s): $EDITOR opens the file on disk".into());
+            Vec::new()
+        }
+        Some(editor) => vec![Effect::ExternalEditor(editor.path.clone())],
+        None => match app.selected_workflow() {
+            Some(w) => vec![Effect::ExternalEditWorkflow(w.name.clone())],
+            None => {
+                app.message = Some("no workflow selected".into());
+                Vec::new()
+            }
+        },
+    }
+}
+
+/// The file's text arrived: the editor opens on it, or on its recovery copy when one was
+/// left by an editor that did not close.
+pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect> {
+    let Document {
+        file,
+        path,
+        version,
+        text,
+    } = document;
+    let recovered = app
+        .recovered
+        .iter()
+        .position(|r| r.file == file)
+        .map(|at| app.recovered.remove(at));
+    let mut editor = Editor::new(workflow, file, path, version, &text);
+    if let Some(copy) = recovered.filter(|r| r.text != text) {
+        editor = Editor::new(
+            editor.workflow,
+            editor.file,
+            editor.path,
+            editor.base_version,
+            &copy.text,
+        );
+        // Unsaved until saved: the copy is what the person had typed.
+        editor.edits = 1;
+        editor.recovered = true;
+        app.message = Some(format!(
+            "{}: your unsaved edits were recovered (Ctrl-s saves them, Esc then d drops them)",
+            editor.file
+        ));
+    }
+    let edits = editor.edits;
+    app.editor = Some(editor);
+    app.mode = Mode::Edit;
+    vec![Effect::CheckLater(edits)]
+}
+
+/// A key that no binding of the editor took: it edits the text.
+pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    let (rows, cols) = text_size(app);
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    // Enter keeps the line's indentation, one level deeper after a `key:` that opens a
+    // block: YAML is written in indented blocks.
+    if key.code == crossterm::event::KeyCode::Enter && key.modifiers.is_empty() {
+        let (row, col) = editor.text.cursor();
+        let line = editor.text.lines().get(row).cloned().unwrap_or_default();
+        let head: String = line.chars().take(col).collect();
+        let mut indent: String = head.chars().take_while(|c| *c == ' ').collect();
+        if head.trim_end().ends_with(':') {
+            indent.push_str("  ");
+        }
+        editor.text.insert_newline();
+        editor.text.insert_str(indent);
+        return changed(app);
+    }
+    // A conflict waits for the person's choice; typing goes on meanwhile.
+    if editor.text.input(key) {
+        return changed(app);
+    }
+    follow_cursor(editor, rows, cols);
+    Vec::new()
+}
+
+/// Pasted text goes in as typed, newlines included.
+pub fn paste(app: &mut App, text: &str) -> Vec<Effect> {
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if editor.text.insert_str(text) {
+        return changed(app);
+    }
+    Vec::new()
+}
+
+/// The text changed: a check (and a recovery copy) once typing pauses.
+fn changed(app: &mut App) -> Vec<Effect> {
+    let (rows, cols) = text_size(app);
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    editor.edits += 1;
+    follow_cursor(editor, rows, cols);
+    vec![Effect::CheckLater(editor.edits)]
+}
+
+/// Esc: the editor closes, asking first when there are unsaved changes.
+pub fn leave(app: &mut App) -> Vec<Effect> {
+    let Some(editor) = &mut app.editor else {
+        app.mode = Mode::Normal;
+        return Vec::new();
+    };
+    if editor.dirty() {
+        editor.ask = Some(Ask::Leave);
+        app.mode = Mode::EditAsk;
+        return Vec::new();
+    }
+    close(app);
+    Vec::new()
+}
+
+/// Quitting with unsaved changes asks; true when it may quit at once.
+pub fn may_quit(app: &mut App) -> bool {
+    match &mut app.editor {
+        Some(editor) if editor.dirty() => {
+            editor.ask = Some(Ask::Quit);
+            app.mode = Mode::EditAsk;
+            false
+        }
+        _ => true,
+    }
+}
+
+fn close(app: &mut App) {
+    app.editor = None;
+    app.mode = Mode::Normal;
+}
+
+/// Ctrl-z and Ctrl-y.
+pub fn undo(app: &mut App, redo: bool) -> Vec<Effect> {
+    let Some(editor) = &mut app.editor else {
+        return Vec::new();
+    };
+    let done = if redo {
+        editor.text.redo()
+    } else {
+        editor.text.undo()
+    };
+    if done { changed(app) } else { Vec::new() }
+}
+
+#[cfg(test)]
+mod tests;
