@@ -243,7 +243,6 @@ const STILL_OVER: &[(&str, usize)] = &[
     ("engine/journal.rs", 672),
     ("tui/effects.rs", 665),
     ("engine/terminal.rs", 663),
-    ("term/shell.rs", 645),
     ("workflow/action.rs", 608),
 ];
 
