@@ -4,9 +4,9 @@
 //! up it runs there (an open studio shows it), else in an engine of its own.
 
 use crate::engine::request::{Reply, Request};
-use crate::engine::run::FollowedRun;
+use crate::engine::run::{FollowedRun, RunNews};
 use crate::engine::{
-    Actor, Change, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
+    Actor, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
 };
 use crate::server::client::{Inbound, Remote};
 use crate::signals::Termination;
@@ -236,12 +236,9 @@ async fn follow(
             }
             told = events.next() => match told {
                 Told::Event(event) => {
-                    let Change::Run { run_id: id, line, .. } = event.change else {
+                    let Some(RunNews::Line(line)) = RunNews::of(&run_id, &event) else {
                         continue;
                     };
-                    if id != run_id {
-                        continue;
-                    }
                     match &line {
                         RunEvent::WaitingForInput { prompt, .. } => {
                             progress.pause();
@@ -359,19 +356,18 @@ async fn ask(
     let withdrawn = async {
         loop {
             match events.next().await {
-                Told::Event(event) => match event.change {
-                    Change::Run {
-                        run_id: id,
-                        line:
-                            RunEvent::PromptWithdrawn { reason, .. }
-                            | RunEvent::RunFinished {
-                                error: Some(reason),
-                                ..
-                            },
-                        ..
-                    } if id == run_id => return reason,
-                    _ => {}
-                },
+                Told::Event(event) => {
+                    if let Some(RunNews::Line(
+                        RunEvent::PromptWithdrawn { reason, .. }
+                        | RunEvent::RunFinished {
+                            error: Some(reason),
+                            ..
+                        },
+                    )) = RunNews::of(run_id, &event)
+                    {
+                        return reason;
+                    }
+                }
                 Told::Missed => {}
                 Told::Gone => std::future::pending::<()>().await,
             }

@@ -1,12 +1,14 @@
-//! Following a run: waiting for its result (and cancelling it when a follower that owns it
-//! goes away), and reading its journal from a cursor, waiting for lines yet to come. A run's
-//! lines reach every front end as events through [`Engine::publish_run_line`].
+//! Following a run: its news as it goes and its result at the end (and cancelling it when a
+//! follower that owns it goes away), and reading its journal from a cursor, waiting for lines
+//! yet to come. A run's lines reach every front end as events through
+//! [`Engine::publish_run_line`]; [`RunNews::of`] is the one reading of those events for one
+//! run, whether they come from an engine here or from the folder's server.
 
 use super::ending::orphan_result;
 use super::history::MAX_PAGE;
 use super::registry::{Phase, RunStatus};
 use super::start::RunRequest;
-use crate::engine::events::{Actor, Change};
+use crate::engine::events::{Actor, Change, EngineEvent, RunEvent};
 use crate::engine::journal::JournalEvent;
 use crate::engine::result::RunResult;
 use crate::engine::{Engine, EngineError};
@@ -14,6 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
 
 /// The longest a `run_events` call waits for new events.
@@ -47,12 +50,52 @@ impl StartedRun {
     }
 }
 
+/// What one of the engine's events says about one run, for whoever follows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunNews {
+    /// A line of its journal, as written (secrets masked).
+    Line(RunEvent),
+    /// It waits for a person to approve it (approval mode).
+    AwaitingApproval { workflow: String },
+}
+
+impl RunNews {
+    /// What `event` says about run `run_id`, if anything.
+    pub fn of(run_id: &str, event: &EngineEvent) -> Option<RunNews> {
+        match &event.change {
+            Change::Run {
+                run_id: id, line, ..
+            } if id == run_id => Some(RunNews::Line(line.clone())),
+            Change::ApprovalRequested {
+                run_id: id,
+                workflow,
+                ..
+            } if id == run_id => Some(RunNews::AwaitingApproval {
+                workflow: workflow.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The next thing a follower of a run hears.
+#[derive(Debug)]
+pub enum Following {
+    News(Box<RunNews>),
+    /// Events were missed (the follower fell behind): its status says where it stands.
+    Missed,
+    /// The run has ended; nothing follows.
+    Ended(Box<RunResult>),
+}
+
 /// A run followed to its end by whoever started it: if they stop following before it ends
 /// (an agent's call cancelled, a person closing the view, the future dropped for any reason),
 /// the run is cancelled rather than left running unwatched.
 #[derive(Debug)]
 pub struct FollowedRun {
     started: StartedRun,
+    /// Subscribed before the run started: none of its news is missed.
+    events: broadcast::Receiver<EngineEvent>,
     engine: Arc<Engine>,
     armed: bool,
     /// Who follows it: the one who cancels it by going away.
@@ -69,6 +112,31 @@ impl FollowedRun {
         let result = self.started.wait().await;
         self.armed = false;
         result
+    }
+
+    /// The run's next news, and at last its result (the run is no longer cancelled once it
+    /// has one). News already sent comes before the result.
+    pub async fn next(&mut self) -> Following {
+        let run_id = self.started.run_id.clone();
+        let (events, started) = (&mut self.events, &mut self.started);
+        let ended = loop {
+            tokio::select! {
+                biased;
+                event = events.recv() => match event {
+                    Ok(event) => {
+                        if let Some(news) = RunNews::of(&run_id, &event) {
+                            return Following::News(Box::new(news));
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => return Following::Missed,
+                    // The engine is going away: only the result is left.
+                    Err(RecvError::Closed) => break started.wait().await,
+                },
+                result = started.wait() => break result,
+            }
+        };
+        self.armed = false;
+        Following::Ended(Box::new(ended))
     }
 }
 
@@ -118,8 +186,10 @@ impl Engine {
         request: RunRequest,
     ) -> Result<FollowedRun, EngineError> {
         let follower = request.actor.clone();
+        let events = self.subscribe();
         Ok(FollowedRun {
             started: self.start_run(request).await?,
+            events,
             engine: self.clone(),
             armed: true,
             follower,
@@ -183,5 +253,82 @@ impl Engine {
             next_cursor,
             finished,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineConfig;
+    use crate::engine::run::WorkflowSource;
+    use indexmap::IndexMap;
+
+    const DEADLINE: Duration = Duration::from_secs(30);
+
+    fn request(name: &str) -> RunRequest {
+        RunRequest {
+            workflow: WorkflowSource::Name(name.into()),
+            session_id: None,
+            inputs: IndexMap::new(),
+            keep_session: false,
+            actor: Actor::Cli,
+            require_approval: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_follower_hears_its_runs_steps_in_order_then_its_result_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("a folder");
+        std::fs::write(
+            dir.path().join("two.yaml"),
+            "name: two\ndescription: Two steps.\ninitial_state: first\nstates:\n  first: { action: { tool: list_terminal_sessions }, transitions: [{ next_state: second }] }\n  second: { action: { tool: list_terminal_sessions } }\n",
+        )
+        .expect("a manifest");
+        let engine = Engine::open(
+            dir.path(),
+            EngineConfig {
+                run_shell: Some(vec!["bash".into(), "--norc".into()]),
+                watch: false,
+                ..EngineConfig::default()
+            },
+        )
+        .expect("an engine");
+        // Another run of the same workflow at the same time: none of its news may arrive.
+        let other = engine.start_run(request("two")).await.expect("started");
+        let mut followed = engine.follow_run(request("two")).await.expect("started");
+        let mine = followed.run_id().to_string();
+        let mut heard = Vec::new();
+        let result = tokio::time::timeout(DEADLINE, async {
+            loop {
+                match followed.next().await {
+                    Following::News(news) => heard.push(*news),
+                    Following::Missed => panic!("a follower of one small run fell behind"),
+                    Following::Ended(result) => return result,
+                }
+            }
+        })
+        .await
+        .expect("the run ended within the deadline");
+        assert_eq!(result.run_id, mine);
+        assert_eq!(result.final_state, crate::engine::FinalState::Completed);
+        let steps: Vec<&str> = heard
+            .iter()
+            .filter_map(|news| match news {
+                RunNews::Line(RunEvent::StepStarted { state, .. }) => Some(state.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, ["first", "second"], "{heard:?}");
+        match heard.first() {
+            Some(RunNews::Line(RunEvent::RunStarted { run_id, .. })) => assert_eq!(*run_id, mine),
+            first => panic!("the first news is not the run's start: {first:?}"),
+        }
+        drop(followed);
+        let other = tokio::time::timeout(DEADLINE, other.finished())
+            .await
+            .expect("the other run ended");
+        assert_ne!(other.run_id, mine);
+        assert_eq!(other.final_state, crate::engine::FinalState::Completed);
+        engine.shutdown().await;
     }
 }

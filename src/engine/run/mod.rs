@@ -12,7 +12,7 @@ mod registry;
 mod start;
 
 pub use ending::{INTERRUPTED, result_from_journal, span_ms};
-pub use follow::{FollowedRun, MAX_EVENTS_WAIT, RunEvents, StartedRun};
+pub use follow::{FollowedRun, Following, MAX_EVENTS_WAIT, RunEvents, RunNews, StartedRun};
 pub use history::{FeedbackRecorded, MAX_PAGE, Purged, RunList};
 pub use registry::{ActiveRun, PendingPrompt, Phase, RunStatus, Runs, StartError};
 pub use start::{Resolved, RunRequest, WorkflowSource};

@@ -9,7 +9,8 @@ use super::{
 use super::{EXECUTE, READ, REMOVE, WAIT, WRITE};
 use crate::engine::Engine;
 use crate::engine::run::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
-use crate::engine::{Change, EngineEvent, RunEvent, RunRequest, RunResult, RunStatus};
+use crate::engine::run::{Following, RunNews};
+use crate::engine::{RunEvent, RunRequest, RunResult, RunStatus};
 use crate::mcp::args::*;
 use crate::mcp::errors::ToolError;
 use rmcp::model::JsonObject;
@@ -54,42 +55,43 @@ pub async fn run(
             run_id: started.run_id,
         })));
     }
-    let mut events = engine.subscribe();
     // Followed: if this call goes away before the end, the run is cancelled.
-    let followed = engine.follow_run(request).await?;
+    let mut followed = engine.follow_run(request).await?;
     let run_id = followed.run_id().to_string();
-    let finished = followed.finished();
-    tokio::pin!(finished);
     let mut step = 0.0;
     loop {
         tokio::select! {
-            result = &mut finished => {
-                // Approval mode stopped it: a security error, not a run that failed.
-                if result.final_state == crate::engine::FinalState::NotApproved {
-                    return Err(ToolError::not_approved(
-                        &result.workflow_name,
-                        Some(&result.run_id),
-                        result.error.clone().unwrap_or_default(),
-                    ));
+            next = followed.next() => match next {
+                Following::Ended(result) => {
+                    // Approval mode stopped it: a security error, not a run that failed.
+                    if result.final_state == crate::engine::FinalState::NotApproved {
+                        return Err(ToolError::not_approved(
+                            &result.workflow_name,
+                            Some(&result.run_id),
+                            result.error.clone().unwrap_or_default(),
+                        ));
+                    }
+                    return ok(RunOutcome::Finished(result));
                 }
-                return ok(RunOutcome::Finished(Box::new(result)));
-            }
+                Following::News(news) => match *news {
+                    RunNews::Line(RunEvent::StepStarted { state, tool, .. }) => {
+                        step += 1.0;
+                        if let Some(progress) = &cx.progress {
+                            progress(step, format!("{state} ({tool})"));
+                        }
+                    }
+                    RunNews::AwaitingApproval { workflow } => {
+                        if let Some(progress) = &cx.progress {
+                            progress(step, format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)"));
+                        }
+                    }
+                    RunNews::Line(_) => {}
+                },
+                Following::Missed => {}
+            },
             () = cx.cancel.cancelled() => {
                 let _ = engine.cancel_run(&run_id, &cx.actor).await;
                 return Err(ToolError::cancelled("run_workflow").with("run_id", run_id));
-            }
-            event = events.recv() => {
-                if let (Ok(EngineEvent { change: Change::Run { run_id: id, line: RunEvent::StepStarted { state, tool, .. }, .. }, .. }), Some(progress)) = (&event, &cx.progress)
-                    && *id == run_id
-                {
-                    step += 1.0;
-                    progress(step, format!("{state} ({tool})"));
-                }
-                if let (Ok(EngineEvent { change: Change::ApprovalRequested { run_id: id, workflow, .. }, .. }), Some(progress)) = (&event, &cx.progress)
-                    && *id == run_id
-                {
-                    progress(step, format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)"));
-                }
             }
         }
     }
