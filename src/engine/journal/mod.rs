@@ -1,11 +1,16 @@
 //! The run journal: every run appended as JSON lines to `DIR/.flowdeck/runs/<run_id>.jsonl` as
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
-//! torn last line (a crash mid-write) is skipped when read.
+//! torn last line (a crash mid-write) is skipped when read. Here: the journal's lines and the
+//! folder; a run's file in `files.rs`, the workflow index in `index.rs`, summaries and lists in
+//! `summaries.rs`, recovery and purging in `recovery.rs`.
+
+mod files;
+mod index;
+mod recovery;
+mod summaries;
 
 use super::events::Actor;
 pub use super::journal_writer::JournalWriter;
-use super::journal_writer::live_marker;
-use super::run::ending::result_from_journal;
 use super::{ContractPhase, StepStatus, WrittenFinalState};
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
@@ -13,9 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -203,67 +206,11 @@ pub struct Journal {
 
 /// The file that keeps each run's workflow (`run_id<TAB>workflow` lines).
 const INDEX: &str = ".index";
-
 impl Journal {
     pub fn new(dir: PathBuf) -> Self {
         Journal {
             dir,
             names: Mutex::new(None),
-        }
-    }
-
-    /// The workflow a run ran, from the index or its journal's first line.
-    fn workflow_of(&self, run_id: &str) -> Option<String> {
-        let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
-        let names = names.get_or_insert_with(|| self.load_index());
-        if let Some(name) = names.get(run_id) {
-            return Some(name.clone());
-        }
-        let name = self.first_line_workflow(run_id)?;
-        names.insert(run_id.to_string(), name.clone());
-        self.remember(run_id, &name);
-        Some(name)
-    }
-
-    fn load_index(&self) -> HashMap<String, String> {
-        let Ok(text) = fs::read_to_string(self.dir.join(INDEX)) else {
-            return HashMap::new();
-        };
-        text.lines()
-            .filter_map(|line| {
-                let (id, name) = line.split_once('\t')?;
-                is_run_id(id).then(|| (id.to_string(), name.to_string()))
-            })
-            .collect()
-    }
-
-    fn remember(&self, run_id: &str, workflow: &str) {
-        let appended = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(self.dir.join(INDEX))
-            .and_then(|mut f| f.write_all(format!("{run_id}\t{workflow}\n").as_bytes()));
-        if let Err(e) = appended {
-            tracing::debug!("run index: {e}");
-        }
-    }
-
-    /// The workflow named by a journal's first line (its `run_started`), read alone.
-    fn first_line_workflow(&self, run_id: &str) -> Option<String> {
-        use std::io::BufRead;
-        let file = File::open(self.path(run_id)).ok()?;
-        let mut line = Vec::new();
-        std::io::BufReader::new(file)
-            .take(1 << 20)
-            .read_until(b'\n', &mut line)
-            .ok()?;
-        match serde_json::from_slice::<JournalEvent>(line.trim_ascii_end())
-            .ok()?
-            .body
-        {
-            RunEvent::RunStarted { workflow, .. } => Some(workflow),
-            _ => None,
         }
     }
 
@@ -273,113 +220,6 @@ impl Journal {
 
     fn path(&self, run_id: &str) -> PathBuf {
         self.dir.join(format!("{run_id}.jsonl"))
-    }
-
-    /// A new run id whose journal file did not exist and now does (empty, until
-    /// [`Journal::create`]): created exclusively, so two runs never share a journal, in this
-    /// process or another. When the folder cannot be written the id is only likely unique.
-    pub fn reserve(&self, started: DateTime<Utc>) -> String {
-        let _ = fs::create_dir_all(&self.dir);
-        let mut id = new_run_id(started);
-        for attempt in 0..64 {
-            let created = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(self.path(&id));
-            match created {
-                Ok(_) => return id,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    id = new_run_id(started + chrono::Duration::microseconds(attempt + 1));
-                }
-                Err(_) => return id,
-            }
-        }
-        id
-    }
-
-    /// Gives back a reserved id whose run never started.
-    pub fn release(&self, run_id: &str) {
-        if is_run_id(run_id) && fs::metadata(self.path(run_id)).is_ok_and(|m| m.len() == 0) {
-            let _ = fs::remove_file(self.path(run_id));
-        }
-    }
-
-    /// Starts a run's journal. When the folder cannot be written, the run still runs and the
-    /// writer only counts.
-    pub fn create(&self, run_id: &str) -> JournalWriter {
-        let path = self.path(run_id);
-        let (dir, file_path, id) = (self.dir.clone(), path.clone(), run_id.to_string());
-        JournalWriter::start(
-            path,
-            0,
-            Box::new(move || {
-                let file = fs::create_dir_all(&dir)
-                    .and_then(|()| {
-                        OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            // What ran, with what inputs and output: the owner's business only.
-                            .mode(0o600)
-                            .open(&file_path)
-                    })
-                    .map_err(|e| {
-                        format!(
-                            "the run journal {} could not be created: {e}",
-                            file_path.display()
-                        )
-                    })?;
-                // Held until the writer is done, after the run's last event. The marker is
-                // made only under the lock: a marker whose journal is unlocked means a dead
-                // run. Blocking: readers probe the lock for an instant (`Journal::is_owned`).
-                match file.lock() {
-                    Ok(()) => {
-                        if let Err(e) = File::create(live_marker(&file_path)) {
-                            tracing::warn!("cannot mark run {id} as in flight: {e}");
-                        }
-                    }
-                    Err(e) => tracing::warn!(
-                        "cannot lock the run journal {}: {e}; if flowdeck is killed, the run will not be marked interrupted",
-                        file_path.display()
-                    ),
-                }
-                Ok(file)
-            }),
-        )
-    }
-
-    /// Goes on writing a run's journal after its writer was lost (the executor panicked):
-    /// numbering goes on from its last line, and the lock is taken again.
-    pub fn reopen(&self, run_id: &str) -> JournalWriter {
-        let path = self.path(run_id);
-        let seq = self
-            .read(run_id, 0, usize::MAX)
-            .ok()
-            .and_then(|events| events.last().map(|e| e.seq))
-            .unwrap_or(0);
-        let file_path = path.clone();
-        JournalWriter::start(
-            path,
-            seq,
-            Box::new(move || {
-                let reopened =
-                    OpenOptions::new()
-                        .append(true)
-                        .open(&file_path)
-                        .and_then(|mut file| {
-                            file.lock()?;
-                            // After a torn line the next one must start on a line of its own.
-                            file.write_all(b"\n")?;
-                            Ok(file)
-                        });
-                reopened.map_err(|e| {
-                    format!(
-                        "the run journal {} could not be reopened: {e}",
-                        file_path.display()
-                    )
-                })
-            }),
-        )
     }
 
     /// Whether a run has a journal with a readable start (one without is damaged: no tool
@@ -405,247 +245,6 @@ impl Journal {
             },
             Err(_) => false,
         }
-    }
-
-    /// A run's events with `seq` greater than `after`, at most `limit` of them. Unreadable
-    /// lines (a torn last line) are skipped.
-    pub fn read(
-        &self,
-        run_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> std::io::Result<Vec<JournalEvent>> {
-        if !is_run_id(run_id) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no such run",
-            ));
-        }
-        let bytes = std::fs::read(self.path(run_id))?;
-        let mut events = Vec::new();
-        // Lines are parsed as bytes: a line torn in the middle of a character is skipped
-        // like any other torn line, and the lines after it still count.
-        for line in bytes.split(|&b| b == b'\n') {
-            let Ok(event) = serde_json::from_slice::<JournalEvent>(line) else {
-                continue;
-            };
-            if event.seq > after {
-                events.push(event);
-                if events.len() >= limit {
-                    break;
-                }
-            }
-        }
-        Ok(events)
-    }
-
-    /// The summary of one run, its ending read from its journal's last line (a run with no
-    /// last line that nobody is writing was cut off: `interrupted`).
-    pub fn summary(&self, run_id: &str) -> Option<RunSummary> {
-        let events = self.read(run_id, 0, usize::MAX).ok()?;
-        Self::summarize(&events, !self.is_owned(run_id))
-    }
-
-    /// The summary of a run's journal; `cut_off` when nobody is writing it.
-    pub fn summarize(events: &[JournalEvent], cut_off: bool) -> Option<RunSummary> {
-        let ended = result_from_journal(events, cut_off);
-        let mut summary = events.iter().find_map(|event| match &event.body {
-            RunEvent::RunStarted {
-                run_id,
-                workflow,
-                session_id,
-                ..
-            } => Some(RunSummary::started(
-                run_id.clone(),
-                workflow.clone(),
-                event.at.clone(),
-                session_id.clone(),
-            )),
-            _ => None,
-        })?;
-        if let Some(ended) = ended {
-            summary.final_state = Some(ended.final_state.into());
-            summary.success = Some(ended.success);
-            summary.states_executed = Some(ended.states_executed);
-            summary.duration_ms = Some(ended.duration_ms);
-            summary.error = ended.error;
-        }
-        summary.feedback = events
-            .iter()
-            .filter_map(|event| match &event.body {
-                RunEvent::Feedback { score, text, .. } => Some(Feedback {
-                    score: *score,
-                    text: text.clone(),
-                    at: event.at.clone(),
-                }),
-                _ => None,
-            })
-            .collect();
-        Some(summary)
-    }
-
-    /// Runs, newest first, of one workflow or all, at most `limit`.
-    pub fn list(&self, workflow: Option<&str>, limit: usize) -> Vec<RunSummary> {
-        let mut ids: Vec<String> = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries
-                .filter_map(|e| {
-                    let name = e.ok()?.file_name().into_string().ok()?;
-                    let id = name.strip_suffix(".jsonl")?;
-                    is_run_id(id).then(|| id.to_string())
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        // Run ids start with the start time in milliseconds, fixed width: newest last.
-        ids.sort();
-        let mut runs = Vec::new();
-        for id in ids.into_iter().rev() {
-            if runs.len() >= limit {
-                break;
-            }
-            // Only the runs listed are read whole.
-            if let Some(w) = workflow
-                && self.workflow_of(&id).as_deref() != Some(w)
-            {
-                continue;
-            }
-            if let Some(summary) = self.summary(&id) {
-                runs.push(summary);
-            }
-        }
-        runs
-    }
-
-    /// Appends feedback to a finished or running run.
-    pub fn append_feedback(
-        &self,
-        run_id: &str,
-        score: Option<f64>,
-        text: Option<String>,
-        actor: &Actor,
-    ) -> std::io::Result<JournalEvent> {
-        let last = self
-            .read(run_id, 0, usize::MAX)?
-            .last()
-            .map_or(0, |e| e.seq);
-        let mut file = OpenOptions::new().append(true).open(self.path(run_id))?;
-        let event = JournalEvent {
-            seq: last + 1,
-            at: now(),
-            body: RunEvent::Feedback {
-                score,
-                text,
-                actor: Some(actor.clone()),
-            },
-        };
-        let mut line = serde_json::to_string(&event).map_err(std::io::Error::other)?;
-        // After a torn line the new one must start on a line of its own.
-        line.insert(0, '\n');
-        line.push('\n');
-        file.write_all(line.as_bytes())?;
-        Ok(event)
-    }
-
-    /// Ends the journals of runs whose flowdeck died while they were in flight (a `kill -9`,
-    /// a crash, a power cut): each gets a last `run_finished` event with the final state
-    /// `interrupted` and the steps it had started. A run still going in another flowdeck
-    /// process holds its journal's lock and is left alone. Returns the runs ended.
-    pub fn recover_interrupted(&self) -> Vec<Recovered> {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut recovered = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(run_id) = name.to_str().and_then(|n| n.strip_suffix(".live")) else {
-                continue;
-            };
-            if !is_run_id(run_id) {
-                continue;
-            }
-            let path = self.path(run_id);
-            let Ok(mut file) = OpenOptions::new().append(true).open(&path) else {
-                // No journal to end: a marker left by a purge or by hand.
-                let _ = fs::remove_file(entry.path());
-                continue;
-            };
-            if file.try_lock().is_err() {
-                continue;
-            }
-            let events = self.read(run_id, 0, usize::MAX).unwrap_or_default();
-            if events
-                .iter()
-                .any(|e| matches!(e.body, RunEvent::RunFinished { .. }))
-            {
-                let _ = fs::remove_file(entry.path());
-                continue;
-            }
-            // The same facts a reader of the unended journal is told (`result_from_journal`).
-            let Some(ended) = result_from_journal(&events, true) else {
-                // No readable start: nothing to end.
-                continue;
-            };
-            let event = JournalEvent {
-                seq: events.last().map_or(0, |e| e.seq) + 1,
-                at: now(),
-                body: RunEvent::RunFinished {
-                    final_state: ended.final_state.into(),
-                    success: false,
-                    states_executed: ended.states_executed,
-                    error: ended.error,
-                    return_values: IndexMap::new(),
-                    duration_ms: ended.duration_ms,
-                    cancelled_by: None,
-                },
-            };
-            let Ok(mut line) = serde_json::to_string(&event) else {
-                continue;
-            };
-            // After a torn line the new one must start on a line of its own.
-            line.insert(0, '\n');
-            line.push('\n');
-            match file.write_all(line.as_bytes()) {
-                Ok(()) => {
-                    let _ = fs::remove_file(entry.path());
-                    recovered.push(Recovered {
-                        run_id: run_id.to_string(),
-                        workflow: ended.workflow_name,
-                        at: event.at,
-                    });
-                }
-                Err(e) => tracing::warn!("cannot end the journal of run {run_id}: {e}"),
-            }
-        }
-        recovered
-    }
-
-    /// Deletes the journals of one workflow's runs, or all; `keep` names runs still going here,
-    /// and runs another flowdeck is writing are kept too. Purging all also removes damaged
-    /// journals (no readable start) and stray in-flight markers.
-    pub fn purge(&self, workflow: Option<&str>, keep: &[String]) -> usize {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
-            return 0;
-        };
-        let mut removed = 0;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(run_id) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else {
-                continue;
-            };
-            if !is_run_id(run_id) || keep.iter().any(|k| k == run_id) || self.is_owned(run_id) {
-                continue;
-            }
-            let matches = match (workflow, self.summary(run_id)) {
-                (None, _) => true,
-                (Some(w), Some(summary)) => summary.workflow == w,
-                (Some(_), None) => false,
-            };
-            if matches && fs::remove_file(entry.path()).is_ok() {
-                let _ = fs::remove_file(live_marker(&entry.path()));
-                removed += 1;
-            }
-        }
-        removed
     }
 }
 
@@ -674,6 +273,8 @@ pub fn new_run_id(started: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
     use crate::engine::FinalState;
+    use std::fs::{self, OpenOptions};
+    use std::io::Write;
 
     #[test]
     fn run_ids_are_never_paths() {
