@@ -239,8 +239,6 @@ const MOST_LINES: usize = 600;
 const STILL_OVER: &[(&str, usize)] = &[
     ("mcp/wire.rs", 782),
     ("mcp/server.rs", 743),
-    ("engine/authoring.rs", 735),
-    ("tui/effects.rs", 665),
 ];
 
 /// Lines of a source file outside its tests: up to an inline `#[cfg(test)] mod …`.
