@@ -237,7 +237,6 @@ const MOST_LINES: usize = 600;
 /// Files over [`MOST_LINES`] when the limit came, with their size then: none may grow, and
 /// one that is split must leave the list.
 const STILL_OVER: &[(&str, usize)] = &[
-    ("mcp/wire.rs", 782),
     ("mcp/server.rs", 743),
 ];
 

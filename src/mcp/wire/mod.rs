@@ -17,23 +17,26 @@
 //! that writes and never reads fills its own socket buffer and blocks there instead of growing
 //! the server. One that takes none of its answers for [`STALL_LIMIT`] is dropped.
 
+mod classify;
+mod id_scan;
+mod writer;
+
+use id_scan::IdScanner;
+use writer::write_lines;
+
 use rmcp::RoleServer;
 use rmcp::model::GetExtensions;
 // The 2025-era subscribe requests are still served, so their types are still checked.
 #[allow(deprecated)]
-use rmcp::model::{
-    CallToolRequest, CancelTaskRequest, ClientRequest, CompleteRequest, DiscoverRequest, ErrorCode,
-    ErrorData, GetPromptRequest, GetTaskRequest, InitializeRequest, JsonRpcMessage, JsonRpcRequest,
-    ListToolsRequest, ReadResourceRequest, SubscribeRequest, UnsubscribeRequest,
-};
+use rmcp::model::{ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::io::ErrorKind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -354,264 +357,6 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             return Some(line);
         }
     }
-
-    /// What to do with one line: a message for the server, or nothing (answered or ignored).
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
-    fn classify(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let value: Value = match serde_json::from_slice(line) {
-            Ok(value) => value,
-            Err(e) => {
-                self.answer(
-                    Value::Null,
-                    ErrorData::new(
-                        ErrorCode::PARSE_ERROR,
-                        format!("parse error: not JSON ({e}); send one JSON-RPC message per line"),
-                        None,
-                    ),
-                );
-                return None;
-            }
-        };
-        let Value::Object(object) = value else {
-            self.answer(
-                Value::Null,
-                ErrorData::invalid_request(
-                    "invalid request: a message is a JSON object (batches are not supported)",
-                    None,
-                ),
-            );
-            return None;
-        };
-        let id = object
-            .get("id")
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned();
-        let method = object
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let is_request = method.is_some() && object.contains_key("id");
-
-        if let Some(error) = self.refusal(&object, method.as_deref(), is_request) {
-            if is_request {
-                self.answer(id.unwrap_or(Value::Null), error);
-            } else {
-                tracing::debug!("ignored a message: {}", error.message);
-            }
-            return None;
-        }
-
-        let params = object.get("params").cloned();
-        let value = Value::Object(object);
-        match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-            Ok(JsonRpcMessage::Request(request))
-                if matches!(request.request, ClientRequest::CustomRequest(_))
-                    && let Some(method) = method.as_deref()
-                    && let Some(problem) = params_problem(method, params) =>
-            {
-                // rmcp reads a standard method whose params do not fit as a custom request,
-                // and would answer "method not found".
-                self.answer(
-                    id.unwrap_or(Value::Null),
-                    ErrorData::invalid_params(
-                        format!("invalid params for {method}: {problem}"),
-                        None,
-                    ),
-                );
-                None
-            }
-            Ok(message) => Some(message),
-            Err(e) if !is_request && method.is_some() => {
-                // A notification cannot be answered; unknown ones are ignored, as the other
-                // MCP SDKs do.
-                tracing::debug!("ignored a notification that is not MCP: {e}");
-                None
-            }
-            Err(e) => {
-                // Read the request alone for an error that names what is wrong.
-                let detail = if method.is_none() {
-                    "no method".to_string()
-                } else {
-                    serde_json::from_value::<JsonRpcRequest<ClientRequest>>(value)
-                        .err()
-                        .map_or_else(|| e.to_string(), |e| e.to_string())
-                };
-                self.answer(
-                    id.unwrap_or(Value::Null),
-                    ErrorData::invalid_request(
-                        format!(
-                            "invalid request: {detail} (a request needs \"jsonrpc\": \"2.0\", an id that is a string or number, and a method)"
-                        ),
-                        None,
-                    ),
-                );
-                None
-            }
-        }
-    }
-
-    /// Why a well-formed message is refused before rmcp sees it, if it is.
-    fn refusal(
-        &mut self,
-        object: &Map<String, Value>,
-        method: Option<&str>,
-        is_request: bool,
-    ) -> Option<ErrorData> {
-        let params = object.get("params");
-        if method == Some("tools/call")
-            && let Some(arguments) = params.and_then(|p| p.get("arguments"))
-            && !(arguments.is_object() || arguments.is_null())
-        {
-            return Some(ErrorData::invalid_params(
-                format!(
-                    "tools/call arguments must be a JSON object of named arguments, not {}",
-                    json_type(arguments)
-                ),
-                None,
-            ));
-        }
-        if self.started {
-            return None;
-        }
-        match method {
-            Some("initialize") if is_request => {
-                self.started = true;
-                None
-            }
-            Some("ping" | "server/discover") if is_request => None,
-            Some(_)
-                if is_request
-                    && params
-                        .and_then(|p| p.get("_meta"))
-                        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-                        .is_some() =>
-            {
-                // A 2026-era request that carries its own protocol metadata needs no handshake.
-                self.started = true;
-                None
-            }
-            Some(method) if is_request => Some(ErrorData::invalid_request(
-                format!(
-                    "the connection is not initialized: send `initialize` first (or, in protocol 2026-07-28, give _meta with the protocol version and client capabilities), then {method}"
-                ),
-                None,
-            )),
-            // Notifications and responses before the handshake mean nothing yet; rmcp would
-            // end the connection on them.
-            _ => Some(ErrorData::invalid_request(
-                "a message before `initialize` was ignored",
-                None,
-            )),
-        }
-    }
-}
-
-/// Why the params of a standard MCP request do not fit its method, if they do not.
-#[allow(deprecated)]
-fn params_problem(method: &str, params: Option<Value>) -> Option<String> {
-    let request = json!({"method": method, "params": params});
-    macro_rules! check {
-        ($($name:literal => $type:ty),* $(,)?) => {
-            match method {
-                $($name => serde_json::from_value::<$type>(request).err().map(|e| e.to_string()),)*
-                _ => None,
-            }
-        };
-    }
-    check!(
-        "initialize" => InitializeRequest,
-        "server/discover" => DiscoverRequest,
-        "tools/call" => CallToolRequest,
-        "tools/list" => ListToolsRequest,
-        "resources/read" => ReadResourceRequest,
-        "resources/subscribe" => SubscribeRequest,
-        "resources/unsubscribe" => UnsubscribeRequest,
-        "prompts/get" => GetPromptRequest,
-        "completion/complete" => CompleteRequest,
-        "tasks/get" => GetTaskRequest,
-        "tasks/cancel" => CancelTaskRequest,
-    )
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Writes queued lines in order. The first failure (the client gone, or taking nothing for
-/// `stall`) gives the connection up: reading ends, and every line still queued or sent later
-/// fails at once, its memory freed.
-async fn write_lines<W: AsyncWrite + Unpin>(
-    mut write: W,
-    mut queue: mpsc::UnboundedReceiver<Outgoing>,
-    budget: Arc<Budget>,
-    stall: Duration,
-    peer: Arc<str>,
-) {
-    while let Some(outgoing) = queue.recv().await {
-        let result = write_line(&mut write, &outgoing.bytes, stall).await;
-        budget.release(outgoing.cost);
-        if let Err(e) = &result {
-            if e.kind() == ErrorKind::TimedOut {
-                tracing::warn!(
-                    "dropped {peer}: it has read none of its answers for {} s while {} messages ({} bytes) waited",
-                    stall.as_secs(),
-                    budget.messages.load(Ordering::Acquire) + 1,
-                    budget.unsent.load(Ordering::Acquire) + outgoing.cost
-                );
-            } else {
-                tracing::info!("writing to {peer} failed ({e}): the connection ends");
-            }
-            budget.gone.cancel();
-        }
-        if let Some(written) = outgoing.written {
-            let _ = written.send(result);
-        }
-        if budget.gone.is_cancelled() {
-            queue.close();
-            while let Ok(left) = queue.try_recv() {
-                budget.release(left.cost);
-                if let Some(written) = left.written {
-                    let _ = written.send(Err(ErrorKind::BrokenPipe.into()));
-                }
-            }
-            // Not shut down politely: a client that reads nothing would not see it, and
-            // dropping the stream closes it.
-            return;
-        }
-    }
-    let _ = write.shutdown().await;
-}
-
-/// Writes one line whole; `TimedOut` when the client takes none of it for `stall`.
-async fn write_line<W: AsyncWrite + Unpin>(
-    write: &mut W,
-    mut bytes: &[u8],
-    stall: Duration,
-) -> std::io::Result<()> {
-    let stalled = || std::io::Error::new(ErrorKind::TimedOut, "the client reads nothing");
-    while !bytes.is_empty() {
-        match tokio::time::timeout(stall, write.write(bytes)).await {
-            Err(_) => return Err(stalled()),
-            Ok(Ok(0)) => return Err(ErrorKind::WriteZero.into()),
-            Ok(Ok(n)) => bytes = bytes.get(n..).unwrap_or_default(),
-            Ok(Err(e)) if e.kind() == ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(e),
-        }
-    }
-    tokio::time::timeout(stall, write.flush())
-        .await
-        .map_err(|_| stalled())?
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransport<R> {
@@ -652,138 +397,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransp
     }
 }
 
-/// Finds the top-level `"id"` of a JSON object fed in pieces, without keeping the object: how
-/// an oversized request still gets an answer with its id.
-#[derive(Debug, Default)]
-struct IdScanner {
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
-    /// At depth 1: after a `:` (a value), else a key.
-    in_value: bool,
-    key: Vec<u8>,
-    capturing_key: bool,
-    /// The raw text of the current value when its key is `id`.
-    id_text: Option<Vec<u8>>,
-    id: Option<Value>,
-    saw_method: bool,
-    saw_id_key: bool,
-    not_an_object: bool,
-}
-
-impl IdScanner {
-    const MAX_ID: usize = 256;
-
-    fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
-        }
-    }
-
-    fn byte(&mut self, b: u8) {
-        if self.not_an_object {
-            return;
-        }
-        if self.in_string {
-            if self.capturing_key && self.key.len() < 16 {
-                self.key.push(b);
-            }
-            if self.depth == 1
-                && let Some(text) = self.id_text.as_mut()
-                && text.len() < Self::MAX_ID
-            {
-                text.push(b);
-            }
-            if self.escaped {
-                self.escaped = false;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
-                self.in_string = false;
-                if self.capturing_key {
-                    self.capturing_key = false;
-                    self.key.pop();
-                }
-            }
-            return;
-        }
-        match b {
-            b'"' => {
-                self.in_string = true;
-                if self.depth == 1 && !self.in_value {
-                    self.capturing_key = true;
-                    self.key.clear();
-                } else if self.depth == 1
-                    && let Some(text) = self.id_text.as_mut()
-                {
-                    text.push(b);
-                }
-            }
-            b'{' | b'[' => {
-                if self.depth == 0 && b == b'[' {
-                    self.not_an_object = true;
-                }
-                if self.depth == 1 && self.id_text.is_some() {
-                    // An object or array is no id.
-                    self.id_text = None;
-                }
-                self.depth += 1;
-            }
-            b'}' | b']' => {
-                if self.depth == 1 {
-                    self.end_value();
-                }
-                self.depth = self.depth.saturating_sub(1);
-            }
-            b':' if self.depth == 1 => {
-                self.in_value = true;
-                match self.key.as_slice() {
-                    b"id" => {
-                        self.saw_id_key = true;
-                        self.id_text = Some(Vec::new());
-                    }
-                    b"method" => self.saw_method = true,
-                    _ => {}
-                }
-            }
-            b',' if self.depth == 1 => {
-                self.end_value();
-                self.in_value = false;
-            }
-            _ if self.depth == 0 && !b.is_ascii_whitespace() => self.not_an_object = true,
-            _ if self.depth == 1 && !b.is_ascii_whitespace() => {
-                if let Some(text) = self.id_text.as_mut()
-                    && text.len() < Self::MAX_ID
-                {
-                    text.push(b);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn end_value(&mut self) {
-        if let Some(text) = self.id_text.take() {
-            self.id = serde_json::from_slice::<Value>(&text)
-                .ok()
-                .filter(|v| v.is_string() || v.is_number());
-        }
-    }
-
-    fn id(&self) -> Option<Value> {
-        self.id.clone()
-    }
-
-    /// A message with a method and no id: a notification, which gets no answer.
-    fn is_notification(&self) -> bool {
-        self.saw_method && !self.saw_id_key
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use futures::FutureExt;
+    use tokio::io::AsyncWriteExt;
     use rmcp::model::RequestId;
     use tokio::io::AsyncReadExt;
 
