@@ -11,7 +11,9 @@ use crate::term::quiet::QuietClock;
 use crate::term::screen::{Screen, Size};
 use crate::term::transcript::{Decoder, Transcript};
 use crate::term::typing::{self, Input, Probe};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use std::fs::File;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,23 +33,13 @@ fn is_posix_shell(program: &str) -> bool {
 
 impl Session {
     /// Starts the program on a new PTY. `marker` is unique to this session across processes.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     pub(in crate::term) fn spawn(
         id: String,
         marker: String,
         options: OpenOptions,
         limits: HistoryLimits,
     ) -> Result<Session, TermError> {
-        let argv = match options.program {
-            Program::Command(argv) if !argv.is_empty() => argv,
-            Program::Command(_) => {
-                return Err(TermError::Spawn {
-                    program: String::new(),
-                    reason: "the command is empty".into(),
-                });
-            }
-            Program::Shell(shell) => vec![shell.unwrap_or_else(default_shell)],
-        };
+        let argv = argv(options.program)?;
         let program = argv[0].clone();
         let spawn_error = |reason: String| TermError::Spawn {
             program: program.clone(),
@@ -62,21 +54,8 @@ impl Session {
         let pair = native_pty_system()
             .openpty(pty_size(size))
             .map_err(|e| spawn_error(format!("no PTY available: {e}")))?;
-        let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
-        cmd.env("TERM", "xterm-256color");
-        cmd.env(MARKER_VAR, &marker);
-        for (key, value) in &options.env {
-            cmd.env(key, value);
-        }
-        match &options.cwd {
-            Some(cwd) => cmd.cwd(cwd),
-            None => {
-                if let Ok(cwd) = std::env::current_dir() {
-                    cmd.cwd(cwd);
-                }
-            }
-        }
-        let mut child = pair
+        let cmd = command(&argv, &marker, &options.env, options.cwd.as_deref());
+        let child = pair
             .slave
             .spawn_command(cmd)
             .map_err(|e| spawn_error(e.to_string()))?;
@@ -95,110 +74,29 @@ impl Session {
         );
         let writer = pair.master.take_writer().map_err(io_error)?;
 
-        let (activity, _) = watch::channel(Activity::default());
-        let shared = Arc::new(Shared {
-            live: Mutex::new(Live {
-                screen: Screen::new(size),
-                transcript: Transcript::new(limits.lines, limits.bytes),
-                decoder: Decoder::default(),
-                inputs: Inputs::default(),
-                hush: None,
-                quiet: QuietClock::new(),
-                watches: Vec::new(),
-                next_watch: 0,
-                exit: None,
-                eof: false,
-                ended: false,
-                failed: None,
-                bytes: 0,
-            }),
-            changed: Condvar::new(),
-            activity,
-            typed: watch::Sender::new(0),
-            writer_waiting: AtomicBool::new(false),
-            queued: AtomicUsize::new(0),
-            pty: pty.clone(),
-        });
+        let shared = new_shared(size, limits, pty.clone());
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
         let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
-        let spawn_thread = |name: String, f: Box<dyn FnOnce() + Send>| {
-            std::thread::Builder::new()
-                .name(name)
-                .spawn(f)
-                .map_err(|e| TermError::Io {
-                    session: id.clone(),
-                    source: e,
-                })
-        };
         let writer_shared = shared.clone();
         let writer_probe = probe.clone();
         threads.push(spawn_thread(
+            &id,
             format!("pty-write-{id}"),
             Box::new(move || typing::write_loop(writer, input_rx, writer_probe, &*writer_shared)),
         )?);
         let replies = input_tx.clone();
         let reader_shared = shared.clone();
         threads.push(spawn_thread(
+            &id,
             format!("pty-read-{id}"),
-            Box::new(move || {
-                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    read_loop(&pty, &reader_shared, &replies)
-                }));
-                let reason = match read {
-                    Ok(Ok(())) => return,
-                    Ok(Err(e)) => format!("reading its terminal failed: {e}"),
-                    Err(panic) => format!(
-                        "its output reader stopped on a bug: {}",
-                        crate::panics::message(&*panic)
-                    ),
-                };
-                tracing::error!("terminal session: {reason}");
-                reader_shared.lock().fail(reason);
-                reader_shared.changed.notify_all();
-                reader_shared.activity.send_modify(|a| a.failed = true);
-            }),
+            Box::new(move || read_thread(&pty, &reader_shared, &replies)),
         )?);
         let waiter_shared = shared.clone();
         threads.push(spawn_thread(
+            &id,
             format!("pty-wait-{id}"),
-            Box::new(move || {
-                let status = child.wait();
-                let exit = match status {
-                    Ok(s) => ExitInfo {
-                        code: s.signal().is_none().then(|| s.exit_code()),
-                        signal: s.signal().map(str::to_string),
-                    },
-                    Err(_) => ExitInfo {
-                        code: None,
-                        signal: None,
-                    },
-                };
-                let mut live = waiter_shared.lock();
-                live.exit = Some(exit);
-                waiter_shared.changed.notify_all();
-                // Output written just before the exit may still be in the PTY; give the
-                // reader a moment to take it, unless a leftover process keeps the PTY open.
-                let deadline = Instant::now() + DRAIN_AFTER_EXIT;
-                while !live.eof {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    live = match waiter_shared.changed.wait_timeout(live, left) {
-                        Ok((guard, _)) => guard,
-                        Err(poisoned) => poisoned.into_inner().0,
-                    };
-                }
-                live.resolve_ended();
-                let bytes = live.bytes;
-                drop(live);
-                waiter_shared.changed.notify_all();
-                waiter_shared.activity.send_modify(|a| {
-                    a.bytes = bytes;
-                    a.exited = true;
-                });
-            }),
+            Box::new(move || wait_thread(child, &waiter_shared)),
         )?);
 
         Ok(Session {
@@ -217,6 +115,149 @@ impl Session {
             threads: Mutex::new(threads),
         })
     }
+}
+
+/// The program and its arguments: the command given, or the shell (by default the
+/// person's).
+fn argv(program: Program) -> Result<Vec<String>, TermError> {
+    Ok(match program {
+        Program::Command(argv) if !argv.is_empty() => argv,
+        Program::Command(_) => {
+            return Err(TermError::Spawn {
+                program: String::new(),
+                reason: "the command is empty".into(),
+            });
+        }
+        Program::Shell(shell) => vec![shell.unwrap_or_else(default_shell)],
+    })
+}
+
+/// How the program is started: its terminal type, the session's marker every descendant
+/// inherits, the environment asked for, and its working directory (flowdeck's by default).
+fn command(
+    argv: &[String],
+    marker: &str,
+    env: &[(String, String)],
+    cwd: Option<&Path>,
+) -> CommandBuilder {
+    let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env(MARKER_VAR, marker);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    match cwd {
+        Some(cwd) => cmd.cwd(cwd),
+        None => {
+            if let Ok(cwd) = std::env::current_dir() {
+                cmd.cwd(cwd);
+            }
+        }
+    }
+    cmd
+}
+
+/// The state the session's threads share, empty: a blank screen of `size`, no history yet.
+fn new_shared(size: Size, limits: HistoryLimits, pty: Arc<File>) -> Arc<Shared> {
+    let (activity, _) = watch::channel(Activity::default());
+    Arc::new(Shared {
+        live: Mutex::new(Live {
+            screen: Screen::new(size),
+            transcript: Transcript::new(limits.lines, limits.bytes),
+            decoder: Decoder::default(),
+            inputs: Inputs::default(),
+            hush: None,
+            quiet: QuietClock::new(),
+            watches: Vec::new(),
+            next_watch: 0,
+            exit: None,
+            eof: false,
+            ended: false,
+            failed: None,
+            bytes: 0,
+        }),
+        changed: Condvar::new(),
+        activity,
+        typed: watch::Sender::new(0),
+        writer_waiting: AtomicBool::new(false),
+        queued: AtomicUsize::new(0),
+        pty,
+    })
+}
+
+/// Starts one of the session's threads; failing to is an I/O error of session `id`.
+fn spawn_thread(
+    id: &str,
+    name: String,
+    f: Box<dyn FnOnce() + Send>,
+) -> Result<std::thread::JoinHandle<()>, TermError> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(f)
+        .map_err(|e| TermError::Io {
+            session: id.to_string(),
+            source: e,
+        })
+}
+
+/// The reader thread: the output into the session until the PTY ends. A reader that fails
+/// (or panics on a bug) marks the session failed with the reason, so waits end at once.
+fn read_thread(pty: &File, shared: &Shared, replies: &mpsc::Sender<Input>) {
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read_loop(pty, shared, replies)
+    }));
+    let reason = match read {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("reading its terminal failed: {e}"),
+        Err(panic) => format!(
+            "its output reader stopped on a bug: {}",
+            crate::panics::message(&*panic)
+        ),
+    };
+    tracing::error!("terminal session: {reason}");
+    shared.lock().fail(reason);
+    shared.changed.notify_all();
+    shared.activity.send_modify(|a| a.failed = true);
+}
+
+/// The waiter thread: the program's exit, then (once its last output is read) the session's
+/// end.
+fn wait_thread(mut child: Box<dyn Child + Send + Sync>, shared: &Shared) {
+    let status = child.wait();
+    let exit = match status {
+        Ok(s) => ExitInfo {
+            code: s.signal().is_none().then(|| s.exit_code()),
+            signal: s.signal().map(str::to_string),
+        },
+        Err(_) => ExitInfo {
+            code: None,
+            signal: None,
+        },
+    };
+    let mut live = shared.lock();
+    live.exit = Some(exit);
+    shared.changed.notify_all();
+    // Output written just before the exit may still be in the PTY; give the
+    // reader a moment to take it, unless a leftover process keeps the PTY open.
+    let deadline = Instant::now() + DRAIN_AFTER_EXIT;
+    while !live.eof {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        live = match shared.changed.wait_timeout(live, left) {
+            Ok((guard, _)) => guard,
+            Err(poisoned) => poisoned.into_inner().0,
+        };
+    }
+    live.resolve_ended();
+    let bytes = live.bytes;
+    drop(live);
+    shared.changed.notify_all();
+    shared.activity.send_modify(|a| {
+        a.bytes = bytes;
+        a.exited = true;
+    });
 }
 
 fn default_shell() -> String {
