@@ -461,77 +461,80 @@ mod tests {
         items[rng.usize(..items.len())]
     }
 
+    /// Pieces of a line of text in [`stream`].
+    const TEXT: &[&str] = &[
+        "a",
+        "bc",
+        "def ",
+        "1234567",
+        " ",
+        "\t",
+        "\u{4e2d}",
+        "e\u{301}",
+        "\u{1f600}",
+        "\u{e9}",
+        "\x08",
+        "\x07",
+        "\u{ff}",
+    ];
+    /// Colours and attributes in [`stream`].
+    const SGR: &[&str] = &[
+        "\x1b[m",
+        "\x1b[0m",
+        "\x1b[1m",
+        "\x1b[31m",
+        "\x1b[1;32m",
+        "\x1b[38;5;200m",
+        "\x1b[48;2;1;2;3m",
+        "\x1b[4:3m",
+        "\x1b[0;7m",
+        "\x1b[00m",
+    ];
+    /// Anything else a program may write, now and then, in [`stream`].
+    const OTHER: &[&str] = &[
+        "\x1b[H",
+        "\x1b[5;10H",
+        "\x1b[2J",
+        "\x1b[K",
+        "\x1b[3A",
+        "\x1b[?1049h",
+        "\x1b[?1049l",
+        "\x1b]0;title\x07",
+        "\x1b[6n",
+        "\x1b[2;3r",
+        "\x1b[r",
+        "\x1bc",
+        "\x1bM",
+        "\x1b[3L",
+        "\x1b[2S",
+        "\x1b7",
+        "\x1b8",
+        "\x1b[4h",
+        "\x1b[4l",
+        "\x1b(0",
+        "\x1b(B",
+        "\x0e",
+        "\x0f",
+        "\x0b",
+        "\x0c",
+        "\x1b[5b",
+        "\x1b[?7l",
+        "\x1b[?7h",
+        "\x1b[?6h",
+        "\x1b[?6l",
+        "\x1b[20h",
+        "\x1b[20l",
+        "\x1b[1;999r",
+        "\x1bP1$r\x1b\\",
+        "\x1b[3\n1m",
+        "\x1b[>4;2m",
+    ];
+
     /// Output as programs write it: mostly lines of text (wide, combining and invalid
     /// characters, tabs, lines longer than the screen, LF without CR), colours, and now and
     /// then anything else: cursor moves, erases, scroll regions, the alternate screen,
     /// titles, queries, resets.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     fn stream(rng: &mut fastrand::Rng) -> Vec<u8> {
-        const TEXT: &[&str] = &[
-            "a",
-            "bc",
-            "def ",
-            "1234567",
-            " ",
-            "\t",
-            "\u{4e2d}",
-            "e\u{301}",
-            "\u{1f600}",
-            "\u{e9}",
-            "\x08",
-            "\x07",
-            "\u{ff}",
-        ];
-        const SGR: &[&str] = &[
-            "\x1b[m",
-            "\x1b[0m",
-            "\x1b[1m",
-            "\x1b[31m",
-            "\x1b[1;32m",
-            "\x1b[38;5;200m",
-            "\x1b[48;2;1;2;3m",
-            "\x1b[4:3m",
-            "\x1b[0;7m",
-            "\x1b[00m",
-        ];
-        const OTHER: &[&str] = &[
-            "\x1b[H",
-            "\x1b[5;10H",
-            "\x1b[2J",
-            "\x1b[K",
-            "\x1b[3A",
-            "\x1b[?1049h",
-            "\x1b[?1049l",
-            "\x1b]0;title\x07",
-            "\x1b[6n",
-            "\x1b[2;3r",
-            "\x1b[r",
-            "\x1bc",
-            "\x1bM",
-            "\x1b[3L",
-            "\x1b[2S",
-            "\x1b7",
-            "\x1b8",
-            "\x1b[4h",
-            "\x1b[4l",
-            "\x1b(0",
-            "\x1b(B",
-            "\x0e",
-            "\x0f",
-            "\x0b",
-            "\x0c",
-            "\x1b[5b",
-            "\x1b[?7l",
-            "\x1b[?7h",
-            "\x1b[?6h",
-            "\x1b[?6l",
-            "\x1b[20h",
-            "\x1b[20l",
-            "\x1b[1;999r",
-            "\x1bP1$r\x1b\\",
-            "\x1b[3\n1m",
-            "\x1b[>4;2m",
-        ];
         let mut out = Vec::new();
         let elements = 200 + rng.usize(..1500);
         for _ in 0..elements {
@@ -542,25 +545,28 @@ mod tests {
                 4..=10 => out.extend_from_slice(pick(rng, SGR).as_bytes()),
                 11 => out.extend_from_slice(b"\xc3"),
                 12 => out.extend_from_slice(b"\x85"),
-                _ => {
-                    let words = if rng.usize(..20) == 0 {
-                        60
-                    } else {
-                        rng.usize(..12)
-                    };
-                    for _ in 0..words {
-                        out.extend_from_slice(pick(rng, TEXT).as_bytes());
-                    }
-                    out.extend_from_slice(match rng.usize(..20) {
-                        0..=14 => b"\r\n".as_slice(),
-                        15..=16 => b"\n",
-                        17 => b"\r",
-                        _ => b"",
-                    });
-                }
+                _ => text_line(rng, &mut out),
             }
         }
         out
+    }
+
+    /// A line of text in [`stream`]: now and then a long one, mostly ended by CR LF.
+    fn text_line(rng: &mut fastrand::Rng, out: &mut Vec<u8>) {
+        let words = if rng.usize(..20) == 0 {
+            60
+        } else {
+            rng.usize(..12)
+        };
+        for _ in 0..words {
+            out.extend_from_slice(pick(rng, TEXT).as_bytes());
+        }
+        out.extend_from_slice(match rng.usize(..20) {
+            0..=14 => b"\r\n".as_slice(),
+            15..=16 => b"\n",
+            17 => b"\r",
+            _ => b"",
+        });
     }
 
     fn state(s: &mut Screen) -> (String, (u16, u16), Vec<bool>, String, bool) {
