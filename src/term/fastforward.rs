@@ -54,6 +54,13 @@ enum Scan {
     },
 }
 
+/// What a byte does to the scan: the next state (the byte is taken), or a stretch of bytes
+/// that cannot matter, skipped in one go to this index (in the same state).
+enum Step {
+    Next(Scan),
+    SkipTo(usize),
+}
+
 /// How to feed a batch to the grid.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -210,147 +217,179 @@ impl FastForward {
         }
     }
 
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     fn scan_batch(&mut self, bytes: &[u8], from: usize, rows: usize) {
         let mut i = from;
         while i < bytes.len() {
             let b = bytes[i];
-            self.scan = match self.scan {
-                Scan::Ground => match b {
-                    0x1b => Scan::Escape {
-                        at: Some(i),
-                        intermediate: false,
-                    },
-                    b'\n' => {
-                        if let Some(run) = &mut self.run {
-                            run.lfs.push(i);
-                        } else {
-                            let run = self.new_run(i + 1);
-                            self.run = Some(run);
-                        }
-                        Scan::Ground
-                    }
-                    b'\r' | b'\t' | 0x08 | 0x07 => Scan::Ground,
-                    // Other controls (VT, FF, SO, SI, ...) move the cursor or switch
-                    // character sets: not plain.
-                    0x00..=0x1f => {
-                        self.break_run();
-                        Scan::Ground
-                    }
-                    // Text, UTF-8 included (vt100 ignores a stray C1 byte): on to the next
-                    // byte that can matter.
-                    _ => {
-                        let rest = &bytes[i..];
-                        i += rest.iter().position(|&c| c < 0x20).unwrap_or(rest.len());
-                        continue;
-                    }
-                },
-                Scan::Escape { at, intermediate } => match b {
-                    b'[' if !intermediate => Scan::Csi {
-                        at,
-                        private: false,
-                        intermediate: false,
-                    },
-                    _ => {
-                        self.break_run();
-                        match b {
-                            b']' | b'P' | b'X' | b'^' | b'_' if !intermediate => {
-                                Scan::Str { escape: false }
-                            }
-                            0x20..=0x2f => Scan::Escape {
-                                at,
-                                intermediate: true,
-                            },
-                            0x18 | 0x1a => Scan::Ground,
-                            0x1b => Scan::Escape {
-                                at: Some(i),
-                                intermediate: false,
-                            },
-                            // Executed inside the sequence, which goes on.
-                            0x00..=0x1f => self.scan,
-                            _ => {
-                                if b == b'c' && !intermediate {
-                                    // RIS resets everything, scroll regions included.
-                                    self.region = false;
-                                }
-                                Scan::Ground
-                            }
-                        }
-                    }
-                },
+            let step = match self.scan {
+                Scan::Ground => self.scan_ground(bytes, i),
+                Scan::Escape { at, intermediate } => {
+                    Step::Next(self.scan_escape(b, i, at, intermediate))
+                }
                 Scan::Csi {
                     at,
                     private,
                     intermediate,
-                } => match b {
-                    b'0'..=b'9' | b';' | b':' if !intermediate => {
-                        // Parameters, in one go.
-                        let rest = &bytes[i..];
-                        i += rest
-                            .iter()
-                            .position(|c| !matches!(c, b'0'..=b'9' | b';' | b':'))
-                            .unwrap_or(rest.len());
-                        continue;
-                    }
-                    b'<' | b'=' | b'>' | b'?' if !intermediate => Scan::Csi {
-                        at,
-                        private: true,
-                        intermediate,
-                    },
-                    0x20..=0x2f => Scan::Csi {
-                        at,
-                        private,
-                        intermediate: true,
-                    },
-                    0x40..=0x7e => {
-                        let params = at.map(|at| &bytes[at + 2..i]);
-                        match (b, at) {
-                            (b'm', Some(at)) if !private && !intermediate => {
-                                if let Some(run) = &mut self.run {
-                                    run.sgr.push(at..i + 1);
-                                }
-                            }
-                            (b'r', _) if !private && !intermediate => {
-                                if !full_region(params, rows) {
-                                    self.region = true;
-                                }
-                                self.break_run();
-                            }
-                            _ => self.break_run(),
-                        }
-                        Scan::Ground
-                    }
-                    0x18 | 0x1a => {
-                        self.break_run();
-                        Scan::Ground
-                    }
-                    0x1b => {
-                        self.break_run();
-                        Scan::Escape {
-                            at: Some(i),
-                            intermediate: false,
-                        }
-                    }
-                    // A control is executed inside the sequence; any other byte makes it
-                    // malformed. Either way it is no longer a plain SGR.
-                    _ => {
-                        self.break_run();
-                        Scan::Csi {
-                            at: None,
-                            private,
-                            intermediate,
-                        }
-                    }
-                },
-                Scan::Str { escape } => match b {
+                } => self.scan_csi(bytes, i, rows, at, private, intermediate),
+                Scan::Str { escape } => Step::Next(match b {
                     0x07 | 0x18 | 0x1a => Scan::Ground,
                     b'\\' if escape => Scan::Ground,
                     0x1b => Scan::Str { escape: true },
                     _ => Scan::Str { escape: false },
-                },
+                }),
             };
-            i += 1;
+            match step {
+                Step::Next(scan) => {
+                    self.scan = scan;
+                    i += 1;
+                }
+                Step::SkipTo(at) => i = at,
+            }
         }
+        self.end_batch();
+    }
+
+    /// The byte at `i` in ground state.
+    fn scan_ground(&mut self, bytes: &[u8], i: usize) -> Step {
+        Step::Next(match bytes[i] {
+            0x1b => Scan::Escape {
+                at: Some(i),
+                intermediate: false,
+            },
+            b'\n' => {
+                if let Some(run) = &mut self.run {
+                    run.lfs.push(i);
+                } else {
+                    let run = self.new_run(i + 1);
+                    self.run = Some(run);
+                }
+                Scan::Ground
+            }
+            b'\r' | b'\t' | 0x08 | 0x07 => Scan::Ground,
+            // Other controls (VT, FF, SO, SI, ...) move the cursor or switch
+            // character sets: not plain.
+            0x00..=0x1f => {
+                self.break_run();
+                Scan::Ground
+            }
+            // Text, UTF-8 included (vt100 ignores a stray C1 byte): on to the next
+            // byte that can matter.
+            _ => {
+                let rest = &bytes[i..];
+                return Step::SkipTo(i + rest.iter().position(|&c| c < 0x20).unwrap_or(rest.len()));
+            }
+        })
+    }
+
+    /// Byte `b` (at `i`) after an ESC that came at `at`.
+    fn scan_escape(&mut self, b: u8, i: usize, at: Option<usize>, intermediate: bool) -> Scan {
+        if b == b'[' && !intermediate {
+            return Scan::Csi {
+                at,
+                private: false,
+                intermediate: false,
+            };
+        }
+        self.break_run();
+        match b {
+            b']' | b'P' | b'X' | b'^' | b'_' if !intermediate => Scan::Str { escape: false },
+            0x20..=0x2f => Scan::Escape {
+                at,
+                intermediate: true,
+            },
+            0x18 | 0x1a => Scan::Ground,
+            0x1b => Scan::Escape {
+                at: Some(i),
+                intermediate: false,
+            },
+            // Executed inside the sequence, which goes on.
+            0x00..=0x1f => Scan::Escape { at, intermediate },
+            _ => {
+                if b == b'c' && !intermediate {
+                    // RIS resets everything, scroll regions included.
+                    self.region = false;
+                }
+                Scan::Ground
+            }
+        }
+    }
+
+    /// The byte at `i` inside a CSI sequence that began at `at`.
+    fn scan_csi(
+        &mut self,
+        bytes: &[u8],
+        i: usize,
+        rows: usize,
+        at: Option<usize>,
+        private: bool,
+        intermediate: bool,
+    ) -> Step {
+        let b = bytes[i];
+        Step::Next(match b {
+            b'0'..=b'9' | b';' | b':' if !intermediate => {
+                // Parameters, in one go.
+                let rest = &bytes[i..];
+                return Step::SkipTo(
+                    i + rest
+                        .iter()
+                        .position(|c| !matches!(c, b'0'..=b'9' | b';' | b':'))
+                        .unwrap_or(rest.len()),
+                );
+            }
+            b'<' | b'=' | b'>' | b'?' if !intermediate => Scan::Csi {
+                at,
+                private: true,
+                intermediate,
+            },
+            0x20..=0x2f => Scan::Csi {
+                at,
+                private,
+                intermediate: true,
+            },
+            0x40..=0x7e => {
+                let params = at.map(|at| &bytes[at + 2..i]);
+                match (b, at) {
+                    (b'm', Some(at)) if !private && !intermediate => {
+                        if let Some(run) = &mut self.run {
+                            run.sgr.push(at..i + 1);
+                        }
+                    }
+                    (b'r', _) if !private && !intermediate => {
+                        if !full_region(params, rows) {
+                            self.region = true;
+                        }
+                        self.break_run();
+                    }
+                    _ => self.break_run(),
+                }
+                Scan::Ground
+            }
+            0x18 | 0x1a => {
+                self.break_run();
+                Scan::Ground
+            }
+            0x1b => {
+                self.break_run();
+                Scan::Escape {
+                    at: Some(i),
+                    intermediate: false,
+                }
+            }
+            // A control is executed inside the sequence; any other byte makes it
+            // malformed. Either way it is no longer a plain SGR.
+            _ => {
+                self.break_run();
+                Scan::Csi {
+                    at: None,
+                    private,
+                    intermediate,
+                }
+            }
+        })
+    }
+
+    /// The batch is scanned: positions in the scan forgotten, the open run kept or ended.
+    fn end_batch(&mut self) {
         // Positions are in this batch: a sequence that goes on into the next one has none.
         self.scan = match self.scan {
             Scan::Escape { intermediate, .. } => Scan::Escape {
