@@ -160,12 +160,26 @@ impl Decoder {
     }
 
     /// One byte outside ground state, as `vte` moves on it.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     fn step(&mut self, t: &mut Transcript, b: u8) {
         use State::*;
         // C0 controls other than CAN, SUB and ESC.
         let c0 = matches!(b, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
         self.state = match self.state {
+            Escape | EscapeIntermediate => self.escape(t, b, c0),
+            CsiEntry | CsiParam | CsiIntermediate | CsiIgnore => self.csi(t, b, c0),
+            DcsEntry | DcsParam | DcsIntermediate | DcsPassthrough | DcsIgnore => {
+                self.dcs(t, b, c0)
+            }
+            OscString | SosPmApcString => self.string(t, b),
+            Ground => Ground,
+        };
+    }
+
+    /// The state after byte `b` in `Escape` or `EscapeIntermediate` (`c0`: it is a C0
+    /// control other than CAN, SUB and ESC).
+    fn escape(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
+        use State::*;
+        match self.state {
             Escape => match b {
                 _ if c0 => {
                     t.execute(b);
@@ -183,7 +197,8 @@ impl Decoder {
                 }
                 _ => Escape,
             },
-            EscapeIntermediate => match b {
+            // EscapeIntermediate.
+            _ => match b {
                 _ if c0 => {
                     t.execute(b);
                     EscapeIntermediate
@@ -192,7 +207,14 @@ impl Decoder {
                 0x30..=0x7e => Ground,
                 _ => self.anywhere(t, b),
             },
-            CsiEntry | CsiParam | CsiIntermediate | CsiIgnore if c0 => {
+        }
+    }
+
+    /// The state after byte `b` in a CSI state (`c0` as for [`Decoder::escape`]).
+    fn csi(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
+        use State::*;
+        match self.state {
+            _ if c0 => {
                 t.execute(b);
                 self.state
             }
@@ -215,11 +237,19 @@ impl Decoder {
                 0x40..=0x7e => Ground,
                 _ => self.anywhere(t, b),
             },
-            CsiIgnore => match b {
+            // CsiIgnore.
+            _ => match b {
                 0x20..=0x3f | 0x7f => CsiIgnore,
                 0x40..=0x7e => Ground,
                 _ => self.anywhere(t, b),
             },
+        }
+    }
+
+    /// The state after byte `b` in a DCS state (`c0` as for [`Decoder::escape`]).
+    fn dcs(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
+        use State::*;
+        match self.state {
             DcsEntry | DcsParam | DcsIntermediate if c0 || b == 0x7f => self.state,
             DcsEntry => match b {
                 0x20..=0x2f => DcsIntermediate,
@@ -249,6 +279,15 @@ impl Decoder {
                 0x9c => Ground,
                 _ => DcsPassthrough,
             },
+            // DcsIgnore.
+            _ => self.anywhere(t, b),
+        }
+    }
+
+    /// The state after byte `b` in an OSC string, or in a SOS, PM or APC string.
+    fn string(&self, t: &mut Transcript, b: u8) -> State {
+        use State::*;
+        match self.state {
             OscString => match b {
                 0x07 => Ground,
                 0x18 | 0x1a => {
@@ -258,9 +297,9 @@ impl Decoder {
                 0x1b => Escape,
                 _ => OscString,
             },
-            DcsIgnore | SosPmApcString => self.anywhere(t, b),
-            Ground => Ground,
-        };
+            // SosPmApcString.
+            _ => self.anywhere(t, b),
+        }
     }
 
     /// Bytes that act in every state: CAN and SUB cancel, ESC starts over.
