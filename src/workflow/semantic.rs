@@ -4,7 +4,7 @@
 //! They read the raw value leniently and each state and variable on its own, so that one
 //! broken state does not hide the problems of the others: all violations at once.
 
-use super::action::{Action, CaptureGroup, MAX_WAIT_SECONDS, ToolName};
+use super::action::{Action, AwaitOutputParams, CaptureGroup, MAX_WAIT_SECONDS, ToolName};
 use super::guard::Guard;
 use super::model::{ConditionKind, Transition, Variable};
 use super::names::{display_safe, pointer_join, pointer_segment};
@@ -243,7 +243,6 @@ impl Checker<'_> {
 
     /// Checks one state: each transition, guard and the action on its own, so that one broken
     /// part does not hide the problems of the others.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     fn state(&mut self, raw: &Value, path: &str) {
         // Read from the value in place: cloning each part first would double the work.
         let action = raw.get("action").and_then(|a| Action::deserialize(a).ok());
@@ -251,7 +250,6 @@ impl Checker<'_> {
             .pointer("/action/tool")
             .and_then(Value::as_str)
             .and_then(ToolName::parse);
-        let action_path = format!("{path}/action/params");
         let mut shadowed_by: Option<usize> = None;
         let transitions = raw
             .get("transitions")
@@ -262,94 +260,83 @@ impl Checker<'_> {
             let Ok(t) = Transition::deserialize(raw_t) else {
                 continue;
             };
-            let tpath = format!("{path}/transitions/{i}");
-            if let Some(first) = shadowed_by {
-                self.push(Violation::warning(
-                    "unreachable_transition",
-                    tpath.clone(),
-                    format!("transition {first} always holds, so this one is never taken"),
-                ));
-            }
-            let kind = t.condition.kind();
-            match (&t.pattern, kind.needs_pattern()) {
-                (None, true) => self.push(Violation::error(
-                    "missing_pattern",
-                    format!("{tpath}/condition"),
-                    format!("condition '{kind}' needs a 'pattern' to test"),
-                )),
-                (Some(_), false) => self.push(Violation::warning(
-                    "pattern_ignored",
-                    format!("{tpath}/pattern"),
-                    format!(
-                        "'pattern' is only used by pattern_match and pattern_no_match, not '{kind}'"
-                    ),
-                )),
-                (Some(p), true) => {
-                    self.regex(p, &format!("{tpath}/pattern"));
-                }
-                (None, false) => {}
-            }
-            if let Some(why) = tool.and_then(|tool| never_holds(kind, tool)) {
-                self.push(Violation::warning(
-                    "condition_never_holds",
-                    format!("{tpath}/condition"),
-                    format!(
-                        "'{kind}' never holds after {}: {why}",
-                        tool.map(ToolName::as_str).unwrap_or_default()
-                    ),
-                ));
-            }
-            if let Some(guard) = &t.when {
-                self.guard(guard, &format!("{tpath}/when"));
-            }
-            if shadowed_by.is_none() && kind == ConditionKind::Always && t.when.is_none() {
+            self.transition(&t, &format!("{path}/transitions/{i}"), tool, shadowed_by);
+            if shadowed_by.is_none()
+                && t.condition.kind() == ConditionKind::Always
+                && t.when.is_none()
+            {
                 shadowed_by = Some(i);
             }
         }
         if let Some(guard) = raw.get("when").and_then(|w| Guard::deserialize(w).ok()) {
             self.guard(&guard, &format!("{path}/when"));
         }
-        let Some(action) = action else { return };
-        match &action {
-            Action::AwaitOutput(p) => {
-                if p.pattern.is_none() && p.quiet_ms.is_none() {
-                    self.push(Violation::error(
-                        "await_needs_pattern_or_quiet",
-                        action_path.clone(),
-                        "await_output needs 'pattern', 'quiet_ms', or both (the pattern, then quiet)",
-                    ));
-                }
-                if p.quiet_on.is_some() && p.quiet_ms.is_none() {
-                    self.push(Violation::error(
-                        "quiet_on_without_quiet_ms",
-                        format!("{action_path}/quiet_on"),
-                        "'quiet_on' says what 'quiet_ms' watches; give 'quiet_ms' too",
-                    ));
-                }
-                if p.pattern.is_none() && !p.captures.is_empty() {
-                    self.push(Violation::error(
-                        "captures_without_pattern",
-                        format!("{action_path}/captures"),
-                        "captures take groups of 'pattern'; this wait has none",
-                    ));
-                }
-                let regex = p
-                    .pattern
-                    .as_ref()
-                    .and_then(|pattern| self.regex(pattern, &format!("{action_path}/pattern")));
-                for (i, stop) in p.stop_patterns.iter().enumerate() {
-                    self.regex(stop, &format!("{action_path}/stop_patterns/{i}"));
-                }
-                self.wait(p.timeout, &format!("{action_path}/timeout"));
-                if let Some(regex) = regex {
-                    self.captures(&regex, &p.captures, &format!("{action_path}/captures"));
-                }
+        if let Some(action) = action {
+            self.action(&action, &format!("{path}/action/params"));
+        }
+    }
+
+    /// Checks one transition of a state whose action calls `tool`: its pattern, whether its
+    /// condition can hold after that tool, its guard; and whether an earlier transition
+    /// (`shadowed_by`) always holds, so that it is never taken.
+    fn transition(
+        &mut self,
+        t: &Transition,
+        tpath: &str,
+        tool: Option<ToolName>,
+        shadowed_by: Option<usize>,
+    ) {
+        if let Some(first) = shadowed_by {
+            self.push(Violation::warning(
+                "unreachable_transition",
+                tpath.to_string(),
+                format!("transition {first} always holds, so this one is never taken"),
+            ));
+        }
+        let kind = t.condition.kind();
+        match (&t.pattern, kind.needs_pattern()) {
+            (None, true) => self.push(Violation::error(
+                "missing_pattern",
+                format!("{tpath}/condition"),
+                format!("condition '{kind}' needs a 'pattern' to test"),
+            )),
+            (Some(_), false) => self.push(Violation::warning(
+                "pattern_ignored",
+                format!("{tpath}/pattern"),
+                format!(
+                    "'pattern' is only used by pattern_match and pattern_no_match, not '{kind}'"
+                ),
+            )),
+            (Some(p), true) => {
+                self.regex(p, &format!("{tpath}/pattern"));
             }
+            (None, false) => {}
+        }
+        if let Some(why) = tool.and_then(|tool| never_holds(kind, tool)) {
+            self.push(Violation::warning(
+                "condition_never_holds",
+                format!("{tpath}/condition"),
+                format!(
+                    "'{kind}' never holds after {}: {why}",
+                    tool.map(ToolName::as_str).unwrap_or_default()
+                ),
+            ));
+        }
+        if let Some(guard) = &t.when {
+            self.guard(guard, &format!("{tpath}/when"));
+        }
+    }
+
+    /// Checks a state's action: what its parameters' types cannot say (parameters that need
+    /// or exclude each other, patterns, waits, rules). `action_path` is its `params`.
+    fn action(&mut self, action: &Action, action_path: &str) {
+        match action {
+            Action::AwaitOutput(p) => self.await_output(p, action_path),
             Action::RunCommand(p) => self.wait(p.timeout, &format!("{action_path}/timeout")),
             Action::SendInput(p) if p.input_text.is_some() == p.keys.is_some() => {
                 self.push(Violation::error(
                     "send_input_needs_input",
-                    action_path.clone(),
+                    action_path.to_string(),
                     "send_input needs exactly one of 'input_text' and 'keys'",
                 ));
             }
@@ -367,6 +354,42 @@ impl Checker<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Checks an `await_output` action's parameters (at `action_path`).
+    fn await_output(&mut self, p: &AwaitOutputParams, action_path: &str) {
+        if p.pattern.is_none() && p.quiet_ms.is_none() {
+            self.push(Violation::error(
+                "await_needs_pattern_or_quiet",
+                action_path.to_string(),
+                "await_output needs 'pattern', 'quiet_ms', or both (the pattern, then quiet)",
+            ));
+        }
+        if p.quiet_on.is_some() && p.quiet_ms.is_none() {
+            self.push(Violation::error(
+                "quiet_on_without_quiet_ms",
+                format!("{action_path}/quiet_on"),
+                "'quiet_on' says what 'quiet_ms' watches; give 'quiet_ms' too",
+            ));
+        }
+        if p.pattern.is_none() && !p.captures.is_empty() {
+            self.push(Violation::error(
+                "captures_without_pattern",
+                format!("{action_path}/captures"),
+                "captures take groups of 'pattern'; this wait has none",
+            ));
+        }
+        let regex = p
+            .pattern
+            .as_ref()
+            .and_then(|pattern| self.regex(pattern, &format!("{action_path}/pattern")));
+        for (i, stop) in p.stop_patterns.iter().enumerate() {
+            self.regex(stop, &format!("{action_path}/stop_patterns/{i}"));
+        }
+        self.wait(p.timeout, &format!("{action_path}/timeout"));
+        if let Some(regex) = regex {
+            self.captures(&regex, &p.captures, &format!("{action_path}/captures"));
         }
     }
 
