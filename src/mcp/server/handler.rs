@@ -1,0 +1,318 @@
+//! rmcp's `ServerHandler` for flowdeck: the handshake, tools, resources and their
+//! subscriptions, tasks and prompts, each answered by the engine through the server.
+
+// A tool error is built at most once per failed call and returned straight to the client;
+// boxing it would buy nothing but indirection.
+#![allow(clippy::result_large_err)]
+
+use super::*;
+
+impl ServerHandler for FlowdeckServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("flowdeck", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Ok(engine) = self.engine().await {
+            self.start_forwarding(&engine, context.peer);
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let engine = self.engine().await?;
+        self.start_forwarding(&engine, context.peer);
+        Ok(ListToolsResult {
+            tools: self.all_tools(&engine),
+            ..Default::default()
+        })
+    }
+
+    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let Some(callable) = self.find(&name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool {} (tools/list shows the tools this server offers)",
+                    crate::workflow::names::display_safe(&name)
+                ),
+                None,
+            ));
+        };
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let correlation_id = format!(
+            "c{}-{}",
+            std::process::id(),
+            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+        );
+        let started = Instant::now();
+        let loaded = self.loaded().await?;
+        let engine = loaded.engine.clone();
+        let actor = self.actor(&context.peer);
+        let audited = AuditedCall {
+            tool: name.clone(),
+            actor: actor.clone(),
+            arguments: Audit::redact(&engine, &name, &args),
+            correlation_id: correlation_id.clone(),
+        };
+        let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
+        if runs_a_workflow
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks())
+        {
+            // SEP-2663: the run becomes a task the client polls; cancelling the task cancels
+            // the run (dropping the work drops its CancelOnDrop guard).
+            let server = self.clone();
+            let task_name = name.clone();
+            let task = self.inner.tasks.spawn(
+                rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(250),
+                move |ctx| {
+                    Box::pin(async move {
+                        let cx = CallContext {
+                            cancel: tokio_util::sync::CancellationToken::new(),
+                            progress: None,
+                            actor,
+                            require_approval: server.inner.options.approve_agent_runs,
+                        };
+                        tokio::select! {
+                            outcome = server.run_tool(engine, callable, task_name, args, cx) => Ok(to_result(outcome)),
+                            () = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
+                        }
+                    })
+                },
+            );
+            loaded
+                .audit
+                .record_later(AuditEntry::task(audited, task.task_id.clone()));
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
+        let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
+            context.meta.get_progress_token().map(|token| {
+                let peer = context.peer.clone();
+                Box::new(move |done: f64, message: String| {
+                    let peer = peer.clone();
+                    let param =
+                        ProgressNotificationParam::new(token.clone(), done).with_message(message);
+                    tokio::spawn(async move {
+                        let _ = peer.notify_progress(param).await;
+                    });
+                }) as Box<dyn Fn(f64, String) + Send + Sync>
+            });
+        let cx = CallContext {
+            cancel: context.ct.clone(),
+            progress,
+            actor,
+            require_approval: self.inner.options.approve_agent_runs,
+        };
+        let server = self.clone();
+        let task_name = name.clone();
+        let work = async move {
+            let cancel = cx.cancel.clone();
+            tokio::select! {
+                outcome = server.run_tool(engine, callable, task_name.clone(), args, cx) => outcome,
+                () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
+            }
+        };
+        let mut outcome = caught(&name, work).await;
+        if let Err(e) = &mut outcome {
+            e.correlation_id = correlation_id.clone();
+        }
+        let how = match &outcome {
+            Ok(_) => AuditOutcome::Ok,
+            Err(e) => AuditOutcome::Failed(e.error_code.to_string()),
+        };
+        let took = started.elapsed().as_secs_f64() * 1000.0;
+        loaded
+            .audit
+            .record_later(AuditEntry::ended(audited, how, took));
+        Ok(to_result(outcome).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult {
+            resources: resources::list(&*self.engine().await?),
+            ..Default::default()
+        })
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult {
+            resource_templates: resources::templates(),
+            ..Default::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let actor = self.actor(&context.peer);
+        match resources::read(&*self.engine().await?, &request.uri, &actor).await {
+            Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {}",
+                    crate::workflow::names::display_safe(&request.uri)
+                ),
+                Some(json!({"uri": request.uri})),
+            )),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let engine = self.engine().await?;
+        self.start_forwarding(&engine, context.peer);
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Prompts never change; everything else can be followed.
+        let mut accepted = requested.clone();
+        accepted.prompts_list_changed = None;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut events = self.engine().await?.subscribe();
+        let subscribed: Vec<String> = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                touched = next_touched(&mut events) => {
+                    let Some(touched) = touched else {
+                        return Ok(());
+                    };
+                    if touched.is_empty() {
+                        continue;
+                    }
+                    let sink = context.sink();
+                    if context.accepted().tools_list_changed == Some(true) {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    if context.accepted().resources_list_changed == Some(true) {
+                        let _ = sink.notify_resource_list_changed().await;
+                    }
+                    let about = |uri: &&String| touched.names().any(|name| is_about(uri, name));
+                    for uri in subscribed.iter().filter(about) {
+                        let _ = sink.notify_resource_updated(uri.clone()).await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(
+            self.inner.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.tasks.cancel_task(&request.task_id)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult {
+            prompts: prompts::list(),
+            ..Default::default()
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args: Map<String, Value> = request.arguments.unwrap_or_default();
+        match prompts::get_prompt(&*self.engine().await?, &request.name, &args) {
+            Ok(result) => Ok(result.into()),
+            Err(message) => Err(ErrorData::invalid_params(
+                message,
+                Some(json!({"prompt": request.name})),
+            )),
+        }
+    }
+}
