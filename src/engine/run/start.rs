@@ -4,7 +4,7 @@
 //! instead of the engine.
 
 use super::registry::{ActiveRun, Phase, RunStatus};
-use crate::engine::approval::Decision;
+use crate::engine::approval::{ApprovalRequest, Decision};
 use crate::engine::contract;
 use crate::engine::events::Actor;
 use crate::engine::executor::{self, RunPlan, SessionChoice};
@@ -69,7 +69,6 @@ impl Engine {
     /// Starts a run. A workflow that does not exist or was never valid ends at once with
     /// `workflow_not_found` / `definition_invalid`; a busy session or the run limit is an
     /// error.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     pub async fn start_run(
         self: &Arc<Self>,
         request: RunRequest,
@@ -103,55 +102,14 @@ impl Engine {
                     .await);
             }
         };
-        // An unknown session is the caller's mistake, reported before anything runs; a name
-        // becomes the session's id, so that one run per session holds whichever was given.
-        let mut request = request;
-        if let Some(session) = &request.session_id {
-            match self.terminals().get(session) {
-                Ok(found) => request.session_id = Some(found.id().to_string()),
+        let (run, request, approval) =
+            match self.register(&run_id, request, &resolved, &started_at) {
+                Ok(registered) => registered,
                 Err(e) => {
                     self.journal().release(&run_id);
-                    return Err(e.into());
+                    return Err(e);
                 }
-            }
-        }
-        let approval = match self.approval_needed(
-            &run_id,
-            &request.workflow,
-            &resolved,
-            &request.actor,
-            request.require_approval,
-        ) {
-            Ok(approval) => approval,
-            Err(e) => {
-                self.journal().release(&run_id);
-                return Err(e);
-            }
-        };
-        let status = RunStatus {
-            run_id: run_id.clone(),
-            workflow_name: resolved.workflow.name.clone(),
-            status: if approval.is_some() {
-                Phase::AwaitingApproval
-            } else {
-                Phase::Running
-            },
-            session_id: request.session_id.clone(),
-            current_state: None,
-            states_executed: 0,
-            started_at: started_at.clone(),
-            started_by: Some(request.actor.clone()),
-            prompt: None,
-            last_event: 0,
-            result: None,
-        };
-        let run = match self.runs().start(status) {
-            Ok(run) => run,
-            Err(e) => {
-                self.journal().release(&run_id);
-                return Err(e.into());
-            }
-        };
+            };
         // No wait from the run's registration to here: a caller that follows the run holds it
         // (cancel-on-drop) from the first instant.
         let receiver = run.status.subscribe();
@@ -174,6 +132,48 @@ impl Engine {
             run_id,
             status: receiver,
         })
+    }
+
+    /// Registers a resolved run: its session found (a name becomes the session's id, so that
+    /// one run per session holds whichever was given; an unknown one is the caller's mistake,
+    /// reported before anything runs), whether it needs a person's approval decided, and its
+    /// status put in the registry, where the run limit and one run per session hold.
+    fn register(
+        &self,
+        run_id: &str,
+        mut request: RunRequest,
+        resolved: &Resolved,
+        started_at: &str,
+    ) -> Result<(Arc<ActiveRun>, RunRequest, Option<ApprovalRequest>), EngineError> {
+        if let Some(session) = &request.session_id {
+            request.session_id = Some(self.terminals().get(session)?.id().to_string());
+        }
+        let approval = self.approval_needed(
+            run_id,
+            &request.workflow,
+            resolved,
+            &request.actor,
+            request.require_approval,
+        )?;
+        let status = RunStatus {
+            run_id: run_id.to_string(),
+            workflow_name: resolved.workflow.name.clone(),
+            status: if approval.is_some() {
+                Phase::AwaitingApproval
+            } else {
+                Phase::Running
+            },
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at: started_at.to_string(),
+            started_by: Some(request.actor.clone()),
+            prompt: None,
+            last_event: 0,
+            result: None,
+        };
+        let run = self.runs().start(status)?;
+        Ok((run, request, approval))
     }
 
     /// Waits for the person's answer, then starts the run or ends it unstarted, saying why.
@@ -201,53 +201,49 @@ impl Engine {
         }
     }
 
+    /// The session a run works in: the one it was given, or its own, opened now so that the run
+    /// starts with it (its first event names it) and owns it from the first instant. `Err`
+    /// says why no terminal could be opened for it.
+    fn run_session(&self, launch: &mut Launch) -> Result<SessionChoice, String> {
+        if let Some(id) = launch.request.session_id.clone() {
+            return Ok(SessionChoice::Given(id));
+        }
+        let params = OpenTerminalParams {
+            command: self.config().run_shell.clone(),
+            ..OpenTerminalParams::default()
+        };
+        let actor = Actor::Run {
+            run_id: launch.run.run_id.clone(),
+        };
+        let opened = self
+            .open_session(&params, &actor)
+            .map_err(|e| format!("cannot open a terminal for the run: {e}"))?;
+        let id = opened.id().to_string();
+        self.runs().set_session(&launch.run, Some(id.clone()));
+        launch.request.session_id = Some(id.clone());
+        Ok(SessionChoice::Opened {
+            id,
+            keep: launch.request.keep_session,
+        })
+    }
+
     /// Opens the run's session (unless it was given one), starts its journal and its executor.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
-    async fn launch(self: &Arc<Self>, launch: Launch) {
+    async fn launch(self: &Arc<Self>, mut launch: Launch) {
+        let session = match self.run_session(&mut launch) {
+            Ok(session) => session,
+            Err(why) => {
+                self.end_unlaunched(&launch, FinalState::Error, why, None)
+                    .await;
+                return;
+            }
+        };
         let Launch {
             run,
-            mut request,
+            request,
             resolved,
             started_at,
         } = launch;
         let run_id = run.run_id.clone();
-        // A run's own session is opened now, so that the run starts with it (its first event
-        // names it) and owns it from the first instant.
-        let session = match request.session_id.clone() {
-            Some(id) => SessionChoice::Given(id),
-            None => {
-                let params = OpenTerminalParams {
-                    command: self.config().run_shell.clone(),
-                    ..OpenTerminalParams::default()
-                };
-                let actor = Actor::Run {
-                    run_id: run_id.clone(),
-                };
-                match self.open_session(&params, &actor) {
-                    Ok(opened) => {
-                        let id = opened.id().to_string();
-                        self.runs().set_session(&run, Some(id.clone()));
-                        request.session_id = Some(id.clone());
-                        SessionChoice::Opened {
-                            id,
-                            keep: request.keep_session,
-                        }
-                    }
-                    Err(e) => {
-                        let why = format!("cannot open a terminal for the run: {e}");
-                        let launch = Launch {
-                            run,
-                            request,
-                            resolved,
-                            started_at,
-                        };
-                        self.end_unlaunched(&launch, FinalState::Error, why, None)
-                            .await;
-                        return;
-                    }
-                }
-            }
-        };
         let _ = self.store.meta_dir();
         let mut writer = self.journal().create(&run_id);
         let Resolved {
