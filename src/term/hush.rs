@@ -1,6 +1,6 @@
 //! Keeping flowdeck's own shell plumbing off the screen and out of the history.
 //!
-//! `read_env` and `export_env` (shell.rs) type a long framed line into the session's shell:
+//! `read_env` and `export_env` (shell/) type a long framed line into the session's shell:
 //! its echo, the nonce markers and the read-back lines are protocol, not anything the run's
 //! commands did, and a person watching the pane (or reading the history) should not see
 //! them. So, from the moment the writer types such a line (not before: output that came
@@ -16,7 +16,7 @@
 //! flood), what was held is released to the screen and the transcript as it came, and the
 //! caller falls back to finding the markers there, as it always did.
 //!
-//! `run_command` (shell.rs) is framed the same way but is shown, as if a person had typed it:
+//! `run_command` (shell/) is framed the same way but is shown, as if a person had typed it:
 //! a *shown* hush holds only the framing. From the typed line to the begin marker, output
 //! is held as above (the framing line's echo); once the begin marker arrives, that is
 //! dropped and the command's own text (given by the caller, see `shell::shown_command`) is
