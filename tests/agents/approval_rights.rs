@@ -7,8 +7,9 @@
 
 use crate::common;
 
+use common::LONG;
 use common::line_client::LineServer;
-use common::studio::{LONG, expect, open, quit};
+use common::studio::{expect, open, quit};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::{Value, json};
 use std::path::Path;

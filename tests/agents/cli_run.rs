@@ -312,13 +312,13 @@ fn a_flowdeck_run_killed_leaves_no_run_behind_in_the_server() {
         .spawn()
         .unwrap();
     let mut agent = common::mcp_agent(folder.path(), runtime.path(), &[]);
-    let run_id = common::wait_until(common::studio::LONG, "the run in the server", || {
+    let run_id = common::wait_until(common::LONG, "the run in the server", || {
         let runs = agent.call(2, "run_list", json!({"workflow_name": "slow"}));
         runs["active"][0]["run_id"].as_str().map(str::to_string)
     });
     cli.kill().unwrap();
     cli.wait().unwrap();
-    let ended = common::wait_until(common::studio::LONG, "the run cancelled", || {
+    let ended = common::wait_until(common::LONG, "the run cancelled", || {
         let status = agent.call(3, "run_status", json!({"run_id": run_id}));
         (status["status"] == "finished").then_some(status)
     });
@@ -327,5 +327,5 @@ fn a_flowdeck_run_killed_leaves_no_run_behind_in_the_server() {
         "the run did not end cancelled: {ended}"
     );
     drop(agent.stdin.take());
-    let _ = agent.exit_within(common::studio::LONG);
+    let _ = agent.exit_within(common::LONG);
 }

@@ -16,14 +16,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const LONG: Duration = Duration::from_secs(30);
-
 /// `flowdeck serve` on `folder`, its sockets under `runtime`; returns once its socket answers.
 fn serve(folder: &Path, runtime: &Path) -> Child {
     serve_with(folder, runtime, &[])
 }
 
-use common::{answering, serve_with};
+use common::{LONG, answering, serve_with};
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
 fn agent(folder: &Path, runtime: &Path) -> LineServer {
@@ -589,18 +587,6 @@ fn a_process_of_another_user_is_refused_with_a_reason() {
     host.wait().unwrap();
 }
 
-/// The resident memory of a process, in bytes (VmRSS in /proc).
-fn rss_of(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().strip_suffix("kB"))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or_else(|| panic!("no VmRSS for process {pid}: {status}"))
-}
-
 /// The host's socket in a test's socket folder.
 fn socket_in(runtime: &Path) -> std::path::PathBuf {
     std::fs::read_dir(runtime.join("flowdeck"))
@@ -652,7 +638,7 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
     let mut other = agent(folder.path(), runtime.path());
     let listed = other.call(2, "workflow_list", json!({}));
     assert!(listed.to_string().contains("archive_logs"), "{listed}");
-    let before = rss_of(pid);
+    let before = common::rss_of(pid);
 
     // A client straight on the socket: the handshake, then `tools/list` as fast as it can
     // write, never reading a byte. Its writes time out rather than block, so that the flood
@@ -735,7 +721,7 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
         assert_ne!(answer["result"]["isError"], true, "{answer}");
         took.push(asked.elapsed());
         id += 1;
-        peak = peak.max(rss_of(pid));
+        peak = peak.max(common::rss_of(pid));
     }
     let (sent, ended, held_off, flooder) = flood.join().unwrap();
     took.sort();
@@ -773,7 +759,7 @@ fn a_client_that_never_reads_neither_grows_the_host_nor_holds_up_another_agent()
     assert!(listed.to_string().contains("archive_logs"), "{listed}");
     println!(
         "host RSS {} MB after the flooder left",
-        rss_of(pid) / (1024 * 1024)
+        common::rss_of(pid) / (1024 * 1024)
     );
     for mut agent in [other, newcomer] {
         drop(agent.stdin.take());

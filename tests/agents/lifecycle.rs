@@ -17,9 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use common::line_client::LineServer;
-use common::{session_processes_of, wait_until};
-
-const LONG: Duration = Duration::from_secs(30);
+use common::{LONG, session_processes_of, wait_until};
 
 /// Shutdown's grace for runs (5 s) and a session's kill grace (2 s), with room to spare: how
 /// long any ending may take.

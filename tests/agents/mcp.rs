@@ -13,8 +13,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::common;
-
-const LONG: Duration = Duration::from_secs(30);
+use common::LONG;
 
 /// A client that reports the notifications it receives.
 #[derive(Clone)]
@@ -111,16 +110,18 @@ async fn ok(client: &Client, tool: &str, args: Value) -> Value {
     value
 }
 
+/// The next notification that starts with `what`, within [`LONG`] however many others come
+/// before it.
 async fn next_notification(rx: &mut mpsc::UnboundedReceiver<String>, what: &str) -> String {
-    loop {
-        let n = tokio::time::timeout(LONG, rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
-        if n.starts_with(what) {
-            return n;
+    common::within(LONG, &format!("a {what} notification"), async {
+        loop {
+            let n = rx.recv().await.expect("the client's notifications ended");
+            if n.starts_with(what) {
+                return n;
+            }
         }
-    }
+    })
+    .await
 }
 
 const STATIC_TOOLS: [&str; 29] = [
@@ -449,18 +450,21 @@ async fn an_agent_authors_fixes_runs_and_reads_a_workflow() {
     )
     .await;
     let run_id = started["run_id"].as_str().unwrap().to_string();
-    let mut cursor = 0;
-    let mut finished = false;
-    while !finished {
-        let page = ok(
-            &client,
-            "run_events",
-            json!({"run_id": run_id, "after": cursor, "wait_seconds": 10}),
-        )
-        .await;
-        cursor = page["next_cursor"].as_u64().unwrap();
-        finished = page["finished"].as_bool().unwrap();
-    }
+    common::within(LONG, "the run's events to end", async {
+        let mut cursor = 0;
+        let mut finished = false;
+        while !finished {
+            let page = ok(
+                &client,
+                "run_events",
+                json!({"run_id": run_id, "after": cursor, "wait_seconds": 10}),
+            )
+            .await;
+            cursor = page["next_cursor"].as_u64().unwrap();
+            finished = page["finished"].as_bool().unwrap();
+        }
+    })
+    .await;
     let status = ok(&client, "run_status", json!({"run_id": run_id})).await;
     assert_eq!(status["status"], "finished");
     ok(
@@ -616,11 +620,7 @@ async fn tool_names(workflows: &Path, extra: &[&str]) -> Vec<String> {
 #[tokio::test]
 async fn cancelling_a_wait_and_a_run_stops_what_they_started() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("sleeper.yaml"),
-        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("sleeper.yaml"), common::SLEEPER).unwrap();
     let (client, _rx) = connect(dir.path(), &[]).await;
     let opened = ok(
         &client,
@@ -664,19 +664,21 @@ async fn cancelling_a_wait_and_a_run_stops_what_they_started() {
         )
         .await
         .unwrap();
-    // Wait until the run's session exists.
-    let pid = loop {
-        let listed = ok(&client, "list_terminal_sessions", json!({})).await;
-        if let Some(s) = listed["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["session_id"] != json!(id))
-        {
-            break s["pid"].as_u64().unwrap();
+    let pid = common::within(LONG, "the run's session", async {
+        loop {
+            let listed = ok(&client, "list_terminal_sessions", json!({})).await;
+            if let Some(s) = listed["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["session_id"] != json!(id))
+            {
+                return s["pid"].as_u64().unwrap();
+            }
+            tokio::task::yield_now().await;
         }
-        tokio::task::yield_now().await;
-    };
+    })
+    .await;
     handle.cancel(Some("test".into())).await.unwrap();
     let history = common::within(LONG, "the cancelled run to leave the active list", async {
         loop {
@@ -788,11 +790,7 @@ async fn subscribed_resources_are_updated_when_their_file_changes() {
 async fn runs_become_tasks_for_clients_that_declare_them() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("hello.json"), HELLO).unwrap();
-    std::fs::write(
-        dir.path().join("sleeper.yaml"),
-        "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("sleeper.yaml"), common::SLEEPER).unwrap();
     let config = ClientConfig::new(
         ClientCapabilities::builder().enable_tasks().build(),
         Implementation::new("tasks", "0"),
@@ -1340,27 +1338,30 @@ async fn every_result_matches_its_tools_output_schema() {
     )
     .await;
     // Every kind of journal event, a page at a time.
-    let mut cursor = 0;
     let mut kinds = std::collections::BTreeSet::new();
-    loop {
-        let page = out
-            .call(
-                &client,
-                "run_events",
-                json!({"run_id": run_id, "after": cursor, "limit": 3, "wait_seconds": 0}),
-            )
-            .await;
-        let events = page["events"].as_array().unwrap();
-        kinds.extend(
-            events
-                .iter()
-                .map(|e| e["type"].as_str().unwrap().to_string()),
-        );
-        if events.is_empty() {
-            break;
+    common::within(LONG, "the journal's last page", async {
+        let mut cursor = 0;
+        loop {
+            let page = out
+                .call(
+                    &client,
+                    "run_events",
+                    json!({"run_id": run_id, "after": cursor, "limit": 3, "wait_seconds": 0}),
+                )
+                .await;
+            let events = page["events"].as_array().unwrap();
+            kinds.extend(
+                events
+                    .iter()
+                    .map(|e| e["type"].as_str().unwrap().to_string()),
+            );
+            if events.is_empty() {
+                break;
+            }
+            cursor = page["next_cursor"].as_u64().unwrap();
         }
-        cursor = page["next_cursor"].as_u64().unwrap();
-    }
+    })
+    .await;
     for kind in [
         "run_started",
         "contract_checked",

@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{Value, json};
-use std::time::Duration;
 
 use crate::common;
 use common::line_client::LineServer;
@@ -34,11 +33,7 @@ impl std::ops::DerefMut for Server {
 impl Server {
     fn start() -> Server {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("sleeper.yaml"),
-            "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("sleeper.yaml"), common::SLEEPER).unwrap();
         Server {
             server: LineServer::start(dir.path()),
             dir,
@@ -152,23 +147,19 @@ fn a_client_that_leaves_while_its_run_is_awaited_cancels_it_and_nothing_of_it_su
     );
     // Wait until the run's command is running, then note the session's shell.
     let mut id = 3;
-    let (run_id, pid) = common::wait_until(
-        Duration::from_secs(30),
-        "the run's command to start",
-        || {
-            id += 1;
-            let runs = s.call(id, "run_list", json!({}));
-            let run = runs["active"].as_array()?.first()?.clone();
-            let listed = s.call(id + 1000, "list_terminal_sessions", json!({}));
-            let session = listed["sessions"].as_array()?.first()?.clone();
-            (run["states_executed"] == json!(1)).then(|| {
-                (
-                    run["run_id"].as_str().unwrap_or_default().to_string(),
-                    session["pid"].as_u64().unwrap_or_default(),
-                )
-            })
-        },
-    );
+    let (run_id, pid) = common::wait_until(common::LONG, "the run's command to start", || {
+        id += 1;
+        let runs = s.call(id, "run_list", json!({}));
+        let run = runs["active"].as_array()?.first()?.clone();
+        let listed = s.call(id + 1000, "list_terminal_sessions", json!({}));
+        let session = listed["sessions"].as_array()?.first()?.clone();
+        (run["states_executed"] == json!(1)).then(|| {
+            (
+                run["run_id"].as_str().unwrap_or_default().to_string(),
+                session["pid"].as_u64().unwrap_or_default(),
+            )
+        })
+    });
     // The client goes away: stdin closes, the relay ends.
     drop(s.stdin.take());
     assert_eq!(s.exit_status(), Some(0));
@@ -178,7 +169,7 @@ fn a_client_that_leaves_while_its_run_is_awaited_cancels_it_and_nothing_of_it_su
         .path()
         .join(".flowdeck/runs")
         .join(format!("{run_id}.jsonl"));
-    let journal = common::wait_until(Duration::from_secs(30), "the run's end", || {
+    let journal = common::wait_until(common::LONG, "the run's end", || {
         std::fs::read_to_string(&journal_file)
             .ok()
             .filter(|j| j.contains("\"run_finished\""))
@@ -187,7 +178,7 @@ fn a_client_that_leaves_while_its_run_is_awaited_cancels_it_and_nothing_of_it_su
         journal.contains("\"final_state\":\"canceled\""),
         "{journal}"
     );
-    common::wait_until(Duration::from_secs(30), "the run's shell gone", || {
+    common::wait_until(common::LONG, "the run's shell gone", || {
         (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
     });
 }
@@ -243,7 +234,7 @@ fn an_answer_for_one_workflow_never_answers_another_ones_run() {
     );
     let run_id = started["run_id"].as_str().unwrap().to_string();
     let mut id = 100;
-    common::wait_until(Duration::from_secs(30), "the prompt", || {
+    common::wait_until(common::LONG, "the prompt", || {
         id += 1;
         let status = s.call(id, "run_status", json!({"run_id": run_id}));
         (status["status"] == "waiting_for_input").then_some(())

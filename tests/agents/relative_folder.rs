@@ -10,7 +10,6 @@ use common::TINY;
 use common::line_client::LineServer;
 use serde_json::json;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 #[test]
 fn a_change_on_disk_reaches_an_engine_on_the_default_relative_folder() {
@@ -35,15 +34,11 @@ fn a_change_on_disk_reaches_an_engine_on_the_default_relative_folder() {
     let changed = TINY.replace("Lists sessions.", "Changed on disk.");
     std::fs::write(project.path().join("workflows/tiny.yaml"), &changed).unwrap();
     let mut id = 3;
-    common::wait_until(
-        Duration::from_secs(30),
-        "the change to reach the engine",
-        || {
-            id += 1;
-            let now = agent.call(id, "workflow_get", json!({"name": "tiny"}));
-            (now["content"] == changed.as_str()).then_some(())
-        },
-    );
+    common::wait_until(common::LONG, "the change to reach the engine", || {
+        id += 1;
+        let now = agent.call(id, "workflow_get", json!({"name": "tiny"}));
+        (now["content"] == changed.as_str()).then_some(())
+    });
     drop(agent.stdin.take());
-    assert_eq!(agent.exit_within(Duration::from_secs(30)), Some(0));
+    assert_eq!(agent.exit_within(common::LONG), Some(0));
 }

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-const LONG: Duration = Duration::from_secs(30);
+use super::LONG;
 
 /// A `flowdeck mcp` child with piped standard streams.
 pub struct LineServer {
@@ -73,24 +73,18 @@ impl LineServer {
 
     /// The next message on stdout, which must be a JSON-RPC line.
     pub fn next_message(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(LONG)
-            .expect("no message from the server");
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{line}");
-        message
+        self.message_by(Instant::now() + LONG)
+            .expect("no message from the server")
     }
 
-    /// The response with this id (messages before it are skipped).
+    /// The response with this id (messages before it are skipped), within [`LONG`].
     pub fn response(&mut self, id: u64) -> Value {
-        loop {
-            let message = self.next_message();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
+        self.response_after(id).0
+    }
+
+    /// The response with this id, and the messages that came before it, within [`LONG`].
+    pub fn response_after(&mut self, id: u64) -> (Value, Vec<Value>) {
+        self.answer_within(LONG, "a response", id)
     }
 
     /// [`Self::request`] that must be answered within `deadline`, failing with `what`.
@@ -105,18 +99,35 @@ impl LineServer {
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
         );
+        self.answer_within(deadline, what, id).0
+    }
+
+    /// The response with this id and the messages before it, failing with `what` unless it
+    /// comes within `deadline`: one deadline for all of them, so that a server that keeps
+    /// talking without answering still fails.
+    fn answer_within(&mut self, deadline: Duration, what: &str, id: u64) -> (Value, Vec<Value>) {
         let end = Instant::now() + deadline;
+        let mut before = Vec::new();
         loop {
-            let left = end.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
-                panic!("{what}: request {id} not answered within {deadline:?}")
-            });
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
+            let message = self
+                .message_by(end)
+                .unwrap_or_else(|| panic!("{what}: request {id} not answered within {deadline:?}"));
             if message["id"] == json!(id) {
-                return message;
+                return (message, before);
             }
+            before.push(message);
         }
+    }
+
+    /// The next message on stdout, which must be a JSON-RPC line; `None` when none came by
+    /// `end` (or the server closed its stdout).
+    fn message_by(&mut self, end: Instant) -> Option<Value> {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = self.lines.recv_timeout(left).ok()?;
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("stdout carried a non-JSON line: {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        Some(message)
     }
 
     pub fn initialize(&mut self) {

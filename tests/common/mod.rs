@@ -1,5 +1,5 @@
-//! Helpers shared by the tests and benchmarks: a quiet, predictable bash, wait specs, and a
-//! copy of the bundled workflows.
+//! Helpers shared by the tests and benchmarks: the one long deadline, a quiet, predictable
+//! bash, wait specs, small workflows, and a copy of the bundled workflows.
 
 #![allow(clippy::unwrap_used, dead_code)]
 
@@ -12,6 +12,13 @@ use regex::Regex;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long anything a test waits for may take before the test fails. Far longer than any of it
+/// takes (milliseconds, a second or two at most): the tests run as debug builds, in parallel,
+/// on shared two-core machines, where a process can be descheduled for seconds; and every wait
+/// ends as soon as what it awaits arrives, so the length costs a passing test nothing and
+/// only bounds how long a hang takes to be reported.
+pub const LONG: Duration = Duration::from_secs(30);
 
 /// bash without rc files, with the prompt `$ ` and no history file.
 pub fn bash_options() -> OpenOptions {
@@ -157,6 +164,42 @@ pub async fn poll_until<T>(
 /// A workflow that touches no terminal: it lists the sessions.
 pub const TINY: &str = "name: tiny\ndescription: Lists sessions.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n";
 
+/// A workflow of one quick command: `echo hi`.
+pub const QUICK: &str = "name: quick\ndescription: Says hi.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'echo hi' } } }\n";
+
+/// A workflow whose one step runs `sleep 300`: a run that goes on until it is cancelled.
+pub const SLEEPER: &str = "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n";
+
+/// The tool parameters (or any other value) that `v` describes, as the wire would give them.
+pub fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+/// An agent, as the engine's actors name one: client `test-agent` on connection `c1`.
+pub fn agent() -> flowdeck::engine::Actor {
+    flowdeck::engine::Actor::Agent {
+        client: "test-agent".into(),
+        connection: "c1".into(),
+    }
+}
+
+/// A run's result, within [`LONG`].
+pub async fn finished(started: flowdeck::engine::StartedRun) -> flowdeck::engine::RunResult {
+    within(LONG, "the run's end", started.finished()).await
+}
+
+/// The resident memory of process `pid`, in bytes (VmRSS in /proc).
+pub fn rss_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| panic!("no VmRSS for process {pid}: {status}"))
+}
+
 /// A folder holding `tiny.yaml` ([`TINY`]) and a socket folder of its own for its host
 /// (`XDG_RUNTIME_DIR`), so that tests never meet each other's hosts.
 pub fn tiny_folder() -> (tempfile::TempDir, tempfile::TempDir) {
@@ -199,7 +242,7 @@ impl Drop for Killed {
 
 /// Returns once a server answers on a socket under `runtime`.
 pub fn answering(runtime: &Path) {
-    wait_until(Duration::from_secs(30), "the server's socket", || {
+    wait_until(LONG, "the server's socket", || {
         std::fs::read_dir(runtime.join("flowdeck"))
             .ok()?
             .filter_map(Result::ok)
@@ -215,20 +258,16 @@ pub fn answering(runtime: &Path) {
 pub fn background_server_of(folder: &Path) -> u32 {
     let canonical = folder.canonicalize().unwrap();
     let wanted = format!("--workflows\0{}\0serve\0--background", canonical.display());
-    wait_until(
-        Duration::from_secs(30),
-        "the folder's background server",
-        || {
-            std::fs::read_dir("/proc")
-                .ok()?
-                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-                .find(|pid| {
-                    std::fs::read(format!("/proc/{pid}/cmdline"))
-                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&wanted))
-                })
-                .filter(|&pid| !has_ended(pid))
-        },
-    )
+    wait_until(LONG, "the folder's background server", || {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&wanted))
+            })
+            .filter(|&pid| !has_ended(pid))
+    })
 }
 
 /// Whether process `pid` has ended: gone, or a zombie nobody reaped yet (a test that opens
@@ -245,7 +284,7 @@ pub fn has_ended(pid: u32) -> bool {
 
 /// The process of the server answering under `runtime`, from the pid file beside its socket.
 pub fn server_pid(runtime: &Path) -> u32 {
-    wait_until(Duration::from_secs(30), "the server's pid file", || {
+    wait_until(LONG, "the server's pid file", || {
         std::fs::read_dir(runtime.join("flowdeck"))
             .ok()?
             .filter_map(Result::ok)

@@ -9,6 +9,10 @@ use flowdeck::tui::update::{Event, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// `tiny` in two quick steps that touch no terminal, so that a plan and a run's journal show
+/// more than one state.
+pub const TWO_STEPS: &str = "name: tiny\ndescription: Two quick steps.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ condition: success, next_state: again }]\n  again:\n    action: { tool: list_terminal_sessions }\n";
+
 /// The studio's state as the loop builds it: a snapshot, then the selected workflow's plan.
 pub fn studio(engine: &flowdeck::engine::Engine, cols: u16, rows: u16) -> App {
     let mut app = App::new("workflows".into());

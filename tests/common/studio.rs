@@ -9,8 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long anything the studio shows may take to appear: generous, for a loaded machine.
-pub const LONG: Duration = Duration::from_secs(30);
+use super::LONG;
 
 /// A wait for `pattern` on the visible screen.
 pub fn on_screen(pattern: &str) -> AwaitSpec {

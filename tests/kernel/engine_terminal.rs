@@ -14,14 +14,11 @@ use serde_json::json;
 use std::sync::Arc;
 
 use crate::common;
+use common::params;
 
 fn engine() -> (Arc<Engine>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     (common::test_engine(dir.path(), 8, false), dir)
-}
-
-fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
-    serde_json::from_value(v).unwrap()
 }
 
 #[tokio::test]

@@ -16,10 +16,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::Receiver;
 
 use crate::common;
-
-const LONG: Duration = Duration::from_secs(30);
-
-const QUICK: &str = "name: quick\ndescription: Says hi.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'echo hi' } } }\n";
+use common::{LONG, QUICK, agent};
 
 fn engine(dir: &Path) -> Arc<Engine> {
     common::test_engine(dir, 8, true)
@@ -32,24 +29,18 @@ fn bash() -> OpenTerminalParams {
     }
 }
 
-fn agent() -> Actor {
-    Actor::Agent {
-        client: "test-agent".into(),
-        connection: "c1".into(),
-    }
-}
-
-/// The next event that is not output activity (which comes whenever a program prints).
+/// The next event that is not output activity (which comes whenever a program prints), within
+/// [`LONG`] however much activity comes before it.
 async fn next(events: &mut Receiver<EngineEvent>) -> EngineEvent {
-    loop {
-        let event = tokio::time::timeout(LONG, events.recv())
-            .await
-            .expect("no event within the deadline")
-            .unwrap();
-        if !matches!(event.change, Change::SessionActivity { .. }) {
-            return event;
+    common::within(LONG, "an event other than output activity", async {
+        loop {
+            let event = events.recv().await.unwrap();
+            if !matches!(event.change, Change::SessionActivity { .. }) {
+                return event;
+            }
         }
-    }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -121,56 +112,59 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
     let run_id = started.run_id.clone();
     let mut lines = Vec::new();
     let mut session_of_run = None;
-    loop {
-        let event = next(&mut events).await;
-        check_order(&event);
-        match &event.change {
-            Change::SessionOpened { session } => {
-                assert_eq!(
-                    event.actor,
-                    Actor::Run {
-                        run_id: run_id.clone()
-                    }
-                );
-                session_of_run = Some(session.session_id.clone());
-            }
-            Change::Run {
-                run_id: id,
-                line,
-                journal_seq,
-            } => {
-                assert_eq!(id, &run_id);
-                assert_eq!(
-                    *journal_seq,
-                    lines.len() as u64 + 1,
-                    "journal lines in order"
-                );
-                if let RunEvent::RunStarted {
-                    session_id, actor, ..
-                } = line
-                {
+    common::within(LONG, "the run's last journal line", async {
+        loop {
+            let event = next(&mut events).await;
+            check_order(&event);
+            match &event.change {
+                Change::SessionOpened { session } => {
                     assert_eq!(
-                        session_id, &session_of_run,
-                        "the run starts with its session"
+                        event.actor,
+                        Actor::Run {
+                            run_id: run_id.clone()
+                        }
                     );
-                    assert_eq!(actor.as_ref(), Some(&agent()));
+                    session_of_run = Some(session.session_id.clone());
                 }
-                lines.push(line.clone());
-                if let RunEvent::RunFinished { final_state, .. } = line {
-                    assert_eq!(final_state, "completed");
-                    let status = e.run_status(&run_id).unwrap();
-                    assert_eq!(status.status, Phase::Finished);
-                    assert!(
-                        status.result.is_some(),
-                        "announced before the result was visible"
+                Change::Run {
+                    run_id: id,
+                    line,
+                    journal_seq,
+                } => {
+                    assert_eq!(id, &run_id);
+                    assert_eq!(
+                        *journal_seq,
+                        lines.len() as u64 + 1,
+                        "journal lines in order"
                     );
-                    break;
+                    if let RunEvent::RunStarted {
+                        session_id, actor, ..
+                    } = line
+                    {
+                        assert_eq!(
+                            session_id, &session_of_run,
+                            "the run starts with its session"
+                        );
+                        assert_eq!(actor.as_ref(), Some(&agent()));
+                    }
+                    lines.push(line.clone());
+                    if let RunEvent::RunFinished { final_state, .. } = line {
+                        assert_eq!(final_state, "completed");
+                        let status = e.run_status(&run_id).unwrap();
+                        assert_eq!(status.status, Phase::Finished);
+                        assert!(
+                            status.result.is_some(),
+                            "announced before the result was visible"
+                        );
+                        break;
+                    }
                 }
+                Change::SessionExited { .. } | Change::SessionClosed { .. } => {}
+                other => panic!("unexpected {other:?}"),
             }
-            Change::SessionExited { .. } | Change::SessionClosed { .. } => {}
-            other => panic!("unexpected {other:?}"),
         }
-    }
+    })
+    .await;
     let kinds: Vec<String> = lines
         .iter()
         .map(|l| {
@@ -207,54 +201,66 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
     let whole = dir.path().join(".other.yaml.tmp");
     std::fs::write(&whole, QUICK.replace("quick", "other")).unwrap();
     std::fs::rename(&whole, dir.path().join("other.yaml")).unwrap();
-    loop {
-        let event = next(&mut events).await;
-        check_order(&event);
-        if let Change::WorkflowAdded { name, .. } = &event.change {
-            assert_eq!(name, "other");
-            assert_eq!(event.actor, Actor::System);
-            assert!(e.snapshot().workflows.iter().any(|w| w.name == "other"));
-            break;
+    common::within(LONG, "the watcher's workflow_added", async {
+        loop {
+            let event = next(&mut events).await;
+            check_order(&event);
+            if let Change::WorkflowAdded { name, .. } = &event.change {
+                assert_eq!(name, "other");
+                assert_eq!(event.actor, Actor::System);
+                assert!(e.snapshot().workflows.iter().any(|w| w.name == "other"));
+                break;
+            }
         }
-    }
+    })
+    .await;
 
     // Saved, renamed and deleted through the engine: each change names who made it.
     let saved = e
         .workflow_save(&QUICK.replace("quick", "mine"), None, false, &agent())
         .unwrap();
-    let event = loop {
-        let event = next(&mut events).await;
-        check_order(&event);
-        if matches!(&event.change, Change::WorkflowAdded { name, .. } if name == "mine") {
-            break event;
+    let event = common::within(LONG, "mine's workflow_added", async {
+        loop {
+            let event = next(&mut events).await;
+            check_order(&event);
+            if matches!(&event.change, Change::WorkflowAdded { name, .. } if name == "mine") {
+                return event;
+            }
         }
-    };
+    })
+    .await;
     assert_eq!(event.actor, agent());
     e.workflow_rename("mine", "yours", saved.version.as_deref(), &Actor::person())
         .unwrap();
     let mut renamed = Vec::new();
-    while renamed.len() < 2 {
-        let event = next(&mut events).await;
-        check_order(&event);
-        match &event.change {
-            Change::WorkflowRemoved { name, .. } if name == "mine" => {
-                renamed.push(event.actor.clone())
+    common::within(LONG, "the rename's two events", async {
+        while renamed.len() < 2 {
+            let event = next(&mut events).await;
+            check_order(&event);
+            match &event.change {
+                Change::WorkflowRemoved { name, .. } if name == "mine" => {
+                    renamed.push(event.actor.clone())
+                }
+                Change::WorkflowAdded { name, .. } if name == "yours" => {
+                    renamed.push(event.actor.clone())
+                }
+                _ => {}
             }
-            Change::WorkflowAdded { name, .. } if name == "yours" => {
-                renamed.push(event.actor.clone())
-            }
-            _ => {}
         }
-    }
+    })
+    .await;
     assert_eq!(renamed, [Actor::person(), Actor::person()]);
     e.workflow_delete("yours", None, &Actor::Cli).unwrap();
-    let event = loop {
-        let event = next(&mut events).await;
-        check_order(&event);
-        if matches!(&event.change, Change::WorkflowRemoved { name, .. } if name == "yours") {
-            break event;
+    let event = common::within(LONG, "yours' workflow_removed", async {
+        loop {
+            let event = next(&mut events).await;
+            check_order(&event);
+            if matches!(&event.change, Change::WorkflowRemoved { name, .. } if name == "yours") {
+                return event;
+            }
         }
-    };
+    })
+    .await;
     assert_eq!(event.actor, Actor::Cli);
 }
 
@@ -352,19 +358,22 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
         }
     };
     tokio::pin!(done);
-    loop {
-        tokio::select! {
-            () = &mut done => break,
-            event = events.recv() => {
-                let event = event.unwrap();
-                seen = event.seq;
-                if event.seq > at {
-                    model.apply(&event);
-                    applied += 1;
+    common::within(LONG, "the busy tasks to end", async {
+        loop {
+            tokio::select! {
+                () = &mut done => break,
+                event = events.recv() => {
+                    let event = event.unwrap();
+                    seen = event.seq;
+                    if event.seq > at {
+                        model.apply(&event);
+                        applied += 1;
+                    }
                 }
             }
         }
-    }
+    })
+    .await;
     // Then up to a snapshot of the quiet engine: every event up to its number applied, the
     // model is that snapshot. (A change is visible an instant before its event is out, so a
     // snapshot taken in that instant is retried.)
@@ -416,16 +425,19 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
         })
         .await
         .unwrap();
-    let session = loop {
-        let event = next(&mut events).await;
-        if let Change::Run {
-            line: RunEvent::StepStarted { .. },
-            ..
-        } = event.change
-        {
-            break e.run_status(&run.run_id).unwrap().session_id.unwrap();
+    let session = common::within(LONG, "the run's first step", async {
+        loop {
+            let event = next(&mut events).await;
+            if let Change::Run {
+                line: RunEvent::StepStarted { .. },
+                ..
+            } = event.change
+            {
+                return e.run_status(&run.run_id).unwrap().session_id.unwrap();
+            }
         }
-    };
+    })
+    .await;
     let typed: flowdeck::workflow::action::SendInputParams =
         serde_json::from_value(serde_json::json!({"input_text": "echo intruder\n"})).unwrap();
     let refused = e.send_input(&session, &typed, &agent()).unwrap_err();
@@ -453,7 +465,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
     );
     // Once the run has ended, the session (kept) takes anyone's input again.
     e.cancel_run(&run.run_id, &Actor::Cli).await.unwrap();
-    run.finished().await;
+    common::finished(run).await;
     e.send_input(&session, &typed, &agent()).unwrap();
     e.shutdown().await;
 }
@@ -477,13 +489,16 @@ async fn shutdown_announces_every_session_it_closes() {
     let mut events = e.subscribe();
     e.shutdown().await;
     let mut closed = Vec::new();
-    while closed.len() < opened.len() {
-        let event = next(&mut events).await;
-        if let Change::SessionClosed { session_id } = event.change {
-            assert_eq!(event.actor, Actor::System);
-            closed.push(session_id);
+    common::within(LONG, "every session's close", async {
+        while closed.len() < opened.len() {
+            let event = next(&mut events).await;
+            if let Change::SessionClosed { session_id } = event.change {
+                assert_eq!(event.actor, Actor::System);
+                closed.push(session_id);
+            }
         }
-    }
+    })
+    .await;
     closed.sort();
     opened.sort();
     assert_eq!(closed, opened);

@@ -12,10 +12,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use crate::common;
-
-fn params<T: serde::de::DeserializeOwned>(v: Value) -> T {
-    serde_json::from_value(v).unwrap()
-}
+use common::params;
 
 async fn bash(cols: u16, rows: u16) -> (Arc<Engine>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

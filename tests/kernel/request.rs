@@ -12,11 +12,9 @@ use flowdeck::workflow::action::{
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::time::Duration;
 
 use crate::common;
-
-const QUICK: &str = "name: quick\ndescription: Says hi.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'echo hi' } } }\n";
+use common::QUICK;
 
 /// `value` read back from its JSON is the same JSON: nothing is lost or renamed on the way.
 fn crosses_whole<T: Serialize + DeserializeOwned>(value: &T) -> T {
@@ -133,7 +131,7 @@ async fn every_request_reaches_its_method_and_its_answer_and_events_cross_whole(
         content_mode: Some(ContentMode::Tail),
         lines: Some(20),
     };
-    common::poll_until(Duration::from_secs(20), "the echo", || {
+    common::poll_until(common::LONG, "the echo", || {
         let content = engine.get_screen_content(&id, &tail, &person).ok()?;
         content.content.contains("crossed-42").then_some(())
     })
@@ -171,7 +169,7 @@ async fn every_request_reaches_its_method_and_its_answer_and_events_cross_whole(
     .unwrap() else {
         panic!("not a started run")
     };
-    let events_of_run = common::poll_until(Duration::from_secs(30), "the run's end", || {
+    let events_of_run = common::poll_until(common::LONG, "the run's end", || {
         let list = engine.run_list(Some("quick"), 5);
         list.runs
             .iter()

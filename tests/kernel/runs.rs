@@ -747,10 +747,7 @@ async fn a_prompt_that_times_out_stops_waiting() {
 
 #[tokio::test]
 async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
-    let (_dir, engine) = with_manifest(
-        "sleeper.yaml",
-        common::SLEEPER,
-    );
+    let (_dir, engine) = with_manifest("sleeper.yaml", common::SLEEPER);
     let mut req = request("sleeper", &[]);
     req.keep_session = true;
     let started = engine.start_run(req).await.unwrap();
@@ -804,10 +801,7 @@ async fn cancelling_a_run_that_keeps_its_session_still_ends_its_step() {
 /// still closes the session it opened.
 #[tokio::test]
 async fn a_run_cancelled_before_its_first_state_closes_its_session() {
-    let (_dir, engine) = with_manifest(
-        "sleeper.yaml",
-        common::SLEEPER,
-    );
+    let (_dir, engine) = with_manifest("sleeper.yaml", common::SLEEPER);
     for _ in 0..5 {
         let started = engine.start_run(request("sleeper", &[])).await.unwrap();
         assert_eq!(engine.list_terminal_sessions().sessions.len(), 1);

@@ -16,6 +16,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common;
+use common::params;
+
 /// An engine whose sessions keep `history_lines` lines.
 fn engine(history_lines: usize) -> (Arc<Engine>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -33,10 +36,6 @@ fn engine(history_lines: usize) -> (Arc<Engine>, tempfile::TempDir) {
     )
     .unwrap();
     (engine, dir)
-}
-
-fn params<T: serde::de::DeserializeOwned>(v: Value) -> T {
-    serde_json::from_value(v).unwrap()
 }
 
 async fn bash(e: &Engine) -> String {

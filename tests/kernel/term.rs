@@ -13,9 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common;
-use common::{bash_options, spec};
-
-const LONG: Duration = Duration::from_secs(20);
+use common::{LONG, bash_options, spec};
 
 fn terminals() -> Terminals {
     Terminals::new(TermConfig {
@@ -55,18 +53,22 @@ async fn echo_round_trip_never_matches_the_typed_command() {
     let r = wait(&s, "FINISHED_42").await;
     // Had the echo matched, the line would be the command line.
     assert_eq!(r.matched_line.as_deref(), Some("FINISHED_42"));
-    // The pattern typed in the command itself never ends the wait.
-    s.send_text("echo ONLY_IN_COMMAND > /dev/null\n", "test")
-        .unwrap();
+    // The pattern typed in the command itself never ends the wait: the command's own output
+    // after it, a marker, does (the earliest match wins, so the echo would have won).
+    s.send_text(
+        "echo ONLY_IN_COMMAND > /dev/null; echo ECHO_PASSED_$((40 + 2))\n",
+        "test",
+    )
+    .unwrap();
     let r = s
-        .await_output(spec(
+        .await_output(until_marker(
             "ONLY_IN_COMMAND",
+            "^ECHO_PASSED_42$",
             Since::LastInput,
-            Duration::from_millis(300),
         ))
         .await
         .unwrap();
-    assert_eq!(r.outcome, WaitOutcome::Timeout);
+    assert_eq!(r.outcome, WaitOutcome::Stopped, "{r:#?}");
     assert!(
         r.tail.contains("ONLY_IN_COMMAND"),
         "the tail shows the echo: {}",
@@ -207,16 +209,18 @@ async fn text_already_on_screen_never_matches() {
     let s = bash(&t).await;
     s.send_text("echo READY_NOW\n", "test").unwrap();
     wait(&s, "^READY_NOW").await;
-    s.send_text("true\n", "test").unwrap();
+    // Everything after the next input, up to its marker, is looked at: no READY_NOW in it.
+    s.send_text("echo INPUT_DONE_$((40 + 2))\n", "test")
+        .unwrap();
     let r = s
-        .await_output(spec(
+        .await_output(until_marker(
             "READY_NOW",
+            "^INPUT_DONE_42$",
             Since::LastInput,
-            Duration::from_millis(300),
         ))
         .await
         .unwrap();
-    assert_eq!(r.outcome, WaitOutcome::Timeout);
+    assert_eq!(r.outcome, WaitOutcome::Stopped, "{r:#?}");
     assert!(s.content(Content::Screen).contains("READY_NOW"));
     // `since: screen` is the seed's behaviour and sees it at once; `all` sees history.
     let r = s
@@ -229,12 +233,28 @@ async fn text_already_on_screen_never_matches() {
         .await
         .unwrap();
     assert_eq!(r.outcome, WaitOutcome::Matched);
-    // `entry` waits for new output only.
-    let r = s
-        .await_output(spec("READY_NOW", Since::Entry, Duration::from_millis(200)))
-        .await
+    // `entry` waits for new output only: the wait is registered (on its first poll) before
+    // the marker is typed, and the marker, not the old text, ends it.
+    let entry = s.await_output(until_marker("READY_NOW", "^ENTRY_DONE_42$", Since::Entry));
+    let mut entry = std::pin::pin!(entry);
+    assert!(
+        futures::poll!(&mut entry).is_pending(),
+        "READY_NOW matched at once"
+    );
+    s.send_text("echo ENTRY_DONE_$((40 + 2))\n", "test")
         .unwrap();
-    assert_eq!(r.outcome, WaitOutcome::Timeout);
+    let r = entry.await.unwrap();
+    assert_eq!(r.outcome, WaitOutcome::Stopped, "{r:#?}");
+}
+
+/// A wait for `pattern` that the output `marker`, printed after everything the wait must look
+/// at, ends as a stop pattern: proof that `pattern` did not come before the marker, without
+/// waiting for a time in which it might have.
+fn until_marker(pattern: &str, marker: &str, since: Since) -> AwaitSpec {
+    AwaitSpec {
+        stop_patterns: vec![Regex::new(&format!("(?mR){marker}")).unwrap()],
+        ..spec(pattern, since, LONG)
+    }
 }
 
 #[tokio::test]
@@ -1050,15 +1070,21 @@ async fn a_hidden_line_the_shell_did_not_start_is_shown_and_hiding_recovers() {
         history.contains("history -d"),
         "the held line was lost:\n{history}"
     );
-    // A cancelled read leaves nothing held either.
-    let cancelled = tokio::time::timeout(
-        Duration::from_millis(50),
-        shell::read_env(&s, &["HOME"], LONG, "test"),
-    )
-    .await;
+    // A cancelled read leaves nothing held either. It is cancelled once the shell has read its
+    // whole line (the line's echo came, held, and the shell waits for the next line with
+    // nothing left unread), so that something is held, and the Ctrl-C below meets no line
+    // still being read.
+    let before = s.info().output_bytes;
+    let line_read = common::poll_until(LONG, "the shell to read the hidden line", || {
+        (s.info().output_bytes > before && s.reading_input()).then_some(())
+    });
+    let answered = tokio::select! {
+        answered = shell::read_env(&s, &["HOME"], LONG, "test") => Some(answered),
+        () = line_read => None,
+    };
     assert!(
-        cancelled.is_err(),
-        "the shell cannot answer from a here-document"
+        answered.is_none(),
+        "the shell cannot answer from a here-document: {answered:?}"
     );
     s.send_keys(&[KeyPress::Ctrl('c')], "test").unwrap();
     prompt(&s).await;
@@ -1243,12 +1269,11 @@ async fn limits_names_and_lookups() {
 async fn a_cancelled_wait_is_removed_and_parallel_waits_all_return() {
     let t = terminals();
     let s = bash(&t).await;
-    let cancelled = tokio::time::timeout(
-        Duration::from_millis(50),
-        s.await_output(spec("never", Since::Entry, LONG)),
-    )
-    .await;
-    assert!(cancelled.is_err());
+    {
+        // Registered on its first poll, then dropped while it waits.
+        let cancelled = std::pin::pin!(s.await_output(spec("never", Since::Entry, LONG)));
+        assert!(futures::poll!(cancelled).is_pending());
+    }
     let waits = futures::future::join_all(
         (0..10).map(|i| s.await_output(spec(&format!("^N{i}$"), Since::LastInput, LONG))),
     );

@@ -22,6 +22,7 @@ use serde_json::json;
 use std::sync::Arc;
 
 use crate::common;
+use common::params;
 
 /// Every wait's deadline; a healthy run needs a small fraction of it.
 const WAIT_SECONDS: f64 = 15.0;
@@ -48,10 +49,6 @@ const OPS: [Op; 8] = [
     Op::Less,
     Op::Vim,
 ];
-
-fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
-    serde_json::from_value(v).unwrap()
-}
 
 /// One sequence in one fresh session.
 struct Run<'a> {

@@ -194,14 +194,8 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
             }})
             .to_string(),
         );
-        let mut before = Vec::new();
-        loop {
-            let message = agent.next_message();
-            if message["id"] == json!(2) {
-                return (agent, message, before);
-            }
-            before.push(message);
-        }
+        let (message, before) = agent.response_after(2);
+        (agent, message, before)
     });
     expect(&studio, r"Approve this run\?").await;
     expect(&studio, r"agent: wire asks to run tiny").await;
@@ -231,14 +225,10 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     std::fs::write(folder.path().join("tiny.yaml"), &changed).unwrap();
     let asked = tokio::task::spawn_blocking(move || {
         let mut agent = agent;
-        common::wait_until(
-            common::studio::LONG,
-            "the change to reach the engine",
-            || {
-                let got = agent.call(3, "workflow_get", json!({"name": "tiny"}));
-                (got["content"] == changed.as_str()).then_some(())
-            },
-        );
+        common::wait_until(common::LONG, "the change to reach the engine", || {
+            let got = agent.call(3, "workflow_get", json!({"name": "tiny"}));
+            (got["content"] == changed.as_str()).then_some(())
+        });
         let response = agent.request(4, "tools/call", run);
         (agent, response)
     });
@@ -337,7 +327,7 @@ async fn agent_still_works(agent: LineServer, id: &str, word: &str) -> LineServe
 fn log_with(folder: &Path, text: &str) -> String {
     let log = folder.join(".flowdeck").join("studio.log");
     common::wait_until(
-        common::studio::LONG,
+        common::LONG,
         &format!("{text:?} in {}", log.display()),
         || {
             std::fs::read_to_string(&log)

@@ -9,15 +9,13 @@
 
 use crate::common;
 
+use common::LONG;
 use common::line_client::LineServer;
 use common::studio::{detach, expect, expect_gone, open, quit};
 use flowdeck::term::{Content, TermConfig, Terminals, WaitOutcome};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
-const LONG: Duration = Duration::from_secs(30);
 
 /// `flowdeck serve` on `folder`, its socket under `runtime`, once it answers.
 fn serve(folder: &Path, runtime: &Path) -> Child {
@@ -33,14 +31,7 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    common::wait_until(LONG, "the server's socket", || {
-        std::fs::read_dir(runtime.join("flowdeck"))
-            .ok()?
-            .filter_map(Result::ok)
-            .find(|e| e.path().extension().is_some_and(|x| x == "sock"))
-            .filter(|e| std::os::unix::net::UnixStream::connect(e.path()).is_ok())
-            .map(|_| ())
-    });
+    common::answering(runtime);
     child
 }
 
@@ -210,18 +201,6 @@ async fn a_studio_opened_after_an_agent_sees_the_agents_terminal() {
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }
 
-/// The resident memory of process `pid`, in bytes.
-fn rss_of(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().strip_suffix("kB"))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or_else(|| panic!("no VmRSS for process {pid}: {status}"))
-}
-
 /// What the server may hold for a studio that stopped reading during a flood: its socket
 /// buffer, one copy of each screen shown, the event buffer it shares with everyone. Far less
 /// than what the flood printed meanwhile.
@@ -299,7 +278,7 @@ async fn a_stopped_studio_holds_up_nothing_and_shows_the_latest_screen_when_it_r
     })
     .await
     .unwrap();
-    let rss = rss_of(server_pid);
+    let rss = common::rss_of(server_pid);
     eprintln!(
         "the server with a stopped studio during a flood: {} MB resident",
         rss >> 20

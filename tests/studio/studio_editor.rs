@@ -49,7 +49,7 @@ async fn close_and_quit(s: &Session) {
 
 /// Waits until `check` holds for the file's text (the save happens off the loop).
 async fn file_becomes(path: &Path, what: &str, check: impl Fn(&str) -> bool) -> String {
-    common::poll_until(common::studio::LONG, what, || {
+    common::poll_until(common::LONG, what, || {
         std::fs::read_to_string(path).ok().filter(|t| check(t))
     })
     .await
@@ -206,7 +206,7 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     send(&s, "\x1b");
     expect(&s, "Unsaved changes").await;
     send(&s, "d");
-    common::poll_until(common::studio::LONG, "the copy dropped", || {
+    common::poll_until(common::LONG, "the copy dropped", || {
         (!copy.exists()).then_some(())
     })
     .await;

@@ -8,6 +8,7 @@
 
 use crate::common;
 
+use common::LONG;
 use common::studio;
 
 use flowdeck::engine::{Change, Engine, EngineConfig, FolderProblemKind};
@@ -21,7 +22,7 @@ use ratatui::backend::TestBackend;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use studio::{ASKER, LONG, expect, expect_gone, quit};
+use studio::{ASKER, expect, expect_gone, quit};
 
 const ALPHA: &str = r#"
 name: alpha

@@ -6,8 +6,6 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use common::studio::expect;
 use flowdeck::term::{Content, Session, TermConfig, Terminals};
 use std::path::Path;
@@ -158,7 +156,7 @@ async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
     expect(&session, r"copied 18 characters").await;
     expect(&session, r"in tmux's buffer").await;
     // tmux loads its buffer off the studio's loop: the message may come first.
-    common::wait_until(Duration::from_secs(30), "tmux's buffer", || {
+    common::wait_until(common::LONG, "tmux's buffer", || {
         (tmux.tmux(&["show-buffer"]) == "copy-me/please.txt").then_some(())
     });
 
@@ -168,7 +166,7 @@ async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
     mouse(&session, 0, (at.0 + 6, at.1), false);
     expect(&session, r"copied 7 characters").await;
     // tmux loads its buffer off the studio's loop: the message may come first.
-    common::wait_until(Duration::from_secs(30), "tmux's buffer", || {
+    common::wait_until(common::LONG, "tmux's buffer", || {
         (tmux.tmux(&["show-buffer"]) == "copy-me").then_some(())
     });
 

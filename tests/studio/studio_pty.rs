@@ -6,11 +6,10 @@
 
 use crate::common;
 
-use common::studio::{ASKER, expect, on_screen, open};
+use common::LONG;
+use common::studio::{ASKER, expect, on_screen, open, quit};
 use flowdeck::term::{Content, Session, TermConfig, Terminals, WaitOutcome};
 use std::sync::Arc;
-
-const LONG: std::time::Duration = common::studio::LONG;
 
 /// The studio in a 100x30 terminal, started by a shell that first prints a line the
 /// studio's alternate screen must hide and its exit must bring back.
@@ -37,11 +36,6 @@ async fn opened() -> (tempfile::TempDir, Terminals, Arc<Session>) {
     let session = studio(&terminals, dir.path());
     expect(&session, "make_build").await;
     (dir, terminals, session)
-}
-
-/// `q` (`y` when it asks about the shells the test opened), and the studio exits.
-async fn quit(session: &Session) {
-    common::studio::quit(session).await;
 }
 
 #[tokio::test]

@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use common::render::{assert_drawn_safe, bundled, drawn, press, redacted, render, studio};
+use common::render::{
+    TWO_STEPS, assert_drawn_safe, bundled, drawn, press, redacted, render, studio,
+};
 use flowdeck::tui::theme::Theme;
 use flowdeck::tui::update::{Event, update};
 
@@ -94,18 +96,14 @@ async fn printed_pane(engine: &flowdeck::engine::Engine) -> String {
         .await
         .unwrap();
     let id = info.session_id.clone();
-    common::poll_until(
-        std::time::Duration::from_secs(20),
-        "the pane's output",
-        || {
-            engine
-                .list_terminal_sessions()
-                .sessions
-                .iter()
-                .any(|s| s.session_id == id && s.history_lines >= 201)
-                .then_some(())
-        },
-    )
+    common::poll_until(common::LONG, "the pane's output", || {
+        engine
+            .list_terminal_sessions()
+            .sessions
+            .iter()
+            .any(|s| s.session_id == id && s.history_lines >= 201)
+            .then_some(())
+    })
     .await;
     id
 }
@@ -190,15 +188,13 @@ async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
     insta::assert_snapshot!("problems", terminal.backend().to_string());
 }
 
-const TINY: &str = "name: tiny\ndescription: Two quick steps.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ condition: success, next_state: again }]\n  again:\n    action: { tool: list_terminal_sessions }\n";
-
 /// Run ids, times and durations differ from run to run: written as placeholders.
 #[tokio::test]
 async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
     use flowdeck::engine::{Actor, RunRequest, WorkflowSource};
     use flowdeck::tui::effect::Effect;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tiny.yaml"), TINY).unwrap();
+    std::fs::write(dir.path().join("tiny.yaml"), TWO_STEPS).unwrap();
     let engine = common::test_engine(dir.path(), 1, false);
     for _ in 0..2 {
         let request = RunRequest {
@@ -209,13 +205,9 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
             actor: Actor::person(),
             require_approval: false,
         };
-        let result = common::within(
-            std::time::Duration::from_secs(20),
-            "the run",
-            engine.run(request),
-        )
-        .await
-        .unwrap();
+        let result = common::within(common::LONG, "the run", engine.run(request))
+            .await
+            .unwrap();
         assert!(result.success, "{result:?}");
     }
     let mut app = studio(&engine, 110, 24);

@@ -8,7 +8,8 @@
 
 use crate::common;
 
-use common::render::{drawn, feed, press, redacted, render, studio};
+use common::LONG;
+use common::render::{TWO_STEPS, drawn, feed, press, redacted, render, studio};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use flowdeck::engine::{Actor, Change, Engine, Phase, RunRequest, WorkflowSource};
 use flowdeck::tui::state::App;
@@ -16,9 +17,6 @@ use flowdeck::tui::theme::Theme;
 use flowdeck::tui::update::Event;
 use flowdeck::workflow::action::OpenTerminalParams;
 use std::sync::Arc;
-use std::time::Duration;
-
-const LONG: Duration = Duration::from_secs(20);
 
 fn engine_on(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<Engine>) {
     let dir = tempfile::tempdir().unwrap();
@@ -78,7 +76,7 @@ const BROKEN: &str =
 
 #[tokio::test]
 async fn a_broken_manifest_is_listed_with_its_errors_and_its_plan_says_why() {
-    let (_dir, engine) = engine_on(&[("broken.yaml", BROKEN), ("tiny.yaml", TINY)]);
+    let (_dir, engine) = engine_on(&[("broken.yaml", BROKEN), ("tiny.yaml", TWO_STEPS)]);
     let app = studio(&engine, 80, 24);
     insta::assert_snapshot!("broken_manifest", render(&engine, &app, 80, 24));
 }
@@ -92,8 +90,6 @@ async fn the_list_filtered_as_you_type() {
     typed(&engine, &mut app, "ma");
     insta::assert_snapshot!("list_filtered", render(&engine, &app, 80, 24));
 }
-
-const TINY: &str = "name: tiny\ndescription: Two quick steps.\ninitial_state: look\nstates:\n  look:\n    action: { tool: list_terminal_sessions }\n    transitions: [{ condition: success, next_state: again }]\n  again:\n    action: { tool: list_terminal_sessions }\n";
 
 const ASKER: &str = r#"
 name: asker
@@ -334,14 +330,14 @@ async fn the_grid_shows_every_pane_and_copy_mode_marks_its_selection() {
 
 #[tokio::test]
 async fn a_too_small_terminal_gets_a_message() {
-    let (_dir, engine) = engine_on(&[("tiny.yaml", TINY)]);
+    let (_dir, engine) = engine_on(&[("tiny.yaml", TWO_STEPS)]);
     let app = studio(&engine, 30, 8);
     insta::assert_snapshot!("too_small", render(&engine, &app, 30, 8));
 }
 
 #[tokio::test]
 async fn each_bundled_theme_colours_the_studio() {
-    let (_dir, engine) = engine_on(&[("tiny.yaml", TINY), ("broken.yaml", BROKEN)]);
+    let (_dir, engine) = engine_on(&[("tiny.yaml", TWO_STEPS), ("broken.yaml", BROKEN)]);
     let app = studio(&engine, 48, 12);
     for name in ["dark", "light", "high-contrast"] {
         let text = std::fs::read_to_string(format!("themes/{name}.yaml")).unwrap();
