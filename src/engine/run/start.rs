@@ -102,14 +102,14 @@ impl Engine {
                     .await);
             }
         };
-        let (run, request, approval) =
-            match self.register(&run_id, request, &resolved, &started_at) {
-                Ok(registered) => registered,
-                Err(e) => {
-                    self.journal().release(&run_id);
-                    return Err(e);
-                }
-            };
+        let (run, request, approval) = match self.register(&run_id, request, &resolved, &started_at)
+        {
+            Ok(registered) => registered,
+            Err(e) => {
+                self.journal().release(&run_id);
+                return Err(e);
+            }
+        };
         // No wait from the run's registration to here: a caller that follows the run holds it
         // (cancel-on-drop) from the first instant.
         let receiver = run.status.subscribe();

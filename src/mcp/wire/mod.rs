@@ -401,9 +401,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransp
 mod tests {
     use super::*;
     use futures::FutureExt;
-    use tokio::io::AsyncWriteExt;
     use rmcp::model::RequestId;
     use tokio::io::AsyncReadExt;
+    use tokio::io::AsyncWriteExt;
 
     /// Waits for `future`, failing with `what` after a deadline far beyond what it needs.
     async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
