@@ -5,7 +5,11 @@
 // boxing it would buy nothing but indirection.
 #![allow(clippy::result_large_err)]
 
-use super::*;
+use crate::mcp::errors::ToolError;
+use crate::mcp::tools::ToolDef;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// A static tool as `tools/list` shows it.
 pub(super) fn static_tool(t: &ToolDef) -> Tool {

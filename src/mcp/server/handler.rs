@@ -5,7 +5,32 @@
 // boxing it would buy nothing but indirection.
 #![allow(clippy::result_large_err)]
 
-use super::*;
+use super::calls::{caught, to_result};
+use super::touched::{is_about, next_touched};
+use super::{Callable, FlowdeckServer, INSTRUCTIONS};
+use crate::engine::audit_log::{AuditEntry, AuditOutcome, AuditedCall};
+use crate::engine::{Actor, Engine};
+use crate::mcp::audit::Audit;
+use crate::mcp::errors::ToolError;
+use crate::mcp::tools::CallContext;
+use crate::mcp::{prompts, resources};
+// The 2025-era subscribe requests are still served.
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Task, UpdateTaskParams,
+};
+#[allow(deprecated)]
+use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 impl ServerHandler for FlowdeckServer {
     fn get_info(&self) -> ServerConfig {
@@ -43,7 +68,6 @@ impl ServerHandler for FlowdeckServer {
         })
     }
 
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -51,20 +75,10 @@ impl ServerHandler for FlowdeckServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let Some(callable) = self.find(&name) else {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "no tool {} (tools/list shows the tools this server offers)",
-                    crate::workflow::names::display_safe(&name)
-                ),
-                None,
-            ));
+            return Err(no_such_tool(&name));
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let correlation_id = format!(
-            "c{}-{}",
-            std::process::id(),
-            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
-        );
+        let correlation_id = self.next_correlation_id();
         let started = Instant::now();
         let loaded = self.loaded().await?;
         let engine = loaded.engine.clone();
@@ -75,69 +89,22 @@ impl ServerHandler for FlowdeckServer {
             arguments: Audit::redact(&engine, &name, &args),
             correlation_id: correlation_id.clone(),
         };
-        let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
-        if runs_a_workflow
-            && context
-                .client_capabilities()
-                .is_some_and(|c| c.supports_tasks())
-        {
-            // SEP-2663: the run becomes a task the client polls; cancelling the task cancels
-            // the run (dropping the work drops its CancelOnDrop guard).
-            let server = self.clone();
-            let task_name = name.clone();
-            let task = self.inner.tasks.spawn(
-                rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(250),
-                move |ctx| {
-                    Box::pin(async move {
-                        let cx = CallContext {
-                            cancel: tokio_util::sync::CancellationToken::new(),
-                            progress: None,
-                            actor,
-                            require_approval: server.inner.options.approve_agent_runs,
-                        };
-                        tokio::select! {
-                            outcome = server.run_tool(engine, callable, task_name, args, cx) => Ok(to_result(outcome)),
-                            () = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
-                        }
-                    })
-                },
-            );
+        if runs_as_task(&name, &callable, &context) {
+            let task = self.spawn_task(engine, callable, name, args, actor);
             loaded
                 .audit
                 .record_later(AuditEntry::task(audited, task.task_id.clone()));
             return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
         }
-        let progress: Option<Box<dyn Fn(f64, String) + Send + Sync>> =
-            context.meta.get_progress_token().map(|token| {
-                let peer = context.peer.clone();
-                Box::new(move |done: f64, message: String| {
-                    let peer = peer.clone();
-                    let param =
-                        ProgressNotificationParam::new(token.clone(), done).with_message(message);
-                    tokio::spawn(async move {
-                        let _ = peer.notify_progress(param).await;
-                    });
-                }) as Box<dyn Fn(f64, String) + Send + Sync>
-            });
         let cx = CallContext {
             cancel: context.ct.clone(),
-            progress,
+            progress: progress_reporter(&context),
             actor,
             require_approval: self.inner.options.approve_agent_runs,
         };
-        let server = self.clone();
-        let task_name = name.clone();
-        let work = async move {
-            let cancel = cx.cancel.clone();
-            tokio::select! {
-                outcome = server.run_tool(engine, callable, task_name.clone(), args, cx) => outcome,
-                () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
-            }
-        };
-        let mut outcome = caught(&name, work).await;
-        if let Err(e) = &mut outcome {
-            e.correlation_id = correlation_id.clone();
-        }
+        let outcome = self
+            .run_caught(engine, callable, name, args, cx, &correlation_id)
+            .await;
         let how = match &outcome {
             Ok(_) => AuditOutcome::Ok,
             Err(e) => AuditOutcome::Failed(e.error_code.to_string()),
@@ -314,5 +281,112 @@ impl ServerHandler for FlowdeckServer {
                 Some(json!({"prompt": request.name})),
             )),
         }
+    }
+}
+
+/// The answer to a call of a tool this server does not offer.
+fn no_such_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "no tool {} (tools/list shows the tools this server offers)",
+            crate::workflow::names::display_safe(name)
+        ),
+        None,
+    )
+}
+
+/// Whether the call becomes a SEP-2663 task: only a run does, and only for a client that
+/// declared the extension (any other waits for its answer).
+fn runs_as_task(name: &str, callable: &Callable, context: &RequestContext<RoleServer>) -> bool {
+    let runs_a_workflow = name == "run_workflow" || matches!(callable, Callable::Dynamic(_));
+    runs_a_workflow
+        && context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks())
+}
+
+/// Progress notifications to the client, when it asked for them with a progress token.
+fn progress_reporter(context: &RequestContext<RoleServer>) -> Option<Progress> {
+    context.meta.get_progress_token().map(|token| {
+        let peer = context.peer.clone();
+        Box::new(move |done: f64, message: String| {
+            let peer = peer.clone();
+            let param = ProgressNotificationParam::new(token.clone(), done).with_message(message);
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        }) as Progress
+    })
+}
+
+/// Reports a call's progress: how far (done) and what it is doing.
+type Progress = Box<dyn Fn(f64, String) + Send + Sync>;
+
+impl FlowdeckServer {
+    /// Tells calls apart in the audit log and in the errors the agent reads, across the
+    /// server's processes too.
+    fn next_correlation_id(&self) -> String {
+        format!(
+            "c{}-{}",
+            std::process::id(),
+            self.inner.calls.fetch_add(1, Ordering::Relaxed) + 1
+        )
+    }
+
+    /// Starts a run as a task the client polls; cancelling the task cancels the run (dropping
+    /// the work drops its `CancelOnDrop` guard).
+    fn spawn_task(
+        &self,
+        engine: Arc<Engine>,
+        callable: Callable,
+        name: String,
+        args: Value,
+        actor: Actor,
+    ) -> Task {
+        let server = self.clone();
+        self.inner.tasks.spawn(
+            rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(250),
+            move |ctx| {
+                Box::pin(async move {
+                    let cx = CallContext {
+                        cancel: tokio_util::sync::CancellationToken::new(),
+                        progress: None,
+                        actor,
+                        require_approval: server.inner.options.approve_agent_runs,
+                    };
+                    tokio::select! {
+                        outcome = server.run_tool(engine, callable, name, args, cx) => Ok(to_result(outcome)),
+                        () = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
+                    }
+                })
+            },
+        )
+    }
+
+    /// Runs a call the client waits for: until it ends or the client cancels it, a panic in it
+    /// caught as an error, which carries the call's correlation id.
+    async fn run_caught(
+        &self,
+        engine: Arc<Engine>,
+        callable: Callable,
+        name: String,
+        args: Value,
+        cx: CallContext,
+        correlation_id: &str,
+    ) -> Result<JsonObject, ToolError> {
+        let server = self.clone();
+        let task_name = name.clone();
+        let work = async move {
+            let cancel = cx.cancel.clone();
+            tokio::select! {
+                outcome = server.run_tool(engine, callable, task_name.clone(), args, cx) => outcome,
+                () = cancel.cancelled() => Err(ToolError::cancelled(&task_name)),
+            }
+        };
+        let mut outcome = caught(&name, work).await;
+        if let Err(e) = &mut outcome {
+            e.correlation_id = correlation_id.to_string();
+        }
+        outcome
     }
 }

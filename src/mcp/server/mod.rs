@@ -12,7 +12,7 @@ mod calls;
 mod handler;
 mod touched;
 
-use calls::{caught, static_tool, to_result};
+use calls::static_tool;
 use touched::{is_about, next_touched};
 
 use super::audit::Audit;
@@ -20,20 +20,15 @@ use super::dynamic::{self, PREFIX};
 use super::errors::ToolError;
 use super::tools::{self, CallContext, ToolDef, Toolset};
 
-use super::{McpOptions, prompts, resources};
-use crate::engine::audit_log::{AuditEntry, AuditOutcome, AuditedCall};
+use super::McpOptions;
 use crate::engine::run::WorkflowSource;
 use crate::engine::{Actor, Engine, RunRequest};
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
-use serde_json::{Map, Value, json};
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
-use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 const INSTRUCTIONS: &str = "flowdeck runs terminal workflows: YAML/JSON state machines that drive real terminals.\n\
 - To run one: workflow_list, then workflow_preview_inputs and run_workflow (or the wf_<name> tool) with inputs; the result has final_state and return_values.\n\
@@ -317,7 +312,10 @@ impl FlowdeckServer {
 
 #[cfg(test)]
 mod tests {
+    use super::calls::caught;
     use super::*;
+    use crate::mcp::resources;
+    use serde_json::json;
 
     #[tokio::test]
     async fn a_burst_of_changes_is_told_once_and_missed_changes_touch_every_workflow() {

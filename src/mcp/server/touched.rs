@@ -5,7 +5,9 @@
 // boxing it would buy nothing but indirection.
 #![allow(clippy::result_large_err)]
 
-use super::*;
+use crate::mcp::resources;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// The workflows that the next engine events touched: the first event waited for, then every
 /// one already queued behind it, so that a storm of saves costs each client one set of
