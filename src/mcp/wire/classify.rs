@@ -16,8 +16,32 @@ use tokio::io::AsyncRead;
 
 impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
     /// What to do with one line: a message for the server, or nothing (answered or ignored).
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     pub(super) fn classify(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let object = self.object_of(line)?;
+        let id = object
+            .get("id")
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned();
+        let method = object
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let is_request = method.is_some() && object.contains_key("id");
+
+        if let Some(error) = self.refusal(&object, method.as_deref(), is_request) {
+            if is_request {
+                self.answer(id.unwrap_or(Value::Null), error);
+            } else {
+                tracing::debug!("ignored a message: {}", error.message);
+            }
+            return None;
+        }
+        self.decode(object, id, method.as_deref(), is_request)
+    }
+
+    /// The JSON object a line holds, or nothing: a blank line, or what is answered as a parse
+    /// error or an invalid request.
+    fn object_of(&mut self, line: &[u8]) -> Option<Map<String, Value>> {
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return None;
@@ -46,31 +70,25 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             );
             return None;
         };
-        let id = object
-            .get("id")
-            .filter(|id| id.is_string() || id.is_number())
-            .cloned();
-        let method = object
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let is_request = method.is_some() && object.contains_key("id");
+        Some(object)
+    }
 
-        if let Some(error) = self.refusal(&object, method.as_deref(), is_request) {
-            if is_request {
-                self.answer(id.unwrap_or(Value::Null), error);
-            } else {
-                tracing::debug!("ignored a message: {}", error.message);
-            }
-            return None;
-        }
-
+    /// The message rmcp reads in an object nothing refused, or nothing: a request whose params
+    /// do not fit its method or that is no request at all is answered, an unknown
+    /// notification ignored.
+    fn decode(
+        &mut self,
+        object: Map<String, Value>,
+        id: Option<Value>,
+        method: Option<&str>,
+        is_request: bool,
+    ) -> Option<RxJsonRpcMessage<RoleServer>> {
         let params = object.get("params").cloned();
         let value = Value::Object(object);
         match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
             Ok(JsonRpcMessage::Request(request))
                 if matches!(request.request, ClientRequest::CustomRequest(_))
-                    && let Some(method) = method.as_deref()
+                    && let Some(method) = method
                     && let Some(problem) = params_problem(method, params) =>
             {
                 // rmcp reads a standard method whose params do not fit as a custom request,
@@ -92,14 +110,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
                 None
             }
             Err(e) => {
-                // Read the request alone for an error that names what is wrong.
-                let detail = if method.is_none() {
-                    "no method".to_string()
-                } else {
-                    serde_json::from_value::<JsonRpcRequest<ClientRequest>>(value)
-                        .err()
-                        .map_or_else(|| e.to_string(), |e| e.to_string())
-                };
+                let detail = invalid_request_detail(method, value, &e);
                 self.answer(
                     id.unwrap_or(Value::Null),
                     ErrorData::invalid_request(
@@ -195,6 +206,18 @@ fn params_problem(method: &str, params: Option<Value>) -> Option<String> {
         "tasks/get" => GetTaskRequest,
         "tasks/cancel" => CancelTaskRequest,
     )
+}
+
+/// What is wrong with a message that is no request rmcp reads. Read as a request alone, its
+/// error names what is wrong better than the error of reading it as any message.
+fn invalid_request_detail(method: Option<&str>, value: Value, e: &serde_json::Error) -> String {
+    if method.is_none() {
+        "no method".to_string()
+    } else {
+        serde_json::from_value::<JsonRpcRequest<ClientRequest>>(value)
+            .err()
+            .map_or_else(|| e.to_string(), |e| e.to_string())
+    }
 }
 
 fn json_type(value: &Value) -> &'static str {
