@@ -6,9 +6,10 @@ use super::overlay::{boxed, centered};
 use super::text::{clean, duration};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
+use crate::tui::state::RunsView;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
@@ -36,8 +37,25 @@ pub fn run_line(run: &RunSummary) -> String {
 }
 
 /// What one journal line says, and how it is coloured.
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
+    (event_words(event), event_colour(event, theme))
+}
+
+/// A journal line's colour: how a run, a step or a contract check went, or what waits.
+fn event_colour(event: &RunEvent, theme: &Theme) -> Color {
+    match event {
+        RunEvent::RunStarted { .. } => theme.accent,
+        RunEvent::ContractChecked { valid, .. } => outcome(*valid, theme),
+        RunEvent::StepFinished { error, .. } => outcome(error.is_none(), theme),
+        RunEvent::RunFinished { success, .. } => outcome(*success, theme),
+        RunEvent::WaitingForInput { .. } | RunEvent::PromptWithdrawn { .. } => theme.warning,
+        RunEvent::StepStarted { .. } | RunEvent::Answered { .. } => theme.foreground,
+        RunEvent::Transition { .. } | RunEvent::Feedback { .. } => theme.muted,
+    }
+}
+
+/// What a journal line says.
+fn event_words(event: &RunEvent) -> String {
     let c = |s: &str| clean(s);
     match event {
         RunEvent::RunStarted { inputs, actor, .. } => {
@@ -45,31 +63,15 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
                 .as_ref()
                 .map(|a| format!(" by {}", c(&a.to_string())))
                 .unwrap_or_default();
-            let inputs: Vec<String> = inputs
-                .iter()
-                .map(|(k, v)| format!("{}={}", c(k), c(v)))
-                .collect();
-            let inputs = if inputs.is_empty() {
-                String::new()
-            } else {
-                format!(" · {}", inputs.join(" "))
-            };
-            (format!("run started{by}{inputs}"), theme.accent)
+            format!("run started{by}{}", pairs(inputs))
         }
         RunEvent::ContractChecked { phase, valid, .. } => {
-            let (word, colour) = if *valid {
-                ("valid", theme.valid)
-            } else {
-                ("invalid", theme.error)
-            };
-            (format!("contract {}: {word}", phase.as_str()), colour)
+            let word = if *valid { "valid" } else { "invalid" };
+            format!("contract {}: {word}", phase.as_str())
         }
         RunEvent::StepStarted {
             step, state, tool, ..
-        } => (
-            format!("step {step} started: {} ({})", c(state), c(tool)),
-            theme.foreground,
-        ),
+        } => format!("step {step} started: {}", step_of(state, tool)),
         RunEvent::StepFinished {
             step,
             state,
@@ -78,63 +80,30 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
             elapsed_ms,
             error,
             ..
-        } => {
-            let error = error
-                .as_ref()
-                .map(|e| format!(" · {}", c(e)))
-                .unwrap_or_default();
-            let colour = if error.is_empty() {
-                theme.valid
-            } else {
-                theme.error
-            };
-            (
-                format!(
-                    "step {step} finished: {} ({}) {} in {}{error}",
-                    c(state),
-                    c(tool),
-                    status.as_str(),
-                    duration(*elapsed_ms)
-                ),
-                colour,
-            )
-        }
+        } => format!(
+            "step {step} finished: {} {} in {}{}",
+            step_of(state, tool),
+            status.as_str(),
+            duration(*elapsed_ms),
+            dotted(error.as_deref())
+        ),
         RunEvent::Transition {
             from,
             to,
             condition,
-        } => {
-            let to = to.as_deref().map_or_else(|| "end".to_string(), c);
-            let when = condition
-                .as_deref()
-                .map(|w| format!(" [{}]", c(w)))
-                .unwrap_or_default();
-            (format!("{} → {to}{when}", c(from)), theme.muted)
+        } => transition_text(from, to.as_deref(), condition.as_deref()),
+        RunEvent::WaitingForInput { state, prompt } => {
+            format!("prompt waiting in {}: {}", c(state), c(prompt))
         }
-        RunEvent::WaitingForInput { state, prompt } => (
-            format!("prompt waiting in {}: {}", c(state), c(prompt)),
-            theme.warning,
-        ),
-        RunEvent::PromptWithdrawn { state, reason } => (
-            format!("prompt withdrawn in {}: {}", c(state), c(reason)),
-            theme.warning,
-        ),
+        RunEvent::PromptWithdrawn { state, reason } => {
+            format!("prompt withdrawn in {}: {}", c(state), c(reason))
+        }
         RunEvent::Answered {
             state,
             valid,
             issues,
             ..
-        } => {
-            let how = if *valid {
-                String::new()
-            } else {
-                format!(" (invalid: {})", c(&issues.join("; ")))
-            };
-            (
-                format!("prompt answered in {}{how}", c(state)),
-                theme.foreground,
-            )
-        }
+        } => answered_text(state, *valid, issues),
         RunEvent::RunFinished {
             final_state,
             success,
@@ -143,41 +112,72 @@ pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
             return_values,
             ..
         } => {
-            let mut error = error
-                .as_ref()
-                .map(|e| format!(" · {}", c(e)))
-                .unwrap_or_default();
-            // The values it returns (secrets are masked in journals).
-            if !return_values.is_empty() {
-                let values: Vec<String> = return_values
-                    .iter()
-                    .map(|(k, v)| format!("{}={}", c(k), c(v)))
-                    .collect();
-                error.push_str(&format!(" · {}", values.join(" ")));
-            }
-            let (word, colour) = if *success {
-                ("success", theme.valid)
-            } else {
-                ("failed", theme.error)
-            };
-            (
-                format!(
-                    "run finished: {} ({word}) in {}{error}",
-                    c(final_state.as_str()),
-                    duration(*duration_ms)
-                ),
-                colour,
+            let word = if *success { "success" } else { "failed" };
+            format!(
+                "run finished: {} ({word}) in {}{}{}",
+                c(final_state.as_str()),
+                duration(*duration_ms),
+                dotted(error.as_deref()),
+                pairs(return_values)
             )
         }
-        RunEvent::Feedback { score, text, .. } => {
-            let score = score.map(|s| format!(" {s}")).unwrap_or_default();
-            let text = text
-                .as_ref()
-                .map(|t| format!(" {}", c(t)))
-                .unwrap_or_default();
-            (format!("feedback{score}{text}"), theme.muted)
-        }
+        RunEvent::Feedback { score, text, .. } => feedback_text(*score, text.as_deref()),
     }
+}
+
+/// The colour of a good or a bad outcome.
+fn outcome(good: bool, theme: &Theme) -> Color {
+    if good { theme.valid } else { theme.error }
+}
+
+/// `state (tool)` of a step.
+fn step_of(state: &str, tool: &str) -> String {
+    format!("{} ({})", clean(state), clean(tool))
+}
+
+/// ` · text`, or nothing without a text.
+fn dotted(text: Option<&str>) -> String {
+    text.map(|t| format!(" · {}", clean(t))).unwrap_or_default()
+}
+
+/// ` · name=value …` of a run's inputs or return values (secrets are masked in journals), or
+/// nothing when it has none.
+fn pairs<'a>(values: impl IntoIterator<Item = (&'a String, &'a String)>) -> String {
+    let pairs: Vec<String> = values
+        .into_iter()
+        .map(|(k, v)| format!("{}={}", clean(k), clean(v)))
+        .collect();
+    if pairs.is_empty() {
+        String::new()
+    } else {
+        format!(" · {}", pairs.join(" "))
+    }
+}
+
+/// `from → to [condition]`, `end` when the run stops there.
+fn transition_text(from: &str, to: Option<&str>, condition: Option<&str>) -> String {
+    let to = to.map_or_else(|| "end".to_string(), clean);
+    let when = condition
+        .map(|w| format!(" [{}]", clean(w)))
+        .unwrap_or_default();
+    format!("{} → {to}{when}", clean(from))
+}
+
+/// An answer, with what was wrong with it when it was refused.
+fn answered_text(state: &str, valid: bool, issues: &[String]) -> String {
+    let how = if valid {
+        String::new()
+    } else {
+        format!(" (invalid: {})", clean(&issues.join("; ")))
+    };
+    format!("prompt answered in {}{how}", clean(state))
+}
+
+/// Feedback given on the run: its score and its words, either of which may be missing.
+fn feedback_text(score: Option<f64>, text: Option<&str>) -> String {
+    let score = score.map(|s| format!(" {s}")).unwrap_or_default();
+    let text = text.map(|t| format!(" {}", clean(t))).unwrap_or_default();
+    format!("feedback{score}{text}")
 }
 
 /// A journal line as rows of at most `width` cells: a long one (an error, a prompt, return
@@ -208,9 +208,7 @@ fn journal_rows<'a>(event: &JournalEvent, theme: &Theme, width: usize) -> Vec<Li
         .collect()
 }
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
-    let t = cx.theme;
     let Some(view) = &cx.app.runs_view else {
         return;
     };
@@ -233,69 +231,82 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Constraint::Min(0),
     ])
     .areas(inner);
-    // The run list, scrolled to keep the selection in view.
-    let rows = usize::from(list_rows);
-    let top = view.selected.saturating_sub(rows.saturating_sub(1));
-    let lines: Vec<Line> = if view.runs.is_empty() {
-        vec![Line::styled(
+    let t = cx.theme;
+    frame.render_widget(
+        Paragraph::new(run_list(view, usize::from(list_rows), t)),
+        list_area,
+    );
+    frame.render_widget(
+        Paragraph::new(journal_rule(view, rule_area.width, t)),
+        rule_area,
+    );
+    let journal = journal_lines(view, journal_area, t);
+    frame.render_widget(Paragraph::new(journal), journal_area);
+}
+
+/// The runs, `rows` of them, scrolled to keep the selection in view.
+fn run_list<'a>(view: &RunsView, rows: usize, t: &Theme) -> Vec<Line<'a>> {
+    if view.runs.is_empty() {
+        return vec![Line::styled(
             "no runs yet: r runs it",
             Style::default().fg(t.muted),
-        )]
-    } else {
-        view.runs
-            .iter()
-            .enumerate()
-            .skip(top)
-            .take(rows)
-            .map(|(i, run)| {
-                let style = if i == view.selected {
-                    Style::default()
-                        .bg(t.selection_bg)
-                        .add_modifier(Modifier::BOLD | Modifier::REVERSED)
-                } else {
-                    Style::default().fg(t.foreground)
-                };
-                Line::styled(run_line(run), style)
-            })
-            .collect()
-    };
-    frame.render_widget(Paragraph::new(lines), list_area);
+        )];
+    }
+    let top = view.selected.saturating_sub(rows.saturating_sub(1));
+    view.runs
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(rows)
+        .map(|(i, run)| {
+            let style = if i == view.selected {
+                Style::default()
+                    .bg(t.selection_bg)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+            } else {
+                Style::default().fg(t.foreground)
+            };
+            Line::styled(run_line(run), style)
+        })
+        .collect()
+}
+
+/// The rule over the journal, saying how far back it is scrolled.
+fn journal_rule<'a>(view: &RunsView, width: u16, t: &Theme) -> Line<'a> {
     let follow = if view.offset > 0 {
         format!(" journal −{} (End follows) ", view.offset)
     } else {
         " journal ".to_string()
     };
-    frame.render_widget(
-        Paragraph::new(Line::styled(
-            format!("──{follow}{}", "─".repeat(usize::from(rule_area.width))),
-            Style::default().fg(t.border),
-        )),
-        rule_area,
-    );
-    let height = usize::from(journal_area.height);
-    let journal: Vec<Line> = if !view.loaded && view.journal.is_empty() {
-        if view.run_id.is_some() {
+    Line::styled(
+        format!("──{follow}{}", "─".repeat(usize::from(width))),
+        Style::default().fg(t.border),
+    )
+}
+
+/// The journal's lines up to `offset` from the end, as many as their rows fill `area`.
+fn journal_lines<'a>(view: &RunsView, area: Rect, t: &Theme) -> Vec<Line<'a>> {
+    if !view.loaded && view.journal.is_empty() {
+        return if view.run_id.is_some() {
             vec![Line::styled("reading…", Style::default().fg(t.muted))]
         } else {
             Vec::new()
+        };
+    }
+    let height = usize::from(area.height);
+    let end = view.journal.len().saturating_sub(view.offset);
+    let width = usize::from(area.width);
+    let mut rows: Vec<Line> = Vec::new();
+    for event in view.journal[..end].iter().rev() {
+        let mut lines = journal_rows(event, t, width);
+        lines.append(&mut rows);
+        rows = lines;
+        if rows.len() >= height {
+            break;
         }
-    } else {
-        // The lines up to `offset` from the end, as many as their rows fill the view.
-        let end = view.journal.len().saturating_sub(view.offset);
-        let width = usize::from(journal_area.width);
-        let mut rows: Vec<Line> = Vec::new();
-        for event in view.journal[..end].iter().rev() {
-            let mut lines = journal_rows(event, t, width);
-            lines.append(&mut rows);
-            rows = lines;
-            if rows.len() >= height {
-                break;
-            }
-        }
-        let extra = rows.len().saturating_sub(height);
-        rows.split_off(extra)
-    };
-    frame.render_widget(Paragraph::new(journal), journal_area);
+    }
+    let extra = rows.len().saturating_sub(height);
+    rows.split_off(extra)
 }
 
 #[cfg(test)]
