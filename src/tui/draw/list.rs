@@ -2,16 +2,18 @@
 
 use super::text::{ago, clean};
 use super::{Ctx, block};
+use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
 use crate::tui::keymap::Mode;
-use crate::tui::state::{App, View};
+use crate::tui::state::{App, RunView, View};
+use crate::tui::theme::Theme;
+use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
@@ -20,61 +22,94 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     if app.mode == Mode::Filter || !app.filter.is_empty() {
         title.push_str(&format!("/{} ", clean(&app.filter)));
     }
-    let now = chrono::Utc::now();
+    let now = Utc::now();
     let labels: Vec<(String, Color)> = visible
         .iter()
-        .map(|w| {
-            if let Some(run) = app.active_run_of(&w.name) {
-                match &run.actor {
-                    _ if run.phase == crate::engine::Phase::AwaitingApproval => {
-                        ("? approve".to_string(), t.warning)
-                    }
-                    // Whose run it is comes first: a narrow list cuts the end of a label.
-                    Some(agent @ crate::engine::Actor::Agent { .. }) => {
-                        (format!("● {}", clean(&agent.label())), t.running)
-                    }
-                    _ => ("● running".to_string(), t.running),
-                }
-            } else {
-                match w.status {
-                    WorkflowStatus::Invalid => (
-                        format!(
-                            "✗ {} error{}",
-                            w.errors,
-                            if w.errors == 1 { "" } else { "s" }
-                        ),
-                        t.error,
-                    ),
-                    WorkflowStatus::Warnings => (
-                        format!(
-                            "! {} warning{}",
-                            w.warnings,
-                            if w.warnings == 1 { "" } else { "s" }
-                        ),
-                        t.warning,
-                    ),
-                    WorkflowStatus::Valid => {
-                        // When the last run ended, as an age: `3m`, `2h`, `5d`.
-                        let when = w
-                            .last_run_at
-                            .as_deref()
-                            .and_then(|at| ago(at, now))
-                            .map(|a| format!(" · {a}"))
-                            .unwrap_or_default();
-                        match &w.last_result {
-                            // Only a run that completed earns the tick: a last run that
-                            // failed, timed out or was cancelled is marked as such.
-                            Some(last) if *last == FinalState::Completed => {
-                                (format!("✓ {}{when}", clean(last.as_str())), t.valid)
-                            }
-                            Some(last) => (format!("✗ {}{when}", clean(last.as_str())), t.error),
-                            None => ("valid".to_string(), t.valid),
-                        }
-                    }
-                }
-            }
+        .map(|w| match app.active_run_of(&w.name) {
+            Some(run) => run_label(run, t),
+            None => status_label(w, now, t),
         })
         .collect();
+    let items = items(cx, area, &visible, labels);
+    let empty = items.is_empty();
+    let list = List::new(items)
+        .block(block(title, app.view == View::List, t))
+        .highlight_style(t.selection())
+        .highlight_symbol("▶ ");
+    let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
+    frame.render_stateful_widget(list, area, &mut state);
+    if empty {
+        frame.render_widget(
+            ratatui::widgets::Paragraph::new(nothing_listed(app, t))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area.inner(ratatui::layout::Margin::new(2, 1)),
+        );
+    }
+}
+
+/// The label of a workflow with a run going: whose run, or that it waits for approval.
+fn run_label(run: &RunView, t: &Theme) -> (String, Color) {
+    match &run.actor {
+        _ if run.phase == crate::engine::Phase::AwaitingApproval => {
+            ("? approve".to_string(), t.warning)
+        }
+        // Whose run it is comes first: a narrow list cuts the end of a label.
+        Some(agent @ crate::engine::Actor::Agent { .. }) => {
+            (format!("● {}", clean(&agent.label())), t.running)
+        }
+        _ => ("● running".to_string(), t.running),
+    }
+}
+
+/// The label of a workflow at rest: its problems, or how its last run ended and when.
+fn status_label(w: &WorkflowSummary, now: DateTime<Utc>, t: &Theme) -> (String, Color) {
+    match w.status {
+        WorkflowStatus::Invalid => (
+            format!(
+                "✗ {} error{}",
+                w.errors,
+                if w.errors == 1 { "" } else { "s" }
+            ),
+            t.error,
+        ),
+        WorkflowStatus::Warnings => (
+            format!(
+                "! {} warning{}",
+                w.warnings,
+                if w.warnings == 1 { "" } else { "s" }
+            ),
+            t.warning,
+        ),
+        WorkflowStatus::Valid => {
+            // When the last run ended, as an age: `3m`, `2h`, `5d`.
+            let when = w
+                .last_run_at
+                .as_deref()
+                .and_then(|at| ago(at, now))
+                .map(|a| format!(" · {a}"))
+                .unwrap_or_default();
+            match &w.last_result {
+                // Only a run that completed earns the tick: a last run that
+                // failed, timed out or was cancelled is marked as such.
+                Some(last) if *last == FinalState::Completed => {
+                    (format!("✓ {}{when}", clean(last.as_str())), t.valid)
+                }
+                Some(last) => (format!("✗ {}{when}", clean(last.as_str())), t.error),
+                None => ("valid".to_string(), t.valid),
+            }
+        }
+    }
+}
+
+/// The list's rows: each name with its label, and under the selected broken one, its first
+/// error.
+fn items<'a>(
+    cx: &Ctx,
+    area: Rect,
+    visible: &[&WorkflowSummary],
+    labels: Vec<(String, Color)>,
+) -> Vec<ListItem<'a>> {
+    let (app, t) = (cx.app, cx.theme);
     // Inside the border and the selection mark: the names first, then a space and the state
     // labels in what is left. A narrow list keeps at least a short label (`✓ completed`) and
     // cuts the rest of it (its age) before it cuts names.
@@ -92,7 +127,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .min(room.saturating_sub(1 + label_width.min(11)))
         .max(4);
     let label_room = room.saturating_sub(name_width + 1);
-    let items: Vec<ListItem> = visible
+    visible
         .iter()
         .zip(labels)
         .enumerate()
@@ -120,52 +155,43 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             }
             ListItem::new(lines)
         })
-        .collect();
-    let empty = items.is_empty();
-    let list = List::new(items)
-        .block(block(title, app.view == View::List, t))
-        .highlight_style(t.selection())
-        .highlight_symbol("▶ ");
-    let mut state = ListState::default().with_selected((!empty).then_some(app.selected));
-    frame.render_stateful_widget(list, area, &mut state);
-    if empty {
-        let inner = area.inner(ratatui::layout::Margin::new(2, 1));
-        let lines = if let Some(problem) = &app.folder_problem {
-            // What is wrong, the OS's words, what to do, and that nothing more is needed
-            // once it is done: the engine follows the folder.
-            vec![
-                Line::styled(clean(&problem.message()), Style::default().fg(t.error)),
-                Line::styled(clean(&problem.remedy()), Style::default().fg(t.foreground)),
-                Line::styled(
-                    "or start flowdeck with --workflows DIR",
-                    Style::default().fg(t.foreground),
-                ),
-                Line::styled(
-                    "the list follows when it is fixed · t opens a shell meanwhile",
-                    Style::default().fg(t.muted),
-                ),
-            ]
-        } else if app.workflows.is_empty() {
-            vec![
-                Line::styled(
-                    format!("no workflows in {} yet", clean(&app.folder)),
-                    Style::default().fg(t.muted),
-                ),
-                Line::styled(
-                    "put a NAME.yaml or NAME.json manifest there (docs/WORKFLOWS.md): it shows up here at once",
-                    Style::default().fg(t.muted),
-                ),
-            ]
-        } else {
-            vec![Line::styled(
-                "nothing matches the filter",
+        .collect()
+}
+
+/// What an empty list says: why the folder cannot be read, that it holds no workflows, or
+/// that none matches the filter.
+fn nothing_listed<'a>(app: &App, t: &Theme) -> Vec<Line<'a>> {
+    if let Some(problem) = &app.folder_problem {
+        // What is wrong, the OS's words, what to do, and that nothing more is needed
+        // once it is done: the engine follows the folder.
+        vec![
+            Line::styled(clean(&problem.message()), Style::default().fg(t.error)),
+            Line::styled(clean(&problem.remedy()), Style::default().fg(t.foreground)),
+            Line::styled(
+                "or start flowdeck with --workflows DIR",
+                Style::default().fg(t.foreground),
+            ),
+            Line::styled(
+                "the list follows when it is fixed · t opens a shell meanwhile",
                 Style::default().fg(t.muted),
-            )]
-        };
-        frame.render_widget(
-            ratatui::widgets::Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: true }),
-            inner,
-        );
+            ),
+        ]
+    } else if app.workflows.is_empty() {
+        vec![
+            Line::styled(
+                format!("no workflows in {} yet", clean(&app.folder)),
+                Style::default().fg(t.muted),
+            ),
+            Line::styled(
+                "put a NAME.yaml or NAME.json manifest there (docs/WORKFLOWS.md): it shows up here at once",
+                Style::default().fg(t.muted),
+            ),
+        ]
+    } else {
+        vec![Line::styled(
+            "nothing matches the filter",
+            Style::default().fg(t.muted),
+        )]
     }
 }
 
