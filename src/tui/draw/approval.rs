@@ -5,7 +5,9 @@
 use super::Ctx;
 use super::overlay::{boxed, centered};
 use super::text::clean;
+use crate::engine::approval::ApprovalRequest;
 use crate::tui::approvals::texts;
+use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -14,7 +16,6 @@ use ratatui::widgets::{Clear, Paragraph};
 /// Lines above the diff: who asks, and what the diff is against.
 const HEADER: usize = 3;
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
     let t = cx.theme;
     let app = cx.app;
@@ -30,49 +31,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     let (before, now) = texts(request);
     let rows = super::diff_rows(before, now, usize::from(area.width.saturating_sub(2)), t);
     let total = rows.last().map_or(0, |(at, _)| at + 1);
-    let against = match &request.last_approved {
-        _ if request.inline => {
-            "a manifest the agent wrote itself (not a file of the folder): all of it is new".into()
-        }
-        None => "never approved before: all of it is new to you".to_string(),
-        Some(last) => format!(
-            "changed since {} approved it on {}: - then, + now",
-            clean(&last.by),
-            clean(
-                &last
-                    .approved_at
-                    .replace('T', " ")
-                    .chars()
-                    .take(16)
-                    .collect::<String>()
-            )
-        ),
-    };
-    let waiting = match app.approvals.len() {
-        1 => String::new(),
-        n => format!(" · 1 of {n} waiting"),
-    };
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled(
-                clean(&request.agent.label()),
-                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(" asks to run ", Style::default().fg(t.foreground)),
-            Span::styled(
-                clean(&request.workflow),
-                Style::default()
-                    .fg(t.foreground)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                format!(" (run {}){waiting}", clean(&request.run_id)),
-                Style::default().fg(t.muted),
-            ),
-        ]),
-        Line::styled(against, Style::default().fg(t.warning)),
-        Line::raw(""),
-    ];
+    let mut lines = header(request, app.approvals.len(), t);
     let room = usize::from(area.height.saturating_sub(2)).saturating_sub(HEADER);
     let top = view.top.min(total.saturating_sub(1));
     let shown: Vec<_> = rows
@@ -97,4 +56,56 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         ),
         area,
     );
+}
+
+/// The `HEADER` lines: who asks to run what (and how many more wait), then what the diff
+/// is against.
+fn header(request: &ApprovalRequest, waiting: usize, t: &Theme) -> Vec<Line<'static>> {
+    let waiting = match waiting {
+        1 => String::new(),
+        n => format!(" · 1 of {n} waiting"),
+    };
+    vec![
+        Line::from(vec![
+            Span::styled(
+                clean(&request.agent.label()),
+                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(" asks to run ", Style::default().fg(t.foreground)),
+            Span::styled(
+                clean(&request.workflow),
+                Style::default()
+                    .fg(t.foreground)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                format!(" (run {}){waiting}", clean(&request.run_id)),
+                Style::default().fg(t.muted),
+            ),
+        ]),
+        Line::styled(against(request), Style::default().fg(t.warning)),
+        Line::raw(""),
+    ]
+}
+
+/// What the diff is against: the content approved last, or nothing the person has seen.
+fn against(request: &ApprovalRequest) -> String {
+    match &request.last_approved {
+        _ if request.inline => {
+            "a manifest the agent wrote itself (not a file of the folder): all of it is new".into()
+        }
+        None => "never approved before: all of it is new to you".to_string(),
+        Some(last) => format!(
+            "changed since {} approved it on {}: - then, + now",
+            clean(&last.by),
+            clean(
+                &last
+                    .approved_at
+                    .replace('T', " ")
+                    .chars()
+                    .take(16)
+                    .collect::<String>()
+            )
+        ),
+    }
 }
