@@ -7,37 +7,18 @@ use crate::engine::{Phase, StepStatus};
 use crate::tui::state::RunView;
 use crate::tui::state::View;
 use crate::tui::theme::Theme;
-use crate::workflow::plan::{PlanStep, PlanTransition};
+use crate::workflow::plan::{Plan, PlanStep, PlanTransition};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
     let Some(view) = &app.plan else {
-        // A folder that went away takes its workflows with it: the folder is the news then,
-        // unless the gone workflow has a run to tell of.
-        if let Some(name) = &app.gone
-            && (app.folder_problem.is_none() || app.latest_run_of(name).is_some())
-        {
-            return gone(frame, area, cx, name);
-        }
-        let text = if app.folder_problem.is_some() {
-            "nothing to plan until the workflows folder can be read (the list says why)"
-        } else {
-            "select a workflow"
-        };
-        frame.render_widget(
-            Paragraph::new(text)
-                .wrap(ratatui::widgets::Wrap { trim: true })
-                .block(block(" Plan ".into(), app.view == View::Plan, t)),
-            area,
-        );
-        return;
+        return no_plan(frame, area, cx);
     };
     let run = app.latest_run_of(&view.workflow);
     let mut title = format!(" Plan · {} ", clean(&view.workflow));
@@ -49,22 +30,6 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     }
     // The run's outcome comes first: a long plan must not push it out of sight.
     let mut lines: Vec<Line> = run.map(|r| summary(r, t)).unwrap_or_default();
-    // A file that broke keeps its last good version for running (SPEC §8): the plan shown is
-    // that version, and says so, with the error that broke the file.
-    let broken = app
-        .workflows
-        .iter()
-        .find(|w| w.name == view.workflow)
-        .filter(|w| w.status == crate::engine::WorkflowStatus::Invalid);
-    if let (Some(w), Ok(_)) = (broken, &view.plan) {
-        lines.push(Line::styled(
-            "the file is broken: this is its last good version, the one that runs (e: problems)",
-            Style::default().fg(t.warning),
-        ));
-        if let Some(error) = &w.first_error {
-            lines.push(Line::styled(clean(error), Style::default().fg(t.error)));
-        }
-    }
     match &view.plan {
         Err(e) => {
             // No plan to lay out: the reason, wrapped so all of it can be read.
@@ -79,60 +44,120 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
                     .block(block(title, app.view == View::Plan, t)),
                 area,
             );
-            return;
         }
         Ok(plan) => {
-            let width = plan
-                .steps
-                .iter()
-                .map(|s| s.state.chars().count())
-                .max()
-                .unwrap_or(0)
-                .min(20);
+            lines.extend(broken(cx, &view.workflow));
             let inner = usize::from(area.width.saturating_sub(2));
-            let indent = rows_indent(width, inner);
-            let room = inner.saturating_sub(indent);
-            for step in &plan.steps {
-                let current = run.is_some_and(|r| {
-                    r.active() && r.current_state.as_deref() == Some(step.state.as_str())
-                });
-                let mark = run.and_then(|r| r.steps.get(&step.state));
-                let (symbol, colour) = match mark {
-                    _ if current => ("▶", t.running),
-                    Some(m) if m.status == StepStatus::Success => ("✓", t.valid),
-                    Some(_) => ("✗", t.error),
-                    None => (" ", t.foreground),
-                };
-                let mut style = Style::default().fg(t.foreground);
-                if current {
-                    style = style.patch(t.selection());
-                }
-                let mut spans = vec![
-                    Span::styled(format!("{:>2} ", step.number), Style::default().fg(t.muted)),
-                    Span::styled(format!("{symbol} "), Style::default().fg(colour)),
-                    Span::styled(format!("{:<width$}  ", clean(&step.state)), style),
-                    Span::styled(clean(&step.action), Style::default().fg(t.foreground)),
-                ];
-                if let Some(m) = mark {
-                    spans.push(Span::styled(
-                        format!("  {} {}", m.status.as_str(), duration(m.elapsed_ms)),
-                        Style::default().fg(t.muted),
-                    ));
-                }
-                lines.push(Line::from(spans));
-                for row in step_rows(step, room) {
-                    lines.push(Line::styled(
-                        format!("{:indent$}{row}", ""),
-                        Style::default().fg(t.muted),
-                    ));
-                }
-            }
+            lines.extend(steps(plan, run, inner, t));
+            frame.render_widget(
+                Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
+                area,
+            );
         }
     }
+}
+
+/// The plan pane with no plan to show: the workflow that went away, why nothing can be
+/// planned, or that nothing is selected.
+fn no_plan(frame: &mut Frame, area: Rect, cx: &Ctx) {
+    let app = cx.app;
+    // A folder that went away takes its workflows with it: the folder is the news then,
+    // unless the gone workflow has a run to tell of.
+    if let Some(name) = &app.gone
+        && (app.folder_problem.is_none() || app.latest_run_of(name).is_some())
+    {
+        return gone(frame, area, cx, name);
+    }
+    let text = if app.folder_problem.is_some() {
+        "nothing to plan until the workflows folder can be read (the list says why)"
+    } else {
+        "select a workflow"
+    };
     frame.render_widget(
-        Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
+        Paragraph::new(text)
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .block(block(" Plan ".into(), app.view == View::Plan, cx.theme)),
         area,
     );
+}
+
+/// A file that broke keeps its last good version for running (SPEC §8): the plan shown is
+/// that version, and these lines say so, with the error that broke the file.
+fn broken(cx: &Ctx, workflow: &str) -> Vec<Line<'static>> {
+    let t = cx.theme;
+    let Some(w) = cx
+        .app
+        .workflows
+        .iter()
+        .find(|w| w.name == workflow)
+        .filter(|w| w.status == crate::engine::WorkflowStatus::Invalid)
+    else {
+        return Vec::new();
+    };
+    let mut lines = vec![Line::styled(
+        "the file is broken: this is its last good version, the one that runs (e: problems)",
+        Style::default().fg(t.warning),
+    )];
+    if let Some(error) = &w.first_error {
+        lines.push(Line::styled(clean(error), Style::default().fg(t.error)));
+    }
+    lines
+}
+
+/// The plan's states in a pane `inner` cells wide, each marked with how the run got on in
+/// it, over its guard and transitions.
+fn steps<'a>(plan: &Plan, run: Option<&RunView>, inner: usize, t: &Theme) -> Vec<Line<'a>> {
+    let width = plan
+        .steps
+        .iter()
+        .map(|s| s.state.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(20);
+    let indent = rows_indent(width, inner);
+    let room = inner.saturating_sub(indent);
+    let mut lines = Vec::new();
+    for step in &plan.steps {
+        lines.push(step_line(step, run, width, t));
+        for row in step_rows(step, room) {
+            lines.push(Line::styled(
+                format!("{:indent$}{row}", ""),
+                Style::default().fg(t.muted),
+            ));
+        }
+    }
+    lines
+}
+
+/// A state's own line: its number, its mark (where the run is, or how the state ended),
+/// its name padded to `width`, its action, and its status and duration once it ran.
+fn step_line<'a>(step: &PlanStep, run: Option<&RunView>, width: usize, t: &Theme) -> Line<'a> {
+    let current =
+        run.is_some_and(|r| r.active() && r.current_state.as_deref() == Some(step.state.as_str()));
+    let mark = run.and_then(|r| r.steps.get(&step.state));
+    let (symbol, colour) = match mark {
+        _ if current => ("▶", t.running),
+        Some(m) if m.status == StepStatus::Success => ("✓", t.valid),
+        Some(_) => ("✗", t.error),
+        None => (" ", t.foreground),
+    };
+    let mut style = Style::default().fg(t.foreground);
+    if current {
+        style = style.patch(t.selection());
+    }
+    let mut spans = vec![
+        Span::styled(format!("{:>2} ", step.number), Style::default().fg(t.muted)),
+        Span::styled(format!("{symbol} "), Style::default().fg(colour)),
+        Span::styled(format!("{:<width$}  ", clean(&step.state)), style),
+        Span::styled(clean(&step.action), Style::default().fg(t.foreground)),
+    ];
+    if let Some(m) = mark {
+        spans.push(Span::styled(
+            format!("  {} {}", m.status.as_str(), duration(m.elapsed_ms)),
+            Style::default().fg(t.muted),
+        ));
+    }
+    Line::from(spans)
 }
 
 /// The rows under a state, each at most `room` cells, as `flowdeck plan` words them: the
