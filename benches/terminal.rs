@@ -9,9 +9,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use flowdeck::term::decode::Decoder;
 use flowdeck::term::search::{self, Order, Query};
 use flowdeck::term::shell;
-use flowdeck::term::transcript::{Decoder, Transcript};
+use flowdeck::term::transcript::Transcript;
 use flowdeck::term::{
     AwaitSpec, OpenOptions, Program, Quiet, QuietOn, Session, Since, TermConfig, Terminals,
     WaitOutcome,

@@ -20,7 +20,7 @@ pub enum EngineError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    RunStart(#[from] super::run::StartError),
+    RunStart(#[from] StartError),
     #[error("no run {0} (the run history lists the runs)")]
     RunNotFound(String),
     #[error("run {0} has already finished")]
@@ -63,8 +63,8 @@ impl EngineError {
             EngineError::Pattern { source, .. } => source.rule(),
             EngineError::InvalidParams(_) => "invalid_params",
             EngineError::Store(e) => e.code(),
-            EngineError::RunStart(super::run::StartError::SessionBusy { .. }) => "conflict",
-            EngineError::RunStart(super::run::StartError::TooManyRuns { .. }) => "run_limit",
+            EngineError::RunStart(StartError::SessionBusy { .. }) => "conflict",
+            EngineError::RunStart(StartError::TooManyRuns { .. }) => "run_limit",
             EngineError::RunNotFound(_) => "run_not_found",
             EngineError::RunFinished(_) => "run_finished",
             EngineError::NoPrompt(_) => "no_prompt",
@@ -75,4 +75,21 @@ impl EngineError {
             EngineError::InputOwned { .. } | EngineError::InputHeld { .. } => "session_busy",
         }
     }
+}
+
+/// Why a run cannot start.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum StartError {
+    #[error(
+        "session `{session_id}` is already running run {run_id} ({workflow}); wait for it to finish, or cancel it"
+    )]
+    SessionBusy {
+        session_id: String,
+        run_id: String,
+        workflow: String,
+    },
+    #[error(
+        "{running} runs are in progress, the limit is {limit}; wait for one to finish or cancel one"
+    )]
+    TooManyRuns { running: usize, limit: usize },
 }

@@ -13,16 +13,13 @@
 //! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search;
 //! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
-pub mod approval;
 pub mod audit_log;
 pub mod authoring;
 pub mod contract;
 pub mod editing;
 pub mod error;
 pub mod events;
-pub mod executor;
 pub mod journal;
-mod journal_writer;
 pub mod meta;
 pub mod panes;
 pub mod request;
@@ -45,6 +42,7 @@ pub use crate::term::{Content, ExitInfo, SessionInfo, TermError, WaitOutcome};
 pub use contract::ContractPhase;
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult, WrittenFinalState};
+pub use run::approval;
 pub use run::{FollowedRun, Phase, RunRequest, RunStatus, StartedRun, WorkflowSource};
 pub use search::SearchResult;
 pub use terminal::{

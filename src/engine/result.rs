@@ -1,6 +1,7 @@
 //! A run's result, in the shape of the terminal-control seed plus `run_id`, `return_values` and
 //! timings.
 
+use crate::actor::Actor;
 use crate::workflow::model::Signature;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
@@ -168,4 +169,79 @@ pub struct RunResult {
     /// run went on, but its history is missing or incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_error: Option<String>,
+}
+
+/// Why a run that was in flight when its flowdeck died has no ending of its own.
+pub const INTERRUPTED: &str = "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog";
+
+/// Everything known about a run as it ends.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    pub run_id: String,
+    pub workflow_name: String,
+    pub version: Option<String>,
+    pub signature: Option<Signature>,
+    pub session_id: Option<String>,
+    pub final_state: FinalState,
+    pub states_executed: u32,
+    pub error: Option<String>,
+    pub return_values: IndexMap<String, String>,
+    /// The seed's execution log; an ending with an error gets its `error` entry here.
+    pub execution_log: Vec<Value>,
+    pub last_state: Option<String>,
+    pub started_at: String,
+    pub duration_ms: f64,
+    pub cancelled_by: Option<Actor>,
+}
+
+impl Ending {
+    /// A run that ended before its first state: nothing ran, `error` says why.
+    pub fn unstarted(
+        run_id: &str,
+        workflow_name: &str,
+        version: Option<String>,
+        session_id: Option<String>,
+        final_state: FinalState,
+        error: String,
+        started_at: String,
+    ) -> Ending {
+        Ending {
+            run_id: run_id.to_string(),
+            workflow_name: workflow_name.to_string(),
+            version,
+            signature: None,
+            session_id,
+            final_state,
+            states_executed: 0,
+            error: Some(error),
+            return_values: IndexMap::new(),
+            execution_log: Vec::new(),
+            last_state: None,
+            started_at,
+            duration_ms: 0.0,
+            cancelled_by: None,
+        }
+    }
+
+    /// The result whoever follows the run gets, and whoever reads it back later.
+    pub fn into_result(self, finished_at: String, journal_error: Option<String>) -> RunResult {
+        RunResult {
+            success: self.final_state == FinalState::Completed,
+            workflow_name: self.workflow_name,
+            session_id: self.session_id,
+            final_state: self.final_state,
+            states_executed: self.states_executed,
+            workflow_signature: self.signature,
+            execution_log: self.execution_log,
+            error: self.error,
+            run_id: self.run_id,
+            workflow_version: self.version,
+            return_values: self.return_values,
+            last_state: self.last_state,
+            started_at: self.started_at,
+            finished_at,
+            duration_ms: self.duration_ms,
+            journal_error,
+        }
+    }
 }

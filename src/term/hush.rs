@@ -37,7 +37,8 @@
 //! and its begin marker) is held with the plumbing and dropped with it, since nothing tells
 //! the two apart in one byte stream.
 
-use super::transcript::{Decoder, MAX_LINE_BYTES, Transcript, render_text};
+use super::decode::Decoder;
+use super::transcript::{MAX_LINE_BYTES, Transcript, render_text};
 use tokio::sync::watch;
 
 /// Output held back at most; beyond it, hiding gives up and shows everything.

@@ -206,8 +206,8 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::decode::Decoder;
     use crate::term::screen::Size;
-    use crate::term::transcript::Decoder;
 
     struct Fixture {
         t: Transcript,

@@ -543,7 +543,7 @@ fn hit_bytes(hit: &Hit) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::term::transcript::Decoder;
+    use crate::term::decode::Decoder;
 
     fn transcript<S: AsRef<str>>(lines: impl IntoIterator<Item = S>, keep: usize) -> Transcript {
         let mut t = Transcript::new(keep, 8 << 20);

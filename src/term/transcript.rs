@@ -10,7 +10,6 @@
 //! `\r` (a progress bar rewriting its line) and backspaces stay in the text, so that every
 //! state the program printed can be matched; [`render_line`] applies them for display.
 
-pub use super::decode::Decoder;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -338,6 +337,7 @@ pub fn render_text(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::decode::Decoder;
 
     fn feed(t: &mut Transcript, d: &mut Decoder, bytes: &[u8]) {
         d.feed(t, bytes);

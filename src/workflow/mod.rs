@@ -13,6 +13,7 @@ pub mod model;
 pub mod names;
 pub mod pattern;
 pub mod rules;
+pub mod scalar;
 pub mod schema;
 pub mod source;
 pub mod violation;

@@ -4,6 +4,7 @@
 
 use super::action::Action;
 use super::guard::Guard;
+pub use super::scalar::Scalar;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -170,28 +171,6 @@ impl VarType {
             VarType::Number => value.trim().parse::<f64>().is_ok_and(f64::is_finite),
             VarType::Boolean => matches!(value, "true" | "false"),
             VarType::Path => !value.is_empty() && !value.contains('\0'),
-        }
-    }
-}
-
-/// A scalar written in a manifest: a default, an enum choice or a `set_env` value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Scalar {
-    Bool(bool),
-    Integer(i64),
-    Number(f64),
-    String(String),
-}
-
-impl fmt::Display for Scalar {
-    /// The text an environment variable holds for this scalar.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Scalar::Bool(b) => write!(f, "{b}"),
-            Scalar::Integer(i) => write!(f, "{i}"),
-            Scalar::Number(n) => write!(f, "{n}"),
-            Scalar::String(s) => f.write_str(s),
         }
     }
 }

@@ -6,11 +6,14 @@
 //! names another module counts (`use` lines, paths in code, `super::` chains that climb out of
 //! a module), comments do not.
 //!
+//! Inside a top module, its children do not import each other in a circle (one model that is
+//! really one, the studio's, excepted): a circle is two jobs that cannot be understood apart.
+//!
 //! And the size of files: past 600 lines outside its tests, a file holds more than one job.
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each top module and the modules it may use besides itself.
@@ -288,4 +291,227 @@ fn a_files_tests_do_not_count_against_it() {
     let text = "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn b() {}\n}\n";
     assert_eq!(lines_outside_tests(text), 2);
     assert_eq!(lines_outside_tests("fn a() {}\n"), 1);
+}
+
+/// Top modules whose children may import each other in circles, and why.
+const ONE_MODEL: &[(&str, &str)] = &[(
+    "tui",
+    "the studio is one pure-update model: each feature (editor, approvals, copy, history, \
+     runs) adds to its state, its update and its view, which know each other",
+)];
+
+/// The module paths a text of code names, each from the crate's root and with its byte offset:
+/// `crate::a::b`, `crate::a::{b, c::{d}}` (over several lines too) and `super::` chains. Only
+/// the leading words matter to the checks, so a path ends at its first word that is not a
+/// module's (a type, a function), as far as the text can tell: it is cut at the first
+/// capitalised word.
+fn paths(text: &str, module: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let part_of_a_word = |at: usize| {
+        at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || b"_$:".contains(&bytes[at - 1]))
+    };
+    let inline = text
+        .match_indices("\nmod ")
+        .chain(text.match_indices("\npub mod "))
+        .map(|(at, _)| at + 1)
+        .filter(|at| text[*at..].lines().next().is_some_and(|l| l.ends_with('{')))
+        .min();
+    for (start, _) in text.match_indices("crate::") {
+        if !part_of_a_word(start) {
+            for path in expand(&text[start + "crate::".len()..], &[]) {
+                found.push((start, path));
+            }
+        }
+    }
+    for (start, _) in text.match_indices("super::") {
+        if part_of_a_word(start) {
+            continue;
+        }
+        let mut depth = module.len() + usize::from(inline.is_some_and(|at| at < start));
+        let mut rest = &text[start..];
+        while let Some(after) = rest.strip_prefix("super::") {
+            depth = depth.saturating_sub(1);
+            rest = after;
+        }
+        let base: Vec<String> = module.iter().take(depth).cloned().collect();
+        for path in expand(rest, &base) {
+            found.push((start, path));
+        }
+    }
+    found.retain(|(_, path)| !path.is_empty());
+    found
+}
+
+/// The paths `prefix::text…` names: words joined by `::`, and a `{…}` group's items each
+/// expanded in turn.
+fn expand(text: &str, prefix: &[String]) -> Vec<Vec<String>> {
+    let mut path = prefix.to_vec();
+    let mut rest = text;
+    loop {
+        let word = first_word(rest);
+        if word.is_empty() {
+            let Some(group) = rest.trim_start().strip_prefix('{') else {
+                return vec![path];
+            };
+            return group_items(group)
+                .iter()
+                .flat_map(|item| expand(item, &path))
+                .collect();
+        }
+        if word == "self" || word.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return vec![path];
+        }
+        rest = &rest.trim_start()[word.len()..];
+        path.push(word);
+        match rest.strip_prefix("::") {
+            Some(after) => rest = after,
+            None => return vec![path],
+        }
+    }
+}
+
+/// The items of a `{…}` group at its own depth (the text starts just after its `{`).
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut from) = (0, 0);
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&group[from..at]);
+                return items;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&group[from..at]);
+                from = at + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&group[from..]);
+    items
+}
+
+/// Code without its comments (lines kept, so that offsets still give line numbers) and
+/// without its inline tests.
+fn code_of(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().take(lines_outside_tests(text)).collect();
+    lines
+        .iter()
+        .map(|line| {
+            if line.trim_start().starts_with("//") {
+                ""
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn no_two_children_of_a_module_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let modules: Vec<(PathBuf, Vec<String>)> = files
+        .iter()
+        .map(|f| (f.clone(), module_of(f.strip_prefix(&src).unwrap())))
+        .collect();
+    // Each (top, child) edge, with where it was first seen.
+    let mut edges: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
+    let children: BTreeSet<(String, String)> = modules
+        .iter()
+        .filter(|(_, m)| m.len() >= 2)
+        .map(|(_, m)| (m[0].clone(), m[1].clone()))
+        .collect();
+    for (file, module) in &modules {
+        let name = file.file_name().unwrap().to_string_lossy();
+        if module.len() < 2 || name.ends_with("_tests.rs") || name == "test_support.rs" {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        for (at, path) in paths(&code, module) {
+            let sibling = path.get(1).filter(|_| path[0] == module[0]);
+            let Some(sibling) = sibling.filter(|s| **s != module[1]) else {
+                continue;
+            };
+            if children.contains(&(module[0].clone(), sibling.clone())) {
+                let line = code[..at].matches('\n').count() + 1;
+                let relative = file.strip_prefix(&src).unwrap().display();
+                edges
+                    .entry((module[0].clone(), module[1].clone()))
+                    .or_default()
+                    .entry(sibling.clone())
+                    .or_insert_with(|| format!("src/{relative}:{line}"));
+            }
+        }
+    }
+    let reaches = |from: &(String, String), to: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.1.clone()];
+        while let Some(at) = stack.pop() {
+            for next in edges
+                .get(&(from.0.clone(), at))
+                .into_iter()
+                .flat_map(|e| e.keys())
+            {
+                if next == to {
+                    return true;
+                }
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        false
+    };
+    let mut wrong = Vec::new();
+    for ((top, child), uses) in &edges {
+        if ONE_MODEL.iter().any(|(model, _)| model == top) {
+            continue;
+        }
+        for (sibling, at) in uses {
+            if reaches(&(top.clone(), sibling.clone()), child) {
+                wrong.push(format!(
+                    "{at}: `{top}::{child}` uses `{top}::{sibling}`, which leads back to it"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "import circles (move the shared part to a module both use, or make one the other's child):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_path_reader_expands_groups_and_climbs_supers() {
+    let start = module_of(Path::new("engine/run/start.rs"));
+    let read = |text: &str| -> Vec<Vec<String>> {
+        paths(text, &start).into_iter().map(|(_, p)| p).collect()
+    };
+    let p = |words: &[&str]| words.iter().map(|w| (*w).to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        read("use super::approval::Decision;"),
+        [p(&["engine", "run", "approval"])]
+    );
+    assert_eq!(
+        read("use super::super::journal::now;"),
+        [p(&["engine", "journal", "now"])]
+    );
+    assert_eq!(
+        read("use crate::engine::{journal::{self, JournalEvent}, Engine, run::x};"),
+        [
+            p(&["engine", "journal"]),
+            p(&["engine", "journal"]),
+            p(&["engine"]),
+            p(&["engine", "run", "x"])
+        ]
+    );
+    assert_eq!(read("crate::engine::Engine::new()"), [p(&["engine"])]);
 }

@@ -2,9 +2,9 @@
 //! in another flowdeck, never share one), created or reopened for writing under its lock,
 //! read from a cursor (a torn last line skipped), and given feedback once the run has ended.
 
-use super::super::events::Actor;
-use super::super::journal_writer::{JournalWriter, live_marker};
+use super::writer::{JournalWriter, live_marker};
 use super::{Journal, JournalEvent, RunEvent, is_run_id, new_run_id, now};
+use crate::actor::Actor;
 use chrono::{DateTime, Utc};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;

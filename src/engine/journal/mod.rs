@@ -4,15 +4,17 @@
 //! folder; a run's file in `files.rs`, the workflow index in `index.rs`, summaries and lists in
 //! `summaries.rs`, recovery and purging in `recovery.rs`.
 
+mod ending;
 mod files;
 mod index;
 mod recovery;
 mod summaries;
+mod writer;
 
-use super::events::Actor;
-pub use super::journal_writer::JournalWriter;
 use super::{ContractPhase, StepStatus, WrittenFinalState};
+use crate::actor::Actor;
 use chrono::{DateTime, SecondsFormat, Utc};
+pub use ending::{result_from_journal, span_ms};
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+pub use writer::JournalWriter;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -2,9 +2,8 @@
 //! mid-run are ended `interrupted`, and the history is purged on request (runs in progress
 //! kept).
 
-use super::super::journal_writer::live_marker;
-use super::super::run::ending::result_from_journal;
-use super::{Journal, JournalEvent, Recovered, RunEvent, is_run_id, now};
+use super::writer::live_marker;
+use super::{Journal, JournalEvent, Recovered, RunEvent, is_run_id, now, result_from_journal};
 use indexmap::IndexMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;

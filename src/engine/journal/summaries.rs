@@ -1,8 +1,9 @@
 //! The run history as lists show it: a run's summary folded from its journal (its ending read
 //! the way `run_status` reads it), and the runs of a workflow, or of all, newest first.
 
-use super::super::run::ending::result_from_journal;
-use super::{Feedback, Journal, JournalEvent, RunEvent, RunSummary, is_run_id};
+use super::{
+    Feedback, Journal, JournalEvent, RunEvent, RunSummary, is_run_id, result_from_journal,
+};
 use std::fs::{self};
 
 impl Journal {

@@ -12,87 +12,11 @@ use super::registry::{ActiveRun, Phase, RunStatus};
 use super::start::{Launch, RunRequest};
 use crate::engine::Engine;
 use crate::engine::events::Actor;
-use crate::engine::journal::{self, JournalEvent, JournalWriter, RunEvent, now};
-use crate::engine::result::{FinalState, RunResult, WrittenFinalState};
-use crate::workflow::model::Signature;
+use crate::engine::journal::{self, JournalEvent, JournalWriter, RunEvent, now, span_ms};
+use crate::engine::result::{Ending, FinalState, RunResult};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::watch;
-
-/// Why a run that was in flight when its flowdeck died has no ending of its own.
-pub const INTERRUPTED: &str = "the flowdeck process running it ended without finishing it (killed or crashed); its sessions' processes were ended by the watchdog";
-
-/// Everything known about a run as it ends.
-#[derive(Debug)]
-pub(crate) struct Ending {
-    pub run_id: String,
-    pub workflow_name: String,
-    pub version: Option<String>,
-    pub signature: Option<Signature>,
-    pub session_id: Option<String>,
-    pub final_state: FinalState,
-    pub states_executed: u32,
-    pub error: Option<String>,
-    pub return_values: IndexMap<String, String>,
-    /// The seed's execution log; an ending with an error gets its `error` entry here.
-    pub execution_log: Vec<Value>,
-    pub last_state: Option<String>,
-    pub started_at: String,
-    pub duration_ms: f64,
-    pub cancelled_by: Option<Actor>,
-}
-
-impl Ending {
-    /// A run that ended before its first state: nothing ran, `error` says why.
-    pub fn unstarted(
-        run_id: &str,
-        workflow_name: &str,
-        version: Option<String>,
-        session_id: Option<String>,
-        final_state: FinalState,
-        error: String,
-        started_at: String,
-    ) -> Ending {
-        Ending {
-            run_id: run_id.to_string(),
-            workflow_name: workflow_name.to_string(),
-            version,
-            signature: None,
-            session_id,
-            final_state,
-            states_executed: 0,
-            error: Some(error),
-            return_values: IndexMap::new(),
-            execution_log: Vec::new(),
-            last_state: None,
-            started_at,
-            duration_ms: 0.0,
-            cancelled_by: None,
-        }
-    }
-
-    /// The result whoever follows the run gets, and whoever reads it back later.
-    pub fn into_result(self, finished_at: String, journal_error: Option<String>) -> RunResult {
-        RunResult {
-            success: self.final_state == FinalState::Completed,
-            workflow_name: self.workflow_name,
-            session_id: self.session_id,
-            final_state: self.final_state,
-            states_executed: self.states_executed,
-            workflow_signature: self.signature,
-            execution_log: self.execution_log,
-            error: self.error,
-            run_id: self.run_id,
-            workflow_version: self.version,
-            return_values: self.return_values,
-            last_state: self.last_state,
-            started_at: self.started_at,
-            finished_at,
-            duration_ms: self.duration_ms,
-            journal_error,
-        }
-    }
-}
 
 /// A result for a run whose executor vanished (it cannot, short of a bug): an honest error.
 pub(super) fn orphan_result(run_id: &str) -> RunResult {
@@ -325,98 +249,6 @@ impl Engine {
     }
 }
 
-/// A run's result as its journal tells it: its last line's final state, error, states
-/// executed, return values and duration, with its first line's workflow, version and session.
-/// A journal with no last line is a run still going (`None`), unless `cut_off` says nobody
-/// is writing it: then its flowdeck died and it ended `interrupted`, as the next start will
-/// record. The execution log of such a result is empty: `run_events` reads the steps.
-pub fn result_from_journal(events: &[JournalEvent], cut_off: bool) -> Option<RunResult> {
-    let (first, started) = events.iter().find_map(|event| match &event.body {
-        RunEvent::RunStarted {
-            run_id,
-            workflow,
-            version,
-            session_id,
-            ..
-        } => Some((event, (run_id, workflow, version, session_id))),
-        _ => None,
-    })?;
-    let (run_id, workflow, version, session_id) = started;
-    let mut ending = Ending::unstarted(
-        run_id,
-        workflow,
-        version.clone(),
-        session_id.clone(),
-        FinalState::Interrupted,
-        INTERRUPTED.into(),
-        first.at.clone(),
-    );
-    let mut finished_at = None;
-    for event in events {
-        match &event.body {
-            RunEvent::StepStarted { state, .. } => {
-                ending.states_executed += 1;
-                ending.last_state = Some(state.clone());
-            }
-            RunEvent::RunFinished {
-                final_state,
-                states_executed,
-                error,
-                return_values,
-                duration_ms,
-                ..
-            } => {
-                (ending.final_state, ending.error) = read_final_state(final_state, error);
-                ending.states_executed = *states_executed;
-                ending.return_values = return_values.clone();
-                ending.duration_ms = *duration_ms;
-                finished_at = Some(event.at.clone());
-            }
-            _ => {}
-        }
-    }
-    let finished_at = match finished_at {
-        Some(at) => at,
-        None if !cut_off => return None,
-        // Cut off: as far as its last line.
-        None => {
-            let last = events.last().map_or(&first.at, |e| &e.at);
-            ending.duration_ms = span_ms(&first.at, last);
-            last.clone()
-        }
-    };
-    Some(ending.into_result(finished_at, None))
-}
-
-/// A journal's final state and error as this flowdeck reads them: a state it does not know
-/// (a newer one wrote it) is still an ending, an error that names it.
-fn read_final_state(
-    final_state: &WrittenFinalState,
-    error: &Option<String>,
-) -> (FinalState, Option<String>) {
-    match final_state {
-        WrittenFinalState::Known(state) => (*state, error.clone()),
-        WrittenFinalState::Unknown(final_state) => (
-            FinalState::Error,
-            Some(format!(
-                "ended as {final_state:?}{}",
-                error
-                    .as_deref()
-                    .map(|e| format!(": {e}"))
-                    .unwrap_or_default()
-            )),
-        ),
-    }
-}
-
-/// Milliseconds from one journal time to another (0 when either cannot be read).
-pub fn span_ms(from: &str, to: &str) -> f64 {
-    chrono::DateTime::parse_from_rfc3339(to)
-        .ok()
-        .zip(chrono::DateTime::parse_from_rfc3339(from).ok())
-        .map_or(0.0, |(to, from)| (to - from).num_milliseconds() as f64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,46 +396,5 @@ mod tests {
 
     fn engine_with_no_shell(dir: &std::path::Path) -> Arc<Engine> {
         engine(dir, "/nonexistent/flowdeck-test-shell", false)
-    }
-
-    #[test]
-    fn a_journal_cut_off_reads_as_interrupted_and_a_live_one_as_going() {
-        let line = |seq, at: &str, body| JournalEvent {
-            seq,
-            at: at.into(),
-            body,
-        };
-        let events = vec![
-            line(
-                1,
-                "2026-11-24T10:00:00.000Z",
-                RunEvent::RunStarted {
-                    run_id: "r1".into(),
-                    workflow: "w".into(),
-                    version: Some("v".into()),
-                    session_id: Some("s1".into()),
-                    inputs: IndexMap::new(),
-                    actor: None,
-                },
-            ),
-            line(
-                2,
-                "2026-11-24T10:00:01.500Z",
-                RunEvent::StepStarted {
-                    step: 1,
-                    state: "first".into(),
-                    tool: "send_input".into(),
-                    params: Value::Null,
-                },
-            ),
-        ];
-        assert!(result_from_journal(&events, false).is_none());
-        let cut = result_from_journal(&events, true).expect("an ending");
-        assert_eq!(cut.final_state, FinalState::Interrupted);
-        assert_eq!(cut.error.as_deref(), Some(INTERRUPTED));
-        assert_eq!(cut.states_executed, 1);
-        assert_eq!(cut.duration_ms, 1500.0);
-        assert_eq!(cut.last_state.as_deref(), Some("first"));
-        assert_eq!(cut.workflow_version.as_deref(), Some("v"));
     }
 }

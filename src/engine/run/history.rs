@@ -1,9 +1,9 @@
 //! A run's history: its status (live, or read back from its journal), the list of runs,
 //! feedback on a finished run, and purging the history.
 
-use super::ending::result_from_journal;
 use super::registry::{Phase, RunStatus};
 use crate::engine::events::{Actor, Change};
+use crate::engine::journal::result_from_journal;
 use crate::engine::journal::{self, JournalEvent, RunEvent, RunSummary};
 use crate::engine::{Engine, EngineError};
 use schemars::JsonSchema;

@@ -2,17 +2,21 @@
 //! lives (`registry.rs`), started (`start.rs`), followed and read from its journal
 //! (`follow.rs`), cancelled or answered (`control.rs`), ended, wherever it ends, through one
 //! path that writes the same facts (`ending.rs`), and read back from its history
-//! (`history.rs`). The state loop itself is the executor's (`engine/executor/`).
+//! (`history.rs`). A run an agent starts in approval mode waits for a person's answer
+//! (`approval.rs`), and its state loop is the executor's (`executor/`). The run's result and
+//! its ending's facts are `engine::result`'s, read back from a journal by `engine::journal`.
 
+pub mod approval;
 mod control;
 pub mod ending;
+mod executor;
 mod follow;
 mod history;
 mod registry;
 mod start;
 
-pub use ending::{INTERRUPTED, result_from_journal, span_ms};
+pub use crate::engine::error::StartError;
 pub use follow::{FollowedRun, Following, MAX_EVENTS_WAIT, RunEvents, RunNews, StartedRun};
 pub use history::{FeedbackRecorded, MAX_PAGE, Purged, RunList};
-pub use registry::{ActiveRun, PendingPrompt, Phase, RunStatus, Runs, StartError};
+pub use registry::{ActiveRun, PendingPrompt, Phase, RunStatus, Runs};
 pub use start::{Resolved, RunRequest, WorkflowSource};

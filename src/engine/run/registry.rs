@@ -1,6 +1,7 @@
 //! Runs in progress: their live status, the one-run-per-session rule, the global limit,
 //! cancellation, and the answers to paused `prompt` steps.
 
+use crate::engine::error::StartError;
 use crate::engine::events::Actor;
 use crate::engine::result::RunResult;
 use crate::engine::secrets::Secrets;
@@ -60,7 +61,7 @@ pub struct ActiveRun {
     pub status: watch::Sender<RunStatus>,
     pub prompt: Mutex<Option<PendingPrompt>>,
     /// The approval the run waits for before it starts (approval mode).
-    pub approval: Mutex<Option<crate::engine::approval::PendingApproval>>,
+    pub approval: Mutex<Option<super::approval::PendingApproval>>,
     /// The run's secret values, once its inputs are known: for whoever writes down what is
     /// done to the run from outside (the audit log).
     pub secrets: Mutex<Secrets>,
@@ -135,28 +136,9 @@ impl ActiveRun {
         self.prompt.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn pending_approval(
-        &self,
-    ) -> MutexGuard<'_, Option<crate::engine::approval::PendingApproval>> {
+    pub fn pending_approval(&self) -> MutexGuard<'_, Option<super::approval::PendingApproval>> {
         self.approval.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
-
-/// Why a run cannot start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StartError {
-    #[error(
-        "session `{session_id}` is already running run {run_id} ({workflow}); wait for it to finish, or cancel it"
-    )]
-    SessionBusy {
-        session_id: String,
-        run_id: String,
-        workflow: String,
-    },
-    #[error(
-        "{running} runs are in progress, the limit is {limit}; wait for one to finish or cancel one"
-    )]
-    TooManyRuns { running: usize, limit: usize },
 }
 
 /// The runs in progress.

@@ -3,11 +3,11 @@
 //! begun, and its executor spawned in a task of its own so that a panic in it ends the run
 //! instead of the engine.
 
+use super::approval::{ApprovalRequest, Decision};
+use super::executor::{self, RunPlan, SessionChoice};
 use super::registry::{ActiveRun, Phase, RunStatus};
-use crate::engine::approval::{ApprovalRequest, Decision};
 use crate::engine::contract;
 use crate::engine::events::Actor;
-use crate::engine::executor::{self, RunPlan, SessionChoice};
 use crate::engine::journal::{self, RunEvent};
 use crate::engine::result::FinalState;
 use crate::engine::{Engine, EngineError};

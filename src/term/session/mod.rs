@@ -24,6 +24,7 @@ pub use info::{
 };
 use open::pty_size;
 
+use super::decode::Decoder;
 use super::error::TermError;
 use super::hush::Hush;
 use super::inputs::Inputs;
@@ -31,7 +32,7 @@ use super::matcher::Watch;
 use super::processes::{self, Teardown};
 use super::quiet::QuietClock;
 use super::screen::{Screen, Size};
-use super::transcript::{Decoder, Transcript};
+use super::transcript::Transcript;
 use super::typing::{Input, Probe};
 use crate::actor::Actor;
 use portable_pty::MasterPty;

@@ -4,12 +4,13 @@
 use super::info::{Activity, ExitInfo, HistoryLimits, OpenOptions, Program};
 use super::output::read_loop;
 use super::{DRAIN_AFTER_EXIT, Live, Session, Shared};
+use crate::term::decode::Decoder;
 use crate::term::error::TermError;
 use crate::term::inputs::Inputs;
 use crate::term::processes::MARKER_VAR;
 use crate::term::quiet::QuietClock;
 use crate::term::screen::{Screen, Size};
-use crate::term::transcript::{Decoder, Transcript};
+use crate::term::transcript::Transcript;
 use crate::term::typing::{self, Input, Probe};
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
 use std::fs::File;

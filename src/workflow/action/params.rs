@@ -2,8 +2,8 @@
 //! session, and of `prompt`: one struct per tool, so that a misspelt or misplaced parameter
 //! is a validation error. (`await_output`'s are in wait.rs, with the limits of a wait.)
 
-use crate::workflow::model::Scalar;
 use crate::workflow::rules::Rule;
+use crate::workflow::scalar::Scalar;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

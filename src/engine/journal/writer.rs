@@ -13,8 +13,8 @@
 //! marker whose journal can be locked by someone else belongs to a run whose flowdeck died
 //! (see `Journal::recover_interrupted`).
 
-use super::journal::{JournalEvent, RunEvent, now};
-use super::secrets::Secrets;
+use super::{JournalEvent, RunEvent, now};
+use crate::engine::secrets::Secrets;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};

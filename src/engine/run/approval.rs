@@ -7,10 +7,9 @@
 //! would ever see it. Approvals are content versions (SHA-256) remembered in
 //! `DIR/.flowdeck/approved.json` (store/approvals.rs): any change to a file needs a new one.
 
-use super::events::{Actor, Change};
-use super::run::ActiveRun;
-use super::run::WorkflowSource;
-use super::{Engine, EngineError};
+use super::{ActiveRun, Resolved, WorkflowSource};
+use crate::engine::events::{Actor, Change};
+use crate::engine::{Engine, EngineError};
 use crate::store::approvals::Approved;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -155,7 +154,7 @@ impl Engine {
     }
 
     /// Whether the engine was started in approval mode (an agent's connection may still ask
-    /// for it for its own runs: [`super::RunRequest::require_approval`]).
+    /// for it for its own runs: [`crate::engine::RunRequest::require_approval`]).
     pub fn approval_mode(&self) -> bool {
         self.approval_mode.load(Ordering::Acquire)
     }
@@ -198,7 +197,7 @@ impl Engine {
         &self,
         run_id: &str,
         source: &WorkflowSource,
-        resolved: &super::run::Resolved,
+        resolved: &Resolved,
         actor: &Actor,
         asked_by_connection: bool,
     ) -> Result<Option<ApprovalRequest>, EngineError> {
@@ -211,7 +210,7 @@ impl Engine {
             workflow: resolved.workflow.name.clone(),
             version: resolved.version.clone(),
             agent: actor.clone(),
-            requested_at: super::journal::now(),
+            requested_at: crate::engine::journal::now(),
             inline,
             content: String::from_utf8_lossy(&resolved.content).into_owned(),
             last_approved: None,

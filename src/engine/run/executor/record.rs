@@ -3,13 +3,13 @@
 //! (the run's status, the seed's execution log, the journal, the published event), from the
 //! same values, so that a field cannot reach one of them and miss another.
 
+use super::super::ActiveRun;
 use super::Exec;
 use super::actions::Acted;
 use crate::engine::Engine;
 use crate::engine::contract::{ContractPhase, MASK};
 use crate::engine::events::Actor;
 use crate::engine::journal::{JournalEvent, RunEvent, now};
-use crate::engine::run::ActiveRun;
 use crate::engine::transition::{StepStatus, Taken};
 use crate::workflow::model::Workflow;
 use serde::Serialize;

@@ -2,6 +2,7 @@
 //! against the step's rules, asks for a confirmation when the step wants one, and withdraws
 //! the question however the wait ends.
 
+use super::super::{ActiveRun, PendingPrompt, Phase};
 use super::Exec;
 use super::actions::Acted;
 use super::record::shorten;
@@ -9,7 +10,6 @@ use super::record::shorten;
 use crate::engine::Engine;
 use crate::engine::events::Actor;
 use crate::engine::journal::RunEvent;
-use crate::engine::run::{ActiveRun, PendingPrompt, Phase};
 use crate::workflow::action::PromptParams;
 use crate::workflow::rules;
 use serde_json::json;
