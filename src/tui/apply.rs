@@ -5,7 +5,7 @@ use super::effect::Effect;
 use super::keymap::Mode;
 use super::state::{App, Finished, RunView, StepMark};
 use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
-use crate::engine::{Actor, Change, EngineEvent, Phase, RunEvent, Snapshot};
+use crate::engine::{Actor, Change, EngineEvent, ExitInfo, Phase, RunEvent, SessionInfo, Snapshot};
 
 pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     app.seq = snapshot.seq;
@@ -39,7 +39,6 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     effects
 }
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     // Already in the snapshot this state was built from.
     if event.seq <= app.seq {
@@ -49,37 +48,9 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     let actor = event.actor;
     match event.change {
         Change::WorkflowAdded { name, .. } | Change::WorkflowChanged { name, .. } => {
-            if app.gone.as_deref() == Some(name.as_str()) {
-                app.gone = None;
-            }
-            let mut effects = vec![Effect::ReloadList];
-            effects.extend(super::editor::changed_on_disk(app, &name));
-            if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
-                effects.push(Effect::LoadPlan(name));
-            }
-            effects
+            workflow_changed(app, name)
         }
-        Change::WorkflowRemoved { name, .. } => {
-            let mut effects = super::editor::changed_on_disk(app, &name);
-            // The list moves on; the plan says where this workflow went rather than fall
-            // silent, since its run may still be going (the run keeps its version). A list
-            // read since (newer than this event) may have emptied the plan already: with
-            // nothing left to select, the plan had been this workflow's or none.
-            let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
-            // The person's own rename or delete: the studio has said what happened.
-            let theirs = !app.is_me(&actor);
-            if theirs
-                && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty()))
-            {
-                app.message = Some(format!(
-                    "{} was removed from the folder",
-                    super::draw::text::clean(&name)
-                ));
-                app.gone = Some(name);
-            }
-            effects.push(Effect::ReloadList);
-            effects
-        }
+        Change::WorkflowRemoved { name, .. } => workflow_removed(app, name, &actor),
         Change::HistoryPurged { .. } => vec![Effect::ReloadList],
         Change::ApprovalRequested {
             run_id, workflow, ..
@@ -97,17 +68,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             vec![Effect::ReloadList]
         }
         Change::WorkflowsResync { .. } => vec![Effect::Resnapshot],
-        Change::SessionOpened { session } => {
-            let id = session.session_id.clone();
-            if !app.panes.iter().any(|p| p.session_id == id) {
-                app.panes.push(session);
-            }
-            if is_persons(app, &actor) {
-                show_pane(app, &id)
-            } else {
-                agents_pane_into_view(app, &actor, &id)
-            }
-        }
+        Change::SessionOpened { session } => session_opened(app, session, &actor),
         Change::SessionResized {
             session_id,
             cols,
@@ -124,17 +85,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             Vec::new()
         }
         Change::SessionExited { session_id, exit } => {
-            if let Some(p) = app.panes.iter_mut().find(|p| p.session_id == session_id) {
-                p.running = false;
-                p.exit = Some(exit);
-            }
-            if app.mode == Mode::Focus
-                && app
-                    .focused_pane()
-                    .is_some_and(|p| p.session_id == session_id)
-            {
-                app.mode = Mode::Normal;
-            }
+            session_exited(app, &session_id, exit);
             Vec::new()
         }
         Change::SessionFailed { session_id, reason } => {
@@ -143,35 +94,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Change::SessionClosed { session_id } => {
-            app.panes.retain(|p| p.session_id != session_id);
-            if app
-                .scroll
-                .as_ref()
-                .is_some_and(|s| s.session_id == session_id)
-            {
-                app.scroll = None;
-            }
-            if app
-                .search
-                .as_ref()
-                .is_some_and(|s| s.session_id == session_id)
-            {
-                app.search = None;
-            }
-            if app
-                .selection
-                .as_ref()
-                .is_some_and(|s| s.session_id == session_id)
-            {
-                app.selection = None;
-            }
-            if matches!(app.mode, Mode::Focus | Mode::Copy) {
-                super::copy::leave(app);
-            }
-            app.clamp_selection();
-            fit_when_alone(app)
-        }
+        Change::SessionClosed { session_id } => session_closed(app, &session_id),
         Change::Run {
             run_id,
             journal_seq,
@@ -183,7 +106,102 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
+/// A workflow's file was added or changed: the list is read again, and so are the editor's
+/// and the plan's copies of it when they show it.
+fn workflow_changed(app: &mut App, name: String) -> Vec<Effect> {
+    if app.gone.as_deref() == Some(name.as_str()) {
+        app.gone = None;
+    }
+    let mut effects = vec![Effect::ReloadList];
+    effects.extend(super::editor::changed_on_disk(app, &name));
+    if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
+        effects.push(Effect::LoadPlan(name));
+    }
+    effects
+}
+
+/// A workflow's file was removed (or renamed away): the list is read again.
+fn workflow_removed(app: &mut App, name: String, actor: &Actor) -> Vec<Effect> {
+    let mut effects = super::editor::changed_on_disk(app, &name);
+    // The list moves on; the plan says where this workflow went rather than fall
+    // silent, since its run may still be going (the run keeps its version). A list
+    // read since (newer than this event) may have emptied the plan already: with
+    // nothing left to select, the plan had been this workflow's or none.
+    let shown = app.plan.as_ref().map(|p| p.workflow.as_str());
+    // The person's own rename or delete: the studio has said what happened.
+    let theirs = !app.is_me(actor);
+    if theirs && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty())) {
+        app.message = Some(format!(
+            "{} was removed from the folder",
+            super::draw::text::clean(&name)
+        ));
+        app.gone = Some(name);
+    }
+    effects.push(Effect::ReloadList);
+    effects
+}
+
+/// A terminal opened: the person's own comes to the front; an agent's may come into view.
+fn session_opened(app: &mut App, session: SessionInfo, actor: &Actor) -> Vec<Effect> {
+    let id = session.session_id.clone();
+    if !app.panes.iter().any(|p| p.session_id == id) {
+        app.panes.push(session);
+    }
+    if is_persons(app, actor) {
+        show_pane(app, &id)
+    } else {
+        agents_pane_into_view(app, actor, &id)
+    }
+}
+
+/// A terminal's program exited: its pane stays to show how; focus on it has nothing left to
+/// type into.
+fn session_exited(app: &mut App, session_id: &str, exit: ExitInfo) {
+    if let Some(p) = app.panes.iter_mut().find(|p| p.session_id == session_id) {
+        p.running = false;
+        p.exit = Some(exit);
+    }
+    if app.mode == Mode::Focus
+        && app
+            .focused_pane()
+            .is_some_and(|p| p.session_id == session_id)
+    {
+        app.mode = Mode::Normal;
+    }
+}
+
+/// A terminal closed: its pane goes, and with it whatever the person was doing in it
+/// (scrolling its history, searching it, selecting in it, typing into it).
+fn session_closed(app: &mut App, session_id: &str) -> Vec<Effect> {
+    app.panes.retain(|p| p.session_id != session_id);
+    if app
+        .scroll
+        .as_ref()
+        .is_some_and(|s| s.session_id == session_id)
+    {
+        app.scroll = None;
+    }
+    if app
+        .search
+        .as_ref()
+        .is_some_and(|s| s.session_id == session_id)
+    {
+        app.search = None;
+    }
+    if app
+        .selection
+        .as_ref()
+        .is_some_and(|s| s.session_id == session_id)
+    {
+        app.selection = None;
+    }
+    if matches!(app.mode, Mode::Focus | Mode::Copy) {
+        super::copy::leave(app);
+    }
+    app.clamp_selection();
+    fit_when_alone(app)
+}
+
 fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec<Effect> {
     if let RunEvent::RunStarted {
         workflow,
@@ -193,24 +211,7 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
     } = &line
     {
         let by = started_by.clone().unwrap_or(actor);
-        let view = app.runs.entry(run_id.clone()).or_insert_with(|| RunView {
-            run_id: run_id.clone(),
-            workflow: workflow.clone(),
-            session_id: session_id.clone(),
-            actor: None,
-            phase: Phase::Running,
-            current_state: None,
-            prompt: None,
-            steps: Default::default(),
-            finished: None,
-        });
-        view.actor = Some(by.clone());
-        view.session_id = session_id.clone();
-        return match (by, session_id) {
-            (by, Some(id)) if app.is_me(&by) => show_pane(app, &id.clone()),
-            (by, Some(id)) => agents_pane_into_view(app, &by, &id.clone()),
-            _ => Vec::new(),
-        };
+        return run_started(app, &run_id, workflow, session_id.as_deref(), by);
     }
     let Some(run) = app.runs.get_mut(&run_id) else {
         return Vec::new();
@@ -231,24 +232,13 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         RunEvent::WaitingForInput { prompt, .. } => {
             run.phase = Phase::WaitingForInput;
             run.prompt = Some(prompt);
-            let workflow = run.workflow.clone();
-            let mine = run.actor.clone().is_some_and(|a| app.is_me(&a));
-            if mine && app.mode == Mode::Normal {
-                open_prompt(app, run_id);
-            } else {
-                app.message = Some(format!("{workflow} waits for an answer: a answers"));
-            }
-            return attention(app, format!("{workflow} waits for an answer"));
+            let (workflow, by) = (run.workflow.clone(), run.actor.clone());
+            return asked(app, run_id, &workflow, by);
         }
         RunEvent::Answered { .. } | RunEvent::PromptWithdrawn { .. } => {
             run.phase = Phase::Running;
             run.prompt = None;
-            if app.answering.as_deref() == Some(run_id.as_str()) {
-                app.answering = None;
-                if app.mode == Mode::Prompt {
-                    app.mode = Mode::Normal;
-                }
-            }
+            stop_answering(app, &run_id);
         }
         RunEvent::RunFinished {
             final_state,
@@ -258,30 +248,17 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
             duration_ms,
             ..
         } => {
-            run.phase = Phase::Finished;
-            run.prompt = None;
-            let ended = format!(
-                "{} ended: {final_state} in {}",
-                run.workflow,
-                super::draw::text::duration(duration_ms)
+            let ended = finish(
+                run,
+                Finished {
+                    final_state,
+                    success,
+                    error,
+                    return_values,
+                    duration_ms,
+                },
             );
-            app.message = Some(ended.clone());
-            run.finished = Some(Finished {
-                final_state,
-                success,
-                error,
-                return_values,
-                duration_ms,
-            });
-            if app.answering.as_deref() == Some(run_id.as_str()) {
-                app.answering = None;
-                if app.mode == Mode::Prompt {
-                    app.mode = Mode::Normal;
-                }
-            }
-            let mut effects = vec![Effect::ReloadList];
-            effects.extend(attention(app, ended));
-            return effects;
+            return run_ended(app, &run_id, ended);
         }
         RunEvent::RunStarted { .. }
         | RunEvent::ContractChecked { .. }
@@ -289,6 +266,83 @@ fn run_event(app: &mut App, run_id: String, line: RunEvent, actor: Actor) -> Vec
         | RunEvent::Feedback { .. } => {}
     }
     Vec::new()
+}
+
+/// A run started: the studio follows it from here, and its terminal comes into view (the
+/// person's own in front, an agent's unless the person is busy).
+fn run_started(
+    app: &mut App,
+    run_id: &str,
+    workflow: &str,
+    session_id: Option<&str>,
+    by: Actor,
+) -> Vec<Effect> {
+    let view = app
+        .runs
+        .entry(run_id.to_string())
+        .or_insert_with(|| RunView {
+            run_id: run_id.to_string(),
+            workflow: workflow.to_string(),
+            session_id: session_id.map(str::to_string),
+            actor: None,
+            phase: Phase::Running,
+            current_state: None,
+            prompt: None,
+            steps: Default::default(),
+            finished: None,
+        });
+    view.actor = Some(by.clone());
+    view.session_id = session_id.map(str::to_string);
+    match (by, session_id) {
+        (by, Some(id)) if app.is_me(&by) => show_pane(app, id),
+        (by, Some(id)) => agents_pane_into_view(app, &by, id),
+        _ => Vec::new(),
+    }
+}
+
+/// A run waits for an answer: the person's own run asks them at once unless they are busy;
+/// any other run's question waits for `a`.
+fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Vec<Effect> {
+    let mine = by.is_some_and(|a| app.is_me(&a));
+    if mine && app.mode == Mode::Normal {
+        open_prompt(app, run_id);
+    } else {
+        app.message = Some(format!("{workflow} waits for an answer: a answers"));
+    }
+    attention(app, format!("{workflow} waits for an answer"))
+}
+
+/// A question the person was answering is settled: the prompt they typed into closes.
+fn stop_answering(app: &mut App, run_id: &str) {
+    if app.answering.as_deref() == Some(run_id) {
+        app.answering = None;
+        if app.mode == Mode::Prompt {
+            app.mode = Mode::Normal;
+        }
+    }
+}
+
+/// The run's result kept for its plan; what the status line says of it.
+fn finish(run: &mut RunView, finished: Finished) -> String {
+    run.phase = Phase::Finished;
+    run.prompt = None;
+    let ended = format!(
+        "{} ended: {} in {}",
+        run.workflow,
+        finished.final_state,
+        super::draw::text::duration(finished.duration_ms)
+    );
+    run.finished = Some(finished);
+    ended
+}
+
+/// A run ended: the person is told, and the list (its last result) is read again.
+fn run_ended(app: &mut App, run_id: &str, ended: String) -> Vec<Effect> {
+    app.message = Some(ended.clone());
+    stop_answering(app, run_id);
+    let mut effects = vec![Effect::ReloadList];
+    effects.extend(attention(app, ended));
+    effects
 }
 
 /// Something the person should know happened: the status line says it (the caller set the
