@@ -51,7 +51,6 @@ pub struct Attached {
 }
 
 /// Serves one studio until it leaves, the connection fails, or the server stops.
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 pub async fn serve<R, W>(mut read: R, write: W, studio: Attached, stop: CancellationToken)
 where
     R: AsyncBufRead + Unpin,
@@ -65,8 +64,6 @@ where
         studios,
         follows_runs,
     } = studio;
-    // The runs it started, when it follows them.
-    let started: Arc<std::sync::Mutex<Followed>> = Arc::default();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_loop(
         write,
@@ -75,117 +72,191 @@ where
         studios,
         stop.clone(),
     ));
-    let in_flight = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
-    // The sessions whose input this studio holds (focus mode): let go of when it goes, however
-    // it goes (a studio killed with -9 says no goodbye), so that nobody is locked out.
-    let mut held: HashSet<String> = HashSet::new();
+    let mut serving = Serving {
+        engine,
+        who,
+        person,
+        approver,
+        follows_runs,
+        started: Arc::default(),
+        out: out_tx,
+        in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        held: HashSet::new(),
+    };
     let mut line = Vec::new();
-    loop {
-        let more = tokio::select! {
-            more = protocol::read_line(&mut read, &mut line) => more,
-            () = stop.cancelled() => break,
-        };
-        match more {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                tracing::info!("{who}: {e}");
-                break;
-            }
+    while let Some(message) = next_message(&mut read, &mut line, &stop, &serving.who).await {
+        if !serving.take(message).await {
+            break;
         }
-        let message = match serde_json::from_slice::<ToServer>(&line) {
-            Ok(message) => message,
-            Err(e) => {
-                tracing::warn!("{who} sent what is not a studio's message ({e}): dropped");
-                break;
-            }
-        };
+    }
+    serving.leave(writer).await;
+}
+
+/// The studio's next message, or `None` once it is served no more: it left, its connection
+/// failed or sent what no studio sends, or the server stops.
+async fn next_message<R: AsyncBufRead + Unpin>(
+    read: &mut R,
+    line: &mut Vec<u8>,
+    stop: &CancellationToken,
+    who: &str,
+) -> Option<ToServer> {
+    let more = tokio::select! {
+        more = protocol::read_line(read, line) => more,
+        () = stop.cancelled() => return None,
+    };
+    match more {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => {
+            tracing::info!("{who}: {e}");
+            return None;
+        }
+    }
+    match serde_json::from_slice::<ToServer>(line) {
+        Ok(message) => Some(message),
+        Err(e) => {
+            tracing::warn!("{who} sent what is not a studio's message ({e}): dropped");
+            None
+        }
+    }
+}
+
+/// A studio being served: who it is, and what it holds while it is attached.
+struct Serving {
+    engine: Arc<Engine>,
+    who: String,
+    person: Actor,
+    approver: Result<Approver, String>,
+    follows_runs: bool,
+    /// The runs it started, when it follows them.
+    started: Arc<std::sync::Mutex<Followed>>,
+    out: mpsc::UnboundedSender<Outgoing>,
+    in_flight: Arc<Semaphore>,
+    /// The sessions whose input this studio holds (focus mode): let go of when it goes,
+    /// however it goes (a studio killed with -9 says no goodbye), so that nobody is locked out.
+    held: HashSet<String>,
+}
+
+impl Serving {
+    /// Acts on one message; false when nothing more is to be read from this studio.
+    async fn take(&mut self, message: ToServer) -> bool {
         match message {
             // Quick calls in the order they came: a person's keys reach the session in order.
-            ToServer::Call { id, request } if request.is_quick() => {
-                match &request {
-                    Request::HoldInput { session_id } => {
-                        held.insert(session_id.clone());
-                    }
-                    Request::ReleaseInput { session_id } => {
-                        held.remove(session_id);
-                    }
-                    Request::SendInput { session_id, .. } => {
-                        let _ = out_tx.send(Outgoing::Typed(session_id.clone()));
-                    }
-                    _ => {}
-                }
-                let answer = engine.handle_now(request, &person);
-                let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
-            }
-            ToServer::Call { id, request } => {
-                // Backpressure: past the limit, nothing more is read from this studio.
-                let Ok(permit) = in_flight.clone().acquire_owned().await else {
-                    break;
-                };
-                let (engine, out, person) = (engine.clone(), out_tx.clone(), person.clone());
-                let started = follows_runs.then(|| started.clone());
-                tokio::spawn(async move {
-                    let answer = engine.handle(request, &person).await;
-                    if let (Some(started), Ok(crate::engine::request::Reply::Started(run_id))) =
-                        (started, &answer)
-                    {
-                        let gone = {
-                            let mut followed = lock(&started);
-                            followed.runs.push(run_id.clone());
-                            followed.gone
-                        };
-                        // The client went while its run was starting: nobody follows it.
-                        if gone {
-                            let _ = engine.cancel_run(run_id, &person).await;
-                        }
-                    }
-                    let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
-                    drop(permit);
-                });
-            }
+            ToServer::Call { id, request } if request.is_quick() => self.call_now(id, request),
+            ToServer::Call { id, request } => return self.call_in_task(id, request).await,
             ToServer::Watch { sessions } => {
-                let _ = out_tx.send(Outgoing::Watch(sessions));
+                let _ = self.out.send(Outgoing::Watch(sessions));
             }
             ToServer::Decide {
                 id,
                 run_id,
                 approve,
-            } => {
-                let answer = match &approver {
-                    // The first answer settles it; a later one finds nothing waiting.
-                    Ok(approver) => approver
-                        .decide(&run_id, approve, &person)
-                        .map(|_| Reply::Done)
-                        .map_err(RequestError::from),
-                    Err(why) => Err(RequestError::new(
-                        "not_approver",
-                        format!("this studio may not answer approval requests: {why}"),
-                    )),
-                };
-                let _ = out_tx.send(Outgoing::Answer(id, Box::new(answer)));
+            } => self.decide(id, &run_id, approve),
+        }
+        true
+    }
+
+    fn call_now(&mut self, id: u64, request: Request) {
+        match &request {
+            Request::HoldInput { session_id } => {
+                self.held.insert(session_id.clone());
+            }
+            Request::ReleaseInput { session_id } => {
+                self.held.remove(session_id);
+            }
+            Request::SendInput { session_id, .. } => {
+                let _ = self.out.send(Outgoing::Typed(session_id.clone()));
+            }
+            _ => {}
+        }
+        let answer = self.engine.handle_now(request, &self.person);
+        let _ = self.out.send(Outgoing::Answer(id, Box::new(answer)));
+    }
+
+    /// Answers a call that may take a while from a task of its own; false when no more calls
+    /// can be taken.
+    async fn call_in_task(&self, id: u64, request: Request) -> bool {
+        // Backpressure: past the limit, nothing more is read from this studio.
+        let Ok(permit) = self.in_flight.clone().acquire_owned().await else {
+            return false;
+        };
+        let (engine, out, person) = (self.engine.clone(), self.out.clone(), self.person.clone());
+        let started = self.follows_runs.then(|| self.started.clone());
+        tokio::spawn(async move {
+            let answer = engine.handle(request, &person).await;
+            if let (Some(started), Ok(Reply::Started(run_id))) = (started, &answer) {
+                follow(&started, &engine, run_id, &person).await;
+            }
+            let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
+            drop(permit);
+        });
+        true
+    }
+
+    fn decide(&self, id: u64, run_id: &str, approve: bool) {
+        let answer = match &self.approver {
+            // The first answer settles it; a later one finds nothing waiting.
+            Ok(approver) => approver
+                .decide(run_id, approve, &self.person)
+                .map(|_| Reply::Done)
+                .map_err(RequestError::from),
+            Err(why) => Err(RequestError::new(
+                "not_approver",
+                format!("this studio may not answer approval requests: {why}"),
+            )),
+        };
+        let _ = self.out.send(Outgoing::Answer(id, Box::new(answer)));
+    }
+
+    /// The studio has gone: lets go of the inputs it held, and cancels the runs it followed.
+    async fn leave(self, writer: tokio::task::JoinHandle<()>) {
+        let Serving {
+            engine,
+            who,
+            person,
+            started,
+            out,
+            held,
+            ..
+        } = self;
+        drop(out);
+        writer.abort();
+        for session_id in held {
+            let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
+        }
+        // Under the same lock as a starting run records itself: each run is cancelled here, or
+        // by the task that started it, never by neither.
+        let followed = {
+            let mut followed = lock(&started);
+            followed.gone = true;
+            std::mem::take(&mut followed.runs)
+        };
+        for run_id in followed {
+            // A run that ended already says so; nothing to cancel.
+            if engine.cancel_run(&run_id, &person).await.is_ok() {
+                tracing::info!("{who} went before its run {run_id} ended: cancelled");
             }
         }
+        tracing::info!("{who} detached");
     }
-    drop(out_tx);
-    writer.abort();
-    for session_id in held {
-        let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
-    }
-    // Under the same lock as a starting run records itself: each run is cancelled here, or by
-    // the task that started it, never by neither.
-    let followed = {
-        let mut followed = lock(&started);
-        followed.gone = true;
-        std::mem::take(&mut followed.runs)
+}
+
+/// Records a run the studio started and follows, or cancels it when the studio has gone.
+async fn follow(
+    started: &std::sync::Mutex<Followed>,
+    engine: &Engine,
+    run_id: &str,
+    person: &Actor,
+) {
+    let gone = {
+        let mut followed = lock(started);
+        followed.runs.push(run_id.to_string());
+        followed.gone
     };
-    for run_id in followed {
-        // A run that ended already says so; nothing to cancel.
-        if engine.cancel_run(&run_id, &person).await.is_ok() {
-            tracing::info!("{who} went before its run {run_id} ended: cancelled");
-        }
+    // The client went while its run was starting: nobody follows it.
+    if gone {
+        let _ = engine.cancel_run(run_id, person).await;
     }
-    tracing::info!("{who} detached");
 }
 
 /// The runs a client follows (`flowdeck run`), and whether it has gone.
