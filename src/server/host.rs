@@ -5,7 +5,7 @@
 //! stranger gets a JSON-RPC error saying why before the socket closes. Who may approve is the
 //! kernel's word too (peer.rs).
 
-use super::hello::{self, Client, Welcome};
+use super::hello::{self, Client, Hello, Welcome};
 use super::socket::{self, SocketError};
 use crate::engine::Engine;
 use crate::mcp::{FlowdeckServer, McpOptions, wire};
@@ -221,85 +221,127 @@ struct Connection {
 
 impl Connection {
     /// Reads the client's hello, answers it, and serves it until it leaves or the host stops.
-    #[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
     async fn serve(self, stream: tokio::net::UnixStream) {
         let (read, mut write) = stream.into_split();
         let (hello, read) = tokio::select! {
             first = hello::read(read) => first,
             () = self.stop.cancelled() => return,
         };
-        let options = match hello {
-            Some(hello) => {
-                let mut welcome = Welcome::to(&hello, &self.folder);
-                if welcome.refused.is_none() {
-                    match &hello.client {
-                        Client::Mcp { .. } | Client::Cli {} => {}
-                        Client::Studio { approve_agent_runs } => {
-                            if *approve_agent_runs {
-                                self.engine.turn_on_approval_mode();
-                            }
-                            welcome.approval_mode = self.engine.approval_mode();
-                            welcome.person = Some(crate::actor::Actor::Person {
-                                at: super::peer::terminal_name(self.pid),
-                            });
-                            welcome.cannot_approve = self.may_approve().await.err();
-                        }
-                        Client::Approve { .. } => {
-                            welcome.refused = self
-                                .may_approve()
-                                .await
-                                .err()
-                                .map(|why| format!("this process may not approve: {why}"));
-                        }
-                    }
-                }
-                let answered = write.write_all(welcome.line().as_bytes()).await;
-                if let Some(why) = &welcome.refused {
-                    tracing::warn!("{} refused: {why}", self.who);
-                    let _ = write.shutdown().await;
-                    return;
-                }
-                if let Err(e) = answered {
-                    tracing::info!("{} left before its welcome: {e}", self.who);
-                    return;
-                }
-                match hello.client {
-                    // A relayed agent is served with the stricter of its options and ours.
-                    Client::Mcp { options } => crate::mcp::options::merge(&self.options, &options),
-                    Client::Studio { .. } => {
-                        tracing::info!("{} attached a studio", self.who);
-                        // The right to answer approval requests, held while the studio is
-                        // attached: runs wait for it meanwhile (engine/approval.rs).
-                        let approver = match welcome.cannot_approve {
-                            None => Ok(self.engine.attach_approver()),
-                            Some(why) => Err(why),
-                        };
-                        let counted = Attached::new(self.studios.clone());
-                        let studios = self.studios.subscribe();
-                        let person = welcome.person.unwrap_or_else(crate::actor::Actor::person);
-                        self.serve_studio_protocol(read, write, (person, approver, studios), false)
-                            .await;
-                        drop(counted);
-                        return;
-                    }
-                    Client::Cli {} => {
-                        tracing::info!("{} attached the command line", self.who);
-                        let refused = "the command line does not answer approval requests";
-                        // Not a studio: never counted as one.
-                        let studios = tokio::sync::watch::channel(0).1;
-                        let who = (crate::actor::Actor::Cli, Err(refused.into()), studios);
-                        self.serve_studio_protocol(read, write, who, true).await;
-                        return;
-                    }
-                    Client::Approve { workflows } => {
-                        super::approve::serve(&self.engine, &workflows, &mut write).await;
-                        return;
-                    }
-                }
-            }
+        let Some(hello) = hello else {
             // An MCP client on the socket directly: the host's options.
-            None => self.options.clone(),
+            let options = self.options.clone();
+            self.serve_mcp(read, write, options).await;
+            return;
         };
+        let welcome = self.welcome(&hello).await;
+        if !self.send_welcome(&mut write, &welcome).await {
+            return;
+        }
+        match hello.client {
+            // A relayed agent is served with the stricter of its options and ours.
+            Client::Mcp { options } => {
+                let options = crate::mcp::options::merge(&self.options, &options);
+                self.serve_mcp(read, write, options).await;
+            }
+            Client::Studio { .. } => self.serve_studio(read, write, welcome).await,
+            Client::Cli {} => self.serve_cli(read, write).await,
+            Client::Approve { workflows } => {
+                super::approve::serve(&self.engine, &workflows, &mut write).await;
+            }
+        }
+    }
+
+    /// The answer to a hello: refused, or welcomed with what this client may do here.
+    async fn welcome(&self, hello: &Hello) -> Welcome {
+        let mut welcome = Welcome::to(hello, &self.folder);
+        if welcome.refused.is_some() {
+            return welcome;
+        }
+        match &hello.client {
+            Client::Mcp { .. } | Client::Cli {} => {}
+            Client::Studio { approve_agent_runs } => {
+                if *approve_agent_runs {
+                    self.engine.turn_on_approval_mode();
+                }
+                welcome.approval_mode = self.engine.approval_mode();
+                welcome.person = Some(crate::actor::Actor::Person {
+                    at: super::peer::terminal_name(self.pid),
+                });
+                welcome.cannot_approve = self.may_approve().await.err();
+            }
+            Client::Approve { .. } => {
+                welcome.refused = self
+                    .may_approve()
+                    .await
+                    .err()
+                    .map(|why| format!("this process may not approve: {why}"));
+            }
+        }
+        welcome
+    }
+
+    /// Sends the welcome; false when the client is served no further (refused, or gone).
+    async fn send_welcome(
+        &self,
+        write: &mut tokio::net::unix::OwnedWriteHalf,
+        welcome: &Welcome,
+    ) -> bool {
+        let answered = write.write_all(welcome.line().as_bytes()).await;
+        if let Some(why) = &welcome.refused {
+            tracing::warn!("{} refused: {why}", self.who);
+            let _ = write.shutdown().await;
+            return false;
+        }
+        if let Err(e) = answered {
+            tracing::info!("{} left before its welcome: {e}", self.who);
+            return false;
+        }
+        true
+    }
+
+    /// A studio, counted among the studios while it is attached.
+    async fn serve_studio(
+        self,
+        read: hello::Rest<tokio::net::unix::OwnedReadHalf>,
+        write: tokio::net::unix::OwnedWriteHalf,
+        welcome: Welcome,
+    ) {
+        tracing::info!("{} attached a studio", self.who);
+        // The right to answer approval requests, held while the studio is attached: runs wait
+        // for it meanwhile (engine/approval.rs).
+        let approver = match welcome.cannot_approve {
+            None => Ok(self.engine.attach_approver()),
+            Some(why) => Err(why),
+        };
+        let counted = Attached::new(self.studios.clone());
+        let studios = self.studios.subscribe();
+        let person = welcome.person.unwrap_or_else(crate::actor::Actor::person);
+        self.serve_studio_protocol(read, write, (person, approver, studios), false)
+            .await;
+        drop(counted);
+    }
+
+    /// `flowdeck run`: the studio protocol, to a client that follows its runs.
+    async fn serve_cli(
+        self,
+        read: hello::Rest<tokio::net::unix::OwnedReadHalf>,
+        write: tokio::net::unix::OwnedWriteHalf,
+    ) {
+        tracing::info!("{} attached the command line", self.who);
+        let refused = "the command line does not answer approval requests";
+        // Not a studio: never counted as one.
+        let studios = tokio::sync::watch::channel(0).1;
+        let who = (crate::actor::Actor::Cli, Err(refused.into()), studios);
+        self.serve_studio_protocol(read, write, who, true).await;
+    }
+
+    /// Serves an agent's MCP session until it leaves or the host stops.
+    async fn serve_mcp(
+        self,
+        read: hello::Rest<tokio::net::unix::OwnedReadHalf>,
+        write: tokio::net::unix::OwnedWriteHalf,
+        options: McpOptions,
+    ) {
         // Each connection bounded on its own (wire.rs): one client that never reads holds
         // itself up, not the host or the other clients.
         let transport = wire::WireTransport::new(read, write, &self.who);
