@@ -180,7 +180,6 @@ impl Followed {
 }
 
 /// Starts the run and shows its progress until it ends.
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 async fn follow(
     engine: &Host,
     events: &mut Events,
@@ -188,8 +187,52 @@ async fn follow(
     inputs: IndexMap<String, String>,
     termination: &mut Termination,
 ) -> Result<RunResult> {
-    let mut input = StdinLines::new();
-    let followed = match engine {
+    let followed = start(engine, args, inputs).await?;
+    let mut following = Following {
+        engine,
+        run_id: followed.run_id().to_string(),
+        progress: Progress::new(std::io::stderr().is_terminal(), &args.name),
+        input: StdinLines::new(),
+    };
+    let finished = async {
+        match followed {
+            Followed::Here(run) => Ok(run.finished().await),
+            // The server's run ends with its last event; its result comes after.
+            Followed::Server(_) => std::future::pending().await,
+        }
+    };
+    tokio::pin!(finished);
+    loop {
+        tokio::select! {
+            result = &mut finished => {
+                following.progress.done();
+                return result;
+            }
+            signal = termination.recv() => {
+                following.progress.line(&format!("{signal}: cancelling the run"));
+                engine.cancel(&following.run_id).await;
+            }
+            told = events.next() => {
+                let ended = match told {
+                    Told::Event(event) => following.told(&event, events, termination).await,
+                    Told::Missed => following.missed(events, termination).await,
+                    Told::Gone => following.gone(&mut finished).await,
+                };
+                if let Some(result) = ended {
+                    return result;
+                }
+            }
+        }
+    }
+}
+
+/// Starts the run, here or in the folder's server.
+async fn start(
+    engine: &Host,
+    args: &RunArgs,
+    inputs: IndexMap<String, String>,
+) -> Result<Followed> {
+    Ok(match engine {
         Host::Here(engine) => Followed::Here(
             engine
                 .follow_run(RunRequest {
@@ -213,78 +256,101 @@ async fn follow(
             Reply::Started(run_id) => Followed::Server(run_id),
             other => bail!("the folder's server answered with {}", other.kind()),
         },
-    };
-    let run_id = followed.run_id().to_string();
-    let progress = Progress::new(std::io::stderr().is_terminal(), &args.name);
-    let finished = async {
-        match followed {
-            Followed::Here(run) => Ok(run.finished().await),
-            // The server's run ends with its last event; its result comes after.
-            Followed::Server(_) => std::future::pending().await,
-        }
-    };
-    tokio::pin!(finished);
-    loop {
-        tokio::select! {
-            result = &mut finished => {
-                progress.done();
-                return result;
+    })
+}
+
+/// A run being followed: where it runs, its progress shown, and the input its questions are
+/// answered from. Each of its answers to what the engine tells is the run's result once it
+/// has ended, `None` while it goes on.
+struct Following<'a> {
+    engine: &'a Host,
+    run_id: String,
+    progress: Progress,
+    input: StdinLines,
+}
+
+impl Following<'_> {
+    /// An event: shown, or a question asked, when it is about this run.
+    async fn told(
+        &mut self,
+        event: &EngineEvent,
+        events: &mut Events,
+        termination: &mut Termination,
+    ) -> Option<Result<RunResult>> {
+        let Some(RunNews::Line(line)) = RunNews::of(&self.run_id, event) else {
+            return None;
+        };
+        match &line {
+            RunEvent::WaitingForInput { prompt, .. } => {
+                self.ask(prompt, events, termination).await;
             }
-            signal = termination.recv() => {
-                progress.line(&format!("{signal}: cancelling the run"));
-                engine.cancel(&run_id).await;
+            RunEvent::RunFinished { .. } if matches!(self.engine, Host::Server(_)) => {
+                self.progress.done();
+                return Some(result_of(self.engine, &self.run_id).await);
             }
-            told = events.next() => match told {
-                Told::Event(event) => {
-                    let Some(RunNews::Line(line)) = RunNews::of(&run_id, &event) else {
-                        continue;
-                    };
-                    match &line {
-                        RunEvent::WaitingForInput { prompt, .. } => {
-                            progress.pause();
-                            ask(engine, &run_id, prompt, &mut input, events, termination).await;
-                            progress.resume();
-                        }
-                        RunEvent::RunFinished { .. } if matches!(engine, Host::Server(_)) => {
-                            progress.done();
-                            return result_of(engine, &run_id).await;
-                        }
-                        _ => progress.show(&line),
-                    }
-                }
-                Told::Missed => {
-                    // Events were missed: the run's status says whether a question waits, or
-                    // whether it ended meanwhile.
-                    let Ok(Reply::Run(status)) = engine
-                        .ask(Request::RunStatus { run_id: run_id.clone() })
-                        .await
-                    else {
-                        continue;
-                    };
-                    if status.status == Phase::WaitingForInput
-                        && let Some(prompt) = status.prompt
-                    {
-                        progress.pause();
-                        ask(engine, &run_id, &prompt, &mut input, events, termination).await;
-                        progress.resume();
-                    } else if let (Host::Server(_), Some(result)) = (engine, status.result) {
-                        progress.done();
-                        return Ok(result);
-                    }
-                }
-                Told::Gone => {
-                    // No more events: only the result is left (here), or nothing (the
-                    // server went away, taking the run with it).
-                    if matches!(engine, Host::Server(_)) {
-                        progress.done();
-                        bail!("the folder's server went away before run {run_id} ended");
-                    }
-                    let result = (&mut finished).await;
-                    progress.done();
-                    return result;
-                }
-            },
+            _ => self.progress.show(&line),
         }
+        None
+    }
+
+    /// Events were missed: the run's status says whether a question waits, or whether it
+    /// ended meanwhile.
+    async fn missed(
+        &mut self,
+        events: &mut Events,
+        termination: &mut Termination,
+    ) -> Option<Result<RunResult>> {
+        let Ok(Reply::Run(status)) = self
+            .engine
+            .ask(Request::RunStatus {
+                run_id: self.run_id.clone(),
+            })
+            .await
+        else {
+            return None;
+        };
+        if status.status == Phase::WaitingForInput
+            && let Some(prompt) = status.prompt
+        {
+            self.ask(&prompt, events, termination).await;
+        } else if let (Host::Server(_), Some(result)) = (self.engine, status.result) {
+            self.progress.done();
+            return Some(Ok(result));
+        }
+        None
+    }
+
+    /// No more events: only the result is left (here), or nothing (the server went away,
+    /// taking the run with it).
+    async fn gone(
+        &self,
+        finished: impl std::future::Future<Output = Result<RunResult>>,
+    ) -> Option<Result<RunResult>> {
+        if matches!(self.engine, Host::Server(_)) {
+            self.progress.done();
+            return Some(Err(anyhow::anyhow!(
+                "the folder's server went away before run {} ended",
+                self.run_id
+            )));
+        }
+        let result = finished.await;
+        self.progress.done();
+        Some(result)
+    }
+
+    /// Asks the run's question with the spinner out of its way.
+    async fn ask(&mut self, prompt: &str, events: &mut Events, termination: &mut Termination) {
+        self.progress.pause();
+        ask(
+            self.engine,
+            &self.run_id,
+            prompt,
+            &mut self.input,
+            events,
+            termination,
+        )
+        .await;
+        self.progress.resume();
     }
 }
 
