@@ -5,7 +5,7 @@
 use super::open_store;
 use crate::store::{Entry, FileRead, Store, WorkflowStatus};
 use crate::workflow::names::sanitize;
-use crate::workflow::plan::{Plan, plan};
+use crate::workflow::plan::{Plan, PlanStep, plan};
 use crate::workflow::{Checked, Format, Workflow};
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -288,34 +288,41 @@ pub(super) fn show_plan(
     Ok(ExitCode::SUCCESS)
 }
 
-#[expect(clippy::too_many_lines, reason = "issue 23 splits it by its jobs")]
 fn write_plan(workflow: &Workflow, plan: &Plan, out: &mut impl Write) -> Result<()> {
+    write_plan_heading(workflow, out)?;
+    let width = plan.steps.iter().map(|s| s.state.len()).max().unwrap_or(0);
+    let mut unreachable_header = false;
+    for step in &plan.steps {
+        if !step.reachable && !unreachable_header {
+            writeln!(out, "\nunreachable (no run gets here):")?;
+            unreachable_header = true;
+        }
+        write_step(step, width, out)?;
+    }
+    Ok(())
+}
+
+/// The workflow's name and description, what it takes and returns, and its limits.
+fn write_plan_heading(workflow: &Workflow, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "{} — {}",
         sanitize(&workflow.name),
         sanitize(&workflow.description)
     )?;
-    let vars = |vars: &indexmap::IndexMap<String, crate::workflow::Variable>| {
-        vars.iter()
-            .map(|(k, v)| {
-                let mut s = k.clone();
-                if !v.required {
-                    s.push('?');
-                }
-                if let Some(d) = &v.default {
-                    s.push_str(&format!("={d}"));
-                }
-                s
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     if !workflow.arguments.is_empty() {
-        writeln!(out, "inputs:  {}", sanitize(&vars(&workflow.arguments)))?;
+        writeln!(
+            out,
+            "inputs:  {}",
+            sanitize(&variables(&workflow.arguments))
+        )?;
     }
     if !workflow.return_values.is_empty() {
-        writeln!(out, "returns: {}", sanitize(&vars(&workflow.return_values)))?;
+        writeln!(
+            out,
+            "returns: {}",
+            sanitize(&variables(&workflow.return_values))
+        )?;
     }
     let mut limits = format!(
         "starts at '{}', at most {} steps",
@@ -326,49 +333,63 @@ fn write_plan(workflow: &Workflow, plan: &Plan, out: &mut impl Write) -> Result<
         limits.push_str(&format!(", {t} s in all"));
     }
     writeln!(out, "{limits}\n")?;
-    let width = plan.steps.iter().map(|s| s.state.len()).max().unwrap_or(0);
-    let mut unreachable_header = false;
-    for step in &plan.steps {
-        if !step.reachable && !unreachable_header {
-            writeln!(out, "\nunreachable (no run gets here):")?;
-            unreachable_header = true;
-        }
+    Ok(())
+}
+
+/// Variables as a line: each name, `?` when it is optional, and `=` its default if it has one.
+fn variables(vars: &indexmap::IndexMap<String, crate::workflow::Variable>) -> String {
+    vars.iter()
+        .map(|(k, v)| {
+            let mut s = k.clone();
+            if !v.required {
+                s.push('?');
+            }
+            if let Some(d) = &v.default {
+                s.push_str(&format!("={d}"));
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One state of the plan: its action, then indented under it when it runs and where it goes.
+fn write_step(step: &PlanStep, width: usize, out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "{:>3}. {:width$}  {}",
+        step.number,
+        step.state,
+        sanitize(&step.action)
+    )?;
+    let indent = " ".repeat(width + 7);
+    if let Some(d) = &step.description {
+        writeln!(out, "{indent}{}", sanitize(d))?;
+    }
+    if let Some(when) = &step.when {
+        writeln!(out, "{indent}only when {}", sanitize(when))?;
+    }
+    for t in &step.transitions {
+        let guard = t
+            .when
+            .as_ref()
+            .map(|w| format!(" if {w}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "{:>3}. {:width$}  {}",
-            step.number,
-            step.state,
-            sanitize(&step.action)
+            "{indent}{}{} → {}",
+            sanitize(&t.condition),
+            sanitize(&guard),
+            t.next_state
         )?;
-        let indent = " ".repeat(width + 7);
-        if let Some(d) = &step.description {
-            writeln!(out, "{indent}{}", sanitize(d))?;
-        }
-        if let Some(when) = &step.when {
-            writeln!(out, "{indent}only when {}", sanitize(when))?;
-        }
-        for t in &step.transitions {
-            let guard = t
-                .when
-                .as_ref()
-                .map(|w| format!(" if {w}"))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{indent}{}{} → {}",
-                sanitize(&t.condition),
-                sanitize(&guard),
-                t.next_state
-            )?;
-        }
-        if step.can_end {
-            let how = if step.transitions.is_empty() {
-                "then the run ends"
-            } else {
-                "otherwise the run ends"
-            };
-            writeln!(out, "{indent}{how}")?;
-        }
+    }
+    if step.can_end {
+        let how = if step.transitions.is_empty() {
+            "then the run ends"
+        } else {
+            "otherwise the run ends"
+        };
+        writeln!(out, "{indent}{how}")?;
     }
     Ok(())
 }
