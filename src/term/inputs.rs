@@ -9,6 +9,7 @@
 //! which is what a single typist would expect.
 
 use super::echo::EchoSkip;
+use std::collections::BTreeSet;
 
 /// Typists remembered per session; the one idle longest is forgotten first (it then falls
 /// back to the latest input of anyone).
@@ -30,6 +31,10 @@ pub struct Inputs {
     latest: EchoSkip,
     /// One mark per typist, the most recent last.
     marks: Vec<Mark>,
+    /// Inputs queued and not yet written to the terminal.
+    waiting: BTreeSet<u64>,
+    /// Waiting inputs whose sender gave up on them: never written.
+    withdrawn: BTreeSet<u64>,
 }
 
 impl Default for Inputs {
@@ -38,6 +43,8 @@ impl Default for Inputs {
             seq: 0,
             latest: EchoSkip::resolved(0),
             marks: Vec::new(),
+            waiting: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
         }
     }
 }
@@ -57,7 +64,22 @@ impl Inputs {
             seq: self.seq,
             echo: EchoSkip::pending(at),
         });
+        self.waiting.insert(self.seq);
         self.seq
+    }
+
+    /// Takes back input `seq` if it is still waiting to be written (true): a framed shell
+    /// line whose caller gave up must not run later, when nobody follows it. Input already
+    /// written cannot be taken back (false).
+    pub fn withdraw(&mut self, seq: u64) -> bool {
+        self.waiting.contains(&seq) && self.withdrawn.insert(seq)
+    }
+
+    /// The writer is about to write input `seq`: false when it was withdrawn, and is then
+    /// dropped instead.
+    pub fn writing(&mut self, seq: u64) -> bool {
+        self.waiting.remove(&seq);
+        !self.withdrawn.remove(&seq)
     }
 
     /// Whether input `seq` is still the last of someone: if not, typing it late moves no

@@ -75,8 +75,9 @@ pub enum Input {
 pub trait Host {
     /// Typed input `seq` is about to be written: if it is the latest, output that came
     /// before it is taken in and `since: last_input` starts here. `buf` is room to read
-    /// into. Returns answers to terminal queries found in that output, to write first.
-    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Vec<u8>;
+    /// into. Returns answers to terminal queries found in that output, to write first;
+    /// `None` when its sender withdrew it, and it is dropped.
+    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Option<Vec<u8>>;
     /// Blocks until output arrives or `wait` passes.
     fn wait_for_output(&self, wait: Duration);
     /// Whether the program has ended (nothing will read any more).
@@ -333,7 +334,10 @@ fn type_in(
     bytes: &[u8],
     buf: &mut [u8],
 ) -> std::io::Result<()> {
-    let answer = host.typing(seq, echo, buf);
+    let Some(answer) = host.typing(seq, echo, buf) else {
+        host.dequeued(bytes.len());
+        return Ok(());
+    };
     let written = if answer.is_empty() {
         Ok(())
     } else {

@@ -1102,6 +1102,73 @@ async fn a_hidden_line_the_shell_did_not_start_is_shown_and_hiding_recovers() {
     assert!(history.ends_with("BACK_3\n$ "), "{history:?}");
 }
 
+/// A framed line still waiting for the shell to read it when its caller gives up (its step
+/// timed out or was cancelled while the prompt was slow) is never typed: it would run later
+/// with nobody following it, a command run after its step was cancelled, and a read of
+/// variables printing their values on the screen.
+#[tokio::test]
+async fn a_framed_line_given_up_before_the_shell_read_it_never_runs() {
+    let t = terminals();
+    let s = bash(&t).await;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    // Each prompt now waits for the gate: the shell is in the foreground, at its prompt as
+    // far as a process group can tell, but reads no terminal, so typed lines are held.
+    s.send_text(
+        &format!(
+            "PROMPT_COMMAND='echo GATE_$((6 * 7)); read -r _ < {}'\n",
+            gate.display()
+        ),
+        "test",
+    )
+    .unwrap();
+    wait(&s, "^GATE_42$").await;
+    // Timed out: the line was queued (it is sent before the wait) and never began.
+    let err = shell::read_env(&s, &["HOME"], Duration::from_millis(300), "test")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "not_started", "{err}");
+    // Cancelled: the callers drop their futures while the lines wait.
+    let ran = dir.path().join("ran");
+    let command = format!("echo RAN_$((40 + 2)) > {}", ran.display());
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(300),
+        shell::run_command(&s, &command, LONG, "test"),
+    )
+    .await;
+    assert!(
+        cancelled.is_err(),
+        "the command cannot run yet: {cancelled:?}"
+    );
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(300),
+        shell::read_env(&s, &["PATH"], LONG, "test"),
+    )
+    .await;
+    assert!(cancelled.is_err(), "the read cannot run yet: {cancelled:?}");
+    // The gate opens and the shell reads the terminal again: the next line typed is this
+    // one. (A line withdrawn too late would be read first, and its own prompt would wait at
+    // the gate again, so this wait would fail.)
+    let open = tokio::task::spawn_blocking(move || std::fs::write(&gate, "\n"));
+    common::within(LONG, "the gate to open", open)
+        .await
+        .unwrap()
+        .unwrap();
+    s.send_text("unset PROMPT_COMMAND; echo AFTER_$((2 + 3))\n", "test")
+        .unwrap();
+    wait(&s, "^AFTER_5$").await;
+    prompt(&s).await;
+    assert!(!ran.exists(), "the cancelled command ran");
+    let history = s.content(Content::History);
+    assert!(!history.contains("RAN_42"), "{history}");
+    assert_eq!(plumbing_in(&history), Vec::<&str>::new(), "{history}");
+}
+
 fn alive(pids: &[i32]) -> Vec<i32> {
     pids.iter()
         .copied()

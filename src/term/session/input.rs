@@ -12,18 +12,21 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 impl Host for Shared {
-    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Vec<u8> {
-        self.typed.send_modify(|n| *n += 1);
+    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Option<Vec<u8>> {
         let mut live = self.lock();
+        if !live.inputs.writing(seq) {
+            return None;
+        }
+        self.typed.send_modify(|n| *n += 1);
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
         if !live.inputs.is_current(seq) {
             // A hidden line typed without the output before it taken in cannot be told
             // apart from that output: it is shown instead.
             if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
-                return live.release_hush();
+                return Some(live.release_hush());
             }
-            return Vec::new();
+            return Some(Vec::new());
         }
         // Output the program wrote before this moment is taken first, so that the echo is
         // looked for after it, not in it.
@@ -48,7 +51,7 @@ impl Host for Shared {
         if drained > 0 {
             self.activity.send_modify(|a| a.bytes = bytes);
         }
-        answer
+        Some(answer)
     }
 
     fn wait_for_output(&self, wait: Duration) {
@@ -70,11 +73,31 @@ impl Host for Shared {
     }
 }
 
+/// An input queued for the writer.
+pub(super) struct Queued {
+    bytes: usize,
+    seq: u64,
+}
+
 impl Session {
     /// Types text exactly as given (`\n` and `\r` press Enter, `\u{3}` is Ctrl-C). `by`
     /// names the typist, whose "since the last input" this input moves (inputs.rs).
     pub fn send_text(&self, text: &str, by: &str) -> Result<usize, TermError> {
         self.send(text.as_bytes().to_vec(), text, by, None)
+            .map(|queued| queued.bytes)
+    }
+
+    /// Types a framed shell line shown as it runs (no hiding was possible): the input's
+    /// number, to withdraw it with if its caller gives up before it is written.
+    pub(in crate::term) fn send_framed(&self, text: &str, by: &str) -> Result<u64, TermError> {
+        self.send(text.as_bytes().to_vec(), text, by, None)
+            .map(|queued| queued.seq)
+    }
+
+    /// Takes back input `seq` if it has not been written yet: a framed line whose caller
+    /// gave up (a cancelled step) must not run later with nobody following it.
+    pub(in crate::term) fn withdraw(&self, seq: u64) {
+        self.shared.lock().inputs.withdraw(seq);
     }
 
     /// Starts hiding the framed shell command of `nonce` (hush.rs), unless another one is
@@ -106,8 +129,9 @@ impl Session {
         nonce: &str,
         echo: &str,
         by: &str,
-    ) -> Result<usize, TermError> {
+    ) -> Result<u64, TermError> {
         self.send(text.as_bytes().to_vec(), echo, by, Some(nonce))
+            .map(|queued| queued.seq)
     }
 
     /// Stops hiding the command `nonce` if it still is: what was held is shown as it came.
@@ -150,11 +174,11 @@ impl Session {
                 _ => "",
             })
             .collect();
-        self.send(bytes, &echo, by, None)
+        self.send(bytes, &echo, by, None).map(|queued| queued.bytes)
     }
 
     /// Queues bytes for the program and marks the output position that `since: last_input`
-    /// starts from, for `by`. Returns the number of bytes queued.
+    /// starts from, for `by`. Returns the number of bytes queued and the input's number.
     /// With `hush`, the input is the framed line of that hidden command (hush.rs).
     pub(super) fn send(
         &self,
@@ -162,7 +186,7 @@ impl Session {
         echo: &str,
         by: &str,
         hush: Option<&str>,
-    ) -> Result<usize, TermError> {
+    ) -> Result<Queued, TermError> {
         if bytes.len() > MAX_INPUT_BYTES {
             return Err(TermError::TooLarge {
                 what: "the input",
@@ -221,7 +245,7 @@ impl Session {
                 ),
             });
         }
-        Ok(len)
+        Ok(Queued { bytes: len, seq })
     }
 
     /// Whether input typed now would be read at once: a program in the foreground is

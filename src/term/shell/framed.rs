@@ -69,6 +69,8 @@ pub(super) async fn run_framed(
     // Where a shown command's output began, when it began but hiding its framing gave up:
     // its begin marker is not in the history to be found.
     let mut body_from = None;
+    // Whatever ends this call, a line not yet typed is never typed after it.
+    let _line;
     match start_hush(session, &nonce, framing) {
         Some(hush) => match run_hushed(session, &nonce, &typed, by, hush, deadlines).await? {
             ControlFlow::Break(result) => return Ok(result),
@@ -77,7 +79,10 @@ pub(super) async fn run_framed(
             ControlFlow::Continue(body_start) => body_from = body_start,
         },
         None => {
-            session.send_text(&typed, by)?;
+            _line = Line {
+                session,
+                seq: session.send_framed(&typed, by)?,
+            };
         }
     }
     // Compiled only here: a hidden command that finished never needs them.
@@ -176,9 +181,13 @@ async fn run_hushed(
     (state, echo): (watch::Receiver<HushState>, String),
     deadlines: Deadlines,
 ) -> Result<ControlFlow<CommandResult, Option<u64>>, TermError> {
-    // Released on every way out, a dropped future included: nothing stays held.
+    // Released on every way out, a dropped future included: nothing stays held. The line
+    // is withdrawn first (dropped in the reverse order), so it is never typed unhidden.
     let _hushed = Hushed { session, nonce };
-    session.send_hidden(typed, nonce, &echo, by)?;
+    let _line = Line {
+        session,
+        seq: session.send_hidden(typed, nonce, &echo, by)?,
+    };
     Ok(match hidden_result(state, deadlines).await {
         Hidden::Done(status, output) => ControlFlow::Break(CommandResult {
             outcome: CommandOutcome::Completed,
@@ -299,6 +308,21 @@ struct Hushed<'a> {
 impl Drop for Hushed<'_> {
     fn drop(&mut self) {
         self.session.release_hush(self.nonce);
+    }
+}
+
+/// The framed line typed for a command, withdrawn when its caller is done with it however
+/// that happens: a line still waiting for the shell to read it (a slow prompt) when its
+/// step is cancelled or runs out of time would otherwise be typed later and run with
+/// nobody following it, its output shown (a read of variables prints their values).
+struct Line<'a> {
+    session: &'a Session,
+    seq: u64,
+}
+
+impl Drop for Line<'_> {
+    fn drop(&mut self) {
+        self.session.withdraw(self.seq);
     }
 }
 
