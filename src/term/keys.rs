@@ -1,6 +1,7 @@
 //! Keys to bytes, the way a VT220/xterm keyboard sends them in the terminal's current mode.
 
-/// A key with a name.
+/// A key with a name, as the terminal encodes it. Manifests name keys in a vocabulary of
+/// their own (`workflow::action::NamedKey`), which the engine maps to this one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Named {
     Enter,

@@ -98,6 +98,9 @@ pub enum Key {
     },
 }
 
+// As a manifest (or an agent) writes them. The terminal layer encodes keys of its own
+// (`term::keys::Named`): the engine maps these to those (engine/terminal/vocabulary.rs), so
+// that neither layer knows the other. (Not in the doc comment: that is the schema's text.)
 /// Keys that have names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
