@@ -280,17 +280,7 @@ fn run_started(
     let view = app
         .runs
         .entry(run_id.to_string())
-        .or_insert_with(|| RunView {
-            run_id: run_id.to_string(),
-            workflow: workflow.to_string(),
-            session_id: session_id.map(str::to_string),
-            actor: None,
-            phase: Phase::Running,
-            current_state: None,
-            prompt: None,
-            steps: Default::default(),
-            finished: None,
-        });
+        .or_insert_with(|| RunView::new(run_id, workflow, Phase::Running));
     view.actor = Some(by.clone());
     view.session_id = session_id.map(str::to_string);
     match (by, session_id) {

@@ -25,15 +25,8 @@ pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> 
         .runs
         .entry(run_id.to_string())
         .or_insert_with(|| RunView {
-            run_id: run_id.to_string(),
-            workflow: workflow.to_string(),
-            session_id: None,
             actor: Some(actor.clone()),
-            phase: Phase::AwaitingApproval,
-            current_state: None,
-            prompt: None,
-            steps: Default::default(),
-            finished: None,
+            ..RunView::new(run_id, workflow, Phase::AwaitingApproval)
         });
     view.phase = Phase::AwaitingApproval;
     app.approvals_later = false;

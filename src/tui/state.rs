@@ -65,6 +65,21 @@ pub struct RunView {
 }
 
 impl RunView {
+    /// A run the studio hears of first from an event: what the event says, the rest to come.
+    pub fn new(run_id: &str, workflow: &str, phase: Phase) -> RunView {
+        RunView {
+            run_id: run_id.to_string(),
+            workflow: workflow.to_string(),
+            session_id: None,
+            actor: None,
+            phase,
+            current_state: None,
+            prompt: None,
+            steps: HashMap::new(),
+            finished: None,
+        }
+    }
+
     pub fn from_status(s: &RunStatus) -> RunView {
         RunView {
             run_id: s.run_id.clone(),

@@ -29,3 +29,12 @@ pub mod suggest;
 pub mod validate;
 
 pub use validate::{Checked, check_bytes, check_value};
+
+/// A test's manifest, which must be valid: its workflow.
+#[cfg(test)]
+pub(crate) fn test_manifest(yaml: &str) -> model::Workflow {
+    let checked = check_bytes(yaml.as_bytes(), Format::Yaml);
+    checked
+        .workflow
+        .unwrap_or_else(|| panic!("invalid test manifest: {:?}", checked.violations))
+}

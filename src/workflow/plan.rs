@@ -322,13 +322,9 @@ pub fn visible(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::{Format, check_bytes};
 
     fn workflow(yaml: &str) -> Workflow {
-        let checked = check_bytes(yaml.as_bytes(), Format::Yaml);
-        checked
-            .workflow
-            .unwrap_or_else(|| panic!("invalid test manifest: {:?}", checked.violations))
+        crate::workflow::test_manifest(yaml)
     }
 
     #[test]

@@ -93,14 +93,10 @@ impl<'w> Walk<'w> {
 mod tests {
     use super::*;
     use crate::engine::transition::StepStatus;
-    use crate::workflow::{Format, check_bytes};
     use indexmap::IndexMap;
 
     fn workflow(yaml: &str) -> Workflow {
-        let checked = check_bytes(yaml.as_bytes(), Format::Yaml);
-        checked
-            .workflow
-            .unwrap_or_else(|| panic!("invalid test manifest: {:?}", checked.violations))
+        crate::workflow::test_manifest(yaml)
     }
 
     fn outcome(status: StepStatus, observed: &str) -> StepOutcome {
