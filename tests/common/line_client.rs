@@ -152,6 +152,25 @@ impl LineServer {
         r["result"]["structuredContent"].clone()
     }
 
+    /// Opens a bash terminal as an agent does (call `id`), its prompt `$ `: its session id.
+    pub fn open_bash(&mut self, id: u64) -> String {
+        let opened = self.call(
+            id,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        opened["session_id"].as_str().unwrap().to_string()
+    }
+
+    /// Types `text` into `session` (call `id`).
+    pub fn type_into(&mut self, id: u64, session: &str, text: &str) {
+        self.call(
+            id,
+            "send_input",
+            json!({"session_id": session, "input_text": text}),
+        );
+    }
+
     /// Waits for the process to exit on its own, within `deadline`.
     pub fn exit_within(&mut self, deadline: Duration) -> Option<i32> {
         let end = Instant::now() + deadline;
@@ -177,4 +196,20 @@ impl Drop for LineServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// An agent's terminal, off the async runtime that the studios under test need: bash opened
+/// (call 2) and, when given, `line` typed into it (call 3). The agent and the session's id.
+pub async fn agent_terminal(agent: LineServer, line: Option<&str>) -> (LineServer, String) {
+    let line = line.map(str::to_string);
+    tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let id = agent.open_bash(2);
+        if let Some(line) = line {
+            agent.type_into(3, &id, &line);
+        }
+        (agent, id)
+    })
+    .await
+    .unwrap()
 }

@@ -4,6 +4,11 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 pub mod line_client;
+#[allow(
+    unused_imports,
+    reason = "the benchmarks share this module and start no agent"
+)]
+pub use line_client::agent_terminal;
 pub mod render;
 pub mod studio;
 

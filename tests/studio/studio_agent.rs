@@ -66,23 +66,8 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
 
     // The agent's terminal comes into the studio, marked as the agent's ("wire" is the
     // line client's name in `initialize`).
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let id = opened["session_id"].as_str().unwrap().to_string();
-        agent.call(
-            3,
-            "send_input",
-            json!({"session_id": id, "input_text": "echo typed-by-the-agent-$((6*7))\n"}),
-        );
-        agent
-    })
-    .await
-    .unwrap();
+    let (mut agent, _) =
+        common::agent_terminal(agent, Some("echo typed-by-the-agent-$((6*7))\n")).await;
     expect(&studio, r"\(agent: wire\)").await;
     expect(&studio, "typed-by-the-agent-42").await;
 
@@ -285,18 +270,7 @@ async fn studio_with_fault(
     let studio = open(&terminals, program, None, (110, 32), env);
     expect(&studio, "tiny").await;
     let agent = relayed_agent(folder.path(), &xdg).await;
-    let (agent, id) = tokio::task::spawn_blocking(move || {
-        let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let id = opened["session_id"].as_str().unwrap().to_string();
-        (agent, id)
-    })
-    .await
-    .unwrap();
+    let (agent, id) = common::agent_terminal(agent, None).await;
     expect(&studio, r"\(agent: wire\)").await;
     (folder, runtime, studio, agent, id)
 }

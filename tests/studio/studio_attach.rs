@@ -82,23 +82,8 @@ async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() 
 
     // What an agent does on the server shows in the attached studio.
     let agent = agent(folder.path(), runtime.path()).await;
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let id = opened["session_id"].as_str().unwrap().to_string();
-        agent.call(
-            3,
-            "send_input",
-            json!({"session_id": id, "input_text": "printf 'agent-\\033[1;31m%s\\033[0m\\n' $((6*7))\n"}),
-        );
-        agent
-    })
-    .await
-    .unwrap();
+    let line = "printf 'agent-\\033[1;31m%s\\033[0m\\n' $((6*7))\n";
+    let (mut agent, _) = common::agent_terminal(agent, Some(line)).await;
     expect(&first, r"\(agent: wire\)").await;
     expect(&first, "agent-42").await;
 
@@ -175,23 +160,8 @@ async fn a_studio_attaches_to_a_served_folder_drives_it_and_leaves_it_running() 
 async fn a_studio_opened_after_an_agent_sees_the_agents_terminal() {
     let (folder, runtime) = common::tiny_folder();
     let agent = agent(folder.path(), runtime.path()).await;
-    let mut agent = tokio::task::spawn_blocking(move || {
-        let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let id = opened["session_id"].as_str().unwrap().to_string();
-        agent.call(
-            3,
-            "send_input",
-            json!({"session_id": id, "input_text": "echo before-the-studio-$((6*7))\n"}),
-        );
-        agent
-    })
-    .await
-    .unwrap();
+    let (mut agent, _) =
+        common::agent_terminal(agent, Some("echo before-the-studio-$((6*7))\n")).await;
     let terminals = Terminals::new(TermConfig::default());
     let studio = studio(&terminals, folder.path(), runtime.path());
     expect(&studio, r"\(agent: wire\)").await;
@@ -220,23 +190,7 @@ async fn a_stopped_studio_holds_up_nothing_and_shows_the_latest_screen_when_it_r
 
     // The agent floods a terminal, which comes to the studio's front.
     let agent = agent(folder.path(), runtime.path()).await;
-    let (mut agent, flood) = tokio::task::spawn_blocking(move || {
-        let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let flood = opened["session_id"].as_str().unwrap().to_string();
-        agent.call(
-            3,
-            "send_input",
-            json!({"session_id": flood, "input_text": "yes flooding-the-pane\n"}),
-        );
-        (agent, flood)
-    })
-    .await
-    .unwrap();
+    let (mut agent, flood) = common::agent_terminal(agent, Some("yes flooding-the-pane\n")).await;
     expect(&studio, "flooding-the-pane").await;
 
     // The studio stops reading.
@@ -671,17 +625,8 @@ async fn with_the_servers_log_folder_full_everything_works_and_the_studio_says_t
     let agent = agent(folder.path(), runtime.path()).await;
     let mut agent = tokio::task::spawn_blocking(move || {
         let mut agent = agent;
-        let opened = agent.call(
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let id = opened["session_id"].as_str().unwrap().to_string();
-        agent.call(
-            3,
-            "send_input",
-            json!({"session_id": id, "input_text": "echo logless-$((6*7))\n"}),
-        );
+        let id = agent.open_bash(2);
+        agent.type_into(3, &id, "echo logless-$((6*7))\n");
         let read = agent.call(
             4,
             "await_output",
