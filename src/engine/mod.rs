@@ -25,6 +25,7 @@ pub mod panes;
 pub mod request;
 pub mod result;
 pub mod run;
+pub mod save_pool;
 pub mod search;
 pub mod secrets;
 pub mod terminal;

@@ -270,6 +270,21 @@ impl Request {
                 | Request::ApprovalsPending
         )
     }
+
+    /// Whether it changes the folder (a save, a new file, a rename, a deletion, a recovery
+    /// copy): answered on the engine's savers, below everything else in priority.
+    pub fn changes_folder(&self) -> bool {
+        matches!(
+            self,
+            Request::SaveFile { .. }
+                | Request::FromTemplate { .. }
+                | Request::Duplicate { .. }
+                | Request::Rename { .. }
+                | Request::Delete { .. }
+                | Request::RecoverySave { .. }
+                | Request::RecoveryDiscard { .. }
+        )
+    }
 }
 
 impl Request {
@@ -290,8 +305,8 @@ impl Request {
 
 impl Engine {
     /// Answers one request with the method it names, as `actor`. Quick requests are answered
-    /// on the caller's task; file work on the blocking pool, so that a slow disk holds up only
-    /// the request that waits on it.
+    /// on the caller's task; file work on the blocking pool (changes to the folder on the
+    /// engine's savers), so that a slow disk holds up only the request that waits on it.
     pub async fn handle(self: &Arc<Self>, request: Request, actor: &Actor) -> Answer {
         if request.is_quick() {
             return self.handle_now(request, actor);
@@ -330,6 +345,17 @@ impl Engine {
             ))),
             Request::ExitTerminal { session_id } => {
                 Ok(Reply::Closed(self.exit_terminal(&session_id, actor).await?))
+            }
+            request if request.changes_folder() => {
+                let (engine, actor) = (self.clone(), actor.clone());
+                super::save_pool::run(move || engine.handle_sync(request, &actor))
+                    .await
+                    .unwrap_or_else(|panic| {
+                        Err(RequestError::new(
+                            "internal",
+                            crate::panics::message(panic.as_ref()),
+                        ))
+                    })
             }
             request => {
                 let (engine, actor) = (self.clone(), actor.clone());

@@ -2,8 +2,8 @@
 //! and deleting workflows, and previewing their inputs, rendered steps and step plan.
 
 use super::{
-    CallContext, ToolDef, Toolset, WorkflowSchema, off_runtime, ok, output_schema_of, parse,
-    schema_of, step_tools, unknown_tool,
+    CallContext, ToolDef, Toolset, WorkflowSchema, ok, output_schema_of, parse, saving, schema_of,
+    step_tools, unknown_tool,
 };
 use super::{READ, REMOVE, REPLACE};
 use crate::engine::Engine;
@@ -155,7 +155,7 @@ pub(super) async fn call(
         "create_workflow" => {
             let a: CreateArgs = parse(name, args)?;
             let actor = cx.actor.clone();
-            ok(off_runtime(e, move |e| {
+            ok(saving(e, move |e| {
                 e.create_workflow(
                     Value::Object(a.workflow_definition),
                     a.overwrite_existing,
@@ -170,7 +170,7 @@ pub(super) async fn call(
         "workflow_save" => {
             let a: SaveArgs = parse(name, args)?;
             let actor = cx.actor.clone();
-            ok(off_runtime(e, move |e| {
+            ok(saving(e, move |e| {
                 e.workflow_save(
                     &a.content,
                     a.expected_version.as_deref(),
@@ -183,7 +183,7 @@ pub(super) async fn call(
         "workflow_rename" => {
             let a: RenameArgs = parse(name, args)?;
             let actor = cx.actor.clone();
-            ok(off_runtime(e, move |e| {
+            ok(saving(e, move |e| {
                 e.workflow_rename(&a.name, &a.new_name, a.expected_version.as_deref(), &actor)
             })
             .await?)
@@ -191,7 +191,7 @@ pub(super) async fn call(
         "workflow_delete" => {
             let a: DeleteArgs = parse(name, args)?;
             let actor = cx.actor.clone();
-            ok(off_runtime(e, move |e| {
+            ok(saving(e, move |e| {
                 e.workflow_delete(&a.name, a.expected_version.as_deref(), &actor)
             })
             .await?)

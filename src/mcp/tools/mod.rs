@@ -235,6 +235,19 @@ async fn off_runtime<T: Send + 'static>(
     }
 }
 
+/// [`off_runtime`] for a change to the folder (a save, a rename, a deletion, a creation):
+/// on the engine's savers, whose priority is below the runtime's, so that a flood of saves
+/// cannot take the cores every other agent's calls are answered on (engine/save_pool.rs).
+async fn saving<T: Send + 'static>(
+    engine: &Arc<Engine>,
+    work: impl FnOnce(&Engine) -> T + Send + 'static,
+) -> T {
+    let engine = engine.clone();
+    crate::engine::save_pool::run(move || work(&engine))
+        .await
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
