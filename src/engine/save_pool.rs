@@ -4,74 +4,61 @@
 //! folder's lock. On tokio's blocking pool that kept reads off the runtime's two workers, but
 //! at hundreds of saves a second the savers still took the cores that every agent's
 //! `list_terminal_sessions` waits for (docs/PERFORMANCE.md, "Agents' reads beside saves").
-//! Here they run on threads of their own whose scheduling priority is lowered (nice 10): a
-//! save still gets whatever CPU nobody else wants, and a read that wakes takes a core first.
+//! Here they run on the blocking pool of a runtime of their own, whose threads lower their
+//! scheduling priority (nice 10) as they start: a save still gets whatever CPU nobody else
+//! wants, and a read that wakes takes a core first. The pool grows with the saves waiting
+//! on the disk, as the main one does, so a slow fsync holds up only its own save.
 
-use std::panic::AssertUnwindSafe;
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex, OnceLock};
-use tokio::sync::oneshot;
-
-/// Threads that save at once. The folder's lock lets one write at a time anyway; more
-/// threads let the next saves validate and hash meanwhile.
-const SAVERS: usize = 4;
+use std::sync::OnceLock;
+use tokio::runtime::{Builder, Runtime};
 
 /// How much lower than the process the savers run (`nice`).
 const NICER: i32 = 10;
 
-type Job = Box<dyn FnOnce() + Send>;
+/// Saves waiting on the disk at once, at most: as many as the agents who save.
+const MOST_SAVERS: usize = 64;
 
 /// Runs `work` on a saver thread and gives back its result; a panic in it comes back as
 /// `Err`, for the caller to go on unwinding in its own task.
 pub async fn run<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> std::thread::Result<T> {
-    let (done, result) = oneshot::channel();
-    let job: Job = Box::new(move || {
-        let _ = done.send(std::panic::catch_unwind(AssertUnwindSafe(work)));
-    });
-    if let Err(refused) = queue().send(job) {
-        // No saver could start (the system refused threads): the caller's own thread does it.
-        (refused.0)();
-    }
-    result
-        .await
-        .unwrap_or_else(|_| Err(Box::new("the save's thread ended without an answer")))
-}
-
-/// The savers' queue, started on first use.
-fn queue() -> &'static Sender<Job> {
-    static QUEUE: OnceLock<Sender<Job>> = OnceLock::new();
-    QUEUE.get_or_init(|| {
-        let (queue, jobs) = channel::<Job>();
-        let jobs = Arc::new(Mutex::new(jobs));
-        for n in 0..SAVERS {
-            let jobs = jobs.clone();
-            let started = std::thread::Builder::new()
-                .name(format!("flowdeck-save-{n}"))
-                .spawn(move || saver(&jobs));
-            if let Err(e) = started {
-                tracing::warn!("a saver thread could not start: {e}");
-            }
-        }
-        queue
+    let done = match savers() {
+        Some(savers) => savers.spawn_blocking(work).await,
+        // No runtime of their own could start: the caller's runtime's pool, as before.
+        None => tokio::task::spawn_blocking(work).await,
+    };
+    done.map_err(|e| match e.try_into_panic() {
+        Ok(panic) => panic,
+        Err(e) => Box::new(format!("the save was dropped: {e}")),
     })
 }
 
-fn saver(jobs: &Mutex<Receiver<Job>>) {
+/// The savers' runtime, started on first use. It drives no tasks of its own (one worker,
+/// idle): only its blocking pool is used.
+fn savers() -> Option<&'static Runtime> {
+    static SAVERS: OnceLock<Option<Runtime>> = OnceLock::new();
+    SAVERS
+        .get_or_init(|| {
+            Builder::new_multi_thread()
+                .worker_threads(1)
+                .max_blocking_threads(MOST_SAVERS)
+                .thread_name("flowdeck-save")
+                .on_thread_start(lower_priority)
+                .build()
+                .inspect_err(|e| tracing::warn!("saves share the runtime's threads: {e}"))
+                .ok()
+        })
+        .as_ref()
+}
+
+fn lower_priority() {
     // On Linux `PRIO_PROCESS` of the caller is the calling thread, not the process: the rest
     // of flowdeck keeps its priority. (Elsewhere it would be the whole process, so it is left
     // alone.) Where lowering is refused, saves simply compete as before.
     #[cfg(target_os = "linux")]
     if let Err(e) = rustix::process::setpriority_process(None, NICER) {
         tracing::debug!("a saver thread keeps its priority: {e}");
-    }
-    loop {
-        let job = match jobs.lock().unwrap_or_else(|p| p.into_inner()).recv() {
-            Ok(job) => job,
-            Err(_) => return,
-        };
-        job();
     }
 }
 
