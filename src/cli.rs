@@ -91,6 +91,16 @@ pub struct ServeCommand {
     /// an end once nothing is attached and nothing runs
     #[arg(long, hide = true)]
     background: bool,
+    /// Also serve MCP over streamable HTTP at http://ADDR:PORT/mcp, on the same engine. Every
+    /// request needs `Authorization: Bearer TOKEN`: FLOWDECK_HTTP_TOKEN, or a token made at
+    /// start into an owner-only file whose path is printed. Loopback addresses only, unless
+    /// --http-allow-remote
+    #[arg(long, value_name = "ADDR:PORT", value_parser = crate::server::http::parse_addr)]
+    http: Option<std::net::SocketAddr>,
+    /// Allow --http on an address that is not loopback (anyone who reaches it with the token
+    /// can type into your terminals: prefer an ssh tunnel to a loopback address)
+    #[arg(long, requires = "http")]
+    http_allow_remote: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -222,10 +232,14 @@ fn init_logging() {
     // protocol).
     // Colours only for a person at a terminal: agent hosts keep stderr in log files.
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // A log line that cannot be written is dropped: by default tracing would report it with
+    // `eprintln!`, which panics when stderr is gone (a closed pipe, a terminal that went
+    // away), and would take down whatever task was logging, an agent's call among them.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(colour)
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .try_init();
 }
 

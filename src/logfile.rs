@@ -78,6 +78,9 @@ pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(filter)
                 .with_ansi(false)
+                // A failed write is `Watched`'s to report (below), never tracing's
+                // `eprintln!` onto the studio's screen.
+                .log_internal_errors(false)
                 .with_writer(Mutex::new(Watched {
                     file,
                     path: path.clone(),
