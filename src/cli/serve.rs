@@ -93,12 +93,16 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     }
     let options = mcp_options(command.offer, approve)?;
     folder_must_exist(folder)?;
+    let http = command.http.map(|addr| crate::server::http::HttpOptions {
+        addr,
+        allow_remote: command.http_allow_remote,
+    });
     let runtime = runtime()?;
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
         let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve))
             .context(FOLDER_HELP)?;
-        let host = match crate::server::host::start(engine.clone(), folder, options) {
+        let host = match crate::server::host::start(engine.clone(), folder, options.clone()) {
             Ok(host) => host,
             // Another front end's server won the folder: it serves, this one goes quietly.
             Err(e @ crate::server::socket::SocketError::Hosted { .. }) if command.background => {
@@ -111,48 +115,104 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
                 return Err(e.into());
             }
         };
-        if command.background {
-            tracing::info!(
-                "serving {} on {}",
-                folder.display(),
-                host.socket().display()
-            );
-            let idle_then_retired = async {
-                loop {
-                    crate::server::lifetime::until_idle(
-                        &engine,
-                        folder,
-                        host.clients(),
-                        crate::server::lifetime::GRACE,
-                    )
-                    .await;
-                    // A front end that connected just now keeps the server.
-                    if host.retire().await {
-                        return;
-                    }
+        let http_stop = tokio_util::sync::CancellationToken::new();
+        if let Some(http) = &http {
+            let serving = crate::server::http::start(
+                engine.clone(),
+                host.socket(),
+                options,
+                http,
+                http_stop.clone(),
+            )
+            .await;
+            match serving {
+                Ok(serving) => tell_http(&serving, command.background),
+                Err(e) => {
+                    host.stop().await;
+                    engine.shutdown().await;
+                    return Err(e.into());
                 }
-            };
-            tokio::select! {
-                () = idle_then_retired => {
-                    tracing::info!("nothing attached and nothing running: ending");
-                }
-                signal = termination.recv() => tracing::info!("{signal}: stopping"),
             }
-        } else {
-            eprintln!(
-                "flowdeck: serving {} on {} (the studio and `flowdeck mcp` attach to it)",
-                sanitize(&folder.display().to_string()),
-                host.socket().display()
-            );
-            let signal = termination.recv().await;
-            tracing::info!("{signal}: stopping");
         }
+        until_stopped(&engine, folder, &host, &mut termination, command.background).await;
+        http_stop.cancel();
         host.stop().await;
         engine.shutdown().await;
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Serves until a termination signal or, for a server a front end started, until nothing is
+/// attached and nothing runs.
+async fn until_stopped(
+    engine: &std::sync::Arc<crate::engine::Engine>,
+    folder: &Path,
+    host: &crate::server::host::Host,
+    termination: &mut crate::signals::Termination,
+    background: bool,
+) {
+    if background {
+        tracing::info!(
+            "serving {} on {}",
+            folder.display(),
+            host.socket().display()
+        );
+        let idle_then_retired = async {
+            loop {
+                crate::server::lifetime::until_idle(
+                    engine,
+                    folder,
+                    host.clients(),
+                    crate::server::lifetime::GRACE,
+                )
+                .await;
+                // A front end that connected just now keeps the server.
+                if host.retire().await {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = idle_then_retired => {
+                tracing::info!("nothing attached and nothing running: ending");
+            }
+            signal = termination.recv() => tracing::info!("{signal}: stopping"),
+        }
+    } else {
+        say(&format!(
+            "serving {} on {} (the studio and `flowdeck mcp` attach to it)",
+            sanitize(&folder.display().to_string()),
+            host.socket().display()
+        ));
+        let signal = termination.recv().await;
+        tracing::info!("{signal}: stopping");
+    }
+}
+
+/// Says where MCP is served over HTTP and where its token is (never the token itself): on
+/// stderr in the foreground, in the server's log in the background.
+fn tell_http(serving: &crate::server::http::Serving, background: bool) {
+    let token = match &serving.token_file {
+        Some(file) => format!("the token in {}", file.display()),
+        None => format!("the token in {}", crate::server::http::TOKEN_VARIABLE),
+    };
+    let told = format!(
+        "MCP over HTTP at {}; every request needs Authorization: Bearer with {token}",
+        serving.url()
+    );
+    if background {
+        tracing::info!("{told}");
+    } else {
+        say(&told);
+    }
+}
+
+/// A line for the person who started the server, on stderr; lost, not a panic, when stderr
+/// is gone (the server goes on serving).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "flowdeck: {line}");
 }
 
 /// `flowdeck approve`: each workflow's content that would run now, approved for agents. Only

@@ -22,6 +22,7 @@ pub mod approve;
 pub mod client;
 pub mod hello;
 pub mod host;
+pub mod http;
 pub mod lifetime;
 pub mod peer;
 pub mod protocol;

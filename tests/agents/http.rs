@@ -1,0 +1,485 @@
+//! MCP over streamable HTTP (issue 24): `flowdeck serve --http` on loopback, spoken to with
+//! raw HTTP requests for each of its rules (the token, `Host`, `Origin`, sessions, bounds),
+//! and on the same engine as the agents relayed over the folder's socket.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use common::{Killed, LONG, TINY, answering};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// A `flowdeck serve --http 127.0.0.1:0`: its port and its token.
+struct HttpHost {
+    _child: Killed,
+    port: u16,
+    token: String,
+    /// What it said on stderr about serving over HTTP.
+    told: String,
+}
+
+/// Starts `flowdeck serve --http 127.0.0.1:0` with `env` and reads where it serves from the
+/// line it prints. Its stderr is read up to that line and then closed, as a server's whose
+/// terminal went away: it must serve on (a log line then must not fail a request).
+fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> HttpHost {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .envs(common::studio::quiet_env())
+        .envs(env.iter().copied())
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let child = Killed(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let told = loop {
+        let line = rx
+            .recv_timeout(LONG)
+            .expect("flowdeck serve --http to say where it serves");
+        if line.contains("MCP over HTTP at") {
+            break line;
+        }
+    };
+    let port: u16 = told
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {told:?}"));
+    let token = match env.iter().find(|(k, _)| *k == "FLOWDECK_HTTP_TOKEN") {
+        Some((_, token)) => (*token).to_string(),
+        None => {
+            let file = told
+                .split("the token in ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("no token file in {told:?}"));
+            std::fs::read_to_string(file.trim())
+                .unwrap()
+                .trim()
+                .to_string()
+        }
+    };
+    answering(runtime);
+    HttpHost {
+        _child: child,
+        port,
+        token,
+        told,
+    }
+}
+
+/// An HTTP response, its body read whole (the server closes the connection after it).
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message of the body: the body itself, or the `data:` of an event stream
+    /// that answers a request.
+    fn message(&self) -> Value {
+        let text = self
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .rfind(|d| d.starts_with('{'))
+            .unwrap_or(&self.body);
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+}
+
+/// Sends one request on a connection of its own and reads the answer to its end.
+fn request(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(LONG)).unwrap();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    // One write: a server that refuses on the headers alone answers and closes, and body
+    // bytes arriving after that would reset the connection under its answer.
+    head.push_str(body);
+    stream.write_all(head.as_bytes()).unwrap();
+    read_answer(stream)
+}
+
+fn read_answer(stream: TcpStream) -> Answer {
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).unwrap();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {status_line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let mut raw = Vec::new();
+    let _ = reader.read_to_end(&mut raw);
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(&raw) } else { raw };
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(end) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..end]).unwrap().trim(), 16)
+            .unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        body.extend_from_slice(&raw[start..(start + size).min(raw.len())]);
+        raw = &raw[(start + size + 2).min(raw.len())..];
+    }
+    body
+}
+
+const JSON_AND_EVENTS: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON_BODY: (&str, &str) = ("Content-Type", "application/json");
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw-http", "version": "0"}}})
+    .to_string()
+}
+
+impl HttpHost {
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    /// A request with the token, asking for JSON or events, with `more` headers.
+    fn post(&self, more: &[(&str, &str)], body: &str) -> Answer {
+        let bearer = self.bearer();
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            JSON_AND_EVENTS,
+            JSON_BODY,
+        ];
+        headers.extend_from_slice(more);
+        request(self.port, "POST", &headers, body)
+    }
+
+    /// A new session, initialized: its id.
+    fn session(&self) -> String {
+        let answer = self.post(&[], &initialize_body());
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert_eq!(
+            answer.message()["result"]["serverInfo"]["name"],
+            "flowdeck",
+            "{answer:?}"
+        );
+        let id = answer
+            .header("mcp-session-id")
+            .unwrap_or_else(|| panic!("no session id: {answer:?}"))
+            .to_string();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let told = self.post(&[("Mcp-Session-Id", &id)], &initialized.to_string());
+        assert_eq!(told.status, 202, "{told:?}");
+        id
+    }
+
+    /// A tool call in session `id`: its structured content.
+    fn call(&self, id: &str, n: u64, tool: &str, args: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}});
+        let answer = self.post(&[("Mcp-Session-Id", id)], &body.to_string());
+        assert_eq!(answer.status, 200, "{answer:?}");
+        let message = answer.message();
+        assert_ne!(message["result"]["isError"], true, "{message}");
+        message["result"]["structuredContent"].clone()
+    }
+}
+
+fn tiny_folder() -> (tempfile::TempDir, tempfile::TempDir) {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("tiny.yaml"), TINY).unwrap();
+    (folder, tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn every_request_needs_the_token_which_is_written_for_the_owner_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let file = host.told.split("the token in ").nth(1).unwrap().trim();
+    let mode = std::fs::metadata(file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{file}");
+    assert!(
+        !host.told.contains(&host.token),
+        "the token itself was printed"
+    );
+
+    for authorization in [
+        None,
+        Some("Bearer wrong-token-of-some-length"),
+        Some("Basic abc"),
+    ] {
+        let mut headers = vec![JSON_AND_EVENTS, JSON_BODY];
+        headers.extend(authorization.map(|a| ("Authorization", a)));
+        let refused = request(host.port, "POST", &headers, &initialize_body());
+        assert_eq!(refused.status, 401, "{authorization:?}: {refused:?}");
+        assert_eq!(
+            refused.header("www-authenticate"),
+            Some(r#"Bearer realm="flowdeck""#)
+        );
+    }
+    host.session();
+    let log =
+        std::fs::read_to_string(folder.path().join(".flowdeck/audit.jsonl")).unwrap_or_default();
+    assert!(
+        !log.contains(&host.token),
+        "the token reached the audit log"
+    );
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused_and_a_local_inspector_is_not() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(
+        folder.path(),
+        runtime.path(),
+        &[("FLOWDECK_HTTP_TOKEN", "a-token-chosen-by-the-user")],
+    );
+    let port = host.port.to_string();
+    let rebound = format!("attacker.example:{port}");
+    let refused = host.post(&[("Host", &rebound)], &initialize_body());
+    assert_eq!(refused.status, 403, "DNS rebinding: {refused:?}");
+    let refused = host.post(&[("Origin", "http://attacker.example")], &initialize_body());
+    assert_eq!(refused.status, 403, "a foreign page: {refused:?}");
+    let inspector = host.post(
+        &[
+            ("Origin", "http://localhost:6274"),
+            ("Host", &format!("localhost:{port}")),
+        ],
+        &initialize_body(),
+    );
+    assert_eq!(inspector.status, 200, "a local inspector: {inspector:?}");
+}
+
+#[test]
+fn a_session_ends_on_delete_and_its_id_is_refused_after() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let id = host.session();
+    let listed = host.call(&id, 2, "workflow_list", json!({}));
+    assert_eq!(listed["workflows"][0]["name"], "tiny", "{listed}");
+    let bearer = host.bearer();
+    let ended = request(
+        host.port,
+        "DELETE",
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
+        "",
+    );
+    assert!(ended.status < 300, "{ended:?}");
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+    let gone = host.post(&[("Mcp-Session-Id", &id)], &body);
+    assert_eq!(gone.status, 404, "{gone:?}");
+}
+
+#[test]
+fn malformed_json_and_a_wrong_content_type_get_clear_answers_and_the_server_goes_on() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let malformed = host.post(&[], "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\":");
+    assert_eq!(malformed.status, 400, "{malformed:?}");
+    assert_eq!(
+        malformed.message()["error"]["code"],
+        -32700,
+        "{malformed:?}"
+    );
+    let bearer = host.bearer();
+    let wrong_type = request(
+        host.port,
+        "POST",
+        &[
+            ("Authorization", &bearer),
+            JSON_AND_EVENTS,
+            ("Content-Type", "text/plain"),
+        ],
+        &initialize_body(),
+    );
+    assert_eq!(wrong_type.status, 415, "{wrong_type:?}");
+    host.session();
+}
+
+#[test]
+fn a_body_larger_than_a_stdio_message_is_refused_with_413() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(17 * 1024 * 1024)
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    stream.set_read_timeout(Some(LONG)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        host.port,
+        host.bearer(),
+        huge.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    // The server may answer and close before the whole body is sent.
+    let _ = stream.write_all(huge.as_bytes());
+    let answer = read_answer(stream);
+    assert_eq!(answer.status, 413, "{:?}", (answer.status, &answer.headers));
+    host.session();
+}
+
+#[test]
+fn a_client_trickling_its_headers_holds_up_no_other_and_is_cut_off() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let mut slow = TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    // Meanwhile another agent is served at once.
+    host.session();
+    // And the slow one is cut off once its headers are overdue (10 s): the server closes
+    // it, which ends the read well before its own deadline.
+    slow.set_read_timeout(Some(LONG)).unwrap();
+    let mut rest = Vec::new();
+    let ended = slow.read_to_end(&mut rest);
+    assert!(
+        ended.is_ok(),
+        "the trickling connection was not closed within {LONG:?}: {ended:?}"
+    );
+}
+
+#[test]
+fn a_terminal_opened_over_http_is_the_engines_for_a_relayed_agent_too() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let id = host.session();
+    let opened = host.call(
+        &id,
+        2,
+        "open_terminal",
+        json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+    );
+    let session = opened["session_id"].as_str().unwrap().to_string();
+    host.call(
+        &id,
+        3,
+        "send_input",
+        json!({"session_id": session, "input_text": "echo over-http-$((6*7))\n"}),
+    );
+    let mut relayed = common::mcp_agent(folder.path(), runtime.path(), &[]);
+    let listed = relayed.call(2, "list_terminal_sessions", json!({}));
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert!(
+        sessions.iter().any(|s| s["session_id"] == session.as_str()),
+        "{listed}"
+    );
+    let read = relayed.call(
+        3,
+        "await_output",
+        json!({"session_id": session, "pattern": "over-http-42", "since": "screen", "timeout": 30}),
+    );
+    assert_eq!(read["outcome"], "matched", "{read}");
+}
+
+#[test]
+fn sessions_are_bounded_and_the_one_past_the_bound_is_told_why() {
+    let (folder, runtime) = tiny_folder();
+    let host = std::sync::Arc::new(serve_http(folder.path(), runtime.path(), &[]));
+    let most = 64;
+    let opened: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..most)
+            .map(|_| {
+                let host = host.clone();
+                scope.spawn(move || host.session())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(opened.len(), most);
+    let refused = host.post(&[], &initialize_body());
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.body.contains("DELETE"), "{refused:?}");
+    assert!(refused.header("retry-after").is_some(), "{refused:?}");
+    // One ended makes room for one more.
+    let bearer = host.bearer();
+    let ended = request(
+        host.port,
+        "DELETE",
+        &[("Authorization", &bearer), ("Mcp-Session-Id", &opened[0])],
+        "",
+    );
+    assert!(ended.status < 300, "{ended:?}");
+    common::wait_until(LONG, "room for a session", || {
+        (host.post(&[], &initialize_body()).status == 200).then_some(())
+    });
+}
+
+#[test]
+fn an_address_that_is_not_loopback_is_refused_without_the_flag_and_says_why() {
+    let (folder, runtime) = tiny_folder();
+    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("not a loopback address"), "{said}");
+    assert!(said.contains("--http-allow-remote"), "{said}");
+    assert!(said.contains("ssh -N -L"), "{said}");
+}
