@@ -483,3 +483,48 @@ fn an_address_that_is_not_loopback_is_refused_without_the_flag_and_says_why() {
     assert!(said.contains("--http-allow-remote"), "{said}");
     assert!(said.contains("ssh -N -L"), "{said}");
 }
+
+#[test]
+fn a_waiting_run_reports_each_state_as_progress_on_its_stream() {
+    let (folder, runtime) = tiny_folder();
+    std::fs::write(folder.path().join("tiny.yaml"), common::render::TWO_STEPS).unwrap();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let id = host.session();
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_workflow",
+        "arguments": {"workflow_name": "tiny", "wait": true},
+        "_meta": {"progressToken": "run-1"}}});
+    let answer = host.post(&[("Mcp-Session-Id", &id)], &body.to_string());
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("text/event-stream"),
+        "{answer:?}"
+    );
+    let messages: Vec<Value> = answer
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(
+        progress.len() >= 2,
+        "a progress notification per state: {messages:#?}"
+    );
+    assert!(
+        progress
+            .iter()
+            .all(|p| p["params"]["progressToken"] == "run-1"),
+        "{progress:#?}"
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["id"], 2, "the result comes last: {messages:#?}");
+    assert_eq!(
+        last["result"]["structuredContent"]["final_state"], "completed",
+        "{last}"
+    );
+}
