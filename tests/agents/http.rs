@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 /// A `flowdeck serve --http 127.0.0.1:0`: its port and its token.
 struct HttpHost {
@@ -527,4 +528,50 @@ fn a_waiting_run_reports_each_state_as_progress_on_its_stream() {
         last["result"]["structuredContent"]["final_state"], "completed",
         "{last}"
     );
+}
+
+#[test]
+fn a_session_hears_the_folder_change_on_its_own_stream() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let id = host.session();
+    // The session's standalone stream: what the server says unasked.
+    let mut stream = TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    stream.set_read_timeout(Some(LONG)).unwrap();
+    let head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\n\r\n",
+        host.port,
+        host.bearer()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.contains(" 200 "), "{status:?}");
+    // Headers, then events as they come.
+    let mut line = String::new();
+    while reader.read_line(&mut line).unwrap() > 0 && line.trim() != "" {
+        line.clear();
+    }
+    std::fs::write(
+        folder.path().join("added.yaml"),
+        TINY.replace("name: tiny", "name: added"),
+    )
+    .unwrap();
+    let deadline = Instant::now() + LONG;
+    let mut heard = Vec::new();
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no tools/list_changed within {LONG:?}: {heard:#?}"
+        );
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("the stream ended: {heard:#?}");
+        }
+        if line.contains("notifications/tools/list_changed") {
+            break;
+        }
+        heard.push(line);
+    }
 }
