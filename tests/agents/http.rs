@@ -319,12 +319,7 @@ fn a_session_ends_on_delete_and_its_id_is_refused_after() {
     let listed = host.call(&id, 2, "workflow_list", json!({}));
     assert_eq!(listed["workflows"][0]["name"], "tiny", "{listed}");
     let bearer = host.bearer();
-    let ended = request(
-        host.port,
-        "DELETE",
-        &[("Authorization", &bearer), ("Mcp-Session-Id", &id)],
-        "",
-    );
+    let ended = request_delete(host.port, &bearer, &id);
     assert!(ended.status < 300, "{ended:?}");
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
     let gone = host.post(&[("Mcp-Session-Id", &id)], &body);
@@ -455,12 +450,7 @@ fn sessions_are_bounded_and_the_one_past_the_bound_is_told_why() {
     assert!(refused.header("retry-after").is_some(), "{refused:?}");
     // One ended makes room for one more.
     let bearer = host.bearer();
-    let ended = request(
-        host.port,
-        "DELETE",
-        &[("Authorization", &bearer), ("Mcp-Session-Id", &opened[0])],
-        "",
-    );
+    let ended = request_delete(host.port, &bearer, &opened[0]);
     assert!(ended.status < 300, "{ended:?}");
     common::wait_until(LONG, "room for a session", || {
         (host.post(&[], &initialize_body()).status == 200).then_some(())
@@ -574,4 +564,56 @@ fn a_session_hears_the_folder_change_on_its_own_stream() {
         }
         heard.push(line);
     }
+}
+
+/// A dropped connection is not a cancellation over HTTP (the transport lets a client come
+/// back for its answers); ending the session is: its waiting call is cancelled like a stdio
+/// agent's that left, and the run it waited on ends `canceled`.
+#[test]
+fn ending_a_session_cancels_the_run_its_call_waits_on() {
+    let (folder, runtime) = tiny_folder();
+    std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let (asking, watching) = (host.session(), host.session());
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_workflow", "arguments": {"workflow_name": "asker"}}});
+    // The call waits; its connection is left open (the answer would come on it).
+    let mut call = TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nMcp-Session-Id: {asking}\r\nContent-Length: {}\r\n\r\n{body}",
+        host.port,
+        host.bearer(),
+        body.to_string().len()
+    );
+    call.write_all(request.as_bytes()).unwrap();
+    let mut n = 10;
+    let waiting = common::wait_until(LONG, "the run waiting on its prompt", || {
+        n += 1;
+        let listed = host.call(&watching, n, "run_list", json!({}));
+        listed["active"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["status"] == "waiting_for_input")
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+    });
+    let bearer = host.bearer();
+    let ended = request_delete(host.port, &bearer, &asking);
+    assert!(ended.status < 300, "{ended:?}");
+    let status = common::wait_until(LONG, "the run to end", || {
+        n += 1;
+        let status = host.call(&watching, n, "run_status", json!({"run_id": waiting}));
+        (status["status"] == "finished").then_some(status)
+    });
+    assert_eq!(status["result"]["final_state"], "canceled", "{status}");
+    drop(call);
+}
+
+fn request_delete(port: u16, bearer: &str, session: &str) -> Answer {
+    request(
+        port,
+        "DELETE",
+        &[("Authorization", bearer), ("Mcp-Session-Id", session)],
+        "",
+    )
 }
