@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// A `flowdeck serve --http 127.0.0.1:0`: its port and its token.
-struct HttpHost {
+pub(crate) struct HttpHost {
     _child: Killed,
     port: u16,
     token: String,
@@ -26,7 +26,7 @@ struct HttpHost {
 /// Starts `flowdeck serve --http 127.0.0.1:0` with `env` and reads where it serves from the
 /// line it prints. Its stderr is read up to that line and then closed, as a server's whose
 /// terminal went away: it must serve on (a log line then must not fail a request).
-fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> HttpHost {
+pub(crate) fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> HttpHost {
     let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(folder)
@@ -198,6 +198,10 @@ fn initialize_body() -> String {
 }
 
 impl HttpHost {
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
     fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
@@ -320,7 +324,7 @@ fn a_session_ends_on_delete_and_its_id_is_refused_after() {
     assert_eq!(listed["workflows"][0]["name"], "tiny", "{listed}");
     let bearer = host.bearer();
     let ended = request_delete(host.port, &bearer, &id);
-    assert!(ended.status < 300, "{ended:?}");
+    assert_eq!(ended.status, 204, "{ended:?}");
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
     let gone = host.post(&[("Mcp-Session-Id", &id)], &body);
     assert_eq!(gone.status, 404, "{gone:?}");
@@ -451,7 +455,7 @@ fn sessions_are_bounded_and_the_one_past_the_bound_is_told_why() {
     // One ended makes room for one more.
     let bearer = host.bearer();
     let ended = request_delete(host.port, &bearer, &opened[0]);
-    assert!(ended.status < 300, "{ended:?}");
+    assert_eq!(ended.status, 204, "{ended:?}");
     common::wait_until(LONG, "room for a session", || {
         (host.post(&[], &initialize_body()).status == 200).then_some(())
     });
@@ -599,7 +603,7 @@ fn ending_a_session_cancels_the_run_its_call_waits_on() {
     });
     let bearer = host.bearer();
     let ended = request_delete(host.port, &bearer, &asking);
-    assert!(ended.status < 300, "{ended:?}");
+    assert_eq!(ended.status, 204, "{ended:?}");
     let status = common::wait_until(LONG, "the run to end", || {
         n += 1;
         let status = host.call(&watching, n, "run_status", json!({"run_id": waiting}));

@@ -170,7 +170,20 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::Exit
 /// Runs a client in a process group of its own. Past the deadline the group is killed, and
 /// so is every server still serving `folder` (the Python SDK starts its server in a session of
 /// its own).
-fn run_client(mut command: Command, folder: &Path) -> Finished {
+fn run_client(command: Command, folder: &Path) -> Finished {
+    run_client_with(command, folder, Servers::EndWithClient)
+}
+
+/// Whether the servers of the client's folder must be gone once the client is: a client that
+/// spawns `flowdeck mcp` ends its server; one that connects over HTTP leaves the test's
+/// `flowdeck serve` running.
+#[derive(PartialEq)]
+enum Servers {
+    EndWithClient,
+    Stay,
+}
+
+fn run_client_with(mut command: Command, folder: &Path, servers: Servers) -> Finished {
     command
         .env("FLOWDECK_CLIENT_DEADLINE_MS", "60000")
         .stdin(Stdio::null())
@@ -196,7 +209,10 @@ fn run_client(mut command: Command, folder: &Path) -> Finished {
     };
     // Whatever the client did, no server of this folder may outlive it (checked before the
     // output is read to its end: a leftover server could hold the client's stderr open).
-    let leftovers = servers_of(folder);
+    let leftovers = match servers {
+        Servers::EndWithClient => servers_of(folder),
+        Servers::Stay => Vec::new(),
+    };
     let outlived = !leftovers.is_empty() && !gone_by(folder, Instant::now() + EXIT);
     if outlived {
         kill_servers_of(folder);
@@ -288,6 +304,33 @@ fn typescript_sdk_client_round_trip() {
     assert_passed("the TypeScript SDK client", &finished);
 }
 
+/// The same round trip over streamable HTTP, against `flowdeck serve --http` of the folder.
+#[test]
+fn typescript_sdk_client_round_trip_over_http() {
+    if let Some(reason) = node_missing("@modelcontextprotocol/sdk", 18) {
+        return skip("ts", &reason);
+    }
+    let dir = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let token = "a-token-for-the-typescript-client";
+    let host = crate::http::serve_http(
+        dir.path(),
+        runtime.path(),
+        &[("FLOWDECK_HTTP_TOKEN", token)],
+    );
+    let mut command = Command::new("node");
+    command
+        .current_dir(ts_dir())
+        .env("FLOWDECK_HTTP_TOKEN", token)
+        .arg("client.mjs")
+        .arg("--url")
+        .arg(host.url())
+        .arg("--workflows")
+        .arg(dir.path());
+    let finished = run_client_with(command, dir.path(), Servers::Stay);
+    assert_passed("the TypeScript SDK client over HTTP", &finished);
+}
+
 #[test]
 fn python_sdk_client_round_trip() {
     let python = match python_client() {
@@ -304,6 +347,33 @@ fn python_sdk_client_round_trip() {
         .arg(dir.path());
     let finished = run_client(command, dir.path());
     assert_passed("the Python SDK client", &finished);
+}
+
+/// The same round trip over streamable HTTP, against `flowdeck serve --http` of the folder.
+#[test]
+fn python_sdk_client_round_trip_over_http() {
+    let python = match python_client() {
+        Ok(python) => python,
+        Err(reason) => return skip("python", &reason),
+    };
+    let dir = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let token = "a-token-for-the-python-client";
+    let host = crate::http::serve_http(
+        dir.path(),
+        runtime.path(),
+        &[("FLOWDECK_HTTP_TOKEN", token)],
+    );
+    let mut command = Command::new(python);
+    command
+        .env("FLOWDECK_HTTP_TOKEN", token)
+        .arg(repo().join("tests/clients/python/client.py"))
+        .arg("--url")
+        .arg(host.url())
+        .arg("--workflows")
+        .arg(dir.path());
+    let finished = run_client_with(command, dir.path(), Servers::Stay);
+    assert_passed("the Python SDK client over HTTP", &finished);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -344,13 +414,17 @@ fn readme_inspector_lines(readme: &str) -> Vec<(String, Vec<String>)> {
 /// Runs the Inspector's CLI with `args` (a README line's, `flowdeck` and the folder filled in)
 /// against a server of `folder`: its JSON output.
 fn inspector(folder: &Path, args: &[String]) -> Value {
+    inspector_with(folder, args, Servers::EndWithClient)
+}
+
+fn inspector_with(folder: &Path, args: &[String], servers: Servers) -> Value {
     let mut command = Command::new(ts_dir().join("node_modules/.bin/mcp-inspector"));
     command
         .current_dir(ts_dir())
         .args(args)
         .args(["--format", "json"])
         .env("SHELL", "/bin/bash");
-    let finished = run_client(command, folder);
+    let finished = run_client_with(command, folder, servers);
     assert!(
         finished.success,
         "mcp-inspector {args:?} failed: {}",
@@ -368,6 +442,70 @@ fn inspector(folder: &Path, args: &[String]) -> Value {
 fn flag<'a>(args: &'a [String], flag: &str) -> &'a str {
     let at = args.iter().position(|a| a == flag).unwrap();
     &args[at + 1]
+}
+
+/// The Inspector's CLI over streamable HTTP, with the bearer token as a header: a tool call
+/// and a resource read against `flowdeck serve --http`.
+#[test]
+fn inspector_cli_over_http() {
+    if let Some(reason) = node_missing("@modelcontextprotocol/inspector", 20) {
+        return skip("inspector", &reason);
+    }
+    let dir = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let token = "a-token-for-the-inspector";
+    let host = crate::http::serve_http(
+        dir.path(),
+        runtime.path(),
+        &[("FLOWDECK_HTTP_TOKEN", token)],
+    );
+    let header = format!("Authorization: Bearer {token}");
+    let over_http = |more: &[&str]| -> Vec<String> {
+        [
+            "--cli",
+            &host.url(),
+            "--transport",
+            "http",
+            "--header",
+            &header,
+        ]
+        .iter()
+        .chain(more)
+        .map(|a| (*a).to_string())
+        .collect()
+    };
+    let plan = inspector_with(
+        dir.path(),
+        &over_http(&[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "workflow_step_plan",
+            "--tool-arg",
+            "name=git_health",
+        ]),
+        Servers::Stay,
+    );
+    assert_eq!(
+        plan["result"]["structuredContent"]["workflow"], "git_health",
+        "{plan}"
+    );
+    let read = inspector_with(
+        dir.path(),
+        &over_http(&[
+            "--method",
+            "resources/read",
+            "--uri",
+            "flowdeck://workflows",
+        ]),
+        Servers::Stay,
+    );
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("git_health")),
+        "{read}"
+    );
 }
 
 #[test]

@@ -48,10 +48,17 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
     if opens_a_session(&request) && guard.sessions.sessions.read().await.len() >= MOST_SESSIONS {
         return too_many_sessions();
     }
-    match well_formed(request).await {
+    let ends_a_session = request.method() == Method::DELETE;
+    let mut answer = match well_formed(request).await {
         Ok(request) => next.run(request).await,
-        Err(refused) => refused,
+        Err(refused) => return refused,
+    };
+    // rmcp accepts a session's end with 202; the Python SDK counts only 200 and 204 as the
+    // session ended (and warns). Nothing follows the end, so 204 says it exactly.
+    if ends_a_session && answer.status() == StatusCode::ACCEPTED {
+        *answer.status_mut() = StatusCode::NO_CONTENT;
     }
+    answer
 }
 
 /// A POST's body read whole, at most a stdio message (past it, the rest is never read), and

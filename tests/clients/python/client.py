@@ -3,6 +3,10 @@
 `ClientSession`); the SDK gives the server pipes as stdin and stdout.
 
     python client.py --server BIN --workflows DIR
+    FLOWDECK_HTTP_TOKEN=T python client.py --url URL --workflows DIR
+
+The second drives the same round trip over streamable HTTP (`streamable_http_client`) against a
+`flowdeck serve --http` of DIR at URL, with the bearer token; its close ends the session.
 
 The full round trip: every tool group (terminal, authoring, runs, guided, dynamic with
 tools/list_changed), resources, prompts, a tool error, and a clean close. DIR must be a scratch
@@ -30,6 +34,8 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+import httpx2
 from mcp.shared.exceptions import MCPError
 
 CLIENT = "python-sdk"
@@ -85,8 +91,9 @@ states:
 
 
 class RoundTrip:
-    def __init__(self, server: str, workflows: Path, status_file: Path) -> None:
+    def __init__(self, server: str | None, workflows: Path, status_file: Path, url: str | None = None) -> None:
         self.server = server
+        self.url = url
         self.dir = workflows
         self.status_file = status_file
         self.passed: list[str] = []
@@ -182,6 +189,8 @@ class RoundTrip:
             p.stem for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") and WORKFLOW_NAME.match(p.stem)
         )
         check("git_health" in bundled and "guided_review" in bundled, f"{d} is not a copy of workflows/", bundled)
+        if self.url:
+            return await self.run_over_http(bundled)
         # The SDK does not expose the child; a shell in front of it records its exit status.
         params = StdioServerParameters(
             command="/bin/sh",
@@ -211,6 +220,22 @@ class RoundTrip:
         check(elapsed < EXIT_S, f"the server took {elapsed:.1f} s to exit after its stdin closed")
         self.passed.append("close")
         return f"exit 0 in {elapsed * 1000:.0f} ms"
+
+    async def run_over_http(self, bundled: list[str]) -> str:
+        token = os.environ["FLOWDECK_HTTP_TOKEN"]
+        # A read may wait as long as a waiting run: the SDK's own defaults.
+        timeout = httpx2.Timeout(CALL_S, read=300.0)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http:
+            async with streamable_http_client(self.url, http_client=http) as (read, write):
+                async with ClientSession(read, write, message_handler=self.on_message) as session:
+                    self.session = session
+                    await self.steps(bundled)
+                    self.current = "close"
+                    started = time.monotonic()
+        # Leaving the transport ended the session (DELETE).
+        elapsed = time.monotonic() - started
+        self.passed.append("close")
+        return f"session ended in {elapsed * 1000:.0f} ms"
 
     async def step(self, name: str, body) -> None:
         self.current = name
@@ -430,11 +455,14 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", default=os.environ.get("FLOWDECK_BIN"), help="the flowdeck binary")
     parser.add_argument("--workflows", default=os.environ.get("FLOWDECK_WORKFLOWS"), help="a scratch workflows copy")
+    parser.add_argument("--url", help="a flowdeck serve --http endpoint (token in FLOWDECK_HTTP_TOKEN)")
     opts = parser.parse_args()
-    if not opts.server or not opts.workflows:
-        parser.error("give --server BIN (or FLOWDECK_BIN) and --workflows DIR")
+    if opts.url and not os.environ.get("FLOWDECK_HTTP_TOKEN"):
+        parser.error("--url needs FLOWDECK_HTTP_TOKEN")
+    if not opts.workflows or not (opts.server or opts.url):
+        parser.error("give --server BIN (or FLOWDECK_BIN) or --url URL, and --workflows DIR")
     with tempfile.TemporaryDirectory() as scratch:
-        trip = RoundTrip(opts.server, Path(opts.workflows), Path(scratch) / "exit-status")
+        trip = RoundTrip(opts.server, Path(opts.workflows), Path(scratch) / "exit-status", opts.url)
         try:
             with anyio.fail_after(OVERALL_S):
                 how = await trip.run()

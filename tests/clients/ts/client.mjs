@@ -6,6 +6,10 @@
 //       The full round trip: every tool group (terminal, authoring, runs, guided, dynamic with
 //       tools/list_changed), resources, prompts, a tool error, and a clean close. DIR must be a
 //       scratch copy of the bundled workflows/ folder: the client writes into it.
+//   node client.mjs --url URL --workflows DIR
+//       The same round trip over streamable HTTP (StreamableHTTPClientTransport) against a
+//       `flowdeck serve --http` of DIR at URL, with the bearer token FLOWDECK_HTTP_TOKEN; the
+//       close ends the session (DELETE), whose id the server then refuses.
 //   node client.mjs --launch JSON [--expect-workflow NAME]...
 //       Launches exactly the server that JSON describes ({"command": ..., "args": [...],
 //       "env": {...}}, the shape of an `mcpServers` entry), then a short round trip:
@@ -17,6 +21,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,12 +61,14 @@ function parseArgs(argv) {
     if (flag === '--server') opts.server = value();
     else if (flag === '--workflows') opts.workflows = value();
     else if (flag === '--launch') opts.launch = value();
+    else if (flag === '--url') opts.url = value();
     else if (flag === '--expect-workflow') opts.expect.push(value());
     else usage(`unknown argument ${flag}`);
   }
   opts.server ??= process.env.FLOWDECK_BIN;
   opts.workflows ??= process.env.FLOWDECK_WORKFLOWS;
-  if (!opts.launch && (!opts.server || !opts.workflows)) {
+  if (opts.url && !process.env.FLOWDECK_HTTP_TOKEN) usage('--url needs FLOWDECK_HTTP_TOKEN');
+  if (!opts.launch && !(opts.url && opts.workflows) && (!opts.server || !opts.workflows)) {
     usage('give --server BIN (or FLOWDECK_BIN) and --workflows DIR, or --launch JSON');
   }
   return opts;
@@ -70,6 +77,7 @@ function parseArgs(argv) {
 function usage(message) {
   console.error(`${CLIENT}: ${message}
 usage: node client.mjs --server BIN --workflows DIR
+       FLOWDECK_HTTP_TOKEN=T node client.mjs --url URL --workflows DIR
        node client.mjs --launch '{"command": "...", "args": [...]}' [--expect-workflow NAME]...`);
   process.exit(2);
 }
@@ -139,6 +147,22 @@ async function connect(command, args, env) {
   transport.stderr?.on('data', (chunk) => {
     stderrTail = (stderrTail + chunk.toString()).slice(-4096);
   });
+  await handshake();
+  // The SDK keeps the child private; the clean-close check needs its exit status.
+  child = transport._process;
+  check(child, 'the transport has no child process');
+}
+
+/** Over streamable HTTP to a running `flowdeck serve --http`, with its bearer token. */
+async function connectHttp(url) {
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${process.env.FLOWDECK_HTTP_TOKEN}` } },
+  });
+  await handshake();
+  check(transport.sessionId, 'the server gave no Mcp-Session-Id');
+}
+
+async function handshake() {
   client = new Client({ name: 'flowdeck-ts-client', version: '1.0.0' }, { capabilities: {} });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     toolListChanges += 1;
@@ -151,9 +175,6 @@ async function connect(command, args, env) {
     if (!closing) fail('the server closed the connection');
   };
   await within(CALL_MS, client.connect(transport, { timeout: CALL_MS }), 'initialize');
-  // The SDK keeps the child private; the clean-close check needs its exit status.
-  child = transport._process;
-  check(child, 'the transport has no child process');
 }
 
 /** The JSON payload of a tool result: structuredContent, or for errors the text content. */
@@ -221,6 +242,27 @@ function nextListChanged(seen, ms, what) {
 }
 
 /** Closes the client and checks that the server exits 0 on its own once its stdin closes. */
+/** Over HTTP: the session ended with DELETE, after which its id is refused (404). */
+async function cleanCloseHttp(url) {
+  const session = transport.sessionId;
+  closing = true;
+  const started = Date.now();
+  await within(CALL_MS, transport.terminateSession(), 'DELETE of the session');
+  await within(CALL_MS, client.close(), 'client.close()');
+  const after = await within(CALL_MS, fetch(url, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${process.env.FLOWDECK_HTTP_TOKEN}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'Mcp-Session-Id': session,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }),
+  }), 'a request in the ended session');
+  check(after.status === 404, 'the ended session is still served', after.status);
+  return Date.now() - started;
+}
+
 async function cleanClose() {
   const proc = child;
   const exited = new Promise((resolve) => {
@@ -277,7 +319,8 @@ async function roundTrip(opts) {
     `${dir} is not a copy of the bundled workflows/ folder`, bundled);
 
   await step('initialize', async () => {
-    await connect(opts.server, ['mcp', '--workflows', dir]);
+    if (opts.url) await connectHttp(opts.url);
+    else await connect(opts.server, ['mcp', '--workflows', dir]);
     const info = client.getServerVersion();
     check(info?.name === 'flowdeck', 'serverInfo.name is not flowdeck', info);
     const caps = client.getServerCapabilities();
@@ -458,9 +501,9 @@ async function roundTrip(opts) {
 
   let closeMs;
   await step('close', async () => {
-    closeMs = await cleanClose();
+    closeMs = opts.url ? await cleanCloseHttp(opts.url) : await cleanClose();
   });
-  return `exit 0 in ${closeMs} ms`;
+  return opts.url ? `session ended in ${closeMs} ms` : `exit 0 in ${closeMs} ms`;
 }
 
 // ---------------------------------------------------------------------------------------------
