@@ -54,27 +54,18 @@ fn main() {
     let folder = tempfile::tempdir().unwrap();
     std::fs::write(folder.path().join("tiny.yaml"), common::TINY).unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder.path())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .env("XDG_RUNTIME_DIR", runtime.path())
-        .env("FLOWDECK_HTTP_TOKEN", TOKEN)
-        .env("SHELL", "/bin/bash")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let server_lines = lines_of(server.stderr.take().unwrap());
-    let told = wait_for(&server_lines, "MCP over HTTP at");
+    let (server, told) = common::serve_over_http(
+        folder.path(),
+        runtime.path(),
+        &[("FLOWDECK_HTTP_TOKEN", TOKEN)],
+    );
     let url = told
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap()
         .trim_end_matches(';')
         .to_string();
-    let pid = server.id();
+    let pid = server.0.id();
 
     let mut bench = Command::new("node")
         .current_dir(&ts)
@@ -129,6 +120,5 @@ fn main() {
         figures["sessions"],
         (open_mib - idle_mib) / figures["sessions"].as_f64().unwrap()
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 }

@@ -27,37 +27,7 @@ pub(crate) struct HttpHost {
 /// line it prints. Its stderr is read up to that line and then closed, as a server's whose
 /// terminal went away: it must serve on (a log line then must not fail a request).
 pub(crate) fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> HttpHost {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .envs(common::studio::quiet_env())
-        .envs(env.iter().copied())
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("SHELL", "/bin/bash")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let child = Killed(child);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let told = loop {
-        let line = rx
-            .recv_timeout(LONG)
-            .expect("flowdeck serve --http to say where it serves");
-        if line.contains("MCP over HTTP at") {
-            break line;
-        }
-    };
+    let (child, told) = common::serve_over_http(folder, runtime, env);
     let port: u16 = told
         .split("http://127.0.0.1:")
         .nth(1)

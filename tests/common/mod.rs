@@ -234,6 +234,44 @@ pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process:
     child
 }
 
+/// `flowdeck serve --http 127.0.0.1:0` on `folder` with `env`, and the line it prints about
+/// where it serves (the URL, and the token's file or variable); killed when dropped. Its stderr is read up to that
+/// line and then closed, as a server's whose terminal went away: it must serve on.
+pub fn serve_over_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> (Killed, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .envs(studio::quiet_env())
+        .envs(env.iter().copied())
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let child = Killed(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    loop {
+        let line = rx
+            .recv_timeout(LONG)
+            .expect("flowdeck serve --http to say where it serves");
+        if line.contains("MCP over HTTP at") {
+            return (child, line);
+        }
+    }
+}
+
 /// A process killed at the end of a test, however the test ends (a failed assertion
 /// included): a foreground `flowdeck serve` never ends by itself.
 pub struct Killed(pub std::process::Child);
