@@ -94,12 +94,13 @@ pub struct ServeCommand {
     /// Also serve MCP over streamable HTTP at http://ADDR:PORT/mcp, on the same engine. Every
     /// request needs `Authorization: Bearer TOKEN`: FLOWDECK_HTTP_TOKEN, or a token made at
     /// start into an owner-only file whose path is printed. Loopback addresses only, unless
-    /// --http-allow-remote
-    #[arg(long, value_name = "ADDR:PORT", value_parser = crate::server::http::parse_addr)]
+    /// --http-allow-remote. From FLOWDECK_HTTP too, which also reaches the server that the
+    /// studio or `flowdeck mcp` starts in the background
+    #[arg(long, env = "FLOWDECK_HTTP", value_name = "ADDR:PORT", value_parser = crate::server::http::parse_addr)]
     http: Option<std::net::SocketAddr>,
     /// Allow --http on an address that is not loopback (anyone who reaches it with the token
     /// can type into your terminals: prefer an ssh tunnel to a loopback address)
-    #[arg(long, requires = "http")]
+    #[arg(long, env = "FLOWDECK_HTTP_ALLOW_REMOTE", requires = "http")]
     http_allow_remote: bool,
 }
 

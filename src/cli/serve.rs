@@ -116,26 +116,45 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             }
         };
         let http_stop = tokio_util::sync::CancellationToken::new();
-        if let Some(http) = &http {
-            let serving = crate::server::http::start(
-                engine.clone(),
-                host.socket(),
-                options,
-                http,
-                http_stop.clone(),
-            )
-            .await;
-            match serving {
-                Ok(serving) => tell_http(&serving, command.background),
-                Err(e) => {
-                    host.stop().await;
-                    engine.shutdown().await;
-                    return Err(e.into());
+        let serving = match &http {
+            Some(http) => {
+                let serving = crate::server::http::start(
+                    engine.clone(),
+                    host.socket(),
+                    options,
+                    http,
+                    http_stop.clone(),
+                )
+                .await;
+                match serving {
+                    Ok(serving) => {
+                        tell_http(&serving, command.background);
+                        Some(serving)
+                    }
+                    // A server a front end started serves its socket whatever happens to
+                    // HTTP (a port another program holds): the front end that wanted it
+                    // must not lose the folder's server for it.
+                    Err(e) if command.background => {
+                        tracing::warn!("serving without MCP over HTTP: {e}");
+                        None
+                    }
+                    Err(e) => {
+                        host.stop().await;
+                        engine.shutdown().await;
+                        return Err(e.into());
+                    }
                 }
             }
-        }
-        until_stopped(&engine, folder, &host, &mut termination, command.background).await;
+            None => None,
+        };
+        let attached = match &serving {
+            Some(serving) => crate::server::lifetime::together(host.clients(), serving.sessions()),
+            None => host.clients(),
+        };
+        let background = command.background.then_some(attached);
+        until_stopped(&engine, folder, &host, &mut termination, background).await;
         http_stop.cancel();
+        drop(serving);
         host.stop().await;
         engine.shutdown().await;
         anyhow::Ok(())
@@ -144,16 +163,17 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// Serves until a termination signal or, for a server a front end started, until nothing is
+/// Serves until a termination signal or, for a server a front end started (`background`:
+/// how many front ends are attached, over the socket and over HTTP), until nothing is
 /// attached and nothing runs.
 async fn until_stopped(
     engine: &std::sync::Arc<crate::engine::Engine>,
     folder: &Path,
     host: &crate::server::host::Host,
     termination: &mut crate::signals::Termination,
-    background: bool,
+    background: Option<tokio::sync::watch::Receiver<usize>>,
 ) {
-    if background {
+    if let Some(attached) = background {
         tracing::info!(
             "serving {} on {}",
             folder.display(),
@@ -164,12 +184,12 @@ async fn until_stopped(
                 crate::server::lifetime::until_idle(
                     engine,
                     folder,
-                    host.clients(),
+                    attached.clone(),
                     crate::server::lifetime::GRACE,
                 )
                 .await;
                 // A front end that connected just now keeps the server.
-                if host.retire().await {
+                if *attached.borrow() == 0 && host.retire().await {
                     return;
                 }
             }

@@ -56,3 +56,27 @@ pub async fn until_idle(
         }
     }
 }
+
+/// Two counts of attached front ends (the socket's clients, the HTTP sessions) as one. Ends,
+/// closing its own, when either ends.
+pub fn together(
+    mut a: watch::Receiver<usize>,
+    mut b: watch::Receiver<usize>,
+) -> watch::Receiver<usize> {
+    let (total, together) = watch::channel(*a.borrow_and_update() + *b.borrow_and_update());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                changed = a.changed() => if changed.is_err() {
+                    return;
+                },
+                changed = b.changed() => if changed.is_err() {
+                    return;
+                },
+                () = total.closed() => return,
+            }
+            total.send_replace(*a.borrow_and_update() + *b.borrow_and_update());
+        }
+    });
+    together
+}

@@ -16,7 +16,8 @@ use std::time::Instant;
 
 /// A `flowdeck serve --http 127.0.0.1:0`: its port and its token.
 pub(crate) struct HttpHost {
-    _child: Killed,
+    /// The foreground server, when the test started one (not one a front end started).
+    child: Option<Killed>,
     port: u16,
     token: String,
     /// What it said on stderr about serving over HTTP.
@@ -28,12 +29,7 @@ pub(crate) struct HttpHost {
 /// terminal went away: it must serve on (a log line then must not fail a request).
 pub(crate) fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> HttpHost {
     let (child, told) = common::serve_over_http(folder, runtime, env);
-    let port: u16 = told
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {told:?}"));
+    let port = port_in(&told);
     let token = match env.iter().find(|(k, _)| *k == "FLOWDECK_HTTP_TOKEN") {
         Some((_, token)) => (*token).to_string(),
         None => {
@@ -49,11 +45,21 @@ pub(crate) fn serve_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) ->
     };
     answering(runtime);
     HttpHost {
-        _child: child,
+        child: Some(child),
         port,
         token,
         told,
     }
+}
+
+/// The port of the URL a server's line about HTTP gives (`... at http://ADDR:PORT/mcp; ...`).
+fn port_in(told: &str) -> u16 {
+    told.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split("/mcp").next())
+        .and_then(|addr| addr.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {told:?}"))
 }
 
 /// An HTTP response, its body read whole (the server closes the connection after it).
@@ -590,4 +596,203 @@ fn request_delete(port: u16, bearer: &str, session: &str) -> Answer {
         &[("Authorization", bearer), ("Mcp-Session-Id", session)],
         "",
     )
+}
+
+/// The line of the server's log (`DIR/.flowdeck/server.log`) that says `what`, once written.
+fn logged(folder: &Path, what: &str) -> String {
+    let log = folder.join(".flowdeck/server.log");
+    common::wait_until(LONG, &format!("{what:?} in {}", log.display()), || {
+        std::fs::read_to_string(&log)
+            .ok()?
+            .lines()
+            .find(|l| l.contains(what))
+            .map(str::to_string)
+    })
+}
+
+#[test]
+fn a_server_an_agent_starts_serves_flowdeck_http_and_lives_while_an_http_session_is_open() {
+    let (folder, runtime) = tiny_folder();
+    let token = "a-token-for-the-background-server";
+    let env = [
+        ("FLOWDECK_HTTP", "127.0.0.1:0"),
+        ("FLOWDECK_HTTP_TOKEN", token),
+    ];
+    let stdio = common::mcp_agent_with(folder.path(), runtime.path(), &[], &env);
+    let server = common::background_server_of(folder.path());
+    let told = logged(folder.path(), "MCP over HTTP at");
+    assert!(!told.contains(token), "the token reached the log: {told}");
+    let host = HttpHost {
+        child: None,
+        port: port_in(&told),
+        token: token.to_string(),
+        told,
+    };
+    let id = host.session();
+    // Its terminals do not inherit the token (a screen an agent reads must not show it),
+    // nor the address (a flowdeck started in one serves its own folder).
+    let opened = host.call(&id, 2, "open_terminal", json!({}));
+    let session = opened["session_id"].as_str().unwrap();
+    let ran = host.call(
+        &id,
+        3,
+        "run_command",
+        json!({"session_id": session,
+            "command": "echo \"[${FLOWDECK_HTTP_TOKEN:-withheld}] [${FLOWDECK_HTTP:-withheld}]\""}),
+    );
+    assert_eq!(
+        ran["output"].as_str().map(str::trim),
+        Some("[withheld] [withheld]"),
+        "{ran}"
+    );
+    host.call(&id, 4, "exit_terminal", json!({"session_id": session}));
+    // The agent host that started the server goes; the HTTP agent is still attached, so the
+    // server serves it past the idle grace (5 s) and beyond.
+    drop(stdio);
+    let until = Instant::now() + std::time::Duration::from_secs(8);
+    let mut n = 5;
+    while Instant::now() < until {
+        assert!(
+            !common::has_ended(server),
+            "the background server ended under an open HTTP session"
+        );
+        host.call(&id, n, "list_terminal_sessions", json!({}));
+        n += 1;
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    // Once that session ends, nothing is attached: the server ends after its grace.
+    let ended = request_delete(host.port, &host.bearer(), &id);
+    assert_eq!(ended.status, 204, "{ended:?}");
+    common::wait_until(LONG, "the background server to end", || {
+        common::has_ended(server).then_some(())
+    });
+}
+
+#[test]
+fn a_port_already_taken_leaves_the_background_server_serving_its_socket_and_says_why() {
+    let (folder, runtime) = tiny_folder();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut stdio = common::mcp_agent_with(
+        folder.path(),
+        runtime.path(),
+        &[],
+        &[("FLOWDECK_HTTP", &addr)],
+    );
+    let listed = stdio.call(2, "workflow_list", json!({}));
+    assert_eq!(listed["workflows"][0]["name"], "tiny", "{listed}");
+    let said = logged(folder.path(), "serving without MCP over HTTP");
+    assert!(said.contains(&addr), "{said}");
+    assert!(said.contains("in use"), "{said}");
+}
+
+#[test]
+fn the_2026_07_28_era_is_served_statelessly_on_the_same_engine() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let era = ("MCP-Protocol-Version", "2026-07-28");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-http-2026", "version": "0"},
+    });
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": meta}});
+    // That era names the method (and a tool call its tool) in headers too, for gateways.
+    let discovering = [era, ("Mcp-Method", "server/discover")];
+    let discovered = host.post(&discovering, &discover.to_string());
+    assert_eq!(discovered.status, 200, "{discovered:?}");
+    assert!(
+        discovered.header("mcp-session-id").is_none(),
+        "{discovered:?}"
+    );
+    let result = &discovered.message()["result"];
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|v| v == "2026-07-28")),
+        "{result}"
+    );
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    // Each call stands alone, and what it does stays in the engine for the next.
+    let call = |id: u64, tool: &str, args: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args, "_meta": meta}});
+        let answer = host.post(
+            &[era, ("Mcp-Method", "tools/call"), ("Mcp-Name", tool)],
+            &body.to_string(),
+        );
+        assert_eq!(answer.status, 200, "{answer:?}");
+        let message = answer.message();
+        assert_ne!(message["result"]["isError"], true, "{message}");
+        message["result"]["structuredContent"].clone()
+    };
+    let opened = call(
+        2,
+        "open_terminal",
+        json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+    );
+    let session = opened["session_id"].as_str().unwrap().to_string();
+    let listed = call(3, "list_terminal_sessions", json!({}));
+    assert!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["session_id"] == session.as_str()),
+        "{listed}"
+    );
+    // A request of that era without its metadata is told what is missing.
+    let bare = json!({"jsonrpc": "2.0", "id": 4, "method": "server/discover", "params": {}});
+    let refused = host.post(&discovering, &bare.to_string());
+    assert!(refused.body.contains("protocolVersion"), "{refused:?}");
+}
+
+#[test]
+fn with_allow_remote_any_host_name_is_served_and_the_token_still_guards() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(
+        folder.path(),
+        runtime.path(),
+        &[
+            ("FLOWDECK_HTTP", "0.0.0.0:0"),
+            ("FLOWDECK_HTTP_ALLOW_REMOTE", "true"),
+        ],
+    );
+    assert!(host.told.contains("http://0.0.0.0:"), "{}", host.told);
+    let named = format!("build-box.example:{}", host.port);
+    let served = host.post(&[("Host", &named)], &initialize_body());
+    assert_eq!(served.status, 200, "a remote client's Host: {served:?}");
+    let refused = request(
+        host.port,
+        "POST",
+        &[("Host", &named), JSON_AND_EVENTS, JSON_BODY],
+        &initialize_body(),
+    );
+    assert_eq!(refused.status, 401, "no token: {refused:?}");
+    let page = host.post(
+        &[("Host", &named), ("Origin", "http://attacker.example")],
+        &initialize_body(),
+    );
+    assert_eq!(page.status, 403, "a foreign page: {page:?}");
+}
+
+#[test]
+fn the_token_file_goes_when_the_server_ends() {
+    let (folder, runtime) = tiny_folder();
+    let mut host = serve_http(folder.path(), runtime.path(), &[]);
+    let file = host
+        .told
+        .split("the token in ")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(Path::new(&file).exists(), "{file}");
+    let child = host.child.take().unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.0.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    common::wait_until(LONG, "the token's file to go with its server", || {
+        (!Path::new(&file).exists()).then_some(())
+    });
 }

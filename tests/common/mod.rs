@@ -242,7 +242,13 @@ pub fn serve_over_http(folder: &Path, runtime: &Path, env: &[(&str, &str)]) -> (
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(folder)
-        .args(["serve", "--http", "127.0.0.1:0"])
+        .arg("serve")
+        .args(
+            (!env.iter().any(|(k, _)| *k == "FLOWDECK_HTTP"))
+                .then_some(["--http", "127.0.0.1:0"])
+                .into_iter()
+                .flatten(),
+        )
         .envs(studio::quiet_env())
         .envs(env.iter().copied())
         .env("XDG_RUNTIME_DIR", runtime)
@@ -339,6 +345,16 @@ pub fn server_pid(runtime: &Path) -> u32 {
 
 /// `flowdeck mcp` as an agent's host starts it, with the socket folder `runtime`.
 pub fn mcp_agent(folder: &Path, runtime: &Path, args: &[&str]) -> line_client::LineServer {
+    mcp_agent_with(folder, runtime, args, &[])
+}
+
+/// [`mcp_agent`] with `env` set for it (and so for a server it starts).
+pub fn mcp_agent_with(
+    folder: &Path,
+    runtime: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> line_client::LineServer {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
     command
         .arg("--workflows")
@@ -347,6 +363,7 @@ pub fn mcp_agent(folder: &Path, runtime: &Path, args: &[&str]) -> line_client::L
         .args(args)
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -3,13 +3,13 @@
 //! that is JSON at all (else the JSON-RPC parse error stdio answers, -32700).
 
 use super::MOST_SESSIONS;
+use super::sessions::CountedSessions;
 use crate::mcp::wire::MAX_MESSAGE;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::sync::Arc;
 
 /// The header a session's requests carry (rmcp's name for it).
@@ -21,11 +21,11 @@ const RETRY_AFTER_SECONDS: &str = "5";
 #[derive(Clone)]
 pub struct Guard {
     token: Arc<[u8]>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<CountedSessions>,
 }
 
 impl Guard {
-    pub fn new(token: String, sessions: Arc<LocalSessionManager>) -> Self {
+    pub fn new(token: String, sessions: Arc<CountedSessions>) -> Self {
         Guard {
             token: token.into_bytes().into(),
             sessions,
@@ -45,7 +45,7 @@ pub async fn check(State(guard): State<Guard>, request: Request, next: Next) -> 
     if !guard.authorized(request.headers()) {
         return unauthorized();
     }
-    if opens_a_session(&request) && guard.sessions.sessions.read().await.len() >= MOST_SESSIONS {
+    if opens_a_session(&request) && guard.sessions.open().await >= MOST_SESSIONS {
         return too_many_sessions();
     }
     let ends_a_session = request.method() == Method::DELETE;

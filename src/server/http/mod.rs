@@ -15,6 +15,7 @@
 //!   [`HEADER_WAIT`] (slowloris), at most [`MOST_CONNECTIONS`] connections at once.
 
 mod guard;
+mod sessions;
 mod token;
 
 use crate::engine::Engine;
@@ -92,7 +93,8 @@ pub enum HttpError {
     Token(#[from] token::TokenError),
 }
 
-/// MCP served over HTTP: where, and where its token is.
+/// MCP served over HTTP: where, where its token is, and how many sessions are open. Dropped,
+/// it removes the token's file it made (serving stops with the token given to [`start`]).
 #[derive(Debug)]
 pub struct Serving {
     /// The address bound (a port of 0 asked for any free one).
@@ -100,12 +102,29 @@ pub struct Serving {
     /// The token's file, when flowdeck made the token; `None` when it came from
     /// [`TOKEN_VARIABLE`].
     pub token_file: Option<PathBuf>,
+    sessions: tokio::sync::watch::Receiver<usize>,
 }
 
 impl Serving {
     /// The URL clients connect to.
     pub fn url(&self) -> String {
         format!("http://{}{PATH}", self.addr)
+    }
+
+    /// How many MCP sessions are open over HTTP, as it changes: each is an attached front
+    /// end for the server's lifetime.
+    pub fn sessions(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.sessions.clone()
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        // A token nobody can use any more must not stay readable; the next server makes its
+        // own.
+        if let Some(file) = &self.token_file {
+            let _ = std::fs::remove_file(file);
+        }
     }
 }
 
@@ -134,7 +153,8 @@ pub async fn start(
     })?;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(IDLE_SESSION);
-    let sessions = Arc::new(sessions);
+    let sessions = sessions::CountedSessions::new(sessions);
+    let open = sessions.watch();
     let config = transport_config(addr, http.allow_remote, stop.child_token());
     let service = StreamableHttpService::new(
         move || Ok(FlowdeckServer::with_engine(engine.clone(), options.clone())),
@@ -145,7 +165,11 @@ pub async fn start(
         axum::middleware::from_fn_with_state(guard::Guard::new(token, sessions), guard::check),
     );
     tokio::spawn(accept(listener, app, stop));
-    Ok(Serving { addr, token_file })
+    Ok(Serving {
+        addr,
+        token_file,
+        sessions: open,
+    })
 }
 
 /// What rmcp checks for flowdeck: the `Host` a request names (this server on loopback,

@@ -133,6 +133,15 @@ fn argv(program: Program) -> Result<Vec<String>, TermError> {
     })
 }
 
+/// flowdeck's own serving settings, never passed on to a terminal's programs: the HTTP token
+/// is a secret that a program (and so a screen an agent reads) must not hold, and a flowdeck
+/// started inside a terminal serves its own folder, not on this server's port.
+const WITHHELD: [&str; 3] = [
+    "FLOWDECK_HTTP",
+    "FLOWDECK_HTTP_TOKEN",
+    "FLOWDECK_HTTP_ALLOW_REMOTE",
+];
+
 /// How the program is started: its terminal type, the session's marker every descendant
 /// inherits, the environment asked for, and its working directory (flowdeck's by default).
 fn command(
@@ -144,6 +153,9 @@ fn command(
     let mut cmd = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
     cmd.env("TERM", "xterm-256color");
     cmd.env(MARKER_VAR, marker);
+    for name in WITHHELD {
+        cmd.env_remove(name);
+    }
     for (key, value) in env {
         cmd.env(key, value);
     }
