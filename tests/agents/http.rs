@@ -796,3 +796,45 @@ fn the_token_file_goes_when_the_server_ends() {
         (!Path::new(&file).exists()).then_some(())
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_an_http_agent_opens_is_shown_in_an_attached_studio() {
+    use flowdeck::term::{TermConfig, Terminals};
+    let (folder, runtime) = tiny_folder();
+    let (at, under) = (folder.path().to_path_buf(), runtime.path().to_path_buf());
+    let host = tokio::task::spawn_blocking(move || {
+        let host = serve_http(&at, &under, &[]);
+        let id = host.session();
+        let opened = host.call(
+            &id,
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let session = opened["session_id"].as_str().unwrap().to_string();
+        host.call(
+            &id,
+            3,
+            "send_input",
+            json!({"session_id": session, "input_text": "echo from-http-$((6*7))\n"}),
+        );
+        host
+    })
+    .await
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+    ];
+    let xdg = (
+        "XDG_RUNTIME_DIR".to_string(),
+        runtime.path().display().to_string(),
+    );
+    let studio = common::studio::open(&terminals, program, None, (110, 32), vec![xdg]);
+    common::studio::expect(&studio, r"\(agent: raw-http\)").await;
+    common::studio::expect(&studio, "from-http-42").await;
+    common::studio::quit(&studio).await;
+    drop(host);
+}
