@@ -78,6 +78,7 @@ fn main() {
             session_id: Some(session.session_id.clone()),
             inputs: Default::default(),
             keep_session: true,
+            host: None,
             actor: Actor::Cli,
             require_approval: false,
         };

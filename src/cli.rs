@@ -182,6 +182,11 @@ pub enum Command {
         /// Keep the run's terminal open at the end and print its final screen
         #[arg(long)]
         session_keep: bool,
+        /// Run on this host, through ssh (a name, user@host or an alias of your ssh config;
+        /// FLOWDECK_SSH_COMMAND gives the ssh command and its options). Default: the
+        /// workflow's `host:`, else this machine
+        #[arg(long, value_name = "HOST")]
+        on: Option<String>,
         /// Print the full result as JSON (the seed's shape plus run_id and return_values)
         #[arg(long)]
         json: bool,
@@ -282,6 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             name,
             inputs,
             session_keep,
+            on,
             json,
         }) => run::run(
             &folder,
@@ -289,6 +295,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 name,
                 inputs,
                 keep_session: session_keep,
+                host: on,
                 json,
             },
             &mut out,

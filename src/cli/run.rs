@@ -28,6 +28,8 @@ pub struct RunArgs {
     pub name: String,
     pub inputs: Vec<String>,
     pub keep_session: bool,
+    /// `--on`: the host the run's terminal opens on.
+    pub host: Option<String>,
     pub json: bool,
 }
 
@@ -240,6 +242,7 @@ async fn start(
                     session_id: None,
                     inputs,
                     keep_session: args.keep_session,
+                    host: args.host.clone(),
                     actor: Actor::Cli,
                     require_approval: false,
                 })
@@ -250,6 +253,7 @@ async fn start(
                 workflow: args.name.clone(),
                 inputs,
                 keep_session: args.keep_session,
+                host: args.host.clone(),
             })
             .await?
         {

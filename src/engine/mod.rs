@@ -73,6 +73,9 @@ pub struct EngineConfig {
     pub watch: bool,
     /// Approval mode: an agent's run of content no person approved waits for one.
     pub approve_agent_runs: bool,
+    /// The ssh command (and its options) that opens terminals on hosts; `None`: the one
+    /// `FLOWDECK_SSH_COMMAND` gives, else `ssh` (terminal/hosts.rs).
+    pub ssh_command: Option<Vec<String>>,
 }
 
 impl Default for EngineConfig {
@@ -83,6 +86,7 @@ impl Default for EngineConfig {
             run_shell: None,
             watch: true,
             approve_agent_runs: false,
+            ssh_command: None,
         }
     }
 }

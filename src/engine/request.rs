@@ -98,6 +98,9 @@ pub enum Request {
         workflow: String,
         inputs: IndexMap<String, String>,
         keep_session: bool,
+        /// Run on this host, through ssh (`flowdeck run --on`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     CancelRun {
         run_id: String,
@@ -324,6 +327,7 @@ impl Engine {
                 workflow,
                 inputs,
                 keep_session,
+                host,
             } => {
                 let started = self
                     .start_run(RunRequest {
@@ -331,6 +335,7 @@ impl Engine {
                         session_id: None,
                         inputs,
                         keep_session,
+                        host,
                         actor: actor.clone(),
                         require_approval: false,
                     })

@@ -22,12 +22,11 @@ pub struct NoArgs {}
 pub struct OpenTerminalArgs {
     /// Shell to start (default: the user's $SHELL, else /bin/bash). Not together with `command`.
     pub shell: Option<String>,
-    /// A program and its arguments to run instead of a shell, e.g. ["python3", "-q"] or
-    /// ["ssh", "-tt", "host"].
+    /// A program and its arguments to run instead of a shell, e.g. ["python3", "-q"].
     pub command: Option<Vec<String>>,
-    /// Working directory.
+    /// Working directory (on `host` when one is given).
     pub cwd: Option<String>,
-    /// Extra environment variables.
+    /// Extra environment variables (exported on `host` when one is given).
     #[serde(default)]
     pub env: IndexMap<String, String>,
     /// Width in columns (default 120; clamped to 2..1000).
@@ -36,6 +35,10 @@ pub struct OpenTerminalArgs {
     pub rows: Option<u16>,
     /// A label for the session (letters, digits, `_`, `.`, `-`); usable instead of the id.
     pub name: Option<String>,
+    /// Open the shell on this host through ssh: a name, user@host or an alias of the ssh
+    /// config. Every terminal tool then works there as here (run_command's exit status,
+    /// await_output, the screen). Not together with `shell` or `command`.
+    pub host: Option<String>,
 }
 
 impl From<OpenTerminalArgs> for OpenTerminalParams {
@@ -48,6 +51,7 @@ impl From<OpenTerminalArgs> for OpenTerminalParams {
             cols: a.cols,
             rows: a.rows,
             name: a.name,
+            host: a.host,
         }
     }
 }
@@ -357,6 +361,10 @@ pub struct RunArgs {
     /// Keep the run's own session open at the end.
     #[serde(default)]
     pub keep_session: bool,
+    /// Run on this host, through ssh: the run's terminal opens there and every step works
+    /// as locally (a name, user@host or an alias of the ssh config). Default: the
+    /// workflow's `host:`, else this machine. Not together with `session_id`.
+    pub on: Option<String>,
 }
 
 /// Tools that name a run.

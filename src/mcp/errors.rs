@@ -207,6 +207,10 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::NameTaken(name) => ToolError::new("SESSION_NAME_TAKEN", -32005, "conflict", message)
             .with("name", name)
             .suggest("Pick another name, or use the open session."),
+        TermError::Unreachable { host, .. } => ToolError::new("HOST_UNREACHABLE", -32005, "execution", message)
+            .with("host", host)
+            .retryable()
+            .suggest("Check that `ssh HOST` works from this machine without asking anything (a key in ssh-agent or in the ssh config; the host's key in known_hosts), or set FLOWDECK_SSH_COMMAND to the ssh command and options that do."),
         TermError::Spawn { program, .. } => ToolError::new("SPAWN_FAILED", -32005, "execution", message)
             .with("program", program)
             .suggest("Check that the program exists and is executable."),

@@ -65,6 +65,8 @@ pub enum TermError {
         command: String,
         seconds: f64,
     },
+    #[error("cannot reach {host}: {reason}")]
+    Unreachable { host: String, reason: String },
     #[error("terminal I/O failed in session `{session}`: {source}")]
     Io {
         session: String,
@@ -93,6 +95,7 @@ impl TermError {
             TermError::ShellProtocol { .. } => "shell_protocol",
             TermError::NotStarted { .. } => "not_started",
             TermError::CommandTimeout { .. } => "timeout",
+            TermError::Unreachable { .. } => "host_unreachable",
             TermError::Io { .. } => "terminal_io",
         }
     }

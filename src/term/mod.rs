@@ -10,6 +10,7 @@
 //! - [`matcher`]: waits registered with the reader thread;
 //! - [`search`]: finding lines of the history and a full-screen program's screen;
 //! - [`keys`]: keys to bytes in the terminal's current mode;
+//! - [`remote`]: a shell reached through ssh (or docker, kubectl, sudo), told apart by its markers;
 //! - [`shell`]: commands, exit statuses and environment through a POSIX shell;
 //! - [`typing`]: the writer, which types input when someone reads the terminal;
 //! - [`processes`]: every process of a session, found, ended and reaped;
@@ -24,8 +25,10 @@ pub mod inputs;
 pub mod keys;
 pub mod matcher;
 pub mod mirror;
+pub mod nonce;
 pub mod processes;
 pub mod quiet;
+pub mod remote;
 pub mod screen;
 pub mod search;
 pub mod session;
@@ -339,6 +342,7 @@ fn check_options(options: &OpenOptions) -> Result<(), TermError> {
     let program = match &options.program {
         Program::Command(argv) => argv.as_slice(),
         Program::Shell(shell) => shell.as_slice(),
+        Program::Remote { connect, .. } => connect.as_slice(),
     };
     if let Some(i) = program.iter().position(|a| a.contains('\0')) {
         return Err(nul(match i {

@@ -73,11 +73,11 @@ pub enum Input {
 
 /// What the writer needs from its session.
 pub trait Host {
-    /// Typed input `seq` is about to be written: if it is the latest, output that came
-    /// before it is taken in and `since: last_input` starts here. `buf` is room to read
+    /// Typed input `seq` (`bytes`) is about to be written: if it is the latest, output that
+    /// came before it is taken in and `since: last_input` starts here. `buf` is room to read
     /// into. Returns answers to terminal queries found in that output, to write first;
     /// `None` when its sender withdrew it, and it is dropped.
-    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Option<Vec<u8>>;
+    fn typing(&self, seq: u64, bytes: &[u8], echo: &str, buf: &mut [u8]) -> Option<Vec<u8>>;
     /// Blocks until output arrives or `wait` passes.
     fn wait_for_output(&self, wait: Duration);
     /// Whether the program has ended (nothing will read any more).
@@ -334,7 +334,7 @@ fn type_in(
     bytes: &[u8],
     buf: &mut [u8],
 ) -> std::io::Result<()> {
-    let Some(answer) = host.typing(seq, echo, buf) else {
+    let Some(answer) = host.typing(seq, bytes, echo, buf) else {
         host.dequeued(bytes.len());
         return Ok(());
     };

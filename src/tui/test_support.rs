@@ -50,6 +50,7 @@ pub fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
         output_bytes: 0,
         history_lines: 0,
         is_shell: true,
+        host: None,
         title: String::new(),
     }
 }

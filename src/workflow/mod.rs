@@ -4,11 +4,13 @@
 //! - [`model`] and [`action`] are the typed manifest, from which [`schema`] is generated;
 //! - [`validate`] runs the schema and the semantic checks and reports every [`Violation`];
 //! - [`guard`] and [`rules`] evaluate `when:` conditions and output validation rules;
+//! - [`host`] works out where a run's terminal opens (`host: $TARGET`);
 //! - [`plan`] orders the states into the step plan that the CLI, TUI and MCP show.
 
 pub mod action;
 pub mod completion;
 pub mod guard;
+pub mod host;
 pub mod model;
 pub mod names;
 pub mod pattern;

@@ -62,6 +62,12 @@ pub struct Workflow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.1, max = 86400.0))]
     pub timeout_seconds: Option<f64>,
+    /// Where runs open their terminal, through ssh, unless a run is given a host (`--on`,
+    /// `on`): a name, `user@host` or an alias of the ssh config. `$NAME` or `${NAME}` takes
+    /// the value of an argument (`host: $TARGET`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    pub host: Option<String>,
     /// The state machine: states keyed by name, in the order they are written.
     #[schemars(extend("propertyNames" = {"pattern": "^[a-z0-9_]+$", "maxLength": 64}, "minProperties" = 1, "maxProperties" = 50))]
     pub states: IndexMap<String, State>,

@@ -28,6 +28,7 @@ pub fn semantic_violations(value: &Value, spans: &SpanMap) -> Vec<Violation> {
     };
     check.version(root);
     check.contract(root);
+    check.host(root);
     let graph = check.states(root);
     check.graph(root, &graph);
     check.out
@@ -72,6 +73,30 @@ impl Checker<'_> {
                 .expected("semver, e.g. 1.2.0")
                 .actual(version.clone()),
             );
+        }
+    }
+
+    /// `host:` names only arguments the workflow declares, and expands at all.
+    fn host(&mut self, root: &Map<String, Value>) {
+        let Some(Value::String(host)) = root.get("host") else {
+            return;
+        };
+        let arguments = root.get("arguments").and_then(Value::as_object);
+        let declared = |name: &str| arguments.is_some_and(|a| a.contains_key(name));
+        match super::host::expand(host, |name| declared(name).then(String::new)) {
+            Ok(_) => {}
+            Err(why) => {
+                let names = super::host::referenced(host);
+                let unknown = names.iter().find(|n| !declared(n));
+                let message = match unknown {
+                    Some(name) => format!(
+                        "host names argument {} that the workflow does not declare (declare it under arguments)",
+                        display_safe(name)
+                    ),
+                    None => format!("host {}: {why}", display_safe(host)),
+                };
+                self.push(Violation::error("invalid_host", "/host", message).actual(host.clone()));
+            }
         }
     }
 

@@ -49,6 +49,7 @@ fn request(source: WorkflowSource, actor: Actor) -> RunRequest {
         session_id: None,
         inputs: Default::default(),
         keep_session: false,
+        host: None,
         actor,
         require_approval: false,
     }

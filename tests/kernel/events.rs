@@ -104,6 +104,7 @@ async fn each_change_is_one_event_in_order_after_its_state_is_visible() {
             session_id: None,
             inputs: Default::default(),
             keep_session: false,
+            host: None,
             actor: agent(),
             require_approval: false,
         })
@@ -336,6 +337,7 @@ async fn a_snapshot_and_the_events_after_it_rebuild_the_state_under_concurrent_a
                         session_id: None,
                         inputs: Default::default(),
                         keep_session: false,
+                        host: None,
                         actor: Actor::Cli,
                         require_approval: false,
                     })
@@ -420,6 +422,7 @@ async fn a_runs_session_refuses_everyone_elses_input_until_the_run_ends() {
             session_id: None,
             inputs: Default::default(),
             keep_session: true,
+            host: None,
             actor: Actor::Cli,
             require_approval: false,
         })

@@ -164,6 +164,7 @@ async fn every_request_reaches_its_method_and_its_answer_and_events_cross_whole(
         workflow: "quick".into(),
         inputs: Default::default(),
         keep_session: false,
+        host: None,
     })
     .await
     .unwrap() else {

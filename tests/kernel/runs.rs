@@ -40,6 +40,7 @@ fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         keep_session: false,
+        host: None,
         actor: Actor::Cli,
         require_approval: false,
     }

@@ -202,6 +202,7 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
             session_id: None,
             inputs: Default::default(),
             keep_session: false,
+            host: None,
             actor: Actor::person(),
             require_approval: false,
         };

@@ -123,6 +123,7 @@ async fn the_plan_mid_run_marks_the_current_state_and_the_prompt_asks() {
             session_id: None,
             inputs: Default::default(),
             keep_session: true,
+            host: None,
             actor: Actor::person(),
             require_approval: false,
         })
@@ -371,6 +372,7 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             keep_session: false,
+            host: None,
             actor: Actor::person(),
             require_approval: false,
         }),
@@ -431,6 +433,7 @@ async fn an_approval_request_shows_the_change_against_the_approved_manifest() {
             session_id: None,
             inputs: Default::default(),
             keep_session: false,
+            host: None,
             actor: agent,
             require_approval: false,
         })

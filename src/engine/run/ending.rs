@@ -269,6 +269,7 @@ mod tests {
             session_id: None,
             inputs: IndexMap::new(),
             keep_session: false,
+            host: None,
             actor,
             require_approval: false,
         }

@@ -271,6 +271,7 @@ mod tests {
             session_id: None,
             inputs: IndexMap::new(),
             keep_session: false,
+            host: None,
             actor: Actor::Cli,
             require_approval: false,
         }

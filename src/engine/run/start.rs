@@ -42,6 +42,9 @@ pub struct RunRequest {
     pub inputs: IndexMap<String, String>,
     /// Keep the run's own session open at the end.
     pub keep_session: bool,
+    /// Open the run's own session on this host, through ssh (`--on`, `on`); else the
+    /// manifest's `host:`, else here. Not with `session_id`.
+    pub host: Option<String>,
     /// Who asks: recorded in the journal and on every event of the run.
     pub actor: Actor,
     /// The agent's own connection asked for approval mode (`flowdeck mcp --approve
@@ -205,18 +208,30 @@ impl Engine {
     /// starts with it (its first event names it) and owns it from the first instant. `Err`
     /// says why no terminal could be opened for it.
     fn run_session(&self, launch: &mut Launch) -> Result<SessionChoice, String> {
+        let host = match &launch.request.host {
+            Some(host) => Some(host.clone()),
+            None => launch.resolved.workflow.host_for(&launch.request.inputs)?,
+        };
         if let Some(id) = launch.request.session_id.clone() {
+            if launch.request.host.is_some() {
+                return Err(
+                    "a run is given a session or a host to open one on, not both".to_string(),
+                );
+            }
             return Ok(SessionChoice::Given(id));
         }
         let params = OpenTerminalParams {
-            command: self.config().run_shell.clone(),
+            command: self.config().run_shell.clone().filter(|_| host.is_none()),
+            host,
             ..OpenTerminalParams::default()
         };
         let actor = Actor::Run {
             run_id: launch.run.run_id.clone(),
         };
+        // On a host, ssh may ask a person who started the run in the studio (a password),
+        // in the run's pane; anyone else's run fails at such a question at once.
         let opened = self
-            .open_session(&params, &actor)
+            .open_session_with(&params, &actor, launch.request.actor.is_person())
             .map_err(|e| format!("cannot open a terminal for the run: {e}"))?;
         let id = opened.id().to_string();
         self.runs().set_session(&launch.run, Some(id.clone()));
@@ -390,6 +405,7 @@ mod tests {
             session_id: None,
             inputs: IndexMap::new(),
             keep_session: false,
+            host: None,
             actor: Actor::Cli,
             require_approval: false,
         };

@@ -3,12 +3,13 @@
 //! turned into the terminal layer's.
 //!
 //! Here: what the tools answer. Opening, listing, resizing and closing sessions are in
-//! sessions.rs, telling their activity in activity.rs, typing and reading in io.rs, the
+//! sessions.rs (on a host: the ssh command in hosts.rs), telling their activity in activity.rs, typing and reading in io.rs, the
 //! shell's tools in shell.rs, who may type in claims.rs, and the vocabulary's translation in
 //! vocabulary.rs.
 
 mod activity;
 mod claims;
+pub mod hosts;
 mod io;
 mod sessions;
 mod shell;

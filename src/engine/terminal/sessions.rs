@@ -8,38 +8,79 @@ use crate::term::{OpenOptions, Program, SessionInfo, Size};
 use crate::workflow::action::OpenTerminalParams;
 
 impl Engine {
-    /// Opens a session and, for a shell, waits (briefly) for its first prompt, so that input
-    /// sent next is not typed before the line editor is ready.
+    /// Opens a session and waits until it takes input: a local shell's first prompt (at
+    /// most 2 s), so that input sent next is not typed before the line editor is ready; a
+    /// shell on a host reached and set up, or an error that says why not (the session is
+    /// then closed).
     pub async fn open_terminal(
         &self,
         p: &OpenTerminalParams,
         actor: &Actor,
     ) -> Result<SessionInfo, EngineError> {
         let session = self.open_session(p, actor)?;
-        Self::wait_until_ready(&session).await;
+        if let Err(e) = Self::wait_until_ready(&session, Some(p), &actor.typist()).await {
+            let _ = self.exit_terminal(session.id(), actor).await;
+            return Err(e);
+        }
         Ok(session.info())
     }
 
     /// Opens a session without waiting for it (callers that must record the session before
-    /// anything can cancel them wait with [`Engine::wait_until_ready`] afterwards).
+    /// anything can cancel them wait with [`Engine::wait_until_ready`] afterwards). On a
+    /// host, ssh may ask its questions in the pane only when `actor` is a person.
     pub(in crate::engine) fn open_session(
         &self,
         p: &OpenTerminalParams,
         actor: &Actor,
     ) -> Result<std::sync::Arc<crate::term::Session>, EngineError> {
-        let program = match (&p.shell, &p.command) {
-            (Some(_), Some(_)) => {
+        self.open_session_with(p, actor, actor.is_person())
+    }
+
+    /// [`Engine::open_session`], saying whether a person can answer ssh's questions (a run
+    /// a person started, in the studio).
+    pub(in crate::engine) fn open_session_with(
+        &self,
+        p: &OpenTerminalParams,
+        actor: &Actor,
+        person: bool,
+    ) -> Result<std::sync::Arc<crate::term::Session>, EngineError> {
+        let program = match (&p.shell, &p.command, &p.host) {
+            (Some(_), Some(_), _) => {
                 return Err(EngineError::InvalidParams(
                     "give `shell` or `command`, not both".into(),
                 ));
             }
-            (_, Some(argv)) => Program::Command(argv.clone()),
-            (shell, None) => Program::Shell(shell.clone()),
+            (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
+                return Err(EngineError::InvalidParams(
+                    "a session on a host runs the host's login shell: give `host` without `shell` or `command`".into(),
+                ));
+            }
+            (_, _, Some(host)) => Program::Remote {
+                connect: super::hosts::connect_command(
+                    self.config().ssh_command.as_deref(),
+                    host,
+                    person,
+                )?,
+                place: host.clone(),
+                patience: if person {
+                    super::hosts::REACH_WITH_A_PERSON
+                } else {
+                    super::hosts::REACH_ALONE
+                },
+            },
+            (_, Some(argv), None) => Program::Command(argv.clone()),
+            (shell, None, None) => Program::Shell(shell.clone()),
         };
+        let remote = p.host.is_some();
         let options = OpenOptions {
             program,
-            cwd: p.cwd.as_ref().map(Into::into),
-            env: p.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            // On a host, the folder and the variables are the far shell's (see
+            // `wait_until_ready`).
+            cwd: p.cwd.as_ref().filter(|_| !remote).map(Into::into),
+            env: match remote {
+                true => Vec::new(),
+                false => p.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            },
             size: Size {
                 cols: p.cols.unwrap_or(120),
                 rows: p.rows.unwrap_or(30),
@@ -58,11 +99,25 @@ impl Engine {
         Ok(session)
     }
 
-    /// Waits (at most 2 s) for a shell's first prompt.
-    pub async fn wait_until_ready(session: &crate::term::Session) {
-        if session.is_shell() {
+    /// Waits until a session takes input: a local shell's first prompt (at most 2 s; a shell
+    /// that is slow to draw it is not an error); a shell on a host reached, its prompt set up
+    /// and, from `p`, its working directory and variables set, or the error that says why
+    /// not, naming the host and quoting ssh.
+    pub async fn wait_until_ready(
+        session: &crate::term::Session,
+        p: Option<&OpenTerminalParams>,
+        by: &str,
+    ) -> Result<(), EngineError> {
+        if session.host().is_some() {
+            let env: Vec<(String, String)> = p
+                .map(|p| p.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            let cwd = p.and_then(|p| p.cwd.as_deref());
+            crate::term::shell::connect(session, cwd, &env, by).await?;
+        } else if session.is_shell() {
             session.wait_for_output(READY_WAIT).await;
         }
+        Ok(())
     }
 
     pub fn list_terminal_sessions(&self) -> SessionList {

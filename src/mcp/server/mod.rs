@@ -301,6 +301,7 @@ impl FlowdeckServer {
                     session_id,
                     inputs,
                     keep_session: false,
+                    host: None,
                     actor: cx.actor.clone(),
                     require_approval: cx.require_approval,
                 };

@@ -186,6 +186,7 @@ pub(super) async fn call(
                 session_id: a.session_id,
                 inputs,
                 keep_session: a.keep_session,
+                host: a.on,
                 actor: cx.actor.clone(),
                 require_approval: cx.require_approval,
             };

@@ -15,6 +15,16 @@ pub enum Program {
     Shell(Option<String>),
     /// A program and its arguments.
     Command(Vec<String>),
+    /// A POSIX shell on the far side of `connect` (`ssh -t -- HOST`, `docker exec -it C sh
+    /// -c`), which takes a shell command as its last argument (see remote.rs). `place` names
+    /// where that is, for people.
+    /// `patience`: how long to wait for the far side to be reached (a person typing a
+    /// password takes longer than a key).
+    Remote {
+        connect: Vec<String>,
+        place: String,
+        patience: std::time::Duration,
+    },
 }
 
 /// Everything needed to open a session.
@@ -95,6 +105,9 @@ pub struct SessionInfo {
     pub output_bytes: u64,
     pub history_lines: u64,
     pub is_shell: bool,
+    /// Where the session's shell runs, when not on this machine (`h1`, `docker:app`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub title: String,
 }
 

@@ -6,21 +6,28 @@ use super::{DRAIN_BEFORE_INPUT, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Session, Shar
 use crate::term::error::TermError;
 use crate::term::hush::{Hush, HushState};
 use crate::term::keys::{self, KeyPress, Modes};
+use crate::term::remote::Remote;
 use crate::term::typing::{Host, Input};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::watch;
 
 impl Host for Shared {
-    fn typing(&self, seq: u64, echo: &str, buf: &mut [u8]) -> Option<Vec<u8>> {
+    fn typing(&self, seq: u64, bytes: &[u8], echo: &str, buf: &mut [u8]) -> Option<Vec<u8>> {
         let mut live = self.lock();
         if !live.inputs.writing(seq) {
             return None;
         }
+        // A line typed into a far shell: it reads no more until its next prompt, which is
+        // looked for in the output after this moment.
+        let line = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
         self.typed.send_modify(|n| *n += 1);
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
         if !live.inputs.is_current(seq) {
+            if line && let Some(remote) = live.remote.as_mut() {
+                remote.line_typed();
+            }
             // A hidden line typed without the output before it taken in cannot be told
             // apart from that output: it is shown instead.
             if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
@@ -40,6 +47,10 @@ impl Host for Shared {
                 }
                 Ready::Nothing | Ready::End => break,
             }
+        }
+        // After the output that came before: a prompt marker in it is not this line's.
+        if line && let Some(remote) = live.remote.as_mut() {
+            remote.line_typed();
         }
         let end = live.transcript.end();
         live.inputs.typed(seq, echo, end);
@@ -251,6 +262,10 @@ impl Session {
     /// Whether input typed now would be read at once: a program in the foreground is
     /// blocked reading the terminal and has read everything typed before (see typing.rs).
     pub fn reading_input(&self) -> bool {
+        if self.host.is_some() {
+            // The far shell's markers say it, /proc cannot (remote.rs).
+            return self.shared.lock().remote.as_ref().is_none_or(Remote::reads);
+        }
         self.probe.someone_reads()
     }
 
@@ -269,6 +284,16 @@ impl Session {
                 session: self.id.clone(),
                 foreground: program,
             });
+        }
+        if let Some(host) = &self.host {
+            let live = self.shared.lock();
+            return match live.remote.as_ref().map(Remote::busy) {
+                Some(Some(busy)) => Err(TermError::NotAShell {
+                    session: self.id.clone(),
+                    foreground: format!("{busy} on {host}"),
+                }),
+                _ => Ok(()),
+            };
         }
         match self.foreground() {
             Some((pgid, name)) if pgid != self.pid as i32 => Err(TermError::NotAShell {

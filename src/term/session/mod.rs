@@ -31,6 +31,7 @@ use super::inputs::Inputs;
 use super::matcher::Watch;
 use super::processes::{self, Teardown};
 use super::quiet::QuietClock;
+use super::remote::Remote;
 use super::screen::{Screen, Size};
 use super::transcript::Transcript;
 use super::typing::{Input, Probe};
@@ -81,6 +82,8 @@ pub(super) struct Live {
     /// and input fail with it at once, rather than time out on a session that looks alive.
     failed: Option<String>,
     bytes: u64,
+    /// The far side, for a shell reached through another program (remote.rs).
+    remote: Option<Remote>,
 }
 
 struct Shared {
@@ -114,6 +117,8 @@ pub struct Session {
     command: Vec<String>,
     pid: u32,
     is_shell: bool,
+    /// Where the shell runs when it is reached through another program (remote.rs).
+    host: Option<String>,
     marker: String,
     created: SystemTime,
     shared: Arc<Shared>,
@@ -145,9 +150,14 @@ impl Session {
         self.pid
     }
 
-    /// Whether the program started was a POSIX shell.
+    /// Whether the program started was a POSIX shell (here or on the far side).
     pub fn is_shell(&self) -> bool {
         self.is_shell
+    }
+
+    /// Where the shell runs, when flowdeck reaches it through another program (`h1`).
+    pub fn host(&self) -> Option<&str> {
+        self.host.as_deref()
     }
 
     pub fn info(&self) -> SessionInfo {
@@ -171,6 +181,7 @@ impl Session {
             output_bytes: live.bytes,
             history_lines: live.transcript.total_lines(),
             is_shell: self.is_shell,
+            host: live.remote.as_ref().map(|r| r.place.clone()),
             title: live.screen.title(),
         }
     }

@@ -9,6 +9,7 @@ use crate::term::error::TermError;
 use crate::term::inputs::Inputs;
 use crate::term::processes::MARKER_VAR;
 use crate::term::quiet::QuietClock;
+use crate::term::remote::Remote;
 use crate::term::screen::{Screen, Size};
 use crate::term::transcript::Transcript;
 use crate::term::typing::{self, Input, Probe};
@@ -40,7 +41,8 @@ impl Session {
         options: OpenOptions,
         limits: HistoryLimits,
     ) -> Result<Session, TermError> {
-        let argv = argv(options.program)?;
+        let remote = far_side(&options.program);
+        let argv = argv(options.program, remote.as_ref())?;
         let program = argv[0].clone();
         let spawn_error = |reason: String| TermError::Spawn {
             program: program.clone(),
@@ -75,7 +77,9 @@ impl Session {
         );
         let writer = pair.master.take_writer().map_err(io_error)?;
 
-        let shared = new_shared(size, limits, pty.clone());
+        let is_shell = remote.is_some() || is_posix_shell(&program);
+        let host = remote.as_ref().map(|r| r.place.clone());
+        let shared = new_shared(size, limits, pty.clone(), remote);
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
         let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
@@ -101,7 +105,8 @@ impl Session {
         )?);
 
         Ok(Session {
-            is_shell: is_posix_shell(&program),
+            is_shell,
+            host,
             id,
             name: options.name,
             opened_by: options.opened_by,
@@ -118,10 +123,30 @@ impl Session {
     }
 }
 
-/// The program and its arguments: the command given, or the shell (by default the
-/// person's).
-fn argv(program: Program) -> Result<Vec<String>, TermError> {
+/// The far side of a session whose shell flowdeck reaches through another program.
+fn far_side(program: &Program) -> Option<Remote> {
+    match program {
+        Program::Remote {
+            place, patience, ..
+        } => Some(Remote::new(place.clone(), *patience)),
+        _ => None,
+    }
+}
+
+/// The program and its arguments: the command given, the shell (by default the person's),
+/// or the connect command with the far side's bootstrap last.
+fn argv(program: Program, remote: Option<&Remote>) -> Result<Vec<String>, TermError> {
     Ok(match program {
+        Program::Remote { mut connect, .. } if !connect.is_empty() => {
+            connect.extend(remote.map(Remote::bootstrap));
+            connect
+        }
+        Program::Remote { .. } => {
+            return Err(TermError::Spawn {
+                program: String::new(),
+                reason: "the connect command is empty".into(),
+            });
+        }
         Program::Command(argv) if !argv.is_empty() => argv,
         Program::Command(_) => {
             return Err(TermError::Spawn {
@@ -171,7 +196,12 @@ fn command(
 }
 
 /// The state the session's threads share, empty: a blank screen of `size`, no history yet.
-fn new_shared(size: Size, limits: HistoryLimits, pty: Arc<File>) -> Arc<Shared> {
+fn new_shared(
+    size: Size,
+    limits: HistoryLimits,
+    pty: Arc<File>,
+    remote: Option<Remote>,
+) -> Arc<Shared> {
     let (activity, _) = watch::channel(Activity::default());
     Arc::new(Shared {
         live: Mutex::new(Live {
@@ -188,6 +218,7 @@ fn new_shared(size: Size, limits: HistoryLimits, pty: Arc<File>) -> Arc<Shared> 
             ended: false,
             failed: None,
             bytes: 0,
+            remote,
         }),
         changed: Condvar::new(),
         activity,

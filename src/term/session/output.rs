@@ -20,6 +20,9 @@ impl Live {
     /// Returns the answers to terminal queries.
     pub(super) fn take(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.bytes += chunk.len() as u64;
+        if let Some(remote) = self.remote.as_mut() {
+            remote.scan(chunk);
+        }
         let Some(hush) = self.hush.as_mut() else {
             return self.show(chunk);
         };

@@ -18,6 +18,77 @@ impl Session {
         matches!(waited, Ok(Ok(a)) if a.bytes > 0)
     }
 
+    /// For a far shell (remote.rs): waits until the far side says it was reached. False when
+    /// the connect command ended first or the session's patience ran out.
+    pub async fn wait_until_reached(&self) -> bool {
+        let timeout = self.patience();
+        let mut activity = self.activity();
+        let reached = |shared: &Shared| {
+            let live = shared.lock();
+            match &live.remote {
+                Some(remote) if remote.is_ready => Some(true),
+                _ if live.exit.is_some() || live.failed.is_some() => Some(false),
+                None => Some(true),
+                Some(_) => None,
+            }
+        };
+        let waited = tokio::time::timeout(timeout, async {
+            loop {
+                activity.borrow_and_update();
+                if let Some(reached) = reached(&self.shared) {
+                    return reached;
+                }
+                if activity.changed().await.is_err() {
+                    return reached(&self.shared).unwrap_or(false);
+                }
+            }
+        })
+        .await;
+        waited.unwrap_or(false)
+    }
+
+    /// For a far shell: waits until its prompt, set up to carry the marker, is drawn (at
+    /// once when it already was). False when it was not within `timeout` (a configuration
+    /// that rebuilds the prompt drops the marker; see remote.rs).
+    pub async fn wait_for_marked_prompt(&self, timeout: Duration) -> bool {
+        let mut activity = self.activity();
+        let marked = |shared: &Shared| {
+            let live = shared.lock();
+            live.exit.is_none()
+                && live
+                    .remote
+                    .as_ref()
+                    .is_some_and(|r| r.prompts > 0 && r.at_prompt)
+        };
+        let waited = tokio::time::timeout(timeout, async {
+            loop {
+                activity.borrow_and_update();
+                if marked(&self.shared) {
+                    return true;
+                }
+                if activity.changed().await.is_err() {
+                    return marked(&self.shared);
+                }
+            }
+        })
+        .await;
+        waited.unwrap_or(false)
+    }
+
+    /// For a far shell: how long it may take to be reached.
+    pub fn patience(&self) -> Duration {
+        self.shared
+            .lock()
+            .remote
+            .as_ref()
+            .map_or(Duration::ZERO, |r| r.patience)
+    }
+
+    /// For a far shell: the line that sets its prompt up to say when it reads (remote.rs).
+    pub fn prompt_setup(&self) -> Option<String> {
+        self.shared.lock().remote.as_ref().map(|r| r.prompt_setup())
+    }
+
     /// Waits until the shell is back at its prompt: in the foreground and reading its next
     /// line (its line editor has the terminal, or it reads in cooked mode), not just done
     /// with the program it ran. Re-checks when output arrives and, since a shell can start

@@ -11,11 +11,11 @@ use super::{CommandOutcome, CommandResult, MAX_TYPED_LINE};
 use crate::term::error::TermError;
 use crate::term::hush::{HushState, OUTPUT_CUT};
 use crate::term::matcher::{AwaitSpec, Since, WaitOutcome};
+use crate::term::nonce::nonce;
 use crate::term::session::{AwaitResult, Session};
 use regex::Regex;
-use std::hash::{BuildHasher, RandomState};
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// A shell at its prompt starts a typed line within milliseconds; one that has not printed
@@ -384,22 +384,5 @@ fn command_line(session: &Session) -> String {
         format!("...{shown}")
     } else {
         shown
-    }
-}
-
-fn nonce() -> String {
-    // RandomState is seeded from the OS's random source.
-    let value = RandomState::new().hash_one(SystemTime::now());
-    format!("{value:016x}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nonces_differ() {
-        assert_ne!(nonce(), nonce());
-        assert_eq!(nonce().len(), 16);
     }
 }

@@ -18,9 +18,12 @@
 //! it to its end is framed.rs, showing a command as typed is shown.rs, and writing text into
 //! a shell word (and reading hex back) is quoting.rs.
 
+mod connect;
 mod framed;
 mod quoting;
 mod shown;
+
+pub use connect::connect;
 
 pub use quoting::{octal_escape, quote_long, single_quote};
 pub use shown::shown_command;
@@ -90,14 +93,27 @@ pub async fn run_command(
     refuse_nul("the command", command)?;
     ready_shell(session, timeout).await?;
     // The command and its output are the point: shown as they run, as if typed.
-    run_framed(
+    let result = run_framed(
         session,
         &format!("eval {}", quote_long(command)),
         timeout,
         by,
         Framing::Shown(command),
     )
-    .await
+    .await?;
+    if result.outcome == CommandOutcome::Completed {
+        back_at_prompt(session).await;
+    }
+    Ok(result)
+}
+
+/// After a framed command, a far shell (term/remote.rs) draws its next prompt a moment after
+/// the end marker: waited for, so that what is typed next is read at the prompt, as a
+/// local shell's writer waits by itself (typing.rs).
+async fn back_at_prompt(session: &Session) {
+    if session.host().is_some() {
+        session.wait_for_prompt(PROMPT_GRACE).await;
+    }
 }
 
 /// A shell cannot hold a NUL byte in a word or a variable: it would cut the text there or
@@ -133,6 +149,7 @@ pub async fn read_env(
         .collect();
     let result = run_framed(session, &script, timeout, by, Framing::Hidden).await?;
     let finished = expect_success(session, &result, "reading variables")?;
+    back_at_prompt(session).await;
     let mut values = IndexMap::new();
     for line in finished.lines() {
         let Some(rest) = line.strip_prefix("V:") else {
@@ -176,8 +193,16 @@ pub async fn export_env(
         refuse_nul(&format!("the value of `{name}`"), value)?;
     }
     ready_shell(session, timeout).await?;
-    let script: String = vars
-        .iter()
+    let script = export_script(vars);
+    let result = run_framed(session, &script, timeout, by, Framing::Hidden).await?;
+    expect_success(session, &result, "exporting variables")?;
+    back_at_prompt(session).await;
+    Ok(())
+}
+
+/// The script that exports `vars`, each value literally.
+fn export_script(vars: &[(String, String)]) -> String {
+    vars.iter()
         .map(|(name, value)| {
             if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
                 format!("export {name}={}; ", single_quote(value))
@@ -189,10 +214,7 @@ pub async fn export_env(
                 )
             }
         })
-        .collect();
-    let result = run_framed(session, &script, timeout, by, Framing::Hidden).await?;
-    expect_success(session, &result, "exporting variables")?;
-    Ok(())
+        .collect()
 }
 
 fn expect_success<'a>(

@@ -27,6 +27,7 @@ pub(super) fn run_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
                 inputs,
                 // Its screen stays to be read after the end; x closes it.
                 keep_session: true,
+                host: None,
             };
             later(link, done, request, |a| {
                 Some(Event::RunStarted(match a {

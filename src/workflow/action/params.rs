@@ -40,6 +40,15 @@ pub struct OpenTerminalParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]+$"), length(min = 1, max = 64))]
     pub name: Option<String>,
+    /// Open the shell on this host, through ssh (`host`, `user@host`, an alias of the ssh
+    /// config; `FLOWDECK_SSH_COMMAND` gives the ssh command and its options). `cwd` and
+    /// `env` then apply there; `shell` and `command` cannot be given with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        regex(pattern = r"^[A-Za-z0-9_@\[][A-Za-z0-9_.@:%\[\]-]*$"),
+        length(min = 1, max = 255)
+    )]
+    pub host: Option<String>,
 }
 
 /// Parameters of tools that act on one session.

@@ -81,7 +81,11 @@ impl Exec<'_> {
                     self.run.own(session.id());
                     self.session = Some(session.id().to_string());
                     engine.runs().set_session(self.run, self.session.clone());
-                    Engine::wait_until_ready(&session).await;
+                    if let Err(e) =
+                        Engine::wait_until_ready(&session, Some(p), &actor.typist()).await
+                    {
+                        return Acted::failed(e);
+                    }
                     let info = session.info();
                     let observed = info.session_id.clone();
                     Acted::ok(info, observed)

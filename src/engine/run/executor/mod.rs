@@ -234,7 +234,9 @@ impl Exec<'_> {
                     .terminals()
                     .get(id)
                     .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
-                Engine::wait_until_ready(&session).await;
+                Engine::wait_until_ready(&session, None, &self.actor().typist())
+                    .await
+                    .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
             }
         }
         self.engine

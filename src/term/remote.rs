@@ -1,0 +1,188 @@
+//! A shell that flowdeck reaches through another program: `ssh HOST`, `docker exec -it`,
+//! `kubectl exec -it`, `sudo -i`. The PTY and the screen stay on this side; the shell, and
+//! whatever it runs, are on the far side, where /proc cannot look. So the far shell tells
+//! flowdeck itself what /proc tells it of a local one, in the byte stream, with OSC
+//! sequences that a terminal does not draw (like the semantic prompts of OSC 133) and that
+//! carry a nonce of the session's:
+//!
+//! - **ready**: the connect command is given a last argument, a tiny shell command run on
+//!   the far side once it is reached (authenticated, the container entered), which says so
+//!   and then becomes the far side's login shell. Until it says so, nothing is typed:
+//!   typed text would answer ssh's own questions (a password, a host key);
+//! - **prompt**: once ready, one hidden framed line (shell/) appends the prompt marker to
+//!   the shell's prompt (`PS1`, written for bash, zsh or a plain POSIX shell). From then
+//!   on, the shell is at its prompt, reading its next line, from the moment a prompt marker
+//!   arrives until a line is typed.
+//!
+//! Everything else (markers around framed commands, exit statuses, echo recognition, waits)
+//! is the byte stream's already, and works through any far shell as it does locally. A
+//! prompt that the shell's own configuration rebuilds each time (a `PROMPT_COMMAND` that
+//! sets `PS1`) loses the marker: the session then cannot tell when the shell is at its
+//! prompt, and acts as where /proc cannot tell locally (it assumes it is).
+
+use std::time::Duration;
+
+/// The OSC number of flowdeck's markers (private: no terminal gives it a meaning).
+const OSC: &str = "7770";
+
+/// The far side of a session, as its markers tell it.
+#[derive(Debug)]
+pub struct Remote {
+    /// Where the session is, for messages (`h1`, `docker:app`).
+    pub place: String,
+    /// How long to wait for the far side to be reached.
+    pub patience: Duration,
+    nonce: String,
+    ready: Vec<u8>,
+    prompt: Vec<u8>,
+    /// The end of the last chunk, when it could be the start of a marker.
+    carry: Vec<u8>,
+    /// The far side said it was reached.
+    pub is_ready: bool,
+    /// Prompt markers seen.
+    pub prompts: u64,
+    /// A prompt marker came after the last line typed: the shell reads its next line.
+    pub at_prompt: bool,
+}
+
+impl Remote {
+    pub fn new(place: String, patience: Duration) -> Self {
+        let nonce = crate::term::nonce::nonce();
+        Remote {
+            place,
+            patience,
+            ready: marker("ready", &nonce),
+            prompt: marker("prompt", &nonce),
+            nonce,
+            carry: Vec::new(),
+            is_ready: false,
+            prompts: 0,
+            at_prompt: false,
+        }
+    }
+
+    /// The connect command's last argument: run by a shell on the far side once it is
+    /// reached, it says so and becomes the far side's login shell.
+    pub fn bootstrap(&self) -> String {
+        format!(
+            "printf '\\033]{OSC};flowdeck-ready;{}\\007'; exec \"${{SHELL:-/bin/sh}}\" -l",
+            self.nonce
+        )
+    }
+
+    /// The line that appends the prompt marker to the far shell's prompt.
+    pub fn prompt_setup(&self) -> String {
+        let nonce = &self.nonce;
+        // bash: `\[ \]` around what takes no room, and its prompt decodes `\033`; zsh:
+        // `%{ %}`; any other shell: the bytes themselves (no line editor to mislead).
+        // (The nonce is hex: quoted as it is.)
+        let bash = format!("'\\[\\033]{OSC};flowdeck-prompt;{nonce}\\007\\]'");
+        format!(
+            "if [ -n \"${{BASH_VERSION:-}}\" ]; then PS1=\"$PS1\"{bash}; \
+             elif [ -n \"${{ZSH_VERSION:-}}\" ]; then PS1=\"$PS1%{{$(printf '\\033]{OSC};flowdeck-prompt;{nonce}\\007')%}}\"; \
+             else PS1=\"$PS1$(printf '\\033]{OSC};flowdeck-prompt;{nonce}\\007')\"; fi"
+        )
+    }
+
+    /// Looks for the markers in a chunk of output (a marker may be cut between chunks).
+    pub fn scan(&mut self, chunk: &[u8]) {
+        let mut data = std::mem::take(&mut self.carry);
+        data.extend_from_slice(chunk);
+        let mut at = 0;
+        while let Some(start) = find(&data[at..], b"\x1b]").map(|i| at + i) {
+            let rest = &data[start..];
+            if rest.starts_with(&self.prompt) {
+                self.prompts += 1;
+                self.at_prompt = true;
+                at = start + self.prompt.len();
+            } else if rest.starts_with(&self.ready) {
+                self.is_ready = true;
+                at = start + self.ready.len();
+            } else if self.prompt.starts_with(rest) || self.ready.starts_with(rest) {
+                // Cut by the chunk's end: kept for the next one.
+                self.carry = rest.to_vec();
+                return;
+            } else {
+                at = start + 2;
+            }
+        }
+        // A lone ESC at the very end may start a marker.
+        if data.last() == Some(&0x1b) {
+            self.carry = vec![0x1b];
+        }
+    }
+
+    /// Whether typed input is read now: not before the far side is reached (it would answer
+    /// ssh's questions); at the shell's prompt; and, where the prompt carries no marker (not
+    /// set up yet, or rebuilt by the shell's configuration), as if it were.
+    pub fn reads(&self) -> bool {
+        self.is_ready && (self.prompts == 0 || self.at_prompt)
+    }
+
+    /// What keeps the far shell from its prompt, if anything does: the connection still
+    /// being made, or a program it runs.
+    pub fn busy(&self) -> Option<&'static str> {
+        if !self.is_ready {
+            Some("the connection, not made yet,")
+        } else if self.prompts > 0 && !self.at_prompt {
+            Some("a program")
+        } else {
+            None
+        }
+    }
+
+    /// A line was typed: the shell reads no more until its next prompt.
+    pub fn line_typed(&mut self) {
+        self.at_prompt = false;
+    }
+}
+
+fn marker(kind: &str, nonce: &str) -> Vec<u8> {
+    format!("\x1b]{OSC};flowdeck-{kind};{nonce}\x07").into_bytes()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_found_whole_or_cut_anywhere() {
+        let mut remote = Remote::new("h1".into(), Duration::from_secs(1));
+        let ready = remote.ready.clone();
+        let prompt = remote.prompt.clone();
+        let mut stream = b"motd\r\n".to_vec();
+        stream.extend_from_slice(&ready);
+        stream.extend_from_slice(b"\x1b[0m$ ");
+        stream.extend_from_slice(&prompt);
+        for cut in 0..stream.len() {
+            let mut r = Remote::new("h1".into(), Duration::from_secs(1));
+            r.ready.clone_from(&ready);
+            r.prompt.clone_from(&prompt);
+            r.scan(&stream[..cut]);
+            r.scan(&stream[cut..]);
+            assert!(r.is_ready, "cut at {cut}");
+            assert_eq!(r.prompts, 1, "cut at {cut}");
+            assert!(r.at_prompt);
+        }
+        remote.scan(b"\x1b]7770;flowdeck-prompt;not-the-nonce\x07");
+        assert_eq!(remote.prompts, 0, "another session's marker");
+    }
+
+    #[test]
+    fn a_typed_line_leaves_the_prompt_until_the_next() {
+        let mut remote = Remote::new("h1".into(), Duration::from_secs(1));
+        let prompt = remote.prompt.clone();
+        remote.scan(&prompt);
+        assert!(remote.at_prompt);
+        remote.line_typed();
+        assert!(!remote.at_prompt);
+        remote.scan(b"output\r\n");
+        assert!(!remote.at_prompt);
+        remote.scan(&prompt);
+        assert!(remote.at_prompt);
+    }
+}
