@@ -32,6 +32,8 @@ pub struct Remote {
     pub place: String,
     /// How long to wait for the far side to be reached.
     pub patience: Duration,
+    /// Someone can answer questions (a password) in the pane.
+    pub person: bool,
     nonce: String,
     ready: Vec<u8>,
     prompt: Vec<u8>,
@@ -46,11 +48,12 @@ pub struct Remote {
 }
 
 impl Remote {
-    pub fn new(place: String, patience: Duration) -> Self {
+    pub fn new(place: String, patience: Duration, person: bool) -> Self {
         let nonce = crate::term::nonce::nonce();
         Remote {
             place,
             patience,
+            person,
             ready: marker("ready", &nonce),
             prompt: marker("prompt", &nonce),
             nonce,
@@ -151,7 +154,7 @@ mod tests {
 
     #[test]
     fn markers_are_found_whole_or_cut_anywhere() {
-        let mut remote = Remote::new("h1".into(), Duration::from_secs(1));
+        let mut remote = Remote::new("h1".into(), Duration::from_secs(1), false);
         let ready = remote.ready.clone();
         let prompt = remote.prompt.clone();
         let mut stream = b"motd\r\n".to_vec();
@@ -159,7 +162,7 @@ mod tests {
         stream.extend_from_slice(b"\x1b[0m$ ");
         stream.extend_from_slice(&prompt);
         for cut in 0..stream.len() {
-            let mut r = Remote::new("h1".into(), Duration::from_secs(1));
+            let mut r = Remote::new("h1".into(), Duration::from_secs(1), false);
             r.ready.clone_from(&ready);
             r.prompt.clone_from(&prompt);
             r.scan(&stream[..cut]);
@@ -174,7 +177,7 @@ mod tests {
 
     #[test]
     fn a_typed_line_leaves_the_prompt_until_the_next() {
-        let mut remote = Remote::new("h1".into(), Duration::from_secs(1));
+        let mut remote = Remote::new("h1".into(), Duration::from_secs(1), false);
         let prompt = remote.prompt.clone();
         remote.scan(&prompt);
         assert!(remote.at_prompt);

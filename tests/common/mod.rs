@@ -10,6 +10,7 @@ pub mod line_client;
 )]
 pub use line_client::agent_terminal;
 pub mod render;
+pub mod sshd;
 pub mod studio;
 
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
@@ -145,6 +146,7 @@ pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConf
         run_shell: Some(vec!["bash".into(), "--norc".into(), "--noprofile".into()]),
         watch,
         approve_agent_runs: false,
+        ssh_command: None,
     }
 }
 

@@ -67,6 +67,7 @@ impl Engine {
                 } else {
                     super::hosts::REACH_ALONE
                 },
+                person,
             },
             (_, Some(argv), None) => Program::Command(argv.clone()),
             (shell, None, None) => Program::Shell(shell.clone()),

@@ -20,10 +20,12 @@ pub enum Program {
     /// where that is, for people.
     /// `patience`: how long to wait for the far side to be reached (a person typing a
     /// password takes longer than a key).
+    /// `person`: someone can answer the connect command's questions in the pane.
     Remote {
         connect: Vec<String>,
         place: String,
         patience: std::time::Duration,
+        person: bool,
     },
 }
 

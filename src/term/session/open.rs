@@ -127,8 +127,11 @@ impl Session {
 fn far_side(program: &Program) -> Option<Remote> {
     match program {
         Program::Remote {
-            place, patience, ..
-        } => Some(Remote::new(place.clone(), *patience)),
+            place,
+            patience,
+            person,
+            ..
+        } => Some(Remote::new(place.clone(), *patience, *person)),
         _ => None,
     }
 }

@@ -75,6 +75,11 @@ impl Session {
         waited.unwrap_or(false)
     }
 
+    /// For a far shell: whether a person can answer its connect command's questions.
+    pub fn person_answers(&self) -> bool {
+        self.shared.lock().remote.as_ref().is_some_and(|r| r.person)
+    }
+
     /// For a far shell: how long it may take to be reached.
     pub fn patience(&self) -> Duration {
         self.shared

@@ -70,7 +70,11 @@ pub async fn connect(
 /// answer in time (and what it showed: a password it asks for).
 fn unreachable(session: &Session, host: &str, timeout: Duration) -> TermError {
     let said = last_lines(session);
+    let refused = said.contains("Permission denied") && !session.person_answers();
     let reason = match session.exit() {
+        Some(_) if refused => format!(
+            "{said} (nobody is there to type a password or a passphrase, so none was asked for: use a key that needs none, or one loaded in ssh-agent)"
+        ),
         Some(exit) => match said.is_empty() {
             true => format!("the connection ended ({exit})"),
             false => format!("{said} (the connection ended: {exit})"),

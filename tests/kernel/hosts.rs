@@ -1,0 +1,336 @@
+//! Terminals on other machines (issue 25): a shell opened on a host through a real sshd on
+//! loopback (tests/common/sshd.rs), driven through the engine with the parameters a step or
+//! a tool call carries, as a local one is.
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use common::params;
+use common::sshd::Sshd;
+use flowdeck::engine::{Actor, Engine, EngineError, FinalState, RunRequest, WorkflowSource};
+use flowdeck::workflow::action::{
+    AwaitOutputParams, OpenTerminalParams, RunCommandParams, SendInputParams, SetEnvParams,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// An engine whose ssh is the fixture's.
+fn engine(sshd: &Sshd) -> (Arc<Engine>, tempfile::TempDir) {
+    engine_in(sshd, tempfile::tempdir().unwrap())
+}
+
+fn engine_in(sshd: &Sshd, dir: tempfile::TempDir) -> (Arc<Engine>, tempfile::TempDir) {
+    let mut config = common::test_config(8, false);
+    config.ssh_command = Some(vec![
+        "ssh".into(),
+        "-F".into(),
+        sshd.config().display().to_string(),
+    ]);
+    (Engine::open(dir.path(), config).unwrap(), dir)
+}
+
+async fn open_on(e: &Engine, host: &str, more: Value) -> Result<String, EngineError> {
+    let mut p = json!({"host": host});
+    p.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().cloned().unwrap_or_default());
+    let info = e
+        .open_terminal(&params::<OpenTerminalParams>(p), &Actor::Cli)
+        .await?;
+    assert_eq!(info.host.as_deref(), Some(host), "{info:?}");
+    Ok(info.session_id)
+}
+
+async fn run(e: &Engine, id: &str, command: &str) -> flowdeck::term::CommandResult {
+    e.run_command(
+        id,
+        &params::<RunCommandParams>(json!({"command": command, "timeout": 30})),
+        None,
+        &Actor::Cli,
+    )
+    .await
+    .unwrap()
+    .result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_values_literally() {
+    let sshd = Sshd::start();
+    let (e, _dir) = engine(&sshd);
+    let id = open_on(
+        &e,
+        "h1",
+        json!({"cwd": "/tmp", "env": {"GREETING": "it's \"$(here)\"\n"}}),
+    )
+    .await
+    .unwrap();
+    // The shell is on the far side: sshd's connection says which address it came to.
+    let there = run(&e, &id, "echo \"${SSH_CONNECTION##* 127.0.0.}\"; pwd").await;
+    assert_eq!(there.exit_code, Some(0), "{there:?}");
+    assert_eq!(
+        there.output,
+        format!("2 {}\n/tmp", sshd.port()),
+        "{there:?}"
+    );
+    let failed = run(&e, &id, "ls /no/such/folder").await;
+    assert_eq!(failed.exit_code, Some(2), "{failed:?}");
+    let status = run(&e, &id, "(exit 7)").await;
+    assert_eq!(status.exit_code, Some(7), "{status:?}");
+    // The value given at open, and one set later, arrive exactly, never run.
+    let given = run(&e, &id, "printf '%s|' \"$GREETING\"").await;
+    assert_eq!(given.output, "it's \"$(here)\"\n|", "{given:?}");
+    e.set_env(
+        &id,
+        &params::<SetEnvParams>(json!({"vars": {"LATER": "a'b\nc $(touch /tmp/never)"}})),
+        None,
+        &Actor::Cli,
+    )
+    .await
+    .unwrap();
+    let later = run(&e, &id, "printf '%s|' \"$LATER\"").await;
+    assert_eq!(later.output, "a'b\nc $(touch /tmp/never)|", "{later:?}");
+    // A typed line's echo never ends a wait for its own text.
+    e.send_input(
+        &id,
+        &params::<SendInputParams>(json!({"input_text": "echo done-$((40+2))\n"})),
+        &Actor::Cli,
+    )
+    .unwrap();
+    let waited = e
+        .await_output(
+            &id,
+            &params::<AwaitOutputParams>(json!({"pattern": "done-", "timeout": 30})),
+            None,
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        waited.result.matched_line.as_deref(),
+        Some("done-42"),
+        "{waited:?}"
+    );
+    e.shutdown().await;
+}
+
+/// A workflow that takes a literal value and a secret, works on the host, and returns what
+/// it found there.
+const ON_A_HOST: &str = r#"name: on_a_host
+description: Works on a host.
+arguments:
+  MESSAGE: { description: any text }
+  TOKEN: { description: a token, secret: true }
+return_values:
+  WHERE: { description: the address the run's shell was reached at }
+  ECHOED: { description: "the message, as the host saw it" }
+initial_state: look
+states:
+  look:
+    action: { tool: run_command, params: { command: 'export WHERE="${SSH_CONNECTION#* * }"; export ECHOED="$MESSAGE"; echo "token $TOKEN"' } }
+    transitions: [ { condition: success, next_state: wait } ]
+  wait:
+    action: { tool: await_output, params: { pattern: "token (\\S+)", since: all, timeout: 10 } }
+"#;
+
+fn run_request(name: &str, host: Option<&str>, inputs: &[(&str, &str)]) -> RunRequest {
+    RunRequest {
+        workflow: WorkflowSource::Name(name.into()),
+        session_id: None,
+        inputs: inputs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        keep_session: false,
+        host: host.map(str::to_string),
+        actor: Actor::Cli,
+        require_approval: false,
+    }
+}
+
+fn with_manifest(sshd: &Sshd, text: &str) -> (Arc<Engine>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let name = text.lines().next().unwrap().trim_start_matches("name: ");
+    std::fs::write(dir.path().join(format!("{name}.yaml")), text).unwrap();
+    engine_in(sshd, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_on_a_host_keeps_its_contract_and_its_secrets() {
+    let sshd = Sshd::start();
+    let (e, dir) = with_manifest(&sshd, ON_A_HOST);
+    let message = "it's \"$(uname)\"\nline two";
+    let token = "S3cr3t-on-the-host";
+    let started = e
+        .start_run(run_request(
+            "on_a_host",
+            Some("h2"),
+            &[("MESSAGE", message), ("TOKEN", token)],
+        ))
+        .await
+        .unwrap();
+    let result = common::finished(started).await;
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{:?}\n{}",
+        result.error,
+        serde_json::to_string_pretty(&result.execution_log).unwrap()
+    );
+    assert_eq!(
+        result.return_values["WHERE"],
+        format!("127.0.0.3 {}", sshd.port())
+    );
+    assert_eq!(result.return_values["ECHOED"], message);
+    let journals = std::fs::read_dir(dir.path().join(".flowdeck/runs")).unwrap();
+    for journal in journals {
+        let text = std::fs::read_to_string(journal.unwrap().path()).unwrap();
+        assert!(
+            !text.contains(token),
+            "the secret reached the journal:\n{text}"
+        );
+    }
+    e.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_cannot_be_reached_fails_at_once_naming_it_and_quoting_ssh() {
+    let sshd = Sshd::start();
+    let (e, _dir) = engine(&sshd);
+    for (host, says) in [
+        ("down", "Connection refused"),
+        ("badkey", "Host key verification failed"),
+        ("password", "Permission denied"),
+    ] {
+        let started = std::time::Instant::now();
+        let failed = open_on(&e, host, json!({})).await.unwrap_err();
+        let message = failed.to_string();
+        assert!(
+            message.contains(&format!("cannot reach {host}")),
+            "{message}"
+        );
+        assert!(message.contains(says), "{host}: {message}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{host} took {:?}",
+            started.elapsed()
+        );
+    }
+    // Nothing is left open for them.
+    assert!(e.list_terminal_sessions().sessions.is_empty());
+    e.shutdown().await;
+}
+
+/// The processes whose command line is exactly `argv` (the sshd is on this machine, so the
+/// far side's processes are here to be seen).
+fn running(argv: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == argv)
+        })
+        .filter(|pid| !common::has_ended(*pid))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_on_a_host_ends_its_remote_process() {
+    const SLEEPER: &str = "name: far_sleeper\ndescription: Sleeps there.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 3131', timeout: 300 } } }\n";
+    let sshd = Sshd::start();
+    let (e, _dir) = with_manifest(&sshd, SLEEPER);
+    let started = e
+        .start_run(run_request("far_sleeper", Some("h1"), &[]))
+        .await
+        .unwrap();
+    let run_id = started.run_id.clone();
+    common::poll_until(common::LONG, "the remote sleep to start", || {
+        (!running("sleep 3131").is_empty()).then_some(())
+    })
+    .await;
+    e.cancel_run(&run_id, &Actor::Cli).await.unwrap();
+    let result = common::finished(started).await;
+    assert_eq!(
+        result.final_state,
+        FinalState::Canceled,
+        "{:?}",
+        result.error
+    );
+    common::poll_until(common::LONG, "the remote sleep to end", || {
+        running("sleep 3131").is_empty().then_some(())
+    })
+    .await;
+    e.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passphrase_is_typed_by_the_person_in_the_pane_and_refused_at_once_without_one() {
+    let sshd = Sshd::start();
+    let (e, _dir) = engine(&sshd);
+    // Nobody to ask: ssh is not let ask, and the error says why.
+    let alone = open_on(&e, "passphrase", json!({})).await.unwrap_err();
+    let message = alone.to_string();
+    assert!(message.contains("Permission denied"), "{message}");
+    assert!(message.contains("nobody is there to type"), "{message}");
+    // A person: the pane shows ssh's question, and what they type there answers it.
+    let person = Actor::person();
+    let opening = {
+        let e = e.clone();
+        let person = person.clone();
+        tokio::spawn(async move {
+            e.open_terminal(
+                &params::<OpenTerminalParams>(json!({"host": "passphrase"})),
+                &person,
+            )
+            .await
+        })
+    };
+    let id = common::poll_until(common::LONG, "the pane to ask for the passphrase", || {
+        let sessions = e.list_terminal_sessions().sessions;
+        let session = sessions.first()?;
+        let screen = e
+            .get_screen_content(
+                &session.session_id,
+                &params::<flowdeck::workflow::action::GetScreenContentParams>(json!({})),
+                &Actor::Cli,
+            )
+            .ok()?;
+        screen
+            .content
+            .contains("passphrase")
+            .then(|| session.session_id.clone())
+    })
+    .await;
+    e.send_input(
+        &id,
+        &params::<SendInputParams>(
+            json!({"input_text": format!("{}\r", common::sshd::PASSPHRASE)}),
+        ),
+        &person,
+    )
+    .unwrap();
+    let opened = opening.await.unwrap().unwrap();
+    assert_eq!(opened.session_id, id);
+    let there = run(&e, &id, "echo \"${SSH_CONNECTION#* * }\"").await;
+    assert_eq!(
+        there.output,
+        format!("127.0.0.4 {}", sshd.port()),
+        "{there:?}"
+    );
+    // The passphrase was typed to ssh, never to the shell: it is in no history there.
+    let history = e
+        .get_screen_content(
+            &id,
+            &params::<flowdeck::workflow::action::GetScreenContentParams>(
+                json!({"content_mode": "history"}),
+            ),
+            &Actor::Cli,
+        )
+        .unwrap();
+    assert!(
+        !history.content.contains(common::sshd::PASSPHRASE),
+        "{}",
+        history.content
+    );
+    e.shutdown().await;
+}
