@@ -4,7 +4,9 @@
 //! only formats what they return. Here: the arguments and the dispatch; the folder's reports
 //! in `cli/inspect.rs`, the server's commands in `cli/serve.rs`.
 
+mod fleet;
 mod inspect;
+mod reach;
 mod run;
 mod serve;
 
@@ -185,8 +187,13 @@ pub enum Command {
         /// Run on this host, through ssh (a name, user@host or an alias of your ssh config;
         /// FLOWDECK_SSH_COMMAND gives the ssh command and its options). Default: the
         /// workflow's `host:`, else this machine
-        #[arg(long, value_name = "HOST")]
+        /// Several hosts (`--on web-1,web-2`) or a group of the folder's hosts.conf run the
+        /// workflow on each of them at once: a fleet, one run per host
+        #[arg(long, value_name = "HOST[,HOST...]")]
         on: Option<String>,
+        /// A fleet's runs at once, at most (default 8)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        parallel: Option<u16>,
         /// Print the full result as JSON (the seed's shape plus run_id and return_values)
         #[arg(long)]
         json: bool,
@@ -288,18 +295,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
             inputs,
             session_keep,
             on,
+            parallel,
             json,
-        }) => run::run(
-            &folder,
-            run::RunArgs {
+        }) => {
+            let args = run::RunArgs {
                 name,
                 inputs,
                 keep_session: session_keep,
                 host: on,
+                parallel: parallel.map(usize::from),
                 json,
-            },
-            &mut out,
-        ),
+            };
+            match args.fleet(&folder) {
+                Some(hosts) => fleet::run(&folder, &args, hosts, &mut out),
+                None => run::run(&folder, args, &mut out),
+            }
+        }
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
         Some(Command::Serve(command)) => serve(&folder, command, approve),
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),

@@ -3,12 +3,10 @@
 //! events, answers `prompt` steps from stdin, and cancels on Ctrl-C. With the folder's server
 //! up it runs there (an open studio shows it), else in an engine of its own.
 
+use super::reach::{Events, Host, Told};
 use crate::engine::request::{Reply, Request};
 use crate::engine::run::{FollowedRun, RunNews};
-use crate::engine::{
-    Actor, Engine, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource,
-};
-use crate::server::client::{Inbound, Remote};
+use crate::engine::{Actor, EngineEvent, Phase, RunEvent, RunRequest, RunResult, WorkflowSource};
 use crate::signals::Termination;
 use crate::workflow::action::GetScreenContentParams;
 use crate::workflow::names::sanitize;
@@ -18,9 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
 
 /// What `flowdeck run` was asked.
 #[derive(Debug)]
@@ -28,13 +24,27 @@ pub struct RunArgs {
     pub name: String,
     pub inputs: Vec<String>,
     pub keep_session: bool,
-    /// `--on`: the host the run's terminal opens on.
+    /// `--on`: the host the run's terminal opens on, or the hosts (and groups) of a fleet.
     pub host: Option<String>,
+    /// `--parallel`: a fleet's runs at once.
+    pub parallel: Option<usize>,
     pub json: bool,
 }
 
+impl RunArgs {
+    /// The hosts of a fleet, when `--on` names one: several hosts, a group of the folder's
+    /// hosts.conf, or any `--on` with `--parallel`.
+    pub fn fleet(&self, folder: &Path) -> Option<Vec<String>> {
+        let on = self.host.as_deref()?;
+        let fleet = on.contains(',')
+            || self.parallel.is_some()
+            || crate::engine::fleet::is_group(folder, on.trim());
+        fleet.then(|| on.split(',').map(|h| h.trim().to_string()).collect())
+    }
+}
+
 /// Parses `KEY=VALUE` inputs (the value may itself hold `=`).
-fn parse_inputs(inputs: &[String]) -> Result<IndexMap<String, String>> {
+pub(super) fn parse_inputs(inputs: &[String]) -> Result<IndexMap<String, String>> {
     let mut parsed = IndexMap::new();
     for input in inputs {
         let Some((key, value)) = input.split_once('=') else {
@@ -77,92 +87,6 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
     // A question left unanswered leaves a thread blocked on stdin; do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
     outcome
-}
-
-/// Where the run happens: in the folder's server when one answers (so that an open studio
-/// shows it as it goes, and a person or an agent there can follow it), else in an engine of
-/// this process, which ends with it.
-enum Host {
-    Here(Arc<Engine>),
-    Server(Arc<Remote>),
-}
-
-/// What the engine tells, from here or from the server.
-enum Events {
-    Here(tokio::sync::broadcast::Receiver<EngineEvent>),
-    Server(tokio::sync::mpsc::UnboundedReceiver<Inbound>),
-}
-
-/// The next thing the engine tells.
-enum Told {
-    Event(Box<EngineEvent>),
-    /// Events were missed: ask where the run stands.
-    Missed,
-    /// No more events: the engine is going away.
-    Gone,
-}
-
-impl Host {
-    /// The folder's server, when one answers; else an engine here. Subscribed before the run
-    /// starts: no event of it is missed.
-    async fn reach(folder: &Path) -> Result<(Host, Events)> {
-        let mut again = crate::server::hello::ReachAgain::default();
-        while let Some(stream) = crate::server::relay::connect(folder) {
-            match Remote::attach(stream, folder, crate::server::hello::Client::Cli {}).await {
-                Ok((remote, inbox)) => return Ok((Host::Server(remote), Events::Server(inbox))),
-                Err(e) if again.after(&e) => {}
-                Err(e) => return Err(e.context("cannot attach to the folder's server")),
-            }
-        }
-        let engine = super::open_engine(folder, super::engine_config(false, false))?;
-        let events = Events::Here(engine.subscribe());
-        Ok((Host::Here(engine), events))
-    }
-
-    async fn ask(&self, request: Request) -> Result<Reply> {
-        let answer = match self {
-            Host::Here(engine) => engine.handle(request, &Actor::Cli).await,
-            Host::Server(remote) => remote.ask(request).await,
-        };
-        answer.map_err(|e| anyhow::anyhow!("{}", e.message))
-    }
-
-    async fn cancel(&self, run_id: &str) {
-        let _ = self
-            .ask(Request::CancelRun {
-                run_id: run_id.to_string(),
-            })
-            .await;
-    }
-}
-
-impl Events {
-    async fn next(&mut self) -> Told {
-        match self {
-            Events::Here(events) => match events.recv().await {
-                Ok(event) => Told::Event(Box::new(event)),
-                Err(RecvError::Lagged(_)) => Told::Missed,
-                Err(RecvError::Closed) => Told::Gone,
-            },
-            Events::Server(inbox) => loop {
-                match inbox.recv().await {
-                    Some(Inbound::Event(event)) => return Told::Event(event),
-                    // A server sends a fresh state to one that fell behind.
-                    Some(Inbound::Snapshot(_)) => return Told::Missed,
-                    Some(Inbound::Gone(why)) => {
-                        eprintln!("flowdeck: {}", sanitize(&why));
-                        return Told::Gone;
-                    }
-                    Some(Inbound::ServerLog(Some(why))) => eprintln!(
-                        "flowdeck: the folder's server cannot write its log, and goes on without it: {}",
-                        sanitize(&why)
-                    ),
-                    Some(Inbound::Screen(_) | Inbound::Studios(_) | Inbound::ServerLog(None)) => {}
-                    None => return Told::Gone,
-                }
-            },
-        }
-    }
 }
 
 /// A run this command follows to its end: here, dropped before the end, it is cancelled; in

@@ -44,6 +44,7 @@ pub use contract::ContractPhase;
 pub use events::{Actor, Change, EngineEvent, RunEvent};
 pub use result::{FinalState, RunResult, WrittenFinalState};
 pub use run::approval;
+pub use run::fleet::{self, FleetResult, FleetRun};
 pub use run::{FollowedRun, Phase, RunRequest, RunStatus, StartedRun, WorkflowSource};
 pub use search::SearchResult;
 pub use terminal::{

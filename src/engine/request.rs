@@ -102,6 +102,15 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
     },
+    /// One workflow on several hosts at once, answered with every host's result once all
+    /// ended (`flowdeck run --on h1,h2`).
+    RunFleet {
+        workflow: String,
+        inputs: IndexMap<String, String>,
+        /// Hosts and groups of `hosts.conf`.
+        on: Vec<String>,
+        parallel: usize,
+    },
     CancelRun {
         run_id: String,
     },
@@ -180,6 +189,7 @@ pub enum Reply {
     Found(SearchResult),
     Audit(Vec<AuditEntry>),
     Approvals(Vec<ApprovalRequest>),
+    Fleet(Box<crate::engine::FleetResult>),
 }
 
 /// Why a request failed: the engine's error code and message, as they cross a socket.
@@ -243,6 +253,7 @@ impl Reply {
             Reply::Found(_) => "search results",
             Reply::Audit(_) => "audit entries",
             Reply::Approvals(_) => "approval requests",
+            Reply::Fleet(_) => "a fleet's results",
         }
     }
 }
@@ -299,6 +310,7 @@ impl Request {
             self,
             Request::RunEvents { .. }
                 | Request::StartRun { .. }
+                | Request::RunFleet { .. }
                 | Request::CancelRun { .. }
                 | Request::OpenTerminal { .. }
                 | Request::ExitTerminal { .. }
@@ -307,22 +319,9 @@ impl Request {
 }
 
 impl Engine {
-    /// Answers one request with the method it names, as `actor`. Quick requests are answered
-    /// on the caller's task; file work on the blocking pool (changes to the folder on the
-    /// engine's savers), so that a slow disk holds up only the request that waits on it.
-    pub async fn handle(self: &Arc<Self>, request: Request, actor: &Actor) -> Answer {
-        if request.is_quick() {
-            return self.handle_now(request, actor);
-        }
+    /// A run, or a fleet of runs, started as `actor` asks.
+    async fn start_runs(self: &Arc<Self>, request: Request, actor: &Actor) -> Answer {
         match request {
-            Request::RunEvents {
-                run_id,
-                after,
-                limit,
-            } => Ok(Reply::RunEvents(
-                self.run_events(&run_id, after, limit, Duration::ZERO)
-                    .await?,
-            )),
             Request::StartRun {
                 workflow,
                 inputs,
@@ -341,6 +340,48 @@ impl Engine {
                     })
                     .await?;
                 Ok(Reply::Started(started.run_id))
+            }
+            Request::RunFleet {
+                workflow,
+                inputs,
+                on,
+                parallel,
+            } => {
+                let hosts = self.fleet_hosts(&on)?;
+                let request = RunRequest {
+                    workflow: WorkflowSource::Name(workflow),
+                    session_id: None,
+                    inputs,
+                    keep_session: false,
+                    host: None,
+                    actor: actor.clone(),
+                    require_approval: false,
+                };
+                let fleet = self.run_fleet(request, hosts, parallel).await;
+                Ok(Reply::Fleet(Box::new(fleet)))
+            }
+            other => self.handle_now(other, actor),
+        }
+    }
+
+    /// Answers one request with the method it names, as `actor`. Quick requests are answered
+    /// on the caller's task; file work on the blocking pool (changes to the folder on the
+    /// engine's savers), so that a slow disk holds up only the request that waits on it.
+    pub async fn handle(self: &Arc<Self>, request: Request, actor: &Actor) -> Answer {
+        if request.is_quick() {
+            return self.handle_now(request, actor);
+        }
+        match request {
+            Request::RunEvents {
+                run_id,
+                after,
+                limit,
+            } => Ok(Reply::RunEvents(
+                self.run_events(&run_id, after, limit, Duration::ZERO)
+                    .await?,
+            )),
+            request @ (Request::StartRun { .. } | Request::RunFleet { .. }) => {
+                self.start_runs(request, actor).await
             }
             Request::CancelRun { run_id } => {
                 Ok(Reply::Run(Box::new(self.cancel_run(&run_id, actor).await?)))

@@ -363,8 +363,21 @@ pub struct RunArgs {
     pub keep_session: bool,
     /// Run on this host, through ssh: the run's terminal opens there and every step works
     /// as locally (a name, user@host or an alias of the ssh config). Default: the
-    /// workflow's `host:`, else this machine. Not together with `session_id`.
-    pub on: Option<String>,
+    /// workflow's `host:`, else this machine. Not together with `session_id`. A list of
+    /// hosts (or a group of the folder's hosts.conf) runs the workflow on each at once: a
+    /// fleet, answered with one result per host.
+    pub on: Option<OnHosts>,
+    /// A fleet's runs at once, at most (default 8).
+    #[schemars(range(min = 1, max = 256))]
+    pub parallel: Option<usize>,
+}
+
+/// `on`: one host, or several.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OnHosts {
+    One(String),
+    Many(Vec<String>),
 }
 
 /// Tools that name a run.

@@ -9,6 +9,7 @@ mod approval_rights;
 mod cli;
 mod cli_run;
 mod host;
+mod hosts;
 mod http;
 mod lifecycle;
 mod mcp;

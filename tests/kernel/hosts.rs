@@ -334,3 +334,45 @@ async fn a_passphrase_is_typed_by_the_person_in_the_pane_and_refused_at_once_wit
     );
     e.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_runs_on_every_host_at_once_and_a_host_that_is_down_fails_alone() {
+    let sshd = Sshd::start();
+    let (e, dir) = with_manifest(&sshd, ON_A_HOST);
+    std::fs::write(
+        dir.path().join(flowdeck::engine::fleet::HOSTS_FILE),
+        "# the test's hosts\nweb: h1 h2\nall: web, h3\n",
+    )
+    .unwrap();
+    let hosts = e
+        .fleet_hosts(&["all".to_string(), "down".to_string(), "h2".to_string()])
+        .unwrap();
+    assert_eq!(hosts, ["h1", "h2", "h3", "down"]);
+    let fleet = e
+        .run_fleet(
+            run_request("on_a_host", None, &[("MESSAGE", "hi"), ("TOKEN", "t0k3n")]),
+            hosts,
+            2,
+        )
+        .await;
+    assert!(!fleet.success, "one host is down");
+    assert_eq!((fleet.completed, fleet.hosts), (3, 4), "{fleet:#?}");
+    for (run, address) in fleet
+        .runs
+        .iter()
+        .zip(["127.0.0.2", "127.0.0.3", "127.0.0.4"])
+    {
+        assert!(run.success, "{run:#?}");
+        let result = run.result.as_ref().unwrap();
+        assert_eq!(
+            result.return_values["WHERE"],
+            format!("{address} {}", sshd.port())
+        );
+    }
+    let down = &fleet.runs[3];
+    assert_eq!(down.host, "down");
+    let error = down.error.as_deref().unwrap_or_default();
+    assert!(error.contains("cannot reach down"), "{error}");
+    assert!(error.contains("Connection refused"), "{error}");
+    e.shutdown().await;
+}

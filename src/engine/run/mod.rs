@@ -2,7 +2,7 @@
 //! lives (`registry.rs`), started (`start.rs`), followed and read from its journal
 //! (`follow.rs`), cancelled or answered (`control.rs`), ended, wherever it ends, through one
 //! path that writes the same facts (`ending.rs`), and read back from its history
-//! (`history.rs`). A run an agent starts in approval mode waits for a person's answer
+//! (`history.rs`); one workflow on several hosts at once is a fleet (`fleet.rs`). A run an agent starts in approval mode waits for a person's answer
 //! (`approval.rs`), and its state loop is the executor's (`executor/`). The run's result and
 //! its ending's facts are `engine::result`'s, read back from a journal by `engine::journal`.
 
@@ -10,6 +10,7 @@ pub mod approval;
 mod control;
 pub mod ending;
 mod executor;
+pub mod fleet;
 mod follow;
 mod history;
 mod registry;

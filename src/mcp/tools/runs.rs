@@ -29,6 +29,19 @@ use std::time::Duration;
 pub enum RunOutcome {
     Finished(Box<RunResult>),
     Started(Box<RunStarted>),
+    /// A fleet (`on` with several hosts) that the call waited for.
+    Fleet(Box<crate::engine::FleetResult>),
+    /// A fleet started with `wait: false`.
+    FleetStarted(Box<FleetStarted>),
+}
+
+/// The answer to a fleet started with `wait: false`: its hosts; each host's run shows in
+/// `run_list` and `run_status` once a slot lets it start.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FleetStarted {
+    pub hosts: Vec<String>,
+    pub parallel: usize,
+    pub message: String,
 }
 
 /// The answer to a call with `wait: false`: the run's id and status at once; follow it with
@@ -38,6 +51,43 @@ pub struct RunStarted {
     pub run_id: String,
     /// Its status when the call returned.
     pub status: RunStatus,
+}
+
+/// Runs a workflow on a fleet of hosts for a tool call: waits for every host's result, or
+/// starts the fleet and returns its hosts at once (its runs then go on whatever the call
+/// does). A cancelled waiting call cancels the runs still going.
+async fn fleet_run(
+    engine: &Arc<Engine>,
+    request: RunRequest,
+    on: &[String],
+    parallel: Option<usize>,
+    wait: bool,
+) -> Result<JsonObject, ToolError> {
+    if request.session_id.is_some() || request.keep_session {
+        return Err(ToolError::invalid_arguments(
+            "run_workflow",
+            "a fleet opens a terminal on each host and closes it: `session_id` and `keep_session` apply to one run",
+        ));
+    }
+    let hosts = engine.fleet_hosts(on)?;
+    let parallel = parallel.unwrap_or(crate::engine::fleet::DEFAULT_PARALLEL);
+    if wait {
+        let fleet = engine.run_fleet(request, hosts, parallel).await;
+        return ok(RunOutcome::Fleet(Box::new(fleet)));
+    }
+    let started = FleetStarted {
+        message: format!(
+            "running on {} hosts, {parallel} at a time; each host's run shows in run_list once it starts",
+            hosts.len()
+        ),
+        hosts: hosts.clone(),
+        parallel,
+    };
+    let engine = engine.clone();
+    tokio::spawn(async move {
+        engine.run_fleet(request, hosts, parallel).await;
+    });
+    ok(RunOutcome::FleetStarted(Box::new(started)))
 }
 
 /// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
@@ -159,6 +209,50 @@ pub(super) fn defs() -> Vec<ToolDef> {
     ]
 }
 
+/// `run_workflow`: one run, here or on a host, or a fleet.
+async fn run_workflow(
+    e: &Arc<Engine>,
+    name: &str,
+    args: Value,
+    cx: &CallContext,
+) -> Result<JsonObject, ToolError> {
+    let a: RunArgs = parse(name, args)?;
+    let source = match (a.workflow_name, a.content) {
+        (Some(n), None) => WorkflowSource::Name(n),
+        (None, Some(c)) => WorkflowSource::Inline(c),
+        _ => {
+            return Err(ToolError::invalid_arguments(
+                name,
+                "give `workflow_name` or `content`",
+            ));
+        }
+    };
+    let inputs = inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
+    let (host, fleet) = match a.on {
+        None => (None, None),
+        Some(OnHosts::One(host))
+            if a.parallel.is_none() && !e.is_fleet_group(&host) && !host.contains(',') =>
+        {
+            (Some(host), None)
+        }
+        Some(OnHosts::One(host)) => (None, Some(vec![host])),
+        Some(OnHosts::Many(hosts)) => (None, Some(hosts)),
+    };
+    let request = RunRequest {
+        workflow: source,
+        session_id: a.session_id,
+        inputs,
+        keep_session: a.keep_session,
+        host,
+        actor: cx.actor.clone(),
+        require_approval: cx.require_approval,
+    };
+    match fleet {
+        Some(on) => fleet_run(e, request, &on, a.parallel, a.wait.unwrap_or(true)).await,
+        None => run(e, request, a.wait.unwrap_or(true), cx).await,
+    }
+}
+
 /// Runs one of this group's tools.
 pub(super) async fn call(
     e: &Arc<Engine>,
@@ -167,31 +261,7 @@ pub(super) async fn call(
     cx: &CallContext,
 ) -> Result<JsonObject, ToolError> {
     match name {
-        "run_workflow" => {
-            let a: RunArgs = parse(name, args)?;
-            let source = match (a.workflow_name, a.content) {
-                (Some(n), None) => WorkflowSource::Name(n),
-                (None, Some(c)) => WorkflowSource::Inline(c),
-                _ => {
-                    return Err(ToolError::invalid_arguments(
-                        name,
-                        "give `workflow_name` or `content`",
-                    ));
-                }
-            };
-            let inputs =
-                inputs_text(&a.inputs).map_err(|m| ToolError::invalid_arguments(name, m))?;
-            let request = RunRequest {
-                workflow: source,
-                session_id: a.session_id,
-                inputs,
-                keep_session: a.keep_session,
-                host: a.on,
-                actor: cx.actor.clone(),
-                require_approval: cx.require_approval,
-            };
-            run(e, request, a.wait.unwrap_or(true), cx).await
-        }
+        "run_workflow" => run_workflow(e, name, args, cx).await,
         "run_status" => {
             let a: RunIdArgs = parse(name, args)?;
             ok(off_runtime(e, move |e| e.run_status(&a.run_id)).await?)

@@ -1,0 +1,286 @@
+//! One workflow on several hosts at once, a fleet: one run per host, each in a terminal of
+//! its own there, at most `parallel` at a time (the others wait for a slot), each ending on
+//! its own (a host that is down fails its run; the others go on). Hosts are named one by
+//! one, or by groups written once in the folder's `hosts.conf`.
+
+use super::start::RunRequest;
+use crate::engine::error::StartError;
+use crate::engine::result::{FinalState, RunResult};
+use crate::engine::{Engine, EngineError};
+use indexmap::IndexSet;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Runs of a fleet at once, unless told otherwise.
+pub const DEFAULT_PARALLEL: usize = 8;
+
+/// Hosts a fleet may hold: more is surely a mistake (a group that names itself through
+/// another is refused before this).
+pub const MOST_HOSTS: usize = 1000;
+
+/// The file of the workflows folder that names groups of hosts (not a manifest).
+pub const HOSTS_FILE: &str = "hosts.conf";
+
+/// A fleet run refused for want of a run slot (other runs hold them) tries again this often,
+/// and sooner when a run ends.
+const SLOT_RETRY: Duration = Duration::from_secs(1);
+
+/// What one host's run did.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetRun {
+    pub host: String,
+    /// Whether the run on this host completed.
+    pub success: bool,
+    /// Its run's id, when it started.
+    pub run_id: Option<String>,
+    pub final_state: Option<FinalState>,
+    /// Why it failed, when it did (a host that cannot be reached says so here).
+    pub error: Option<String>,
+    /// The run's full result, when it started.
+    pub result: Option<RunResult>,
+}
+
+/// What a fleet did: one run per host, in the order the hosts were given.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetResult {
+    /// Whether every host's run completed.
+    pub success: bool,
+    pub workflow_name: String,
+    /// How many hosts' runs completed, of how many.
+    pub completed: usize,
+    pub hosts: usize,
+    pub runs: Vec<FleetRun>,
+    pub duration_ms: f64,
+}
+
+impl Engine {
+    /// The hosts `on` names, in order and each once: a name of the folder's `hosts.conf` is
+    /// its group's hosts (groups may name groups), anything else a host.
+    pub fn fleet_hosts(&self, on: &[String]) -> Result<Vec<String>, EngineError> {
+        let file = self.store().root().join(HOSTS_FILE);
+        let groups = match std::fs::read_to_string(&file) {
+            Ok(text) => parse_groups(&text)
+                .map_err(|why| EngineError::InvalidParams(format!("{}: {why}", file.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                return Err(EngineError::InvalidParams(format!(
+                    "cannot read {}: {e}",
+                    file.display()
+                )));
+            }
+        };
+        let mut hosts = IndexSet::new();
+        for name in on.iter().flat_map(|n| n.split(',')).map(str::trim) {
+            if !name.is_empty() {
+                expand(name, &groups, &mut Vec::new(), &mut hosts)?;
+            }
+        }
+        if hosts.is_empty() {
+            return Err(EngineError::InvalidParams(
+                "no host given: name one or more hosts, or a group of hosts.conf".into(),
+            ));
+        }
+        if hosts.len() > MOST_HOSTS {
+            return Err(EngineError::InvalidParams(format!(
+                "{} hosts at once; a fleet holds at most {MOST_HOSTS}",
+                hosts.len()
+            )));
+        }
+        for host in &hosts {
+            crate::engine::terminal::hosts::check_host(host)?;
+        }
+        Ok(hosts.into_iter().collect())
+    }
+
+    /// Whether `name` is a group of the folder's hosts.conf.
+    pub fn is_fleet_group(&self, name: &str) -> bool {
+        is_group(self.store().root(), name)
+    }
+
+    /// Runs `request`'s workflow on every host, at most `parallel` at a time, and waits for
+    /// all of them. Dropped before the end (a caller that goes away), it cancels the runs
+    /// still going, as a single followed run is.
+    pub async fn run_fleet(
+        self: &Arc<Self>,
+        request: RunRequest,
+        hosts: Vec<String>,
+        parallel: usize,
+    ) -> FleetResult {
+        let started = Instant::now();
+        let workflow_name = match &request.workflow {
+            super::WorkflowSource::Name(name) => name.clone(),
+            super::WorkflowSource::Inline(_) => String::new(),
+        };
+        let slots = Arc::new(Semaphore::new(parallel.max(1)));
+        let mut runs = tokio::task::JoinSet::new();
+        for (i, host) in hosts.iter().enumerate() {
+            let engine = self.clone();
+            let slots = slots.clone();
+            let mut request = request.clone();
+            request.host = Some(host.clone());
+            request.session_id = None;
+            runs.spawn(async move {
+                let _slot = slots.acquire_owned().await;
+                (i, engine.run_on_host(request).await)
+            });
+        }
+        let mut done: Vec<(usize, FleetRun)> = Vec::with_capacity(hosts.len());
+        while let Some(joined) = runs.join_next().await {
+            match joined {
+                Ok(run) => done.push(run),
+                Err(e) => tracing::error!("a fleet's run task failed: {e}"),
+            }
+        }
+        done.sort_by_key(|(i, _)| *i);
+        let runs: Vec<FleetRun> = done.into_iter().map(|(_, run)| run).collect();
+        let completed = runs.iter().filter(|r| r.success).count();
+        let workflow_name = runs
+            .iter()
+            .find_map(|r| r.result.as_ref().map(|r| r.workflow_name.clone()))
+            .unwrap_or(workflow_name);
+        FleetResult {
+            success: completed == hosts.len(),
+            workflow_name,
+            completed,
+            hosts: hosts.len(),
+            runs,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        }
+    }
+
+    /// One host's run of a fleet, to its end; a start refused for want of a run slot (runs
+    /// outside the fleet hold them) waits for one.
+    async fn run_on_host(self: &Arc<Self>, request: RunRequest) -> FleetRun {
+        let host = request.host.clone().unwrap_or_default();
+        let mut ended = self.subscribe();
+        let followed = loop {
+            match self.follow_run(request.clone()).await {
+                Err(EngineError::RunStart(StartError::TooManyRuns { .. })) => {
+                    let _ = tokio::time::timeout(SLOT_RETRY, ended.recv()).await;
+                }
+                other => break other,
+            }
+        };
+        match followed {
+            Ok(run) => {
+                let run_id = run.run_id().to_string();
+                let result = run.finished().await;
+                FleetRun {
+                    host,
+                    success: result.success,
+                    run_id: Some(run_id),
+                    final_state: Some(result.final_state),
+                    error: result.error.clone(),
+                    result: Some(result),
+                }
+            }
+            Err(e) => FleetRun {
+                host,
+                success: false,
+                run_id: None,
+                final_state: None,
+                error: Some(e.to_string()),
+                result: None,
+            },
+        }
+    }
+}
+
+/// Whether `name` is a group of `folder`'s hosts.conf (a file that cannot be read names none).
+pub fn is_group(folder: &std::path::Path, name: &str) -> bool {
+    std::fs::read_to_string(folder.join(HOSTS_FILE))
+        .ok()
+        .and_then(|text| parse_groups(&text).ok())
+        .is_some_and(|groups| groups.iter().any(|(g, _)| g == name))
+}
+
+/// `hosts.conf`: one group a line, `NAME: host host, host`; `#` starts a comment.
+fn parse_groups(text: &str) -> Result<Vec<(String, Vec<String>)>, String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((name, members)) = line.split_once(':') else {
+            return Err(format!(
+                "line {}: not `GROUP: host host ...` (a group's name, a colon, its hosts)",
+                n + 1
+            ));
+        };
+        let name = name.trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!("line {}: a group's name is one word", n + 1));
+        }
+        if groups.iter().any(|(g, _)| g == name) {
+            return Err(format!("line {}: group {name} is named twice", n + 1));
+        }
+        let members = members
+            .split([' ', '\t', ','])
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .collect();
+        groups.push((name.to_string(), members));
+    }
+    Ok(groups)
+}
+
+/// Adds `name`'s hosts: its group's, expanded, or itself.
+fn expand(
+    name: &str,
+    groups: &[(String, Vec<String>)],
+    within: &mut Vec<String>,
+    hosts: &mut IndexSet<String>,
+) -> Result<(), EngineError> {
+    let Some((_, members)) = groups.iter().find(|(g, _)| g == name) else {
+        hosts.insert(name.to_string());
+        return Ok(());
+    };
+    if within.iter().any(|g| g == name) {
+        within.push(name.to_string());
+        return Err(EngineError::InvalidParams(format!(
+            "{HOSTS_FILE}: groups name each other in a circle: {}",
+            within.join(" -> ")
+        )));
+    }
+    within.push(name.to_string());
+    for member in members {
+        expand(member, groups, within, hosts)?;
+    }
+    within.pop();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts_of(text: &str, on: &str) -> Result<Vec<String>, EngineError> {
+        let groups = parse_groups(text).map_err(EngineError::InvalidParams)?;
+        let mut hosts = IndexSet::new();
+        for name in on.split(',') {
+            expand(name, &groups, &mut Vec::new(), &mut hosts)?;
+        }
+        Ok(hosts.into_iter().collect())
+    }
+
+    #[test]
+    fn groups_expand_in_order_each_host_once() {
+        let conf = "# the fleet\nweb: web-1 web-2, web-3\ndb: db-1\nall: web db web-1  # again\n";
+        assert_eq!(
+            hosts_of(conf, "all,extra").unwrap(),
+            ["web-1", "web-2", "web-3", "db-1", "extra"]
+        );
+    }
+
+    #[test]
+    fn circles_and_bad_lines_are_refused_with_where() {
+        let circle = hosts_of("a: b\nb: a\n", "a").unwrap_err().to_string();
+        assert!(circle.contains("a -> b -> a"), "{circle}");
+        assert!(parse_groups("web web-1\n").unwrap_err().contains("line 1"));
+        assert!(parse_groups("a: x\na: y\n").unwrap_err().contains("twice"));
+    }
+}
