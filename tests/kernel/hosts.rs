@@ -376,3 +376,41 @@ async fn a_fleet_runs_on_every_host_at_once_and_a_host_that_is_down_fails_alone(
     assert!(error.contains("Connection refused"), "{error}");
     e.shutdown().await;
 }
+
+/// The parent of process `pid`.
+fn parent_of(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit(')').next().unwrap();
+    after.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_drops_mid_run_fails_the_run_naming_the_host() {
+    const SLEEPER: &str = "name: far_sleeper\ndescription: Sleeps there.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 3232', timeout: 300 } } }\n";
+    let sshd = Sshd::start();
+    let (e, _dir) = with_manifest(&sshd, SLEEPER);
+    let started = e
+        .start_run(run_request("far_sleeper", Some("h1"), &[]))
+        .await
+        .unwrap();
+    let sleep = common::poll_until(common::LONG, "the remote sleep to start", || {
+        running("sleep 3232").first().copied()
+    })
+    .await;
+    // The far side's shell is the sleep's parent; the sshd process serving the connection is
+    // the shell's: killed, the connection drops as when a network or a server goes away.
+    let connection = parent_of(parent_of(sleep));
+    let name = std::fs::read_to_string(format!("/proc/{connection}/cmdline")).unwrap();
+    assert!(name.starts_with("sshd"), "{name:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(connection).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let result = common::finished(started).await;
+    assert!(!result.success, "{result:#?}");
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("h1"), "{error}");
+    assert!(error.contains("closed"), "{error}");
+    e.shutdown().await;
+}

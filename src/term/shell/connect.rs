@@ -99,6 +99,21 @@ fn unreachable(session: &Session, host: &str, timeout: Duration) -> TermError {
     }
 }
 
+/// For a far shell whose connection ended under it (ssh's own failure, status 255: a
+/// network or a server gone, keep-alives unanswered), why, in the connect command's words; `None`
+/// while it holds, or when the shell there ended by itself (`exit`).
+pub fn lost_connection(session: &Session) -> Option<String> {
+    let host = session.host()?;
+    let exit = session.exit()?;
+    (exit.code == Some(SSH_FAILED) || exit.signal.is_some()).then(|| {
+        let said = last_lines(session);
+        format!("the connection to {host} ended ({exit}): {said}")
+    })
+}
+
+/// The status ssh exits with when it fails itself, rather than passing on the far shell's.
+const SSH_FAILED: u32 = 255;
+
 fn last_lines(session: &Session) -> String {
     let text = session.content(crate::term::Content::History);
     let lines: Vec<&str> = text

@@ -23,7 +23,7 @@ mod framed;
 mod quoting;
 mod shown;
 
-pub use connect::connect;
+pub use connect::{connect, lost_connection};
 
 pub use quoting::{octal_escape, quote_long, single_quote};
 pub use shown::shown_command;

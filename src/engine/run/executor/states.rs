@@ -45,11 +45,26 @@ impl Exec<'_> {
                 elapsed_ms: clock.elapsed().as_secs_f64() * 1000.0,
             })
             .await;
+            self.connection_held()?;
             let taken = walk.leave(&entered, &acted.outcome, &self.vars)?;
             self.record_transition(&entered.name, taken.as_ref()).await;
             if taken.is_none() {
                 return Ok(());
             }
+        }
+    }
+
+    /// Fails the run when the connection to its session's host ended under it: no later step
+    /// could work there, whatever the transitions say.
+    fn connection_held(&self) -> Result<(), Stop> {
+        let lost = self
+            .session
+            .as_deref()
+            .and_then(|id| self.engine.terminals().get(id).ok())
+            .and_then(|session| crate::term::shell::lost_connection(&session));
+        match lost {
+            Some(why) => Err(Stop::new(crate::engine::FinalState::Error, why)),
+            None => Ok(()),
         }
     }
 
