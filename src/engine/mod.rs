@@ -19,6 +19,7 @@ pub mod contract;
 pub mod editing;
 pub mod error;
 pub mod events;
+pub mod hosts_file;
 pub mod journal;
 pub mod meta;
 pub mod panes;

@@ -164,7 +164,15 @@ pub fn output_within(deadline: Duration, what: &str, command: &mut Command) -> O
         .unwrap_or_else(|e| panic!("{what}: cannot start {command:?}: {e}"));
     let stdout = drain(child.stdout.take().unwrap());
     let stderr = drain(child.stderr.take().unwrap());
-    let status = poll_within(deadline, what, || child.try_wait().unwrap());
+    // A test whose engine closes sessions reaps the zombies among this process's children
+    // (flowdeck is their subreaper; term/processes.rs `reap_adopted`), so it may take this
+    // one's status first: it did end, and what it printed tells the rest.
+    let status = poll_within(deadline, what, || match child.try_wait() {
+        Err(e) if e.raw_os_error() == Some(nix::libc::ECHILD) => {
+            Some(std::os::unix::process::ExitStatusExt::from_raw(0))
+        }
+        waited => waited.unwrap(),
+    });
     if status.is_none() {
         let _ = child.kill();
         let _ = child.wait();
@@ -256,8 +264,11 @@ impl Server {
     fn ready(&mut self, port: u16, config: &Path) -> Ready {
         let what = format!("sshd to listen at port {port}");
         let listening = poll_within(LONG, &what, || {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(Err(status));
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(Err(status)),
+                // Reaped by an engine of this process (see `output_within`): it ended.
+                Err(_) => return Some(Err(std::os::unix::process::ExitStatusExt::from_raw(0))),
+                Ok(None) => {}
             }
             let log = self.log();
             if log.contains("Address already in use") {

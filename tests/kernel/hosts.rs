@@ -414,3 +414,47 @@ async fn a_connection_that_drops_mid_run_fails_the_run_naming_the_host() {
     assert!(error.contains("closed"), "{error}");
     e.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_of_hosts_conf_is_reached_by_its_own_command_as_docker_or_sudo_would_be() {
+    // `docker exec -it C sh -c`, `kubectl exec -it P -- sh -c` and `sudo -i sh -c` are such
+    // commands; `env SHELL=... sh -c` is one every machine has, and it gives a plain POSIX
+    // shell (dash) as well as bash, whose prompts are set up differently.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(flowdeck::engine::fleet::HOSTS_FILE),
+        "plain = env SHELL=/bin/sh sh -c\nbashy = env SHELL=/bin/bash sh -c\n",
+    )
+    .unwrap();
+    let e = common::test_engine(dir.path(), 8, false);
+    for (host, shell) in [("plain", "/bin/sh"), ("bashy", "/bin/bash")] {
+        let id = open_on(&e, host, json!({"env": {"ODD": "a'b $(c)"}}))
+            .await
+            .unwrap();
+        let ran = run(&e, &id, "echo \"$0|$ODD\"; (exit 4)").await;
+        assert_eq!(ran.exit_code, Some(4), "{host}: {ran:?}");
+        assert_eq!(ran.output, format!("{shell}|a'b $(c)"), "{host}: {ran:?}");
+        // Typed input is read at the prompt: its echo never ends a wait for its text.
+        e.send_input(
+            &id,
+            &params::<SendInputParams>(json!({"input_text": "echo typed-$((2*21))\n"})),
+            &Actor::Cli,
+        )
+        .unwrap();
+        let waited = e
+            .await_output(
+                &id,
+                &params::<AwaitOutputParams>(json!({"pattern": "typed-", "timeout": 30})),
+                None,
+                &Actor::Cli,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            waited.result.matched_line.as_deref(),
+            Some("typed-42"),
+            "{host}: {waited:?}"
+        );
+    }
+    e.shutdown().await;
+}

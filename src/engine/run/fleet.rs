@@ -5,9 +5,9 @@
 
 use super::start::RunRequest;
 use crate::engine::error::StartError;
+use crate::engine::hosts_file::HostsFile;
 use crate::engine::result::{FinalState, RunResult};
 use crate::engine::{Engine, EngineError};
-use indexmap::IndexSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -21,8 +21,7 @@ pub const DEFAULT_PARALLEL: usize = 8;
 /// another is refused before this).
 pub const MOST_HOSTS: usize = 1000;
 
-/// The file of the workflows folder that names groups of hosts (not a manifest).
-pub const HOSTS_FILE: &str = "hosts.conf";
+pub use crate::engine::hosts_file::HOSTS_FILE;
 
 /// A fleet run refused for want of a run slot (other runs hold them) tries again this often,
 /// and sooner when a run ends.
@@ -60,24 +59,7 @@ impl Engine {
     /// The hosts `on` names, in order and each once: a name of the folder's `hosts.conf` is
     /// its group's hosts (groups may name groups), anything else a host.
     pub fn fleet_hosts(&self, on: &[String]) -> Result<Vec<String>, EngineError> {
-        let file = self.store().root().join(HOSTS_FILE);
-        let groups = match std::fs::read_to_string(&file) {
-            Ok(text) => parse_groups(&text)
-                .map_err(|why| EngineError::InvalidParams(format!("{}: {why}", file.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => {
-                return Err(EngineError::InvalidParams(format!(
-                    "cannot read {}: {e}",
-                    file.display()
-                )));
-            }
-        };
-        let mut hosts = IndexSet::new();
-        for name in on.iter().flat_map(|n| n.split(',')).map(str::trim) {
-            if !name.is_empty() {
-                expand(name, &groups, &mut Vec::new(), &mut hosts)?;
-            }
-        }
+        let hosts = HostsFile::read(self.store().root())?.hosts(on)?;
         if hosts.is_empty() {
             return Err(EngineError::InvalidParams(
                 "no host given: name one or more hosts, or a group of hosts.conf".into(),
@@ -92,7 +74,7 @@ impl Engine {
         for host in &hosts {
             crate::engine::terminal::hosts::check_host(host)?;
         }
-        Ok(hosts.into_iter().collect())
+        Ok(hosts)
     }
 
     /// Whether `name` is a group of the folder's hosts.conf.
@@ -191,96 +173,5 @@ impl Engine {
 
 /// Whether `name` is a group of `folder`'s hosts.conf (a file that cannot be read names none).
 pub fn is_group(folder: &std::path::Path, name: &str) -> bool {
-    std::fs::read_to_string(folder.join(HOSTS_FILE))
-        .ok()
-        .and_then(|text| parse_groups(&text).ok())
-        .is_some_and(|groups| groups.iter().any(|(g, _)| g == name))
-}
-
-/// `hosts.conf`: one group a line, `NAME: host host, host`; `#` starts a comment.
-fn parse_groups(text: &str) -> Result<Vec<(String, Vec<String>)>, String> {
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or_default().trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((name, members)) = line.split_once(':') else {
-            return Err(format!(
-                "line {}: not `GROUP: host host ...` (a group's name, a colon, its hosts)",
-                n + 1
-            ));
-        };
-        let name = name.trim();
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(format!("line {}: a group's name is one word", n + 1));
-        }
-        if groups.iter().any(|(g, _)| g == name) {
-            return Err(format!("line {}: group {name} is named twice", n + 1));
-        }
-        let members = members
-            .split([' ', '\t', ','])
-            .filter(|m| !m.is_empty())
-            .map(str::to_string)
-            .collect();
-        groups.push((name.to_string(), members));
-    }
-    Ok(groups)
-}
-
-/// Adds `name`'s hosts: its group's, expanded, or itself.
-fn expand(
-    name: &str,
-    groups: &[(String, Vec<String>)],
-    within: &mut Vec<String>,
-    hosts: &mut IndexSet<String>,
-) -> Result<(), EngineError> {
-    let Some((_, members)) = groups.iter().find(|(g, _)| g == name) else {
-        hosts.insert(name.to_string());
-        return Ok(());
-    };
-    if within.iter().any(|g| g == name) {
-        within.push(name.to_string());
-        return Err(EngineError::InvalidParams(format!(
-            "{HOSTS_FILE}: groups name each other in a circle: {}",
-            within.join(" -> ")
-        )));
-    }
-    within.push(name.to_string());
-    for member in members {
-        expand(member, groups, within, hosts)?;
-    }
-    within.pop();
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hosts_of(text: &str, on: &str) -> Result<Vec<String>, EngineError> {
-        let groups = parse_groups(text).map_err(EngineError::InvalidParams)?;
-        let mut hosts = IndexSet::new();
-        for name in on.split(',') {
-            expand(name, &groups, &mut Vec::new(), &mut hosts)?;
-        }
-        Ok(hosts.into_iter().collect())
-    }
-
-    #[test]
-    fn groups_expand_in_order_each_host_once() {
-        let conf = "# the fleet\nweb: web-1 web-2, web-3\ndb: db-1\nall: web db web-1  # again\n";
-        assert_eq!(
-            hosts_of(conf, "all,extra").unwrap(),
-            ["web-1", "web-2", "web-3", "db-1", "extra"]
-        );
-    }
-
-    #[test]
-    fn circles_and_bad_lines_are_refused_with_where() {
-        let circle = hosts_of("a: b\nb: a\n", "a").unwrap_err().to_string();
-        assert!(circle.contains("a -> b -> a"), "{circle}");
-        assert!(parse_groups("web web-1\n").unwrap_err().contains("line 1"));
-        assert!(parse_groups("a: x\na: y\n").unwrap_err().contains("twice"));
-    }
+    HostsFile::read(folder).is_ok_and(|file| file.is_group(name))
 }

@@ -56,11 +56,7 @@ impl Engine {
                 ));
             }
             (_, _, Some(host)) => Program::Remote {
-                connect: super::hosts::connect_command(
-                    self.config().ssh_command.as_deref(),
-                    host,
-                    person,
-                )?,
+                connect: self.connect_command(host, person)?,
                 place: host.clone(),
                 patience: if person {
                     super::hosts::REACH_WITH_A_PERSON
@@ -98,6 +94,19 @@ impl Engine {
         );
         self.follow_activity(&session);
         Ok(session)
+    }
+
+    /// The command that opens a shell on `host`: the one the folder's hosts.conf gives it
+    /// (`docker exec -it app sh -c`), else ssh's.
+    fn connect_command(&self, host: &str, person: bool) -> Result<Vec<String>, EngineError> {
+        super::hosts::check_host(host)?;
+        let file = crate::engine::hosts_file::HostsFile::read(self.store().root())?;
+        match file.connect(host) {
+            Some(argv) => Ok(argv.to_vec()),
+            None => {
+                super::hosts::connect_command(self.config().ssh_command.as_deref(), host, person)
+            }
+        }
     }
 
     /// Waits until a session takes input: a local shell's first prompt (at most 2 s; a shell
