@@ -234,6 +234,12 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     );
     let screen = super::test_support::drawn_text(&app, 100, 30);
     assert!(screen.contains("● running"), "{screen}");
+    // A run on another machine says which.
+    app.panes[0].host = Some("web-1".into());
+    assert_eq!(
+        super::draw::pane::tab_labels(&app),
+        vec!["s1 · deploy @web-1".to_string()]
+    );
 }
 
 #[test]

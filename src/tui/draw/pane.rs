@@ -33,7 +33,7 @@ impl Screens for Engine {
 }
 
 /// The label of each pane's tab: `s1 · git_health` (the run's workflow, the session's name or
-/// its program), with its exit status once it ended.
+/// its program), `@h1` for a shell on another machine, with its exit status once it ended.
 pub fn tab_labels(app: &App) -> Vec<String> {
     app.panes
         .iter()
@@ -57,10 +57,17 @@ pub fn tab_labels(app: &App) -> Vec<String> {
                 Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
                 _ => String::new(),
             };
+            // A shell on another machine says which.
+            let place = p
+                .host
+                .as_ref()
+                .map(|h| format!(" @{h}"))
+                .unwrap_or_default();
             format!(
-                "{} · {}{}{}",
+                "{} · {}{}{}{}",
                 clean(&p.session_id),
                 clean(&who),
+                clean(&place),
                 clean(&by),
                 clean(&state)
             )
