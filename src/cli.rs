@@ -186,9 +186,9 @@ pub enum Command {
         session_keep: bool,
         /// Run on this host, through ssh (a name, user@host or an alias of your ssh config;
         /// FLOWDECK_SSH_COMMAND gives the ssh command and its options). Default: the
-        /// workflow's `host:`, else this machine
-        /// Several hosts (`--on web-1,web-2`) or a group of the folder's hosts.conf run the
-        /// workflow on each of them at once: a fleet, one run per host
+        /// workflow's `host:`, else this machine. Several hosts (`--on web-1,web-2`) or a group
+        /// of the folder's hosts.conf run the workflow on each of them at once: a fleet, one
+        /// run per host
         #[arg(long, value_name = "HOST[,HOST...]")]
         on: Option<String>,
         /// A fleet's runs at once, at most (default 8)
