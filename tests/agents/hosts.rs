@@ -12,22 +12,13 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const ON_A_HOST: &str = r#"name: on_a_host
-description: Says where it runs.
-arguments:
-  MESSAGE: { description: any text }
-return_values:
-  WHERE: { description: the address the run's shell was reached at }
-  ECHOED: { description: "the message, as the host saw it" }
-initial_state: look
-states:
-  look:
-    action: { tool: run_command, params: { command: 'export WHERE="${SSH_CONNECTION#* * }"; export ECHOED="$MESSAGE"' } }
-"#;
-
 fn folder() -> (tempfile::TempDir, tempfile::TempDir) {
     let folder = tempfile::tempdir().unwrap();
-    std::fs::write(folder.path().join("on_a_host.yaml"), ON_A_HOST).unwrap();
+    std::fs::write(
+        folder.path().join("on_a_host.yaml"),
+        common::sshd::ON_A_HOST,
+    )
+    .unwrap();
     (folder, tempfile::tempdir().unwrap())
 }
 
@@ -59,6 +50,8 @@ fn flowdeck_run_on_a_host_runs_there_and_prints_its_return_values() {
             "h3",
             "-i",
             "MESSAGE=it's $(here)",
+            "-i",
+            "TOKEN=t",
         ],
     );
     let said = String::from_utf8_lossy(&out.stdout);
@@ -90,6 +83,8 @@ fn a_fleet_prints_every_host_and_fails_when_one_did() {
             "web,down",
             "-i",
             "MESSAGE=hi",
+            "-i",
+            "TOKEN=t",
             "--json",
         ],
     );
@@ -118,7 +113,16 @@ fn a_fleet_prints_every_host_and_fails_when_one_did() {
         &sshd,
         folder.path(),
         runtime.path(),
-        &["run", "on_a_host", "--on", "h1,h2", "-i", "MESSAGE=hi"],
+        &[
+            "run",
+            "on_a_host",
+            "--on",
+            "h1,h2",
+            "-i",
+            "MESSAGE=hi",
+            "-i",
+            "TOKEN=t",
+        ],
     );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
@@ -139,7 +143,7 @@ fn an_agent_runs_a_workflow_on_a_host_and_opens_a_terminal_there() {
     let result = agent.call(
         2,
         "run_workflow",
-        json!({"workflow_name": "on_a_host", "on": "h2", "inputs": {"MESSAGE": "from an agent"}}),
+        json!({"workflow_name": "on_a_host", "on": "h2", "inputs": {"MESSAGE": "from an agent", "TOKEN": "t"}}),
     );
     assert_eq!(result["final_state"], "completed", "{result}");
     assert_eq!(
@@ -149,7 +153,7 @@ fn an_agent_runs_a_workflow_on_a_host_and_opens_a_terminal_there() {
     let fleet = agent.call(
         3,
         "run_workflow",
-        json!({"workflow_name": "on_a_host", "on": ["h1", "h3"], "inputs": {"MESSAGE": "x"}}),
+        json!({"workflow_name": "on_a_host", "on": ["h1", "h3"], "inputs": {"MESSAGE": "x", "TOKEN": "t"}}),
     );
     assert_eq!(fleet["completed"], 2, "{fleet}");
     let opened = agent.call(4, "open_terminal", json!({"host": "h1", "cwd": "/tmp"}));

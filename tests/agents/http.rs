@@ -213,6 +213,25 @@ impl HttpHost {
         id
     }
 
+    /// A bash opened in session `id` (call 2) with `line` typed into it (call 3): its
+    /// terminal's id.
+    fn bash_with_line(&self, id: &str, line: &str) -> String {
+        let opened = self.call(
+            id,
+            2,
+            "open_terminal",
+            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+        );
+        let session = opened["session_id"].as_str().unwrap().to_string();
+        self.call(
+            id,
+            3,
+            "send_input",
+            json!({"session_id": session, "input_text": line}),
+        );
+        session
+    }
+
     /// A tool call in session `id`: its structured content.
     fn call(&self, id: &str, n: u64, tool: &str, args: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
@@ -381,19 +400,7 @@ fn a_terminal_opened_over_http_is_the_engines_for_a_relayed_agent_too() {
     let (folder, runtime) = tiny_folder();
     let host = serve_http(folder.path(), runtime.path(), &[]);
     let id = host.session();
-    let opened = host.call(
-        &id,
-        2,
-        "open_terminal",
-        json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-    );
-    let session = opened["session_id"].as_str().unwrap().to_string();
-    host.call(
-        &id,
-        3,
-        "send_input",
-        json!({"session_id": session, "input_text": "echo over-http-$((6*7))\n"}),
-    );
+    let session = host.bash_with_line(&id, "echo over-http-$((6*7))\n");
     let mut relayed = common::mcp_agent(folder.path(), runtime.path(), &[]);
     let listed = relayed.call(2, "list_terminal_sessions", json!({}));
     let sessions = listed["sessions"].as_array().unwrap();
@@ -805,19 +812,7 @@ async fn a_terminal_an_http_agent_opens_is_shown_in_an_attached_studio() {
     let host = tokio::task::spawn_blocking(move || {
         let host = serve_http(&at, &under, &[]);
         let id = host.session();
-        let opened = host.call(
-            &id,
-            2,
-            "open_terminal",
-            json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
-        );
-        let session = opened["session_id"].as_str().unwrap().to_string();
-        host.call(
-            &id,
-            3,
-            "send_input",
-            json!({"session_id": session, "input_text": "echo from-http-$((6*7))\n"}),
-        );
+        host.bash_with_line(&id, "echo from-http-$((6*7))\n");
         host
     })
     .await

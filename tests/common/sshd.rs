@@ -41,6 +41,25 @@ pub const ADDRESSES: [&str; 3] = ["127.0.0.2", "127.0.0.3", "127.0.0.4"];
 /// The aliases that reach the server and log in, in the order of [`ADDRESSES`].
 pub const HOSTS: [&str; 3] = ["h1", "h2", "h3"];
 
+/// A workflow that takes a literal value and a secret, works on the host, and returns what
+/// it found there.
+pub const ON_A_HOST: &str = r#"name: on_a_host
+description: Works on a host.
+arguments:
+  MESSAGE: { description: any text }
+  TOKEN: { description: a token, secret: true }
+return_values:
+  WHERE: { description: the address the run's shell was reached at }
+  ECHOED: { description: "the message, as the host saw it" }
+initial_state: look
+states:
+  look:
+    action: { tool: run_command, params: { command: 'export WHERE="${SSH_CONNECTION#* * }"; export ECHOED="$MESSAGE"; echo "token $TOKEN"' } }
+    transitions: [ { condition: success, next_state: wait } ]
+  wait:
+    action: { tool: await_output, params: { pattern: "token (\\S+)", since: all, timeout: 10 } }
+"#;
+
 /// The passphrase of the `passphrase` alias's key.
 pub const PASSPHRASE: &str = "open-sesame-42";
 

@@ -53,6 +53,32 @@ async fn run(e: &Engine, id: &str, command: &str) -> flowdeck::term::CommandResu
     .result
 }
 
+/// Types `echo WORD-$((40+2))` and waits for `WORD-`: the line it matches is the command's
+/// output, never the typed line's echo (typed before the shell read it, a line is echoed
+/// twice, and the second echo would match).
+async fn assert_typed_line_read_once(e: &Engine, id: &str, word: &str) {
+    e.send_input(
+        id,
+        &params::<SendInputParams>(json!({"input_text": format!("echo {word}-$((40+2))\n")})),
+        &Actor::Cli,
+    )
+    .unwrap();
+    let waited = e
+        .await_output(
+            id,
+            &params::<AwaitOutputParams>(json!({"pattern": format!("{word}-"), "timeout": 30})),
+            None,
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        waited.result.matched_line.as_deref(),
+        Some(format!("{word}-42").as_str()),
+        "{waited:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_values_literally() {
     let sshd = Sshd::start();
@@ -90,47 +116,9 @@ async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_valu
     let later = run(&e, &id, "printf '%s|' \"$LATER\"").await;
     assert_eq!(later.output, "a'b\nc $(touch /tmp/never)|", "{later:?}");
     // A typed line's echo never ends a wait for its own text.
-    e.send_input(
-        &id,
-        &params::<SendInputParams>(json!({"input_text": "echo done-$((40+2))\n"})),
-        &Actor::Cli,
-    )
-    .unwrap();
-    let waited = e
-        .await_output(
-            &id,
-            &params::<AwaitOutputParams>(json!({"pattern": "done-", "timeout": 30})),
-            None,
-            &Actor::Cli,
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        waited.result.matched_line.as_deref(),
-        Some("done-42"),
-        "{waited:?}"
-    );
+    assert_typed_line_read_once(&e, &id, "done").await;
     e.shutdown().await;
 }
-
-/// A workflow that takes a literal value and a secret, works on the host, and returns what
-/// it found there.
-const ON_A_HOST: &str = r#"name: on_a_host
-description: Works on a host.
-arguments:
-  MESSAGE: { description: any text }
-  TOKEN: { description: a token, secret: true }
-return_values:
-  WHERE: { description: the address the run's shell was reached at }
-  ECHOED: { description: "the message, as the host saw it" }
-initial_state: look
-states:
-  look:
-    action: { tool: run_command, params: { command: 'export WHERE="${SSH_CONNECTION#* * }"; export ECHOED="$MESSAGE"; echo "token $TOKEN"' } }
-    transitions: [ { condition: success, next_state: wait } ]
-  wait:
-    action: { tool: await_output, params: { pattern: "token (\\S+)", since: all, timeout: 10 } }
-"#;
 
 fn run_request(name: &str, host: Option<&str>, inputs: &[(&str, &str)]) -> RunRequest {
     RunRequest {
@@ -157,7 +145,7 @@ fn with_manifest(sshd: &Sshd, text: &str) -> (Arc<Engine>, tempfile::TempDir) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_on_a_host_keeps_its_contract_and_its_secrets() {
     let sshd = Sshd::start();
-    let (e, dir) = with_manifest(&sshd, ON_A_HOST);
+    let (e, dir) = with_manifest(&sshd, common::sshd::ON_A_HOST);
     let message = "it's \"$(uname)\"\nline two";
     let token = "S3cr3t-on-the-host";
     let started = e
@@ -338,7 +326,7 @@ async fn a_passphrase_is_typed_by_the_person_in_the_pane_and_refused_at_once_wit
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_runs_on_every_host_at_once_and_a_host_that_is_down_fails_alone() {
     let sshd = Sshd::start();
-    let (e, dir) = with_manifest(&sshd, ON_A_HOST);
+    let (e, dir) = with_manifest(&sshd, common::sshd::ON_A_HOST);
     std::fs::write(
         dir.path().join(flowdeck::engine::fleet::HOSTS_FILE),
         "# the test's hosts\nweb: h1 h2\nall: web, h3\n",
@@ -435,26 +423,7 @@ async fn a_host_of_hosts_conf_is_reached_by_its_own_command_as_docker_or_sudo_wo
         assert_eq!(ran.exit_code, Some(4), "{host}: {ran:?}");
         assert_eq!(ran.output, format!("{shell}|a'b $(c)"), "{host}: {ran:?}");
         // Typed input is read at the prompt: its echo never ends a wait for its text.
-        e.send_input(
-            &id,
-            &params::<SendInputParams>(json!({"input_text": "echo typed-$((2*21))\n"})),
-            &Actor::Cli,
-        )
-        .unwrap();
-        let waited = e
-            .await_output(
-                &id,
-                &params::<AwaitOutputParams>(json!({"pattern": "typed-", "timeout": 30})),
-                None,
-                &Actor::Cli,
-            )
-            .await
-            .unwrap();
-        assert_eq!(
-            waited.result.matched_line.as_deref(),
-            Some("typed-42"),
-            "{host}: {waited:?}"
-        );
+        assert_typed_line_read_once(&e, &id, host).await;
     }
     e.shutdown().await;
 }
