@@ -40,6 +40,7 @@ pub(super) fn run(
             inputs,
             on,
             parallel,
+            keep_session: false,
         });
         // A signal drops the request: here, that cancels every run still going; in the
         // server, the connection's end does.

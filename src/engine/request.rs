@@ -110,6 +110,9 @@ pub enum Request {
         /// Hosts and groups of `hosts.conf`.
         on: Vec<String>,
         parallel: usize,
+        /// Keep each run's terminal open at the end (the studio shows them).
+        #[serde(default)]
+        keep_session: bool,
     },
     CancelRun {
         run_id: String,
@@ -346,13 +349,14 @@ impl Engine {
                 inputs,
                 on,
                 parallel,
+                keep_session,
             } => {
                 let hosts = self.fleet_hosts(&on)?;
                 let request = RunRequest {
                     workflow: WorkflowSource::Name(workflow),
                     session_id: None,
                     inputs,
-                    keep_session: false,
+                    keep_session,
                     host: None,
                     actor: actor.clone(),
                     require_approval: false,

@@ -19,9 +19,12 @@ pub enum Effect {
     LoadPlan(String),
     /// Read a workflow's arguments for the inputs form.
     LoadInputs(String),
+    /// A run (`host`: on that host, through ssh), or a fleet when `host` names several
+    /// hosts or a group of hosts.conf.
     StartRun {
         workflow: String,
         inputs: IndexMap<String, String>,
+        host: Option<String>,
     },
     CancelRun(String),
     AnswerPrompt {

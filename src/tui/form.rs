@@ -1,5 +1,7 @@
 //! The inputs form shown before a run: one field per argument of the workflow, pre-filled
-//! with its default, checked before the run may start. Pure: no terminal, no engine.
+//! with its default, checked before the run may start, and last the host to run on (empty:
+//! here, or the workflow's own `host:`; several, or a group of hosts.conf: a fleet). Pure: no
+//! terminal, no engine.
 
 use crate::engine::authoring::InputSpec;
 use indexmap::IndexMap;
@@ -13,6 +15,16 @@ pub struct Field {
     pub error: Option<String>,
 }
 
+/// The name of the form's last field, where the host goes.
+pub const HOST_FIELD: &str = "on host";
+
+/// What the form starts: the values, and where (`None`: here or the workflow's host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub inputs: IndexMap<String, String>,
+    pub host: Option<String>,
+}
+
 /// The form of one workflow's run.
 #[derive(Debug, Clone)]
 pub struct InputsForm {
@@ -23,7 +35,7 @@ pub struct InputsForm {
 
 impl InputsForm {
     pub fn new(workflow: String, inputs: Vec<InputSpec>) -> InputsForm {
-        let fields = inputs
+        let mut fields: Vec<Field> = inputs
             .into_iter()
             .map(|spec| Field {
                 // The last run's value first (never a secret's: the engine leaves those
@@ -39,6 +51,22 @@ impl InputsForm {
                 error: None,
             })
             .collect();
+        fields.push(Field {
+            spec: InputSpec {
+                name: HOST_FIELD.to_string(),
+                description: "via ssh; several (a,b) or a hosts.conf group: on each; empty: here"
+                    .into(),
+                required: false,
+                kind: "host".into(),
+                default: None,
+                choices: None,
+                pattern: None,
+                secret: false,
+                last_value: None,
+            },
+            value: String::new(),
+            error: None,
+        });
         InputsForm {
             workflow,
             fields,
@@ -86,9 +114,9 @@ impl InputsForm {
         field.error = None;
     }
 
-    /// The values to start the run with, or `None` with each field's error set. Empty
-    /// optional fields are left out so that the workflow's own default applies.
-    pub fn submit(&mut self) -> Option<IndexMap<String, String>> {
+    /// The values to start the run with and where, or `None` with each field's error set.
+    /// Empty optional fields are left out so that the workflow's own default applies.
+    pub fn submit(&mut self) -> Option<Submitted> {
         let mut ok = true;
         for field in &mut self.fields {
             field.error = check(field);
@@ -100,13 +128,19 @@ impl InputsForm {
             }
             return None;
         }
-        Some(
-            self.fields
-                .iter()
+        let (host, inputs): (Vec<&Field>, Vec<&Field>) =
+            self.fields.iter().partition(|f| f.spec.kind == "host");
+        Some(Submitted {
+            inputs: inputs
+                .into_iter()
                 .filter(|f| !f.value.is_empty())
                 .map(|f| (f.spec.name.clone(), f.value.clone()))
                 .collect(),
-        )
+            host: host
+                .first()
+                .map(|f| f.value.trim().to_string())
+                .filter(|h| !h.is_empty()),
+        })
     }
 }
 
@@ -123,6 +157,12 @@ fn check(field: &Field) -> Option<String> {
         return Some(format!("one of {}", choices.join(", ")));
     }
     match field.spec.kind.as_str() {
+        "host"
+            if value.starts_with('-')
+                || value.contains(char::is_whitespace) && !value.contains(',') =>
+        {
+            Some("a host, user@host or an ssh alias (several: a,b)".into())
+        }
         "integer" if value.parse::<i64>().is_err() => Some("a whole number".into()),
         "number" if value.parse::<f64>().is_err() => Some("a number".into()),
         "boolean" if !matches!(value, "true" | "false") => Some("true or false".into()),

@@ -116,13 +116,38 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
     update(&mut app, key(KeyCode::Tab));
     update(&mut app, key(KeyCode::Right));
     let effects = update(&mut app, key(KeyCode::Enter));
-    let Some(Effect::StartRun { workflow, inputs }) = effects.first() else {
+    let Some(Effect::StartRun {
+        workflow,
+        inputs,
+        host,
+    }) = effects.first()
+    else {
         panic!("no run started: {effects:?}");
     };
     assert_eq!(workflow, "build");
     let inputs: Vec<_> = inputs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     assert_eq!(inputs, vec!["TARGET=all", "JOBS=4", "MODE=release"]);
+    assert_eq!(*host, None, "the host field left empty: here");
     assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn the_forms_last_field_runs_it_on_hosts() {
+    let mut form = InputsForm::new("w".into(), vec![input("TARGET", true, "string", None)]);
+    for c in "all".chars() {
+        form.type_char(c);
+    }
+    form.move_by(1);
+    assert_eq!(form.fields[1].spec.name, super::form::HOST_FIELD);
+    for c in "-oProxy".chars() {
+        form.type_char(c);
+    }
+    assert!(form.submit().is_none(), "an option is never a host");
+    assert!(form.fields[1].error.is_some());
+    form.fields[1].value = "web-1, web-2".into();
+    let submitted = form.submit().unwrap();
+    assert_eq!(submitted.host.as_deref(), Some("web-1, web-2"));
+    assert_eq!(submitted.inputs.len(), 1, "the host is not an input");
 }
 
 #[test]

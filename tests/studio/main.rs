@@ -9,6 +9,7 @@ mod studio_attach;
 mod studio_editor;
 mod studio_editor_views;
 mod studio_faults;
+mod studio_hosts;
 mod studio_mouse;
 mod studio_pty;
 mod studio_render;

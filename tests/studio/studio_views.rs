@@ -393,7 +393,8 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
         [
             ("TARGET_ENV", "production"),
             ("REPLICAS", "5"),
-            ("API_TOKEN", "")
+            ("API_TOKEN", ""),
+            (flowdeck::tui::form::HOST_FIELD, "")
         ]
     );
     engine.shutdown().await;

@@ -21,7 +21,32 @@ pub(super) fn run_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
                 let _ = done.send(super::read_run_events(&link, run_id).await);
             });
         }
-        Effect::StartRun { workflow, inputs } => {
+        // On hosts: a fleet (of one, for one host), each run's screen kept; its answer is
+        // every host's result once all ended.
+        Effect::StartRun {
+            workflow,
+            inputs,
+            host: Some(on),
+        } => {
+            let request = Request::RunFleet {
+                workflow,
+                inputs,
+                on: vec![on],
+                parallel: crate::engine::fleet::DEFAULT_PARALLEL,
+                keep_session: true,
+            };
+            later(link, done, request, |a| {
+                Some(Event::FleetEnded(match a {
+                    Ok(Reply::Fleet(fleet)) => Ok(*fleet),
+                    other => Err(message(other)),
+                }))
+            });
+        }
+        Effect::StartRun {
+            workflow,
+            inputs,
+            host: None,
+        } => {
             let request = Request::StartRun {
                 workflow,
                 inputs,

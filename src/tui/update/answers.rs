@@ -38,6 +38,13 @@ pub(super) fn answered(app: &mut App, event: Event) -> Vec<Effect> {
                 Err(e) => format!("the run did not start: {e}"),
             },
         ),
+        Event::FleetEnded(result) => say(
+            app,
+            match result {
+                Ok(fleet) => fleet_said(&fleet),
+                Err(e) => format!("the run did not start: {e}"),
+            },
+        ),
         Event::ShellOpened(Ok(info)) => {
             let id = info.session_id.clone();
             if !app.panes.iter().any(|p| p.session_id == id) {
@@ -179,6 +186,7 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         | Event::Plan { .. }
         | Event::Inputs { .. }
         | Event::RunStarted(_)
+        | Event::FleetEnded(_)
         | Event::ShellOpened(_)
         | Event::History { .. }
         | Event::Found { .. }
@@ -204,6 +212,32 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
     Vec::new()
 }
 
+/// A fleet's end in a line: how many hosts completed, and each one that did not, why.
+fn fleet_said(fleet: &crate::engine::FleetResult) -> String {
+    let failed: Vec<String> = fleet
+        .runs
+        .iter()
+        .filter(|r| !r.success)
+        .map(|r| match (&r.final_state, &r.error) {
+            (_, Some(error)) => format!("{}: {error}", r.host),
+            (Some(state), None) => format!("{}: {state}", r.host),
+            (None, None) => format!("{}: not started", r.host),
+        })
+        .collect();
+    let done = format!(
+        "{} on {} of {} host{}: completed",
+        fleet.workflow_name,
+        fleet.completed,
+        fleet.hosts,
+        if fleet.hosts == 1 { "" } else { "s" }
+    );
+    if failed.is_empty() {
+        done
+    } else {
+        format!("{done}; {}", failed.join("; "))
+    }
+}
+
 fn say(app: &mut App, message: String) -> Vec<Effect> {
     app.message = Some(message);
     Vec::new()
@@ -218,6 +252,7 @@ fn inputs_read(
         Ok(inputs) if inputs.is_empty() => vec![Effect::StartRun {
             workflow,
             inputs: Default::default(),
+            host: None,
         }],
         Ok(inputs) => {
             app.form = Some(InputsForm::new(workflow, inputs));

@@ -68,6 +68,8 @@ pub enum Event {
         inputs: Result<Vec<InputSpec>, String>,
     },
     RunStarted(Result<String, String>),
+    /// A run on hosts (a fleet) ended on every one of them.
+    FleetEnded(Result<crate::engine::FleetResult, String>),
     ShellOpened(Result<SessionInfo, String>),
     /// The last lines of a session's history; `last_line` is the number of the last one.
     History {

@@ -124,11 +124,15 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 return Vec::new();
             };
             match form.submit() {
-                Some(inputs) => {
+                Some(submitted) => {
                     let workflow = form.workflow.clone();
                     app.form = None;
                     app.mode = Mode::Normal;
-                    vec![Effect::StartRun { workflow, inputs }]
+                    vec![Effect::StartRun {
+                        workflow,
+                        inputs: submitted.inputs,
+                        host: submitted.host,
+                    }]
                 }
                 None => Vec::new(),
             }

@@ -1,0 +1,51 @@
+//! The studio runs a workflow on other machines (issue 25): the inputs form's last field
+//! takes hosts, a fleet's runs show one pane per host titled with it, and the status line
+//! says how the fleet ended. The real binary in a PTY, a real sshd on loopback.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use common::sshd::Sshd;
+use common::studio::{expect, open, quit};
+use flowdeck::term::{TermConfig, Terminals};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_started_from_the_inputs_form_shows_a_pane_per_host() {
+    let sshd = tokio::task::spawn_blocking(Sshd::start).await.unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("on_a_host.yaml"),
+        common::sshd::ON_A_HOST,
+    )
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = open(
+        &terminals,
+        vec![
+            env!("CARGO_BIN_EXE_flowdeck").to_string(),
+            "--workflows".into(),
+            folder.path().display().to_string(),
+        ],
+        None,
+        (110, 32),
+        vec![
+            ("FLOWDECK_SSH_COMMAND".into(), sshd.ssh_command()),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                runtime.path().display().to_string(),
+            ),
+        ],
+    );
+    expect(&studio, "on_a_host").await;
+    studio.send_text("r", "test").unwrap();
+    expect(&studio, "on host").await;
+    // MESSAGE, TOKEN, then the hosts.
+    studio.send_text("hi\tt0k3n\th1,h2\r", "test").unwrap();
+    expect(&studio, r"on_a_host on 2 of 2 hosts: completed").await;
+    // Each host's run kept its terminal: a pane each, titled with its host.
+    expect(&studio, r"on_a_host @h1").await;
+    expect(&studio, r"on_a_host @h2").await;
+    quit(&studio).await;
+}
