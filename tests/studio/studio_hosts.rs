@@ -49,3 +49,47 @@ async fn a_fleet_started_from_the_inputs_form_shows_a_pane_per_host() {
     expect(&studio, r"on_a_host @h2").await;
     quit(&studio).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passphrase_ssh_asks_for_is_typed_in_the_runs_pane_and_the_run_goes_on() {
+    let sshd = tokio::task::spawn_blocking(Sshd::start).await.unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("on_a_host.yaml"),
+        common::sshd::ON_A_HOST,
+    )
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = open(
+        &terminals,
+        vec![
+            env!("CARGO_BIN_EXE_flowdeck").to_string(),
+            "--workflows".into(),
+            folder.path().display().to_string(),
+        ],
+        None,
+        (110, 32),
+        vec![
+            ("FLOWDECK_SSH_COMMAND".into(), sshd.ssh_command()),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                runtime.path().display().to_string(),
+            ),
+        ],
+    );
+    expect(&studio, "on_a_host").await;
+    studio.send_text("r", "test").unwrap();
+    expect(&studio, "on host").await;
+    studio.send_text("hi\tt0k3n\tpassphrase\r", "test").unwrap();
+    // ssh asks in the run's pane; the person focuses it and answers there.
+    expect(&studio, "Enter passphrase").await;
+    studio.send_text("i", "test").unwrap();
+    expect(&studio, "FOCUS").await;
+    studio
+        .send_text(&format!("{}\r", common::sshd::PASSPHRASE), "test")
+        .unwrap();
+    expect(&studio, r"on_a_host on 1 of 1 host: completed").await;
+    studio.send_text("\x07", "test").unwrap();
+    quit(&studio).await;
+}

@@ -13,6 +13,16 @@ impl Engine {
         session: &crate::term::Session,
         actor: &Actor,
     ) -> Result<(), EngineError> {
+        let run = self.runs().running_in_session(session.id());
+        // The run's own steps first: a person focused on its pane does not take it over.
+        if let Some(run) = &run
+            && *actor
+                == (Actor::Run {
+                    run_id: run.run_id.clone(),
+                })
+        {
+            return Ok(());
+        }
         let holder = self
             .input_holders
             .lock()
@@ -34,14 +44,12 @@ impl Engine {
             );
             return Err(error);
         }
-        let Some(run) = self.runs().running_in_session(session.id()) else {
+        let Some(run) = run else {
             return Ok(());
         };
-        if *actor
-            == (Actor::Run {
-                run_id: run.run_id.clone(),
-            })
-        {
+        // Before a run's host is reached, what is typed answers ssh (a password or a
+        // passphrase), not the run's steps: the person may.
+        if actor.is_person() && session.far_side_reached() == Some(false) {
             return Ok(());
         }
         let error = EngineError::InputOwned {

@@ -75,6 +75,12 @@ impl Session {
         waited.unwrap_or(false)
     }
 
+    /// For a far shell: whether its far side has been reached (until then, what is typed
+    /// answers the connect command: a password, a passphrase). `None` for a local session.
+    pub fn far_side_reached(&self) -> Option<bool> {
+        self.shared.lock().remote.as_ref().map(|r| r.is_ready)
+    }
+
     /// For a far shell: whether a person can answer its connect command's questions.
     pub fn person_answers(&self) -> bool {
         self.shared.lock().remote.as_ref().is_some_and(|r| r.person)
