@@ -442,3 +442,43 @@ fn a_pane_an_agent_opens_comes_to_the_front_unless_the_person_is_typing_in_one()
     );
     assert_eq!(app.panes.len(), 3);
 }
+
+#[test]
+fn a_fleets_plan_marks_how_many_hosts_are_at_each_state() {
+    let mut app = app();
+    let workflow = crate::workflow::test_manifest(
+        "name: deploy\ndescription: d\ninitial_state: look\nstates:\n  look: { action: { tool: list_terminal_sessions }, transitions: [ { condition: always, next_state: wait } ] }\n  wait: { action: { tool: list_terminal_sessions } }\n",
+    );
+    update(&mut app, key(KeyCode::Down));
+    update(
+        &mut app,
+        Event::Plan {
+            workflow: "deploy".into(),
+            plan: Ok(crate::workflow::plan::plan(&workflow)),
+        },
+    );
+    for (run, session, state, host) in [
+        ("r1", "s1", "look", "web-1"),
+        ("r2", "s2", "look", "web-2"),
+        ("r3", "s3", "wait", "web-3"),
+    ] {
+        let mut view = super::state::RunView::new(run, "deploy", crate::engine::Phase::Running);
+        view.session_id = Some(session.into());
+        view.current_state = Some(state.into());
+        app.runs.insert(run.into(), view);
+        let mut pane = super::test_support::shell_pane(80, 24);
+        pane.session_id = session.into();
+        pane.host = Some(host.into());
+        app.panes.push(pane);
+    }
+    let screen = super::test_support::drawn_text(&app, 120, 30);
+    let line_of = |state: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!(" {state} ")) && l.contains("list terminal"))
+            .unwrap_or_else(|| panic!("no line for {state}:\n{screen}"))
+            .to_string()
+    };
+    assert!(line_of("look").contains("▶ 2 hosts"), "{screen}");
+    assert!(line_of("wait").contains("▶ 1 host"), "{screen}");
+}

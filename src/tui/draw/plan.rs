@@ -48,7 +48,8 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         Ok(plan) => {
             lines.extend(broken(cx, &view.workflow));
             let inner = usize::from(area.width.saturating_sub(2));
-            lines.extend(steps(plan, run, inner, t));
+            let at = at_each_state(app, &view.workflow);
+            lines.extend(steps(plan, run, &at, inner, t));
             frame.render_widget(
                 Paragraph::new(lines).block(block(title, app.view == View::Plan, t)),
                 area,
@@ -104,9 +105,44 @@ fn broken(cx: &Ctx, workflow: &str) -> Vec<Line<'static>> {
     lines
 }
 
+/// Where a workflow's runs in progress are, when more than one is (a fleet, one run per
+/// host): each state with how many are at it, and whether they all run on hosts.
+struct AtEachState {
+    counts: std::collections::HashMap<String, usize>,
+    on_hosts: bool,
+}
+
+fn at_each_state(app: &crate::tui::state::App, workflow: &str) -> AtEachState {
+    let active: Vec<&RunView> = app
+        .runs
+        .values()
+        .filter(|r| r.workflow == workflow && r.active())
+        .collect();
+    let mut counts = std::collections::HashMap::new();
+    if active.len() > 1 {
+        for run in &active {
+            if let Some(state) = &run.current_state {
+                *counts.entry(state.clone()).or_insert(0) += 1;
+            }
+        }
+    }
+    let on_hosts = active.iter().all(|r| {
+        app.panes
+            .iter()
+            .any(|p| Some(&p.session_id) == r.session_id.as_ref() && p.host.is_some())
+    });
+    AtEachState { counts, on_hosts }
+}
+
 /// The plan's states in a pane `inner` cells wide, each marked with how the run got on in
-/// it, over its guard and transitions.
-fn steps<'a>(plan: &Plan, run: Option<&RunView>, inner: usize, t: &Theme) -> Vec<Line<'a>> {
+/// it (and, for a fleet, how many hosts are at it), over its guard and transitions.
+fn steps<'a>(
+    plan: &Plan,
+    run: Option<&RunView>,
+    at: &AtEachState,
+    inner: usize,
+    t: &Theme,
+) -> Vec<Line<'a>> {
     let width = plan
         .steps
         .iter()
@@ -118,7 +154,15 @@ fn steps<'a>(plan: &Plan, run: Option<&RunView>, inner: usize, t: &Theme) -> Vec
     let room = inner.saturating_sub(indent);
     let mut lines = Vec::new();
     for step in &plan.steps {
-        lines.push(step_line(step, run, width, t));
+        let mut line = step_line(step, run, width, t);
+        if let Some(n) = at.counts.get(&step.state) {
+            let what = if at.on_hosts { "host" } else { "run" };
+            line.spans.push(Span::styled(
+                format!("  ▶ {n} {what}{}", if *n == 1 { "" } else { "s" }),
+                Style::default().fg(t.running),
+            ));
+        }
+        lines.push(line);
         for row in step_rows(step, room) {
             lines.push(Line::styled(
                 format!("{:indent$}{row}", ""),
