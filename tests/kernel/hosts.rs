@@ -427,3 +427,27 @@ async fn a_host_of_hosts_conf_is_reached_by_its_own_command_as_docker_or_sudo_wo
     }
     e.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flowdeck_ending_ends_the_ssh_connection_and_what_runs_there() {
+    let sshd = Sshd::start();
+    let (e, _dir) = engine(&sshd);
+    let id = open_on(&e, "h3", json!({})).await.unwrap();
+    e.send_input(
+        &id,
+        &params::<SendInputParams>(json!({"input_text": "sleep 3434\n"})),
+        &Actor::Cli,
+    )
+    .unwrap();
+    common::poll_until(common::LONG, "the remote sleep to start", || {
+        (!running("sleep 3434").is_empty()).then_some(())
+    })
+    .await;
+    e.shutdown().await;
+    common::poll_until(
+        common::LONG,
+        "the remote sleep to end with flowdeck",
+        || running("sleep 3434").is_empty().then_some(()),
+    )
+    .await;
+}
