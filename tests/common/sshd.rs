@@ -476,6 +476,7 @@ fn write_configs(dir: &Path, port: u16, user: &str) {
          PermitUserRC no\n\
          PermitUserEnvironment no\n\
          UseDNS no\n\
+         SetEnv HISTFILE=/dev/null\n\
          PrintMotd no\n\
          PrintLastLog no\n\
          X11Forwarding no\n\

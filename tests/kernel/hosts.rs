@@ -86,7 +86,8 @@ async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_valu
     let id = open_on(
         &e,
         "h1",
-        json!({"cwd": "/tmp", "env": {"GREETING": "it's \"$(here)\"\n"}}),
+        // A prompt of the caller's own keeps flowdeck's marker after it.
+        json!({"cwd": "/tmp", "env": {"GREETING": "it's \"$(here)\"\n", "PS1": "far$ "}}),
     )
     .await
     .unwrap();

@@ -39,11 +39,12 @@ pub async fn connect(
     let Some(setup) = session.prompt_setup() else {
         return Ok(());
     };
-    let mut script = format!("{setup}; ");
+    // The variables first: a `PS1` among them is the prompt the marker is then added to.
+    let mut script = super::export_script(env);
     if let Some(cwd) = cwd {
         script.push_str(&format!("cd -- {} || exit 97; ", single_quote(cwd)));
     }
-    script.push_str(&super::export_script(env));
+    script.push_str(&setup);
     let left = timeout.saturating_sub(started.elapsed()).max(PROMPT_GRACE);
     let result = run_framed(session, &script, left, by, Framing::Hidden).await?;
     if let Err(e) = expect_success(session, &result, "setting up the shell") {
