@@ -482,3 +482,30 @@ fn a_fleets_plan_marks_how_many_hosts_are_at_each_state() {
     assert!(line_of("look").contains("▶ 2 hosts"), "{screen}");
     assert!(line_of("wait").contains("▶ 1 host"), "{screen}");
 }
+
+#[test]
+fn a_fleets_end_says_how_many_hosts_completed_and_why_the_others_did_not() {
+    let run = |host: &str, success: bool, error: Option<&str>| crate::engine::FleetRun {
+        host: host.into(),
+        success,
+        run_id: None,
+        final_state: None,
+        error: error.map(str::to_string),
+        result: None,
+    };
+    let fleet = crate::engine::FleetResult {
+        success: false,
+        workflow_name: "deploy".into(),
+        completed: 1,
+        hosts: 2,
+        runs: vec![
+            run("web-1", true, None),
+            run("down", false, Some("cannot reach down: Connection refused")),
+        ],
+        duration_ms: 1.0,
+    };
+    assert_eq!(
+        super::update::answers::fleet_said(&fleet),
+        "deploy on 1 of 2 hosts: completed; down: cannot reach down: Connection refused"
+    );
+}

@@ -43,10 +43,17 @@ async fn a_fleet_started_from_the_inputs_form_shows_a_pane_per_host() {
     expect(&studio, "on host").await;
     // MESSAGE, TOKEN, then the hosts.
     studio.send_text("hi\tt0k3n\th1,h2\r", "test").unwrap();
-    expect(&studio, r"on_a_host on 2 of 2 hosts: completed").await;
     // Each host's run kept its terminal: a pane each, titled with its host.
     expect(&studio, r"on_a_host @h1").await;
     expect(&studio, r"on_a_host @h2").await;
+    // The status line's last word: the fleet's count, or (its answer and the last run's
+    // end crossing) that run's end.
+    expect(
+        &studio,
+        r"on_a_host on 2 of 2 hosts: completed|on_a_host ended: completed",
+    )
+    .await;
+    expect(&studio, r"result: completed").await;
     quit(&studio).await;
 }
 
@@ -89,7 +96,7 @@ async fn a_passphrase_ssh_asks_for_is_typed_in_the_runs_pane_and_the_run_goes_on
     studio
         .send_text(&format!("{}\r", common::sshd::PASSPHRASE), "test")
         .unwrap();
-    expect(&studio, r"on_a_host on 1 of 1 host: completed").await;
+    expect(&studio, r"result: completed in").await;
     studio.send_text("\x07", "test").unwrap();
     quit(&studio).await;
 }

@@ -213,7 +213,7 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
 }
 
 /// A fleet's end in a line: how many hosts completed, and each one that did not, why.
-fn fleet_said(fleet: &crate::engine::FleetResult) -> String {
+pub(in crate::tui) fn fleet_said(fleet: &crate::engine::FleetResult) -> String {
     let failed: Vec<String> = fleet
         .runs
         .iter()

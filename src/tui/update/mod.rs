@@ -6,7 +6,7 @@
 //! command does ([`commands`], [`panes`], [`moving`]), and what the answers of effects, the
 //! editor's and the server's events do ([`answers`]).
 
-mod answers;
+pub(in crate::tui) mod answers;
 mod commands;
 mod keys;
 mod moving;
