@@ -223,21 +223,40 @@ fn running(argv: &str) -> Vec<u32> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancelling_a_run_on_a_host_ends_its_remote_process() {
-    const SLEEPER: &str = "name: far_sleeper\ndescription: Sleeps there.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 3131', timeout: 300 } } }\n";
+/// A run on `h1` whose one step runs `sleep SECONDS` there, once that sleep runs: the sshd,
+/// the engine, its folder, the run and the sleep's process.
+async fn sleeping_on_h1(
+    seconds: u32,
+) -> (
+    Sshd,
+    Arc<Engine>,
+    tempfile::TempDir,
+    flowdeck::engine::StartedRun,
+    u32,
+) {
+    let manifest = format!(
+        "name: far_sleeper\ndescription: Sleeps there.\ninitial_state: a\nstates:\n  a: {{ action: {{ tool: run_command, params: {{ command: 'sleep {seconds}', timeout: 300 }} }} }}\n"
+    );
     let sshd = Sshd::start();
-    let (e, _dir) = with_manifest(&sshd, SLEEPER);
+    let (e, dir) = with_manifest(&sshd, &manifest);
     let started = e
         .start_run(run_request("far_sleeper", Some("h1"), &[]))
         .await
         .unwrap();
-    let run_id = started.run_id.clone();
-    common::poll_until(common::LONG, "the remote sleep to start", || {
-        (!running("sleep 3131").is_empty()).then_some(())
+    let argv = format!("sleep {seconds}");
+    let sleep = common::poll_until(common::LONG, "the remote sleep to start", || {
+        running(&argv).first().copied()
     })
     .await;
-    e.cancel_run(&run_id, &Actor::Cli).await.unwrap();
+    (sshd, e, dir, started, sleep)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_on_a_host_ends_its_remote_process() {
+    let (_sshd, e, _dir, started, _) = sleeping_on_h1(3131).await;
+    e.cancel_run(&started.run_id.clone(), &Actor::Cli)
+        .await
+        .unwrap();
     let result = common::finished(started).await;
     assert_eq!(
         result.final_state,
@@ -375,17 +394,7 @@ fn parent_of(pid: u32) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_drops_mid_run_fails_the_run_naming_the_host() {
-    const SLEEPER: &str = "name: far_sleeper\ndescription: Sleeps there.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 3232', timeout: 300 } } }\n";
-    let sshd = Sshd::start();
-    let (e, _dir) = with_manifest(&sshd, SLEEPER);
-    let started = e
-        .start_run(run_request("far_sleeper", Some("h1"), &[]))
-        .await
-        .unwrap();
-    let sleep = common::poll_until(common::LONG, "the remote sleep to start", || {
-        running("sleep 3232").first().copied()
-    })
-    .await;
+    let (_sshd, e, _dir, started, sleep) = sleeping_on_h1(3232).await;
     // The far side's shell is the sleep's parent; the sshd process serving the connection is
     // the shell's: killed, the connection drops as when a network or a server goes away.
     let connection = parent_of(parent_of(sleep));
