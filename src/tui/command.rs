@@ -19,6 +19,8 @@ pub enum Command {
     /// Esc: close the overlay or leave the text being typed.
     Close,
     Run,
+    /// Run on a host or a fleet: the inputs form, even without arguments, at its host field.
+    RunOn,
     Cancel,
     Answer,
     NewShell,
@@ -121,6 +123,7 @@ pub enum Command {
 /// are left out: they mean nothing outside their overlay.
 pub const PALETTE: &[Command] = &[
     Command::Run,
+    Command::RunOn,
     Command::Cancel,
     Command::Answer,
     Command::NewShell,
@@ -175,6 +178,7 @@ impl Command {
             Command::Confirm => "open / confirm",
             Command::Close => "close / back",
             Command::Run => "run the selected workflow (inputs form first)",
+            Command::RunOn => "run on a host or a fleet (ssh): the form at its host field",
             Command::Cancel => "cancel the selected workflow's run",
             Command::Answer => "answer what waits: an approval or a prompt",
             Command::NewShell => "open a shell pane",

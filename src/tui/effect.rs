@@ -17,8 +17,13 @@ pub enum Effect {
     /// Take a new snapshot (events were missed).
     Resnapshot,
     LoadPlan(String),
-    /// Read a workflow's arguments for the inputs form.
-    LoadInputs(String),
+    /// Read a workflow's arguments for the inputs form. `on_host`: the person asked to run
+    /// on a host, so the form opens, at its host field, even for a workflow without
+    /// arguments.
+    LoadInputs {
+        workflow: String,
+        on_host: bool,
+    },
     /// A run (`host`: on that host, through ssh), or a fleet when `host` names several
     /// hosts or a group of hosts.conf.
     StartRun {

@@ -205,6 +205,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('R'), "R", Command::Rename),
     bind(Normal, Char('D'), "D", Command::Delete),
     bind(Normal, Char('L'), "L", Command::Audit),
+    bind(Normal, Char('@'), "@", Command::RunOn),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),

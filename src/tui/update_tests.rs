@@ -72,16 +72,51 @@ fn r_loads_the_inputs_and_a_workflow_without_inputs_starts_at_once() {
     let mut app = app();
     assert_eq!(
         update(&mut app, key(KeyCode::Char('r'))),
-        vec![Effect::LoadInputs("build".into())]
+        vec![Effect::LoadInputs {
+            workflow: "build".into(),
+            on_host: false
+        }]
     );
     let effects = update(
         &mut app,
         Event::Inputs {
             workflow: "build".into(),
             inputs: Ok(Vec::new()),
+            on_host: false,
         },
     );
     assert!(matches!(&effects[..], [Effect::StartRun { workflow, .. }] if workflow == "build"));
+}
+
+#[test]
+fn at_opens_the_form_at_its_host_field_even_for_a_workflow_without_inputs() {
+    let mut app = app();
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('@'))),
+        vec![Effect::LoadInputs {
+            workflow: "build".into(),
+            on_host: true
+        }]
+    );
+    let effects = update(
+        &mut app,
+        Event::Inputs {
+            workflow: "build".into(),
+            inputs: Ok(Vec::new()),
+            on_host: true,
+        },
+    );
+    assert!(effects.is_empty(), "{effects:?}");
+    assert_eq!(app.mode, Mode::Form);
+    for c in "h1,h2".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    let effects = update(&mut app, key(KeyCode::Enter));
+    assert!(
+        matches!(&effects[..], [Effect::StartRun { workflow, host: Some(h), .. }]
+            if workflow == "build" && h == "h1,h2"),
+        "{effects:?}"
+    );
 }
 
 #[test]
@@ -96,6 +131,7 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
                 input("JOBS", false, "integer", None),
                 input("MODE", false, "string", Some(&["debug", "release"])),
             ]),
+            on_host: false,
         },
     );
     assert_eq!(app.mode, Mode::Form);

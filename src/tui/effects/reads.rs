@@ -64,7 +64,7 @@ async fn workflow_read(engine: &impl Ask, effect: Effect) -> Result<Event, Effec
             };
             Event::Plan { workflow, plan }
         }
-        Effect::LoadInputs(workflow) => {
+        Effect::LoadInputs { workflow, on_host } => {
             let inputs = match ask(Request::PreviewInputs {
                 workflow: workflow.clone(),
             })
@@ -73,7 +73,11 @@ async fn workflow_read(engine: &impl Ask, effect: Effect) -> Result<Event, Effec
                 Ok(Reply::Inputs(preview)) => Ok(preview.inputs),
                 other => Err(message(other)),
             };
-            Event::Inputs { workflow, inputs }
+            Event::Inputs {
+                workflow,
+                inputs,
+                on_host,
+            }
         }
         Effect::LoadProblems(workflow) => {
             let problems = match ask(Request::WorkflowGet {

@@ -30,7 +30,11 @@ pub(super) fn answered(app: &mut App, event: Event) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Event::Inputs { workflow, inputs } => inputs_read(app, workflow, inputs),
+        Event::Inputs {
+            workflow,
+            inputs,
+            on_host,
+        } => inputs_read(app, workflow, inputs, on_host),
         Event::RunStarted(result) => say(
             app,
             match result {
@@ -247,15 +251,20 @@ fn inputs_read(
     app: &mut App,
     workflow: String,
     inputs: Result<Vec<InputSpec>, String>,
+    on_host: bool,
 ) -> Vec<Effect> {
     match inputs {
-        Ok(inputs) if inputs.is_empty() => vec![Effect::StartRun {
+        Ok(inputs) if inputs.is_empty() && !on_host => vec![Effect::StartRun {
             workflow,
             inputs: Default::default(),
             host: None,
         }],
         Ok(inputs) => {
-            app.form = Some(InputsForm::new(workflow, inputs));
+            let mut form = InputsForm::new(workflow, inputs);
+            if on_host {
+                form.selected = form.fields.len() - 1;
+            }
+            app.form = Some(form);
             app.mode = Mode::Form;
             Vec::new()
         }

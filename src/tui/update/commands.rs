@@ -35,6 +35,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         C::DeleteChar => delete_char(app),
         C::ChoicePrev | C::ChoiceNext => choose(app, command),
         C::Run
+        | C::RunOn
         | C::Cancel
         | C::Answer
         | C::Problems
@@ -217,7 +218,18 @@ fn choose(app: &mut App, command: Command) -> Vec<Effect> {
 fn workflows(app: &mut App, command: Command) -> Vec<Effect> {
     let selected = app.selected_workflow().map(|w| w.name.clone());
     match (command, selected) {
-        (Command::Run, Some(w)) => return vec![Effect::LoadInputs(w)],
+        (Command::Run, Some(w)) => {
+            return vec![Effect::LoadInputs {
+                workflow: w,
+                on_host: false,
+            }];
+        }
+        (Command::RunOn, Some(w)) => {
+            return vec![Effect::LoadInputs {
+                workflow: w,
+                on_host: true,
+            }];
+        }
         (Command::Problems, Some(w)) => return vec![Effect::LoadProblems(w)],
         (Command::Cancel, Some(w)) => match app.active_run_of(&w).map(|r| r.run_id.clone()) {
             Some(run_id) => return vec![Effect::CancelRun(run_id)],

@@ -66,6 +66,7 @@ pub enum Event {
     Inputs {
         workflow: String,
         inputs: Result<Vec<InputSpec>, String>,
+        on_host: bool,
     },
     RunStarted(Result<String, String>),
     /// A run on hosts (a fleet) ended on every one of them.
