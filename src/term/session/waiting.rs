@@ -21,8 +21,6 @@ impl Session {
     /// For a far shell (remote.rs): waits until the far side says it was reached. False when
     /// the connect command ended first or the session's patience ran out.
     pub async fn wait_until_reached(&self) -> bool {
-        let timeout = self.patience();
-        let mut activity = self.activity();
         let reached = |shared: &Shared| {
             let live = shared.lock();
             match &live.remote {
@@ -32,42 +30,44 @@ impl Session {
                 Some(_) => None,
             }
         };
-        let waited = tokio::time::timeout(timeout, async {
-            loop {
-                activity.borrow_and_update();
-                if let Some(reached) = reached(&self.shared) {
-                    return reached;
-                }
-                if activity.changed().await.is_err() {
-                    return reached(&self.shared).unwrap_or(false);
-                }
-            }
-        })
-        .await;
-        waited.unwrap_or(false)
+        self.decided_within(self.patience(), reached).await
     }
 
     /// For a far shell: waits until its prompt, set up to carry the marker, is drawn (at
     /// once when it already was). False when it was not within `timeout` (a configuration
     /// that rebuilds the prompt drops the marker; see remote.rs).
     pub async fn wait_for_marked_prompt(&self, timeout: Duration) -> bool {
-        let mut activity = self.activity();
         let marked = |shared: &Shared| {
             let live = shared.lock();
-            live.exit.is_none()
-                && live
-                    .remote
-                    .as_ref()
-                    .is_some_and(|r| r.prompts > 0 && r.at_prompt)
+            let at_prompt = live
+                .remote
+                .as_ref()
+                .is_some_and(|r| r.prompts > 0 && r.at_prompt);
+            if live.exit.is_some() {
+                Some(false)
+            } else {
+                at_prompt.then_some(true)
+            }
         };
+        self.decided_within(timeout, marked).await
+    }
+
+    /// Asks `decide` again each time output arrives, until it answers or `timeout` passes
+    /// (false). After the session's last output, its last answer stands.
+    async fn decided_within(
+        &self,
+        timeout: Duration,
+        decide: impl Fn(&Shared) -> Option<bool>,
+    ) -> bool {
+        let mut activity = self.activity();
         let waited = tokio::time::timeout(timeout, async {
             loop {
                 activity.borrow_and_update();
-                if marked(&self.shared) {
-                    return true;
+                if let Some(answer) = decide(&self.shared) {
+                    return answer;
                 }
                 if activity.changed().await.is_err() {
-                    return marked(&self.shared);
+                    return decide(&self.shared).unwrap_or(false);
                 }
             }
         })
