@@ -22,6 +22,17 @@
 
 use std::time::Duration;
 
+/// How long a far program's output must pause before typed input goes to it while its
+/// shell is not at its prompt. Nothing on this side can see whether the far program reads;
+/// a pause is what a person waits for too. It keeps a line typed right after a command's
+/// last output from reaching the terminal before the next prompt does (it would be echoed
+/// twice), and costs an interactive program at most this much after it last printed.
+pub const FAR_SETTLE: Duration = Duration::from_millis(50);
+
+/// The far terminal's interrupt, quit and suspend characters (its defaults): they never
+/// wait. The local PTY is raw under ssh, so its own settings say nothing of them.
+pub const FAR_SIGNALS: [u8; 3] = [0x03, 0x1c, 0x1a];
+
 /// The OSC number of flowdeck's markers (private: no terminal gives it a meaning).
 const OSC: &str = "7770";
 
@@ -122,6 +133,14 @@ impl Remote {
         self.is_ready && (self.prompts == 0 || self.at_prompt)
     }
 
+    /// Whether typed input goes now, the output having paused for `quiet`: before the far
+    /// side is reached (a question of the connect command waits for its answer), at the
+    /// shell's prompt or where the prompt carries no marker, and to a far program once its
+    /// output paused for [`FAR_SETTLE`].
+    pub fn listens(&self, quiet: Duration) -> bool {
+        !self.is_ready || self.reads() || quiet >= FAR_SETTLE
+    }
+
     /// What keeps the far shell from its prompt, if anything does: the connection still
     /// being made, or a program it runs.
     pub fn busy(&self) -> Option<&'static str> {
@@ -187,5 +206,26 @@ mod tests {
         assert!(!remote.at_prompt);
         remote.scan(&prompt);
         assert!(remote.at_prompt);
+    }
+
+    #[test]
+    fn input_goes_to_a_far_program_once_its_output_paused_and_to_the_shell_at_its_prompt() {
+        let mut remote = Remote::new("h1".into(), Duration::from_secs(1), true);
+        let ready = remote.ready.clone();
+        let prompt = remote.prompt.clone();
+        let now = Duration::ZERO;
+        assert!(remote.listens(now), "ssh's own questions are answered");
+        remote.scan(&ready);
+        assert!(
+            remote.listens(now),
+            "no prompt marker yet: as if at the prompt"
+        );
+        remote.scan(&prompt);
+        remote.line_typed();
+        assert!(!remote.listens(now), "the command prints: not yet");
+        assert!(!remote.listens(FAR_SETTLE / 2));
+        assert!(remote.listens(FAR_SETTLE), "its output paused");
+        remote.scan(&prompt);
+        assert!(remote.listens(now), "back at the prompt");
     }
 }

@@ -15,7 +15,8 @@
 //! waits until a process of the terminal's foreground group is blocked reading the terminal
 //! (or polling descriptors, which may include it), for at most [`HOLD_MAX`]. Interrupt
 //! characters (meant for whatever runs) and answers to terminal queries (the program that
-//! asked waits for them) never wait. Where /proc cannot tell, nothing waits.
+//! asked waits for them) never wait. Where /proc cannot tell, nothing waits. A far shell
+//! (remote.rs) is its own witness: its prompt marker, or else a pause in its output.
 
 use portable_pty::MasterPty;
 use rustix::event::{PollFd, PollFlags, Timespec};
@@ -82,6 +83,9 @@ pub trait Host {
     fn wait_for_output(&self, wait: Duration);
     /// Whether the program has ended (nothing will read any more).
     fn ended(&self) -> bool;
+    /// For a far shell, whose readers /proc cannot see: whether input goes now (remote.rs).
+    /// `None` for a local one.
+    fn far_listens(&self) -> Option<bool>;
     /// `bytes` of typed input left the queue (written, or failed to be).
     fn dequeued(&self, bytes: usize);
 }
@@ -145,17 +149,33 @@ impl Probe {
         rustix::io::ioctl_fionread(&file).ok()
     }
 
-    /// Whether `bytes`, typed now, must wait for a reader: see the module's documentation.
-    fn must_wait(&self, bytes: &[u8]) -> bool {
-        !self.interrupts(bytes) && !self.someone_reads()
-    }
-
     /// Whether `bytes` hold a character the terminal turns into a signal: meant for
     /// whatever runs now, it never waits, and it goes before typed input that waits.
     fn interrupts(&self, bytes: &[u8]) -> bool {
         // 0 disables a control character.
         self.signal_characters()
             .is_some_and(|s| bytes.iter().any(|b| *b != 0 && s.contains(b)))
+    }
+}
+
+/// Whether `bytes`, typed now, must wait for a reader: see the module's documentation.
+fn must_wait(probe: &Probe, host: &impl Host, bytes: &[u8]) -> bool {
+    !interrupts(probe, host, bytes) && !listening(probe, host)
+}
+
+/// Whether input typed now is read at once, as far as this side can tell.
+fn listening(probe: &Probe, host: &impl Host) -> bool {
+    host.far_listens().unwrap_or_else(|| probe.someone_reads())
+}
+
+/// Whether `bytes` hold a character that the terminal, here or on the far side, turns into
+/// a signal.
+fn interrupts(probe: &Probe, host: &impl Host, bytes: &[u8]) -> bool {
+    match host.far_listens() {
+        Some(_) => bytes
+            .iter()
+            .any(|b| crate::term::remote::FAR_SIGNALS.contains(b)),
+        None => probe.interrupts(bytes),
     }
 }
 
@@ -269,7 +289,7 @@ pub fn write_loop(
         let written = match input {
             Input::Reply(bytes) => write(&mut writer, &bytes),
             Input::Typed { bytes, seq, echo } => {
-                if probe.must_wait(&bytes)
+                if must_wait(&probe, host, &bytes)
                     && !hold(&mut writer, &queue, &mut later, &probe, host, &mut buf)
                 {
                     return;
@@ -305,7 +325,7 @@ fn hold(
                         return false;
                     }
                 }
-                Ok(Input::Typed { bytes, seq, echo }) if probe.interrupts(&bytes) => {
+                Ok(Input::Typed { bytes, seq, echo }) if interrupts(probe, host, &bytes) => {
                     if type_in(writer, host, seq, &echo, &bytes, buf).is_err() {
                         return false;
                     }
@@ -317,7 +337,7 @@ fn hold(
             }
         }
         let now = Instant::now();
-        if !open || now >= deadline || host.ended() || probe.someone_reads() {
+        if !open || now >= deadline || host.ended() || listening(probe, host) {
             return true;
         }
         host.wait_for_output(look.min(deadline - now));

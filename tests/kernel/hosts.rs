@@ -108,16 +108,24 @@ async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_valu
     assert_eq!(given.output, "it's \"$(here)\"\n|", "{given:?}");
     e.set_env(
         &id,
-        &params::<SetEnvParams>(json!({"vars": {"LATER": "a'b\nc $(touch /tmp/never)"}})),
+        &params::<SetEnvParams>(
+            json!({"vars": {"LATER": "a'b\nc $(touch /tmp/never) héllo ✓ 日本"}}),
+        ),
         None,
         &Actor::Cli,
     )
     .await
     .unwrap();
     let later = run(&e, &id, "printf '%s|' \"$LATER\"").await;
-    assert_eq!(later.output, "a'b\nc $(touch /tmp/never)|", "{later:?}");
-    // A typed line's echo never ends a wait for its own text.
+    assert_eq!(
+        later.output, "a'b\nc $(touch /tmp/never) héllo ✓ 日本|",
+        "{later:?}"
+    );
+    // A typed line's echo never ends a wait for its own text, whatever its script.
     assert_typed_line_read_once(&e, &id, "done").await;
+    assert_typed_line_read_once(&e, &id, "fertig-ü-✓").await;
+    let typed = run(&e, &id, "echo 'naïve — 日本'").await;
+    assert_eq!(typed.output, "naïve — 日本", "{typed:?}");
     e.shutdown().await;
 }
 

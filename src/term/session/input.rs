@@ -6,6 +6,7 @@ use super::{DRAIN_BEFORE_INPUT, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Session, Shar
 use crate::term::error::TermError;
 use crate::term::hush::{Hush, HushState};
 use crate::term::keys::{self, KeyPress, Modes};
+use crate::term::matcher::QuietOn;
 use crate::term::remote::Remote;
 use crate::term::typing::{Host, Input};
 use std::sync::atomic::Ordering;
@@ -72,6 +73,12 @@ impl Host for Shared {
             let _ = self.changed.wait_timeout(live, wait);
         }
         self.writer_waiting.store(false, Ordering::SeqCst);
+    }
+
+    fn far_listens(&self) -> Option<bool> {
+        let live = self.lock();
+        let quiet = live.quiet.last_change(QuietOn::Output).elapsed();
+        live.remote.as_ref().map(|r| r.listens(quiet))
     }
 
     fn ended(&self) -> bool {
