@@ -78,6 +78,9 @@ pub struct EngineConfig {
     /// The ssh command (and its options) that opens terminals on hosts; `None`: the one
     /// `FLOWDECK_SSH_COMMAND` gives, else `ssh` (terminal/hosts.rs).
     pub ssh_command: Option<Vec<String>>,
+    /// Runs record their sessions as asciicast files beside their journals, each at most
+    /// this many bytes; `None`: they do not.
+    pub recording_cap: Option<u64>,
 }
 
 impl Default for EngineConfig {
@@ -89,6 +92,7 @@ impl Default for EngineConfig {
             watch: true,
             approve_agent_runs: false,
             ssh_command: None,
+            recording_cap: Some(crate::term::recording::DEFAULT_CAP),
         }
     }
 }

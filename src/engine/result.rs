@@ -169,6 +169,10 @@ pub struct RunResult {
     /// run went on, but its history is missing or incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_error: Option<String>,
+    /// The run's terminal recordings (asciicast v2 files beside its journal; `flowdeck
+    /// replay RUN_ID` plays them): the session it began in first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recordings: Vec<String>,
 }
 
 /// Why a run that was in flight when its flowdeck died has no ending of its own.
@@ -192,6 +196,8 @@ pub(crate) struct Ending {
     pub started_at: String,
     pub duration_ms: f64,
     pub cancelled_by: Option<Actor>,
+    /// The files of the run's terminal recordings.
+    pub recordings: Vec<String>,
 }
 
 impl Ending {
@@ -220,6 +226,7 @@ impl Ending {
             started_at,
             duration_ms: 0.0,
             cancelled_by: None,
+            recordings: Vec::new(),
         }
     }
 
@@ -242,6 +249,7 @@ impl Ending {
             finished_at,
             duration_ms: self.duration_ms,
             journal_error,
+            recordings: self.recordings,
         }
     }
 }

@@ -39,6 +39,11 @@ impl Secrets {
         Secrets { needles }
     }
 
+    /// The values and their typed forms, longest first.
+    pub fn needles(&self) -> &[String] {
+        &self.needles
+    }
+
     pub fn is_empty(&self) -> bool {
         self.needles.is_empty()
     }

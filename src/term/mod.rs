@@ -28,6 +28,7 @@ pub mod mirror;
 pub mod nonce;
 pub mod processes;
 pub mod quiet;
+pub mod recording;
 pub mod remote;
 pub mod screen;
 pub mod search;

@@ -50,17 +50,7 @@ fn python_venv() -> PathBuf {
 // ------------------------------------------------------------------------------------------------
 // Skips
 
-/// Prints a skip where `cargo test` shows it (libtest captures `eprintln!`, not the stderr
-/// handle), or fails when `.ci/run` installed this client and it is missing all the same.
-fn skip(client: &str, reason: &str) {
-    let required = std::env::var("FLOWDECK_REAL_CLIENTS_REQUIRED").unwrap_or_default();
-    assert!(
-        !required.split_whitespace().any(|c| c == client),
-        "{client} should be installed (FLOWDECK_REAL_CLIENTS_REQUIRED={required}): {reason}"
-    );
-    let mut stderr = std::io::stderr();
-    let _ = writeln!(stderr, "SKIP: {client}: {reason}");
-}
+use crate::common::skip_missing as skip;
 
 /// The reason a Node client cannot run here, if it cannot: `min_major` is the oldest Node it
 /// is known to run on, `package` what it needs from tests/clients/ts/node_modules.

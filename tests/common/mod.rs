@@ -147,6 +147,7 @@ pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConf
         watch,
         approve_agent_runs: false,
         ssh_command: None,
+        recording_cap: Some(flowdeck::term::recording::DEFAULT_CAP),
     }
 }
 
@@ -372,4 +373,33 @@ pub fn mcp_agent_with(
     let mut server = line_client::LineServer::spawn(command);
     server.initialize();
     server
+}
+
+/// Prints a skip where `cargo test` shows it (libtest captures `eprintln!`, not the stderr
+/// handle), or fails when `.ci/run` installed this program and it is missing all the same
+/// (it lists those in FLOWDECK_REAL_CLIENTS_REQUIRED).
+pub fn skip_missing(client: &str, reason: &str) {
+    use std::io::Write;
+    let required = std::env::var("FLOWDECK_REAL_CLIENTS_REQUIRED").unwrap_or_default();
+    assert!(
+        !required.split_whitespace().any(|c| c == client),
+        "{client} should be installed (FLOWDECK_REAL_CLIENTS_REQUIRED={required}): {reason}"
+    );
+    let mut stderr = std::io::stderr();
+    let _ = writeln!(stderr, "SKIP: {client}: {reason}");
+}
+
+/// asciinema's own player (the Python package, pinned in tests/clients/asciinema), to play
+/// flowdeck's recordings; `None`, with a skip, when it is not installed.
+pub fn asciinema() -> Option<std::path::PathBuf> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/clients/asciinema-venv/bin/asciinema");
+    if path.is_file() {
+        return Some(path);
+    }
+    skip_missing(
+        "asciinema",
+        "run .ci/run, or `python3 -m venv target/clients/asciinema-venv && target/clients/asciinema-venv/bin/pip install -r tests/clients/asciinema/requirements.txt`",
+    );
+    None
 }

@@ -12,6 +12,7 @@ mod fixtures;
 mod hosts;
 mod journals;
 mod quiet;
+mod recordings;
 mod request;
 mod runs;
 mod schema;

@@ -2,11 +2,13 @@
 //! it happens. It is the run history: listed, read from a cursor, given feedback, purged. A
 //! torn last line (a crash mid-write) is skipped when read. Here: the journal's lines and the
 //! folder; a run's file in `files.rs`, the workflow index in `index.rs`, summaries and lists in
-//! `summaries.rs`, recovery and purging in `recovery.rs`.
+//! `summaries.rs`, recovery and purging in `recovery.rs`, the runs' terminal recordings
+//! beside their journals in `recordings.rs`.
 
 mod ending;
 mod files;
 mod index;
+mod recordings;
 mod recovery;
 mod summaries;
 mod writer;

@@ -105,6 +105,7 @@ impl Journal {
             };
             if matches && fs::remove_file(entry.path()).is_ok() {
                 let _ = fs::remove_file(live_marker(&entry.path()));
+                self.remove_recordings(run_id);
                 removed += 1;
             }
         }

@@ -52,7 +52,15 @@ impl Engine {
             .map_err(|_| not_found())?;
         let cut_off = !self.journal().is_owned(run_id);
         let summary = journal::Journal::summarize(&events, cut_off).ok_or_else(not_found)?;
-        let result = result_from_journal(&events, cut_off);
+        let mut result = result_from_journal(&events, cut_off);
+        if let Some(result) = result.as_mut() {
+            result.recordings = self
+                .journal()
+                .recordings(run_id)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+        }
         Ok(RunStatus {
             run_id: summary.run_id,
             workflow_name: summary.workflow,

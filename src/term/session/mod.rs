@@ -31,6 +31,7 @@ use super::inputs::Inputs;
 use super::matcher::Watch;
 use super::processes::{self, Teardown};
 use super::quiet::QuietClock;
+use super::recording::{RecordOptions, Recording, Tap};
 use super::remote::Remote;
 use super::screen::{Screen, Size};
 use super::transcript::Transcript;
@@ -84,6 +85,9 @@ pub(super) struct Live {
     bytes: u64,
     /// The far side, for a shell reached through another program (remote.rs).
     remote: Option<Remote>,
+    /// Recordings of what is shown (recording/).
+    taps: Vec<Tap>,
+    next_tap: u64,
 }
 
 struct Shared {
@@ -233,8 +237,37 @@ impl Session {
                 session: self.id.clone(),
                 source: std::io::Error::other(e.to_string()),
             })?;
-        self.shared.lock().screen.resize(size);
+        let mut live = self.shared.lock();
+        live.screen.resize(size);
+        for tap in &live.taps {
+            tap.resize(size);
+        }
         Ok(size)
+    }
+
+    /// Records what the session shows from now on, as an asciicast file (recording/),
+    /// starting with the screen as it is.
+    pub fn record(&self, options: RecordOptions) -> Result<Recording, TermError> {
+        let path = options.path.clone();
+        let mut live = self.shared.lock();
+        live.next_tap += 1;
+        let id = live.next_tap;
+        let size = live.screen.size();
+        let first = (live.bytes > 0).then(|| live.screen.vt().state_formatted());
+        let (tap, thread) =
+            Recording::spawn(options, id, size, first).map_err(|source| TermError::Io {
+                session: self.id.clone(),
+                source,
+            })?;
+        let shared = Arc::downgrade(&self.shared);
+        let detach = Box::new(move || {
+            if let Some(shared) = shared.upgrade() {
+                shared.lock().taps.retain(|t| t.id != id);
+            }
+        });
+        let recording = Recording::new(path, &tap, thread, detach);
+        live.taps.push(tap);
+        Ok(recording)
     }
 
     /// The process group in the terminal's foreground: its leader and program name.

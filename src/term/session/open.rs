@@ -222,6 +222,8 @@ fn new_shared(
             failed: None,
             bytes: 0,
             remote,
+            taps: Vec::new(),
+            next_tap: 0,
         }),
         changed: Condvar::new(),
         activity,

@@ -85,6 +85,9 @@ impl Live {
 
     /// Output that is shown: see [`Live::take`].
     pub(super) fn show(&mut self, chunk: &[u8]) -> Vec<u8> {
+        for tap in &self.taps {
+            tap.output(chunk);
+        }
         let answer = self.screen.feed(chunk);
         self.quiet.output(&mut self.screen);
         self.decoder.feed(&mut self.transcript, chunk);

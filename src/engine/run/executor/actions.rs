@@ -73,6 +73,9 @@ impl Exec<'_> {
                 Err(e) => return Acted::failed(e),
             },
         };
+        if let Some(id) = &session {
+            self.start_recording(id);
+        }
         let sid = session.as_deref().unwrap_or_default();
         match action {
             Action::OpenTerminal(p) => match engine.open_session(p, &actor) {
@@ -80,6 +83,7 @@ impl Exec<'_> {
                     // The run continues in the new session and closes it at the end.
                     self.run.own(session.id());
                     self.session = Some(session.id().to_string());
+                    self.start_recording(session.id());
                     engine.runs().set_session(self.run, self.session.clone());
                     if let Err(e) =
                         Engine::wait_until_ready(&session, Some(p), &actor.typist()).await

@@ -111,6 +111,7 @@ impl Exec<'_> {
         self.secrets.extend(&found);
         self.journal.set_secrets(self.secrets.clone());
         self.run.set_secrets(self.secrets.clone());
+        self.mask_recordings();
     }
 
     /// Variables read from the run's session; none when it has none or is not a shell at its

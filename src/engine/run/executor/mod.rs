@@ -11,6 +11,7 @@ mod actions;
 mod contract_io;
 mod prompt;
 mod record;
+mod recordings;
 mod states;
 mod walk;
 
@@ -81,6 +82,8 @@ pub(super) struct Exec<'a> {
     secrets: Secrets,
     /// The state whose question is waiting for an answer, if one is.
     asking: Option<String>,
+    /// The sessions being recorded, by id (recordings.rs).
+    recordings: Vec<(String, crate::term::recording::Recording)>,
 }
 
 /// Runs the plan to its end and returns the result; never panics on what the workflow or
@@ -106,16 +109,20 @@ pub(super) async fn execute(
         last_state: None,
         secrets: Secrets::default(),
         asking: None,
+        recordings: Vec::new(),
     };
     // A session opened for the run is the run's from the first instant: a cancel that comes
     // before the first state (even before the executor first runs) still closes it.
     if let SessionChoice::Opened { id, .. } = &plan.session {
         run.own(id);
         exec.session = Some(id.clone());
+        // From its first output: connecting to a host, its greeting, its first prompt.
+        exec.start_recording(id);
     }
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
     exec.withdraw_question("the run ended").await;
+    let recordings = exec.finish_recordings().await;
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),
         Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
@@ -146,6 +153,7 @@ pub(super) async fn execute(
         cancelled_by: (final_state == FinalState::Canceled)
             .then(|| run.canceller())
             .flatten(),
+        recordings,
     };
     // Published by the caller once the run's status is final.
     let (result, last) = engine.end_run(&mut exec.journal, ending).await;
@@ -226,6 +234,7 @@ impl Exec<'_> {
                     .get(id)
                     .map_err(|e| Stop::new(FinalState::Error, e.to_string()))?;
                 self.session = Some(session.id().to_string());
+                self.start_recording(id);
             }
             SessionChoice::Opened { id, .. } => {
                 // Already owned (see `execute`), so a cancel during the wait below closes it.

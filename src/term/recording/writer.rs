@@ -1,0 +1,187 @@
+//! The recording's thread: turns the session's chunks into asciicast events and writes them,
+//! within the cap.
+
+use super::{Frame, RecordOptions, Recorded, StreamMask, Utf8Stream};
+use crate::term::screen::Size;
+use serde_json::json;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Room kept under the cap for the last event, which says what the cap left out.
+const RESERVE: u64 = 512;
+
+/// Creates the file (the owner's only, as the journal beside it) and writes its header.
+pub(super) fn create(options: &RecordOptions, size: Size) -> std::io::Result<(File, u64)> {
+    if let Some(dir) = options.path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&options.path)?;
+    let timestamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let header = json!({
+        "version": 2,
+        "width": size.cols,
+        "height": size.rows,
+        "timestamp": timestamp,
+        "title": options.title,
+        "env": {"TERM": "xterm-256color"},
+    });
+    let line = format!("{header}\n");
+    file.write_all(line.as_bytes())?;
+    Ok((file, line.len() as u64))
+}
+
+pub(super) struct Writer {
+    out: BufWriter<File>,
+    options: RecordOptions,
+    started: Instant,
+    written: u64,
+    utf8: Utf8Stream,
+    mask: StreamMask,
+    full: Arc<AtomicBool>,
+    left_out: Arc<AtomicU64>,
+    /// When the cap was reached, in seconds from the start.
+    cut_at: Option<f64>,
+    error: Option<String>,
+}
+
+impl Writer {
+    pub(super) fn new(
+        (file, header): (File, u64),
+        options: RecordOptions,
+        started: Instant,
+        full: Arc<AtomicBool>,
+        left_out: Arc<AtomicU64>,
+    ) -> Writer {
+        Writer {
+            out: BufWriter::with_capacity(64 << 10, file),
+            mask: StreamMask::new(&options.secrets, &options.mask),
+            options,
+            started,
+            written: header,
+            utf8: Utf8Stream::default(),
+            full,
+            left_out,
+            cut_at: None,
+            error: None,
+        }
+    }
+
+    /// Writes until the session lets the tap go, then completes the file.
+    pub(super) fn run(mut self, frames: Receiver<Frame>, first: Option<String>) -> Recorded {
+        if let Some(first) = first {
+            let shown = self.mask.push(&first);
+            self.event(0.0, "o", &shown, 0);
+        }
+        for frame in frames {
+            match frame {
+                Frame::Output(at, bytes) => {
+                    let text = self.utf8.decode(&bytes);
+                    let shown = self.mask.push(&text);
+                    self.event(self.seconds(at), "o", &shown, bytes.len());
+                }
+                Frame::Mask(secrets) => {
+                    let mut all = self.options.secrets.clone();
+                    all.extend(secrets);
+                    all.sort();
+                    all.dedup();
+                    let mut mask = StreamMask::new(&all, &self.options.mask);
+                    // What the old mask held is looked at again by the new one.
+                    let held = self.mask.take_held();
+                    let shown = mask.push(&held);
+                    self.mask = mask;
+                    self.options.secrets = all;
+                    let t = self.seconds(Instant::now());
+                    self.event(t, "o", &shown, 0);
+                }
+                Frame::Resize(at, size) => {
+                    let t = self.seconds(at);
+                    let held = self.mask.finish();
+                    self.event(t, "o", &held, 0);
+                    self.event(t, "r", &format!("{}x{}", size.cols, size.rows), 0);
+                }
+            }
+        }
+        let end = self.seconds(Instant::now());
+        let mut rest = self.mask.push(&self.utf8.finish());
+        rest.push_str(&self.mask.finish());
+        self.event(end, "o", &rest, 0);
+        self.note_the_cut(end);
+        if let Err(e) = self.out.flush() {
+            self.error.get_or_insert(e.to_string());
+        }
+        Recorded {
+            path: self.options.path,
+            bytes: self.written,
+            left_out: self.left_out.load(Ordering::Relaxed),
+            error: self.error,
+        }
+    }
+
+    fn seconds(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.started).as_secs_f64()
+    }
+
+    /// Writes one event, unless the cap is reached (then `raw`, the output's bytes, are
+    /// counted as left out) or the file failed.
+    fn event(&mut self, t: f64, kind: &str, data: &str, raw: usize) {
+        if data.is_empty() {
+            return;
+        }
+        if self.cut_at.is_some() || self.error.is_some() {
+            self.left_out.fetch_add(raw as u64, Ordering::Relaxed);
+            return;
+        }
+        let line = line(t, kind, data);
+        if self.written + line.len() as u64 + RESERVE > self.options.cap {
+            self.cut_at = Some(t);
+            self.full.store(true, Ordering::Relaxed);
+            self.left_out.fetch_add(raw as u64, Ordering::Relaxed);
+            return;
+        }
+        match self.out.write_all(line.as_bytes()) {
+            Ok(()) => self.written += line.len() as u64,
+            Err(e) => {
+                self.error = Some(format!("{}: {e}", self.options.path.display()));
+                self.full.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The last event of a recording the cap stopped: what was left out, as a player shows
+    /// it. Written in the room kept for it.
+    fn note_the_cut(&mut self, end: f64) {
+        let Some(cut_at) = self.cut_at else {
+            return;
+        };
+        let note = format!(
+            "\r\n\x1b[0m[flowdeck: the recording stopped at its cap of {} bytes; {} more bytes of output, over {:.1} s, were not recorded]\r\n",
+            self.options.cap,
+            self.left_out.load(Ordering::Relaxed),
+            (end - cut_at).max(0.0),
+        );
+        let line = line(end, "o", &note);
+        if self.error.is_none() && self.out.write_all(line.as_bytes()).is_ok() {
+            self.written += line.len() as u64;
+        }
+    }
+}
+
+/// `[seconds, "kind", "data"]` and a newline: times to the microsecond, as asciinema writes
+/// them.
+fn line(t: f64, kind: &str, data: &str) -> String {
+    // A string always serializes.
+    let data = serde_json::to_string(data).unwrap_or_default();
+    format!("[{t:.6}, \"{kind}\", {data}]\n")
+}
