@@ -7,6 +7,7 @@
 mod fleet;
 mod inspect;
 mod reach;
+mod replay;
 mod run;
 mod serve;
 
@@ -198,6 +199,38 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Play a run's recording: what its terminal showed, with the pauses it had.
+    ///
+    /// Every run records each terminal session it works in as an asciicast v2 file beside its
+    /// journal (DIR/.flowdeck/runs/RUN_ID.cast; any asciicast player plays it too). While it
+    /// plays, space pauses, `.` steps while paused, `q` stops. When stdout is not a terminal,
+    /// the plain output stream is written at once (as `asciinema cat` does).
+    Replay {
+        /// The run's id (as `flowdeck run`, the studio's runs view and run_status show it),
+        /// or the path of an asciicast file
+        #[arg(value_name = "RUN_ID")]
+        run: String,
+        /// Another session the run worked in than the one it began in (its id, e.g. s3)
+        #[arg(long)]
+        session: Option<String>,
+        /// Play this many times as fast
+        #[arg(long, default_value_t = 1.0, value_parser = positive)]
+        speed: f64,
+        /// Play no pause longer than this, in seconds
+        #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = positive, conflicts_with = "no_idle_limit")]
+        idle_limit: f64,
+        /// Play every pause as long as it was
+        #[arg(long)]
+        no_idle_limit: bool,
+    },
+}
+
+/// A number above zero, for `--speed` and `--idle-limit`.
+fn positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => Err(format!("{text} is not a number above 0")),
+    }
 }
 
 /// Runs the command line and turns failures into an exit status: 0 success, 1 when what was
@@ -310,6 +343,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Some(hosts) => fleet::run(&folder, &args, hosts, &mut out),
                 None => run::run(&folder, args, &mut out),
             }
+        }
+        Some(Command::Replay {
+            run,
+            session,
+            speed,
+            idle_limit,
+            no_idle_limit,
+        }) => {
+            let args = replay::ReplayArgs {
+                what: run,
+                session,
+                speed,
+                idle_limit: (!no_idle_limit).then_some(idle_limit),
+            };
+            replay::replay(&folder, &args, &mut out)
         }
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
         Some(Command::Serve(command)) => serve(&folder, command, approve),

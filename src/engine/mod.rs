@@ -169,7 +169,7 @@ impl Engine {
             approval_mode: config.approve_agent_runs.into(),
             terminals: Terminals::new(config.terminals.clone()),
             runs: Runs::new(config.max_runs),
-            journal: Journal::new(meta_dir.join("runs")),
+            journal: Journal::new(journal::runs_dir(store.root())),
             metadata: Arc::new(Metadata::new(&meta_dir)),
             config,
             store,

@@ -16,3 +16,4 @@ mod mcp;
 mod mcp_wire;
 mod real_clients;
 mod relative_folder;
+mod replay;

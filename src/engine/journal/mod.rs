@@ -211,6 +211,11 @@ pub struct Journal {
 
 /// The file that keeps each run's workflow (`run_id<TAB>workflow` lines).
 const INDEX: &str = ".index";
+/// Where the runs of the workflows folder `folder` are journaled (and recorded).
+pub fn runs_dir(folder: &Path) -> PathBuf {
+    folder.join(crate::store::META_DIR).join("runs")
+}
+
 impl Journal {
     pub fn new(dir: PathBuf) -> Self {
         Journal {

@@ -1,0 +1,237 @@
+//! `flowdeck replay`: plays a run's recording (term/recording/) in this terminal, with the
+//! pauses it had (sped up, idle time capped), or writes its plain output stream when stdout
+//! is not a terminal, as `asciinema cat` does.
+
+use crate::engine::journal::{Journal, is_run_id, runs_dir};
+use crate::term::recording::cast::{CastEvent, CastReader};
+use anyhow::{Context, Result, bail};
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// How the recording is played.
+#[derive(Debug, Clone)]
+pub struct ReplayArgs {
+    /// A run id, or the path of an asciicast file.
+    pub what: String,
+    /// Another session of the run than the one it began in.
+    pub session: Option<String>,
+    pub speed: f64,
+    /// The longest pause played; `None`: pauses as they were.
+    pub idle_limit: Option<f64>,
+}
+
+/// Modes a recorded program may have left on, turned off at the end so that the terminal
+/// is the person's again: attributes, the cursor, the alternate screen, bracketed paste,
+/// mouse reporting, application cursor keys and keypad.
+const RESTORE: &str = "\x1b[0m\x1b[?25h\x1b[?1049l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1l\x1b>";
+
+pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (path, others) = recording_of(folder, args)?;
+    let reader = CastReader::open(&path)?;
+    if !std::io::stdout().is_terminal() {
+        for event in reader {
+            if let CastEvent::Output(_, text) = event? {
+                out.write_all(text.as_bytes())?;
+            }
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Ok((cols, rows)) = crossterm::terminal::size()
+        && (cols < reader.header.width || rows < reader.header.height)
+    {
+        eprintln!(
+            "flowdeck: the recording is {}x{} and this terminal {cols}x{rows}: long lines wrap",
+            reader.header.width, reader.header.height
+        );
+    }
+    let played = {
+        let keys = Keys::take();
+        play(reader, args, &keys, out)
+    };
+    out.write_all(RESTORE.as_bytes())?;
+    out.flush()?;
+    played?;
+    for (session, _) in others {
+        eprintln!(
+            "flowdeck: the run also recorded session {session}: flowdeck replay {} --session {session}",
+            args.what
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The recording to play, and the run's other sessions' recordings (by session).
+fn recording_of(folder: &Path, args: &ReplayArgs) -> Result<(PathBuf, Vec<(String, PathBuf)>)> {
+    let given = Path::new(&args.what);
+    if !is_run_id(&args.what) {
+        if given.is_file() {
+            return Ok((given.to_path_buf(), Vec::new()));
+        }
+        bail!(
+            "{} is neither a run id (r…, as `flowdeck run` and the studio's runs view show them) nor a recording file",
+            args.what
+        );
+    }
+    let journal = Journal::new(runs_dir(folder));
+    let all = journal.recordings(&args.what);
+    let Some(first) = all.first().cloned() else {
+        bail!(
+            "run {} has no recording in {} (a run of a flowdeck before recordings, purged, or of another workflows folder)",
+            args.what,
+            runs_dir(folder).display()
+        );
+    };
+    let session_of = |p: &PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(args.what.as_str()))
+            .and_then(|rest| rest.strip_prefix('.'))
+            .and_then(|rest| rest.strip_suffix(".cast"))
+            .map(str::to_string)
+    };
+    let others: Vec<(String, PathBuf)> = all[1..]
+        .iter()
+        .filter_map(|p| Some((session_of(p)?, p.clone())))
+        .collect();
+    match &args.session {
+        None => Ok((first, others)),
+        Some(session) => match others.iter().find(|(s, _)| s == session) {
+            Some((_, path)) => Ok((path.clone(), Vec::new())),
+            None => bail!(
+                "run {} recorded no session {session} of its own; its other sessions: {}",
+                args.what,
+                if others.is_empty() {
+                    "none".to_string()
+                } else {
+                    others
+                        .iter()
+                        .map(|(s, _)| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+        },
+    }
+}
+
+/// What the person asks for while a recording plays.
+enum Key {
+    Pause,
+    Step,
+    Quit,
+}
+
+/// The keyboard, in raw mode while a recording plays (when stdin is a terminal): space
+/// pauses, `.` steps while paused, `q` or Ctrl-C stops.
+struct Keys {
+    raw: bool,
+}
+
+impl Keys {
+    fn take() -> Keys {
+        let raw = std::io::stdin().is_terminal() && crossterm::terminal::enable_raw_mode().is_ok();
+        Keys { raw }
+    }
+
+    /// A key pressed within `wait` (`None`: for as long as it takes).
+    fn next(&self, wait: Option<Duration>) -> Result<Option<Key>> {
+        if !self.raw {
+            if let Some(wait) = wait {
+                std::thread::sleep(wait);
+            }
+            return Ok(None);
+        }
+        let deadline = wait.map(|w| Instant::now() + w);
+        loop {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Ok(None);
+            }
+            if !event::poll(left.unwrap_or(Duration::from_secs(3600)))? {
+                continue;
+            }
+            if let Event::Key(KeyEvent {
+                code,
+                modifiers,
+                kind: KeyEventKind::Press,
+                ..
+            }) = event::read()?
+            {
+                match code {
+                    KeyCode::Char(' ') => return Ok(Some(Key::Pause)),
+                    KeyCode::Char('.') => return Ok(Some(Key::Step)),
+                    KeyCode::Char('q') | KeyCode::Esc => return Ok(Some(Key::Quit)),
+                    KeyCode::Char('c') if modifiers.contains(KeyModifiers::CONTROL) => {
+                        return Ok(Some(Key::Quit));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        if self.raw {
+            let _ = crossterm::terminal::disable_raw_mode();
+        }
+    }
+}
+
+/// Plays the events at their times: each pause divided by the speed, none longer than the
+/// idle limit; the person's own pauses do not count.
+fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write) -> Result<()> {
+    // When the recording would have begun, had it played without the person's pauses.
+    let mut clock = Instant::now();
+    // Where in the recording the next event stands, in played seconds.
+    let mut played = 0.0_f64;
+    let mut last = 0.0_f64;
+    let mut paused = false;
+    for event in reader {
+        let event = event?;
+        let gap = (event.time() - last).max(0.0);
+        last = event.time();
+        played += args.idle_limit.map_or(gap, |limit| gap.min(limit)) / args.speed;
+        let at = Duration::from_secs_f64(played);
+        loop {
+            if paused {
+                let since = Instant::now();
+                match keys.next(None)? {
+                    Some(Key::Pause) => {
+                        paused = false;
+                        clock += since.elapsed();
+                    }
+                    // This event now, and paused again.
+                    Some(Key::Step) => {
+                        clock = Instant::now().checked_sub(at).unwrap_or(clock);
+                        break;
+                    }
+                    Some(Key::Quit) => return Ok(()),
+                    None => {}
+                }
+                continue;
+            }
+            let wait = (clock + at).saturating_duration_since(Instant::now());
+            if wait.is_zero() {
+                break;
+            }
+            match keys.next(Some(wait))? {
+                None => break,
+                Some(Key::Quit) => return Ok(()),
+                Some(Key::Pause) => paused = true,
+                Some(Key::Step) => {}
+            }
+        }
+        if let CastEvent::Output(_, text) = event {
+            out.write_all(text.as_bytes())
+                .context("cannot write the recording")?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! `flowdeck replay` as a person and a script use it: a run's recording played at a
+//! terminal (read back from the terminal's screen), its plain stream into a pipe, another
+//! session of the run, idle time capped, `q`, and the terminal left as it was.
+
+// Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
+use flowdeck::term::{Content, Terminals, WaitOutcome};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common;
+use common::studio::{at_a_terminal, on_screen};
+
+const TWO_SESSIONS: &str = r#"name: two_sessions
+description: Works in its own shell, then in a second one it opens.
+initial_state: first
+states:
+  first:
+    action: { tool: run_command, params: { command: 'echo in-the-$((0+1))st' } }
+    transitions: [ { condition: always, next_state: second } ]
+  second:
+    action: { tool: open_terminal, params: { command: [bash, --norc, --noprofile] } }
+    transitions: [ { condition: always, next_state: type } ]
+  type:
+    action: { tool: send_input, params: { input_text: "echo in-the-$((1+1))nd\n" } }
+    transitions: [ { condition: always, next_state: wait } ]
+  wait:
+    action: { tool: await_output, params: { pattern: '^in-the-2nd', timeout: 20 } }
+"#;
+
+fn flowdeck(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(dir)
+        .args(args)
+        .env("SHELL", "/bin/bash")
+        .output()
+        .unwrap()
+}
+
+/// A folder with TWO_SESSIONS, run once: the folder and the run's result.
+fn a_recorded_run() -> (tempfile::TempDir, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two_sessions.yaml"), TWO_SESSIONS).unwrap();
+    let out = flowdeck(dir.path(), &["run", "two_sessions", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (dir, result)
+}
+
+fn folder_args<'a>(dir: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["--workflows", dir];
+    args.extend_from_slice(more);
+    args
+}
+
+#[test]
+fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
+    let (dir, result) = a_recorded_run();
+    let run_id = result["run_id"].as_str().unwrap();
+    let recordings = result["recordings"].as_array().unwrap();
+    assert_eq!(recordings.len(), 2, "{result}");
+    assert!(
+        recordings[0]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("{run_id}.cast"))
+    );
+    let folder = dir.path().display().to_string();
+
+    // At a terminal: the run's first session, as it looked.
+    let (code, screen) = at_a_terminal(&folder_args(&folder, &["replay", run_id]), Vec::new());
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("in-the-1st"), "{screen}");
+    assert!(!screen.contains("in-the-2nd"), "{screen}");
+    // The other session is named, with how to play it.
+    assert!(
+        screen.contains(&format!("flowdeck replay {run_id} --session s2")),
+        "{screen}"
+    );
+    let (code, screen) = at_a_terminal(
+        &folder_args(
+            &folder,
+            &["replay", run_id, "--session", "s2", "--speed", "4"],
+        ),
+        Vec::new(),
+    );
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("in-the-2nd"), "{screen}");
+
+    // Into a pipe: the output events, byte for byte, at once.
+    let piped = flowdeck(dir.path(), &["replay", run_id]);
+    assert!(piped.status.success());
+    let cast = std::fs::read_to_string(recordings[0].as_str().unwrap()).unwrap();
+    let stream: String = cast
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str::<(f64, String, String)>(line).unwrap())
+        .filter(|(_, kind, _)| kind == "o")
+        .map(|(_, _, text)| text)
+        .collect();
+    assert_eq!(String::from_utf8(piped.stdout).unwrap(), stream);
+}
+
+#[test]
+fn what_cannot_be_replayed_is_told_with_where_and_why() {
+    let (dir, result) = a_recorded_run();
+    let run_id = result["run_id"].as_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["replay", "r1795718543388-0000"], "has no recording in"),
+        (&["replay", "yesterday"], "neither a run id"),
+        (
+            &["replay", run_id, "--session", "s9"],
+            "its other sessions: s2",
+        ),
+        (&["replay", run_id, "--speed", "0"], "not a number above 0"),
+    ];
+    for (args, told) in cases {
+        let out = flowdeck(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(told), "{args:?}: {stderr}");
+    }
+    // A file that is not a recording, named with its line.
+    let bogus = dir.path().join("bogus.cast");
+    std::fs::write(
+        &bogus,
+        "{\"version\": 2, \"width\": 80, \"height\": 24}\n[1.0, \"o\"]\n",
+    )
+    .unwrap();
+    let out = flowdeck(dir.path(), &["replay", &bogus.display().to_string()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bogus.cast:2: not an event"), "{stderr}");
+}
+
+/// A recording of a full-screen program that then sits idle for ten minutes.
+fn idle_full_screen(dir: &Path) -> String {
+    let path = dir.join("idle.cast");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"version\": 2, \"width\": 80, \"height\": 24}\n",
+            "[0.1, \"o\", \"\\u001b[?1049h\\u001b[?25l\\u001b[?2004hfull-screen program\"]\n",
+            "[600.0, \"o\", \"\\r\\nten minutes later\"]\n",
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn long_pauses_are_capped_and_the_terminal_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = idle_full_screen(dir.path());
+    // Ten minutes of idle time would outlast the test's deadline: the cap plays it in 2 s.
+    let (code, screen) = at_a_terminal(&["replay", &path], Vec::new());
+    assert_eq!(code, Some(0), "{screen}");
+    // The alternate screen was left: the person's own screen is back, the program's gone.
+    assert!(!screen.contains("full-screen program"), "{screen}");
+}
+
+#[test]
+fn q_stops_a_replay_that_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = idle_full_screen(dir.path());
+    let terminals = Terminals::new(flowdeck::term::TermConfig::default());
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "replay".into(),
+        path,
+        "--no-idle-limit".into(),
+    ];
+    let session = common::studio::open(&terminals, program, None, (80, 24), Vec::new());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let shown = session
+            .await_output(on_screen("full-screen program"))
+            .await
+            .unwrap();
+        assert_eq!(shown.outcome, WaitOutcome::Matched, "{}", shown.tail);
+        session.send_text("q", "test").unwrap();
+        let ended = session
+            .await_output(on_screen("never shown"))
+            .await
+            .unwrap();
+        assert_eq!(
+            ended.outcome,
+            WaitOutcome::Exited,
+            "{}",
+            session.content(Content::Screen)
+        );
+    });
+    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+    runtime.block_on(terminals.close_all());
+}
