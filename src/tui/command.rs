@@ -19,6 +19,8 @@ pub enum Command {
     /// Esc: close the overlay or leave the text being typed.
     Close,
     Run,
+    /// Play the selected run's recording in a pane (runs view).
+    Replay,
     /// Run on a host or a fleet: the inputs form, even without arguments, at its host field.
     RunOn,
     Cancel,
@@ -178,6 +180,7 @@ impl Command {
             Command::Confirm => "open / confirm",
             Command::Close => "close / back",
             Command::Run => "run the selected workflow (inputs form first)",
+            Command::Replay => "replay the selected run's recording in a pane",
             Command::RunOn => "run on a host or a fleet (ssh): the form at its host field",
             Command::Cancel => "cancel the selected workflow's run",
             Command::Answer => "answer what waits: an approval or a prompt",

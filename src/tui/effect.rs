@@ -40,6 +40,13 @@ pub enum Effect {
         cols: u16,
         rows: u16,
     },
+    /// A pane that plays a run's recording (`flowdeck replay`), of the folder `folder`.
+    Replay {
+        run_id: String,
+        folder: String,
+        cols: u16,
+        rows: u16,
+    },
     CloseSession(String),
     SendKeys {
         session_id: String,

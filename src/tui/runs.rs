@@ -145,6 +145,22 @@ pub fn follow(app: &mut App) {
     }
 }
 
+/// `p`: the selected run's recording, played in a new pane (the view closes on it).
+pub fn replay(app: &mut App) -> Vec<Effect> {
+    let Some(run_id) = app.runs_view.as_ref().and_then(|v| v.run_id.clone()) else {
+        app.message = Some("no run selected".into());
+        return Vec::new();
+    };
+    close(app);
+    let (cols, rows) = super::layout::new_pane_size(app);
+    vec![Effect::Replay {
+        run_id,
+        folder: app.folder.clone(),
+        cols,
+        rows,
+    }]
+}
+
 pub fn close(app: &mut App) {
     app.runs_view = None;
     app.mode = Mode::Normal;

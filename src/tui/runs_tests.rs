@@ -27,6 +27,7 @@ fn run(id: &str, final_state: Option<&str>) -> RunSummary {
         duration_ms: final_state.map(|_| 12.0),
         error: None,
         feedback: Vec::new(),
+        recorded: final_state.is_some(),
     }
 }
 
@@ -221,4 +222,18 @@ fn journal_text_is_sanitized() {
         !text.chars().any(crate::workflow::names::is_dangerous_char),
         "{text:?}"
     );
+}
+
+#[test]
+fn p_replays_the_selected_run_in_a_new_pane_and_closes_the_view() {
+    let mut app = opened();
+    update(&mut app, key(KeyCode::Char('j')));
+    let effects = update(&mut app, key(KeyCode::Char('p')));
+    assert!(
+        matches!(&effects[..], [Effect::Replay { run_id, folder, .. }]
+            if run_id == "r1" && folder == "workflows"),
+        "{effects:?}"
+    );
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.runs_view.is_none());
 }

@@ -13,4 +13,5 @@ mod studio_hosts;
 mod studio_mouse;
 mod studio_pty;
 mod studio_render;
+mod studio_replay;
 mod studio_views;

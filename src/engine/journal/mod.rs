@@ -138,6 +138,10 @@ pub struct RunSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub feedback: Vec<Feedback>,
+    /// Its terminal was recorded (`flowdeck replay RUN_ID` plays it; run_status names the
+    /// files).
+    #[serde(default)]
+    pub recorded: bool,
 }
 
 impl RunSummary {
@@ -159,6 +163,7 @@ impl RunSummary {
             duration_ms: None,
             error: None,
             feedback: Vec::new(),
+            recorded: false,
         }
     }
 

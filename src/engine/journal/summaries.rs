@@ -54,16 +54,25 @@ impl Journal {
 
     /// Runs, newest first, of one workflow or all, at most `limit`.
     pub fn list(&self, workflow: Option<&str>, limit: usize) -> Vec<RunSummary> {
-        let mut ids: Vec<String> = match fs::read_dir(&self.dir) {
+        let names: Vec<String> = match fs::read_dir(&self.dir) {
             Ok(entries) => entries
-                .filter_map(|e| {
-                    let name = e.ok()?.file_name().into_string().ok()?;
-                    let id = name.strip_suffix(".jsonl")?;
-                    is_run_id(id).then(|| id.to_string())
-                })
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
                 .collect(),
             Err(_) => Vec::new(),
         };
+        let mut ids: Vec<String> = names
+            .iter()
+            .filter_map(|name| {
+                let id = name.strip_suffix(".jsonl")?;
+                is_run_id(id).then(|| id.to_string())
+            })
+            .collect();
+        // Runs with a recording (recordings.rs), from the same listing.
+        let recorded: std::collections::HashSet<&str> = names
+            .iter()
+            .filter(|name| name.ends_with(".cast"))
+            .filter_map(|name| name.split('.').next())
+            .collect();
         // Run ids start with the start time in milliseconds, fixed width: newest last.
         ids.sort();
         let mut runs = Vec::new();
@@ -77,7 +86,8 @@ impl Journal {
             {
                 continue;
             }
-            if let Some(summary) = self.summary(&id) {
+            if let Some(mut summary) = self.summary(&id) {
+                summary.recorded = recorded.contains(id.as_str());
                 runs.push(summary);
             }
         }

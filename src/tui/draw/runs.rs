@@ -30,9 +30,10 @@ pub fn run_line(run: &RunSummary) -> String {
     let started = clean(&run.started_at.replace('T', " "));
     let started = started.get(..19).unwrap_or(&started);
     format!(
-        "{}  {started}  {state}  {took}  feedback {}",
+        "{}  {started}  {state}  {took}  feedback {}{}",
         clean(&run.run_id),
-        run.feedback.len()
+        run.feedback.len(),
+        if run.recorded { "  recorded" } else { "" }
     )
 }
 

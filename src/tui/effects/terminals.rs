@@ -28,12 +28,15 @@ pub(super) fn terminal_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effe
                 rows: Some(rows),
                 ..Default::default()
             };
-            later(link, done, Request::OpenTerminal { params }, |a| {
-                Some(Event::ShellOpened(match a {
-                    Ok(Reply::Session(session)) => Ok(*session),
-                    other => Err(message(other)),
-                }))
-            });
+            open_pane(link, done, params);
+        }
+        Effect::Replay {
+            run_id,
+            folder,
+            cols,
+            rows,
+        } => {
+            open_pane(link, done, replay_params(&run_id, &folder, cols, rows));
         }
         Effect::CloseSession(session_id) => {
             later(link, done, Request::ExitTerminal { session_id }, failure);
@@ -76,4 +79,38 @@ pub(super) fn terminal_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effe
         other => return Some(other),
     }
     None
+}
+
+/// A terminal running this flowdeck's `replay` of a run. The folder's server may have another
+/// working directory than the studio: the folder goes as an absolute path.
+fn replay_params(run_id: &str, folder: &str, cols: u16, rows: u16) -> OpenTerminalParams {
+    let exe = std::env::current_exe().unwrap_or_else(|_| "flowdeck".into());
+    let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.into());
+    OpenTerminalParams {
+        command: Some(vec![
+            exe.display().to_string(),
+            "--workflows".into(),
+            folder.display().to_string(),
+            "replay".into(),
+            run_id.to_string(),
+        ]),
+        name: Some(format!("replay-{run_id}")),
+        cols: Some(cols),
+        rows: Some(rows),
+        ..Default::default()
+    }
+}
+
+/// Opens a terminal for a new pane; the pane shows once it is open.
+fn open_pane(
+    link: crate::tui::link::Link,
+    done: tokio::sync::mpsc::UnboundedSender<Event>,
+    params: OpenTerminalParams,
+) {
+    later(link, done, Request::OpenTerminal { params }, |a| {
+        Some(Event::ShellOpened(match a {
+            Ok(Reply::Session(session)) => Ok(*session),
+            other => Err(message(other)),
+        }))
+    });
 }

@@ -43,6 +43,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         | C::JournalUp
         | C::JournalDown
         | C::JournalFollow
+        | C::Replay
         | C::NewWorkflow
         | C::Duplicate
         | C::Rename
@@ -244,6 +245,7 @@ fn workflows(app: &mut App, command: Command) -> Vec<Effect> {
         (Command::JournalUp, _) => runs::scroll(app, 1),
         (Command::JournalDown, _) => runs::scroll(app, -1),
         (Command::JournalFollow, _) => runs::follow(app),
+        (Command::Replay, _) => return runs::replay(app),
         (Command::NewWorkflow, _) => naming::start(app, NameFor::New(0)),
         (Command::Duplicate, Some(w)) => naming::start(app, NameFor::Duplicate(w)),
         (Command::Rename, Some(w)) => naming::start(app, NameFor::Rename(w)),
