@@ -13,6 +13,12 @@ pub struct Utf8Stream {
 
 impl Utf8Stream {
     pub fn decode(&mut self, chunk: &[u8]) -> String {
+        // The common case: nothing carried, the chunk whole characters.
+        if self.carry.is_empty()
+            && let Ok(text) = std::str::from_utf8(chunk)
+        {
+            return text.to_owned();
+        }
         let mut bytes = std::mem::take(&mut self.carry);
         bytes.extend_from_slice(chunk);
         let mut text = String::with_capacity(bytes.len());
@@ -87,12 +93,12 @@ impl StreamMask {
     }
 
     /// The text that can be let out now, masked; a tail that may begin a secret is held.
-    pub fn push(&mut self, text: &str) -> String {
+    pub fn push(&mut self, text: String) -> String {
         let Some(finder) = &self.finder else {
-            return text.to_string();
+            return text;
         };
         let mut all = std::mem::take(&mut self.held);
-        all.push_str(text);
+        all.push_str(&text);
         // A secret starting before this point ends within `all`: its match is final.
         let mut hold_from = all.len().saturating_sub(self.longest - 1);
         while !all.is_char_boundary(hold_from) {
@@ -142,9 +148,9 @@ mod tests {
         let bytes = text.as_bytes();
         let mut out = String::new();
         for piece in bytes.chunks(cut.max(1)) {
-            out.push_str(&mask.push(&utf8.decode(piece)));
+            out.push_str(&mask.push(utf8.decode(piece)));
         }
-        out.push_str(&mask.push(&utf8.finish()));
+        out.push_str(&mask.push(utf8.finish()));
         out.push_str(&mask.finish());
         out
     }
@@ -164,7 +170,7 @@ mod tests {
     #[test]
     fn without_secrets_text_passes_as_it_comes() {
         let mut mask = StreamMask::new(&[], "***");
-        assert_eq!(mask.push("abc"), "abc");
+        assert_eq!(mask.push("abc".into()), "abc");
         assert_eq!(mask.finish(), "");
     }
 

@@ -54,6 +54,8 @@ pub(super) struct Writer {
     /// When the cap was reached, in seconds from the start.
     cut_at: Option<f64>,
     error: Option<String>,
+    /// The event being written.
+    line: Vec<u8>,
 }
 
 impl Writer {
@@ -75,20 +77,21 @@ impl Writer {
             left_out,
             cut_at: None,
             error: None,
+            line: Vec::new(),
         }
     }
 
     /// Writes until the session lets the tap go, then completes the file.
     pub(super) fn run(mut self, frames: Receiver<Frame>, first: Option<String>) -> Recorded {
         if let Some(first) = first {
-            let shown = self.mask.push(&first);
+            let shown = self.mask.push(first);
             self.event(0.0, "o", &shown, 0);
         }
         for frame in frames {
             match frame {
                 Frame::Output(at, bytes) => {
                     let text = self.utf8.decode(&bytes);
-                    let shown = self.mask.push(&text);
+                    let shown = self.mask.push(text);
                     self.event(self.seconds(at), "o", &shown, bytes.len());
                 }
                 Frame::Mask(secrets) => {
@@ -99,7 +102,7 @@ impl Writer {
                     let mut mask = StreamMask::new(&all, &self.options.mask);
                     // What the old mask held is looked at again by the new one.
                     let held = self.mask.take_held();
-                    let shown = mask.push(&held);
+                    let shown = mask.push(held);
                     self.mask = mask;
                     self.options.secrets = all;
                     let t = self.seconds(Instant::now());
@@ -114,7 +117,7 @@ impl Writer {
             }
         }
         let end = self.seconds(Instant::now());
-        let mut rest = self.mask.push(&self.utf8.finish());
+        let mut rest = self.mask.push(self.utf8.finish());
         rest.push_str(&self.mask.finish());
         self.event(end, "o", &rest, 0);
         self.note_the_cut(end);
@@ -143,14 +146,14 @@ impl Writer {
             self.left_out.fetch_add(raw as u64, Ordering::Relaxed);
             return;
         }
-        let line = line(t, kind, data);
+        let line = line(&mut self.line, t, kind, data);
         if self.written + line.len() as u64 + RESERVE > self.options.cap {
             self.cut_at = Some(t);
             self.full.store(true, Ordering::Relaxed);
             self.left_out.fetch_add(raw as u64, Ordering::Relaxed);
             return;
         }
-        match self.out.write_all(line.as_bytes()) {
+        match self.out.write_all(line) {
             Ok(()) => self.written += line.len() as u64,
             Err(e) => {
                 self.error = Some(format!("{}: {e}", self.options.path.display()));
@@ -171,17 +174,21 @@ impl Writer {
             self.left_out.load(Ordering::Relaxed),
             (end - cut_at).max(0.0),
         );
-        let line = line(end, "o", &note);
-        if self.error.is_none() && self.out.write_all(line.as_bytes()).is_ok() {
+        let line = line(&mut self.line, end, "o", &note);
+        if self.error.is_none() && self.out.write_all(line).is_ok() {
             self.written += line.len() as u64;
         }
     }
 }
 
-/// `[seconds, "kind", "data"]` and a newline: times to the microsecond, as asciinema writes
-/// them.
-fn line(t: f64, kind: &str, data: &str) -> String {
-    // A string always serializes.
-    let data = serde_json::to_string(data).unwrap_or_default();
-    format!("[{t:.6}, \"{kind}\", {data}]\n")
+/// `[seconds, "kind", "data"]` and a newline, made in `buf` (kept from event to event, so a
+/// flood is not one allocation a chunk): times to the microsecond, as asciinema writes them.
+fn line<'a>(buf: &'a mut Vec<u8>, t: f64, kind: &str, data: &str) -> &'a [u8] {
+    use std::io::Write as _;
+    buf.clear();
+    // Writing to a Vec cannot fail, and a string always serializes.
+    let _ = write!(buf, "[{t:.6}, \"{kind}\", ");
+    let _ = serde_json::to_writer(&mut *buf, data);
+    buf.extend_from_slice(b"]\n");
+    buf
 }
