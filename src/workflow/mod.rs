@@ -29,6 +29,7 @@ mod schema_errors;
 mod semantic;
 pub mod suggest;
 pub mod validate;
+mod variables;
 
 pub use validate::{Checked, check_bytes, check_value};
 

@@ -260,6 +260,7 @@ fn describe_key(key: &Key) -> String {
         Key::Named { key } => named_key(*key).to_string(),
         Key::Ctrl { ctrl } => format!("ctrl-{ctrl}"),
         Key::Alt { alt } => format!("alt-{alt}"),
+        Key::Var { var } => format!("${var}"),
     }
 }
 

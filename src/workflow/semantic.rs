@@ -31,6 +31,12 @@ pub fn semantic_violations(value: &Value, spans: &SpanMap) -> Vec<Violation> {
     check.host(root);
     let graph = check.states(root);
     check.graph(root, &graph);
+    for (path, var) in super::variables::unknown_var_keys(root) {
+        let message = format!(
+            "{var} is not a variable of this workflow: declare it under arguments, or capture it in an earlier wait"
+        );
+        check.push(Violation::error("unknown_variable", path, message).actual(var));
+    }
     check.out
 }
 

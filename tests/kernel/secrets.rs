@@ -103,6 +103,11 @@ fn secret_values_reach_no_journal_result_event_error_or_audit_line() {
     assert!(text.contains("token is ********"), "{text}");
     assert_clean("the run result", &text);
     let run_id = structured["run_id"].as_str().unwrap().to_string();
+    // Its terminal was recorded; the recording is checked for secrets below, with the journal.
+    let recordings = structured["recordings"].as_array().unwrap();
+    assert_eq!(recordings.len(), 1, "{structured}");
+    let recording = std::fs::read_to_string(recordings[0].as_str().unwrap()).unwrap();
+    assert!(recording.contains("token is ********"), "{recording}");
 
     // The same run, through every tool that reads it back.
     let events = server.call(
@@ -113,6 +118,10 @@ fn secret_values_reach_no_journal_result_event_error_or_audit_line() {
     assert_clean("run_events", &events.to_string());
     let status = server.call(4, "run_status", json!({"run_id": run_id}));
     assert_clean("run_status", &status.to_string());
+    assert_eq!(
+        &status["result"]["recordings"], &structured["recordings"],
+        "{status}"
+    );
 
     // Other ways of naming the workflow, and an inline manifest.
     let resolved = server.request(
@@ -156,4 +165,69 @@ fn secret_values_reach_no_journal_result_event_error_or_audit_line() {
     assert!(audit_text.contains("run_workflow"), "{audit_text}");
     assert_clean("the audit log", &audit_text);
     assert_eq!(mode(&audit), 0o600);
+}
+
+const TYPIST: &str = r#"name: typist
+description: Types a password into a silent prompt, as a person would.
+arguments:
+  PASSWORD: { description: the password, secret: true }
+return_values:
+  LENGTH: { description: how long the password read was }
+initial_state: ask
+states:
+  ask:
+    action: { tool: send_input, params: { input_text: "read -rs -p 'Password: ' PW; echo; LENGTH=${#PW}; echo \"read $LENGTH\"\n" } }
+    transitions: [ { condition: always, next_state: prompted } ]
+  prompted:
+    action: { tool: await_output, params: { pattern: '^Password: $', since: last_input, timeout: 20 } }
+    transitions: [ { condition: success, next_state: type } ]
+  type:
+    action: { tool: send_input, params: { keys: [{ var: PASSWORD }, { key: enter }] } }
+    transitions: [ { condition: always, next_state: done } ]
+  done:
+    action: { tool: await_output, params: { pattern: '^read (\d+)$', timeout: 20 } }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_var_key_types_a_secret_into_a_silent_prompt_and_nothing_writes_it_down() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("typist.yaml"), TYPIST).unwrap();
+    let engine = common::test_engine(dir.path(), 1, false);
+    let request = flowdeck::engine::RunRequest {
+        workflow: flowdeck::engine::WorkflowSource::Name("typist".into()),
+        session_id: None,
+        inputs: [("PASSWORD".to_string(), TOKEN.to_string())]
+            .into_iter()
+            .collect(),
+        keep_session: false,
+        host: None,
+        actor: flowdeck::engine::Actor::Cli,
+        require_approval: false,
+    };
+    let result = engine.run(request).await.unwrap();
+    assert!(result.success, "{result:?}");
+    assert_eq!(
+        result.return_values.get("LENGTH").map(String::as_str),
+        Some(TOKEN.len().to_string().as_str()),
+        "{result:?}"
+    );
+    let runs = dir.path().join(".flowdeck/runs");
+    let files: Vec<_> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "cast")),
+        "{files:?}"
+    );
+    for path in files {
+        assert_clean(
+            &path.display().to_string(),
+            &std::fs::read_to_string(&path).unwrap(),
+        );
+    }
+    assert_clean("the result", &serde_json::to_string(&result).unwrap());
+    engine.shutdown().await;
 }

@@ -45,6 +45,12 @@ pub(super) fn key_press(key: &Key) -> Result<KeyPress, EngineError> {
         Key::Named { key } => KeyPress::Named(named(*key)),
         Key::Ctrl { ctrl } => KeyPress::Ctrl(one("ctrl", ctrl)?),
         Key::Alt { alt } => KeyPress::Alt(one("alt", alt)?),
+        // A run replaces these with their values before it types (run/executor/actions.rs).
+        Key::Var { var } => {
+            return Err(EngineError::InvalidParams(format!(
+                "key {{\"var\": {var:?}}} types a run's variable: only a workflow's steps have variables"
+            )));
+        }
     })
 }
 

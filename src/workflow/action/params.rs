@@ -83,7 +83,8 @@ pub struct SendInputParams {
     pub keys: Option<Vec<Key>>,
 }
 
-/// One typed key: `{text: "..."}`, `{key: enter}`, `{ctrl: c}` or `{alt: x}`.
+/// One typed key: `{text: "..."}`, `{key: enter}`, `{ctrl: c}`, `{alt: x}`, or `{var: NAME}`
+/// in a workflow's step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum Key {
@@ -104,6 +105,13 @@ pub enum Key {
         /// A character pressed with Alt.
         #[schemars(length(min = 1, max = 1))]
         alt: String,
+    },
+    Var {
+        /// The value of the run's variable NAME (an argument, or a value captured earlier),
+        /// typed as text: how a step types a password without writing it down. Only a
+        /// workflow's steps have variables.
+        #[schemars(regex(pattern = r"^[A-Z][A-Z0-9_]*$"), length(max = 64))]
+        var: String,
     },
 }
 

@@ -3,11 +3,12 @@
 
 use super::Exec;
 use super::record::to_log_value;
-use crate::engine::Engine;
 use crate::engine::transition::{StepOutcome, StepStatus};
+use crate::engine::{Engine, EngineError};
 use crate::term::{AwaitResult, CommandOutcome, WaitOutcome};
 use crate::workflow::action::{
-    Action, AwaitOutputParams, CaptureGroup, ListSessionsParams, RunCommandParams,
+    Action, AwaitOutputParams, CaptureGroup, Key, ListSessionsParams, RunCommandParams,
+    SendInputParams,
 };
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -96,7 +97,10 @@ impl Exec<'_> {
                 }
                 Err(e) => Acted::failed(e),
             },
-            Action::SendInput(p) => match engine.send_input(sid, p, &actor) {
+            Action::SendInput(p) => match self
+                .with_values(p)
+                .and_then(|p| engine.send_input(sid, &p, &actor))
+            {
                 Ok(sent) => {
                     let screen = engine
                         .terminals()
@@ -243,4 +247,31 @@ fn captures(
             value.map(|v| (var.clone(), v))
         })
         .collect()
+}
+
+impl Exec<'_> {
+    /// The keys to type with each `{var: NAME}` replaced by the variable's value now.
+    fn with_values(&self, p: &SendInputParams) -> Result<SendInputParams, EngineError> {
+        let Some(keys) = &p.keys else {
+            return Ok(p.clone());
+        };
+        let keys = keys
+            .iter()
+            .map(|key| match key {
+                Key::Var { var } => match self.vars.get(var) {
+                    Some(value) => Ok(Key::Text {
+                        text: value.clone(),
+                    }),
+                    None => Err(EngineError::InvalidParams(format!(
+                        "variable {var} has no value at this step (an argument that was not given, or a capture that has not matched yet)"
+                    ))),
+                },
+                other => Ok(other.clone()),
+            })
+            .collect::<Result<Vec<Key>, EngineError>>()?;
+        Ok(SendInputParams {
+            keys: Some(keys),
+            ..p.clone()
+        })
+    }
 }
