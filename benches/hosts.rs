@@ -27,7 +27,7 @@ mod support;
 
 use common::params;
 use common::sshd::{ADDRESSES, Sshd};
-use flowdeck::engine::{Actor, Engine, FleetResult, RunRequest, WorkflowSource};
+use flowdeck::engine::{Actor, Engine, FleetResult, RunRequest};
 use flowdeck::term::WaitOutcome;
 use flowdeck::workflow::action::{
     AwaitOutputParams, OpenTerminalParams, RunCommandParams, SendInputParams,
@@ -226,15 +226,7 @@ async fn opens(e: &Engine, quick: bool) {
 }
 
 fn request() -> RunRequest {
-    RunRequest {
-        workflow: WorkflowSource::Name("hello_host".into()),
-        session_id: None,
-        inputs: Default::default(),
-        keep_session: false,
-        host: None,
-        actor: Actor::Cli,
-        require_approval: false,
-    }
+    common::run_request("hello_host", &[])
 }
 
 /// Every run of `fleet` completed on the host it was given, which it reached.

@@ -19,7 +19,7 @@ mod common;
 #[path = "support/mod.rs"]
 mod support;
 
-use flowdeck::engine::{Actor, Engine, EngineConfig, FinalState, RunRequest, WorkflowSource};
+use flowdeck::engine::{Engine, EngineConfig, FinalState, RunRequest};
 use flowdeck::term::recording::DEFAULT_CAP;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,15 +59,7 @@ fn engine(cap: Option<u64>) -> (tempfile::TempDir, Arc<Engine>) {
 }
 
 fn request() -> RunRequest {
-    RunRequest {
-        workflow: WorkflowSource::Name("flood".into()),
-        session_id: None,
-        inputs: Default::default(),
-        keep_session: false,
-        host: None,
-        actor: Actor::Cli,
-        require_approval: false,
-    }
+    common::run_request("flood", &[])
 }
 
 /// Whether a recording's last event says it stopped at its cap.

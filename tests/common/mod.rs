@@ -178,6 +178,23 @@ pub const QUICK: &str = "name: quick\ndescription: Says hi.\ninitial_state: a\ns
 /// A workflow whose one step runs `sleep 300`: a run that goes on until it is cancelled.
 pub const SLEEPER: &str = "name: sleeper\ndescription: Sleeps.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'sleep 300', timeout: 300 } } }\n";
 
+/// A run of workflow `name` with `inputs`, as `flowdeck run` asks for one: in a session of
+/// its own, here.
+pub fn run_request(name: &str, inputs: &[(&str, &str)]) -> flowdeck::engine::RunRequest {
+    flowdeck::engine::RunRequest {
+        workflow: flowdeck::engine::WorkflowSource::Name(name.into()),
+        session_id: None,
+        inputs: inputs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        keep_session: false,
+        host: None,
+        actor: flowdeck::engine::Actor::Cli,
+        require_approval: false,
+    }
+}
+
 /// The tool parameters (or any other value) that `v` describes, as the wire would give them.
 pub fn params<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).unwrap()

@@ -85,12 +85,8 @@ pub fn at_a_terminal(args: &[&str], env: Vec<(String, String)>) -> (Option<u32>,
         .enable_all()
         .build()
         .unwrap();
-    let ended = runtime
-        .block_on(session.await_output(on_screen("never printed")))
-        .unwrap();
-    let screen = session.content(Content::Screen);
-    assert_eq!(ended.outcome, WaitOutcome::Exited, "{screen}");
-    (session.exit().and_then(|e| e.code), screen)
+    let code = runtime.block_on(exit_code(&session));
+    (code, session.content(Content::Screen))
 }
 
 /// What the studio's shells start with in tests: a home of their own, so that they read no
@@ -165,26 +161,30 @@ pub async fn quit(session: &Session) {
         .unwrap();
     if r.outcome == WaitOutcome::Stopped {
         session.send_text("y", "test").unwrap();
-        let r = session
-            .await_output(on_screen("never printed"))
-            .await
-            .unwrap();
-        assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
-    } else {
-        assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
     }
-    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+    assert_eq!(exit_code(session).await, Some(0));
 }
 
 /// `d`: the studio detaches and exits with 0, whatever still runs.
 pub async fn detach(session: &Session) {
     session.send_text("d", "test").unwrap();
-    let r = session
+    assert_eq!(exit_code(session).await, Some(0));
+}
+
+/// Waits for the program in `session` to end, within the tests' deadline, and returns its
+/// exit code; fails showing its screen when it does not end.
+pub async fn exit_code(session: &Session) -> Option<u32> {
+    let ended = session
         .await_output(on_screen("never printed"))
         .await
         .unwrap();
-    assert_eq!(r.outcome, WaitOutcome::Exited, "{r:#?}");
-    assert_eq!(session.exit().and_then(|e| e.code), Some(0));
+    assert_eq!(
+        ended.outcome,
+        WaitOutcome::Exited,
+        "the program did not end; its screen:\n{}",
+        session.content(Content::Screen)
+    );
+    session.exit().and_then(|e| e.code)
 }
 
 /// A folder holding `files` (name, text), and the studio opened on it in a `cols` x `rows`

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::params;
 use common::sshd::Sshd;
-use flowdeck::engine::{Actor, Engine, EngineError, FinalState, RunRequest, WorkflowSource};
+use flowdeck::engine::{Actor, Engine, EngineError, FinalState, RunRequest};
 use flowdeck::workflow::action::{
     AwaitOutputParams, OpenTerminalParams, RunCommandParams, SendInputParams, SetEnvParams,
 };
@@ -131,16 +131,8 @@ async fn a_shell_on_a_host_runs_commands_with_their_exit_status_and_exports_valu
 
 fn run_request(name: &str, host: Option<&str>, inputs: &[(&str, &str)]) -> RunRequest {
     RunRequest {
-        workflow: WorkflowSource::Name(name.into()),
-        session_id: None,
-        inputs: inputs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        keep_session: false,
         host: host.map(str::to_string),
-        actor: Actor::Cli,
-        require_approval: false,
+        ..common::run_request(name, inputs)
     }
 }
 

@@ -4,7 +4,7 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use flowdeck::engine::{Actor, Engine, FinalState, RunRequest, WorkflowSource};
+use flowdeck::engine::{Actor, Engine, FinalState};
 use flowdeck::term::recording::cast::{CastEvent, CastReader};
 use flowdeck::term::recording::{DEFAULT_CAP, RecordOptions};
 use std::os::unix::fs::PermissionsExt;
@@ -27,21 +27,6 @@ states:
   count:
     action: { tool: run_command, params: { command: 'for i in 1 2 3; do echo line-$i; done' } }
 "#;
-
-fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
-    RunRequest {
-        workflow: WorkflowSource::Name(name.into()),
-        session_id: None,
-        inputs: inputs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        keep_session: false,
-        host: None,
-        actor: Actor::Cli,
-        require_approval: false,
-    }
-}
 
 fn engine_with(manifest: &str, cap: u64) -> (tempfile::TempDir, Arc<Engine>) {
     let dir = tempfile::tempdir().unwrap();
@@ -104,7 +89,7 @@ fn asciinema_cat(path: &Path) -> Option<String> {
 async fn a_runs_recording_is_an_asciicast_of_its_terminal_without_its_secrets() {
     let (dir, engine) = engine_with(RECORDED, DEFAULT_CAP);
     let result = engine
-        .run(request("recorded", &[("TOKEN", TOKEN)]))
+        .run(common::run_request("recorded", &[("TOKEN", TOKEN)]))
         .await
         .unwrap();
     assert_eq!(result.final_state, FinalState::Completed, "{result:?}");
@@ -159,7 +144,7 @@ async fn a_flood_stops_its_recording_at_the_cap_and_says_what_was_left_out() {
     const CAP: u64 = 64 << 10;
     let flood = "name: flood\ndescription: Floods.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'seq 1 200000', timeout: 120 } } }\n";
     let (dir, engine) = engine_with(flood, CAP);
-    let result = engine.run(request("flood", &[])).await.unwrap();
+    let result = engine.run(common::run_request("flood", &[])).await.unwrap();
     assert_eq!(result.final_state, FinalState::Completed, "{result:?}");
     let path = PathBuf::from(&result.recordings[0]);
     let size = std::fs::metadata(&path).unwrap().len();

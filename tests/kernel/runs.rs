@@ -32,18 +32,7 @@ fn with_manifest(file: &str, text: &str) -> (tempfile::TempDir, Arc<Engine>) {
 }
 
 fn request(name: &str, inputs: &[(&str, &str)]) -> RunRequest {
-    RunRequest {
-        workflow: WorkflowSource::Name(name.into()),
-        session_id: None,
-        inputs: inputs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        keep_session: false,
-        host: None,
-        actor: Actor::Cli,
-        require_approval: false,
-    }
+    common::run_request(name, inputs)
 }
 
 fn assert_final(result: &RunResult, expected: FinalState) {

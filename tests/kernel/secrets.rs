@@ -193,17 +193,7 @@ async fn a_var_key_types_a_secret_into_a_silent_prompt_and_nothing_writes_it_dow
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("typist.yaml"), TYPIST).unwrap();
     let engine = common::test_engine(dir.path(), 1, false);
-    let request = flowdeck::engine::RunRequest {
-        workflow: flowdeck::engine::WorkflowSource::Name("typist".into()),
-        session_id: None,
-        inputs: [("PASSWORD".to_string(), TOKEN.to_string())]
-            .into_iter()
-            .collect(),
-        keep_session: false,
-        host: None,
-        actor: flowdeck::engine::Actor::Cli,
-        require_approval: false,
-    };
+    let request = common::run_request("typist", &[("PASSWORD", TOKEN)]);
     let result = engine.run(request).await.unwrap();
     assert!(result.success, "{result:?}");
     assert_eq!(

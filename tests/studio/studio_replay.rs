@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::studio::{expect, open, quit};
+use common::studio::{expect, quit};
 use flowdeck::term::{TermConfig, Terminals};
 
 const SAYER: &str = "name: sayer\ndescription: Says a number.\ninitial_state: a\nstates:\n  a: { action: { tool: run_command, params: { command: 'echo replayed-$((6*7))' } } }\n";
@@ -28,17 +28,7 @@ async fn p_in_the_runs_view_replays_the_selected_run_in_a_pane() {
     );
 
     let terminals = Terminals::new(TermConfig::default());
-    let studio = open(
-        &terminals,
-        vec![
-            env!("CARGO_BIN_EXE_flowdeck").into(),
-            "--workflows".into(),
-            dir.path().display().to_string(),
-        ],
-        None,
-        (100, 30),
-        Vec::new(),
-    );
+    let studio = common::studio::studio(&terminals, dir.path(), 100, 30);
     expect(&studio, "sayer").await;
     studio.send_text("h", "test").unwrap();
     expect(&studio, r"completed ✓ .* recorded").await;
