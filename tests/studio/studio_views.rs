@@ -365,16 +365,8 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
         LONG,
         "the run",
         engine.run(RunRequest {
-            workflow: WorkflowSource::Name("deploy".into()),
-            session_id: None,
-            inputs: inputs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            keep_session: false,
-            host: None,
             actor: Actor::person(),
-            require_approval: false,
+            ..common::run_request("deploy", &inputs)
         }),
     )
     .await
