@@ -46,7 +46,7 @@ impl Host {
                 Err(e) => return Err(e.context("cannot attach to the folder's server")),
             }
         }
-        let engine = super::open_engine(folder, super::engine_config(false, false))?;
+        let engine = super::open_engine(folder, super::engine_config(false, false)?)?;
         let events = Events::Here(engine.subscribe());
         Ok((Host::Here(engine), events))
     }

@@ -100,7 +100,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     let runtime = runtime()?;
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve))
+        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
             .context(FOLDER_HELP)?;
         let host = match crate::server::host::start(engine.clone(), folder, options.clone()) {
             Ok(host) => host,
@@ -268,7 +268,7 @@ pub(super) fn approve_workflows(
             None => {
                 crate::server::peer::may_approve(Some(std::process::id()), None, &[])
                     .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;
-                let engine = open_engine(folder, engine_config(false, false))?;
+                let engine = open_engine(folder, engine_config(false, false)?)?;
                 names
                     .iter()
                     .map(|name| {

@@ -31,13 +31,22 @@ states:
 "#;
 
 fn flowdeck(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+    flowdeck_with(dir, args, None)
+}
+
+/// `flowdeck` with FLOWDECK_RECORDINGS set to `recordings`, or unset.
+fn flowdeck_with(dir: &Path, args: &[&str], recordings: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
         .arg("--workflows")
         .arg(dir)
         .args(args)
         .env("SHELL", "/bin/bash")
-        .output()
-        .unwrap()
+        .env_remove("FLOWDECK_RECORDINGS");
+    if let Some(value) = recordings {
+        command.env("FLOWDECK_RECORDINGS", value);
+    }
+    command.output().unwrap()
 }
 
 /// A folder with TWO_SESSIONS, run once: the folder and the run's result.
@@ -192,4 +201,53 @@ fn q_stops_a_replay_that_waits() {
         assert_eq!(common::studio::exit_code(&session).await, Some(0));
     });
     runtime.block_on(terminals.close_all());
+}
+
+#[test]
+fn flowdeck_recordings_turns_recording_off_or_caps_it_and_a_bad_value_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("two_sessions.yaml"), TWO_SESSIONS).unwrap();
+    let runs = dir.path().join(".flowdeck/runs");
+    let casts = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cast"))
+            .collect()
+    };
+    let run = |recordings| {
+        let out = flowdeck_with(
+            dir.path(),
+            &["run", "two_sessions", "--json"],
+            Some(recordings),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let off = run("off");
+    assert!(off.get("recordings").is_none(), "{off}");
+    assert!(casts().is_empty(), "{:?}", casts());
+
+    let capped = run("4K");
+    assert_eq!(
+        capped["recordings"].as_array().unwrap().len(),
+        2,
+        "{capped}"
+    );
+    for cast in casts() {
+        let size = std::fs::metadata(&cast).unwrap().len();
+        assert!(size <= 4096, "{}: {size} bytes", cast.display());
+    }
+
+    let out = flowdeck_with(dir.path(), &["list"], Some("lots"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("FLOWDECK_RECORDINGS=lots: not a size"),
+        "{stderr}"
+    );
 }
