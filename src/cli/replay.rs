@@ -80,7 +80,7 @@ fn recording_of(folder: &Path, args: &ReplayArgs) -> Result<(PathBuf, Vec<(Strin
     let all = journal.recordings(&args.what);
     let Some(first) = all.first().cloned() else {
         bail!(
-            "run {} has no recording in {} (a run of a flowdeck before recordings, purged, or of another workflows folder)",
+            "run {} has no recording in {} (recorded with FLOWDECK_RECORDINGS=off, by a flowdeck before recordings, purged, or a run of another workflows folder)",
             args.what,
             runs_dir(folder).display()
         );
