@@ -230,3 +230,75 @@ async fn a_recording_begun_mid_session_starts_with_the_screen_and_follows_resize
     assert!(!output.contains("hunter2"), "{output:?}");
     terminals.close_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_cut_by_a_resize_or_learned_late_is_masked_in_the_whole_file() {
+    let terminals = flowdeck::term::Terminals::new(flowdeck::term::TermConfig::default());
+    let session = common::bash(&terminals, common::LONG).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.cast");
+    let recording = session
+        .record(RecordOptions {
+            path: path.clone(),
+            title: "late".into(),
+            secrets: vec!["hunter2".into()],
+            mask: "***".into(),
+            cap: DEFAULT_CAP,
+        })
+        .unwrap();
+    // Shown before anyone knew it was a secret.
+    session
+        .send_text("echo early-$((1+1)) learned-later\n", "test")
+        .unwrap();
+    session
+        .await_output(common::spec(
+            "^early-2",
+            flowdeck::term::Since::All,
+            common::LONG,
+        ))
+        .await
+        .unwrap();
+    recording.mask(vec!["learned-later".into()]);
+    // Half a secret, a resize, the other half (`read -s` does not echo the Enter between).
+    session
+        .send_text(
+            "printf hun; read -rs x; printf 'ter2 done-%s\\n' $((6*7))\n",
+            "test",
+        )
+        .unwrap();
+    session
+        .await_output(common::spec(
+            "hun$",
+            flowdeck::term::Since::All,
+            common::LONG,
+        ))
+        .await
+        .unwrap();
+    session.resize(90, 20).unwrap();
+    session.send_text("\n", "test").unwrap();
+    session
+        .await_output(common::spec(
+            "done-42",
+            flowdeck::term::Since::All,
+            common::LONG,
+        ))
+        .await
+        .unwrap();
+    let recorded = tokio::task::spawn_blocking(move || recording.finish())
+        .await
+        .unwrap();
+    assert_eq!(recorded.error, None);
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(!file.contains("learned-later"), "{file}");
+    let (_, events, output) = read(&path);
+    assert!(output.contains("early-2 ***"), "{output:?}");
+    // Both halves of the one cut by the resize were held and masked whole.
+    assert!(output.contains("\r*** done-42"), "{output:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, CastEvent::Resize(_, 90, 20))),
+        "{events:?}"
+    );
+    terminals.close_all().await;
+}

@@ -139,8 +139,8 @@ pub struct RunSummary {
     pub error: Option<String>,
     pub feedback: Vec<Feedback>,
     /// Its terminal was recorded (`flowdeck replay RUN_ID` plays it; run_status names the
-    /// files).
-    #[serde(default)]
+    /// files). Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recorded: bool,
 }
 

@@ -4,9 +4,9 @@
 //! plays it (`asciinema play`, `asciinema cat`, the web player).
 //!
 //! The session's reader hands each shown chunk to a [`Tap`] under its lock (a copy and a
-//! channel send); a thread of the recording's own turns the chunks into text, masks the
-//! secrets it was given (mask.rs) and writes, so the disk never holds the session up unless
-//! it falls [`BACKLOG`] chunks behind. A recording stops at its cap: past it, output is
+//! channel send that never waits); a thread of the recording's own turns the chunks into
+//! text, masks the secrets it was given (mask.rs) and writes, so the disk never holds the
+//! session up. A recording stops at its cap: past it, output is
 //! only counted, and one last event says how much was left out.
 
 pub mod cast;
@@ -16,10 +16,11 @@ mod writer;
 pub use mask::{StreamMask, Utf8Stream};
 
 use super::screen::Size;
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, SyncSender};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -57,11 +58,15 @@ pub struct Recorded {
 enum Frame {
     Output(Instant, Vec<u8>),
     Resize(Instant, Size),
-    /// The values to mask from here on (a run learns its secrets as it goes).
-    Mask(Vec<String>),
 }
 
-/// The session's end of a recording, kept in the session's state.
+/// Secrets learned after the recording began, for its thread to take at its next event: a
+/// lock, not the channel, so that telling them never waits for the disk.
+type Learned = Arc<Mutex<Vec<String>>>;
+
+/// The session's end of a recording, kept in the session's state. It never blocks the
+/// session: when the recording's thread falls behind (a slow or stalled disk), chunks wait
+/// here, up to [`HELD_MAX`] bytes; beyond that they are left out, and the file says so.
 #[derive(Debug)]
 pub struct Tap {
     pub id: u64,
@@ -69,23 +74,73 @@ pub struct Tap {
     /// The cap was reached: chunks are only counted.
     full: Arc<AtomicBool>,
     left_out: Arc<AtomicU64>,
+    held: VecDeque<Frame>,
+    held_bytes: usize,
+}
+
+/// Output a tap holds for a recording's thread that fell behind.
+const HELD_MAX: usize = 16 << 20;
+
+impl std::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Frame::Output(_, bytes) => write!(f, "Output({} bytes)", bytes.len()),
+            Frame::Resize(_, size) => write!(f, "Resize({}x{})", size.cols, size.rows),
+        }
+    }
 }
 
 impl Tap {
     /// A chunk of output as it is shown.
-    pub fn output(&self, chunk: &[u8]) {
-        if self.full.load(Ordering::Relaxed) {
+    pub fn output(&mut self, chunk: &[u8]) {
+        if self.full.load(Ordering::Relaxed) || self.held_bytes + chunk.len() > HELD_MAX {
             self.left_out
                 .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-        } else {
-            let _ = self
-                .frames
-                .send(Frame::Output(Instant::now(), chunk.to_vec()));
+            return;
         }
+        self.held_bytes += chunk.len();
+        self.held
+            .push_back(Frame::Output(Instant::now(), chunk.to_vec()));
+        self.pass_on();
     }
 
-    pub fn resize(&self, size: Size) {
-        let _ = self.frames.send(Frame::Resize(Instant::now(), size));
+    pub fn resize(&mut self, size: Size) {
+        self.held.push_back(Frame::Resize(Instant::now(), size));
+        self.pass_on();
+    }
+
+    /// Hands what it holds to the recording's thread, as much as its channel takes now.
+    fn pass_on(&mut self) {
+        while let Some(frame) = self.held.pop_front() {
+            let bytes = match &frame {
+                Frame::Output(_, b) => b.len(),
+                Frame::Resize(..) => 0,
+            };
+            match self.frames.try_send(frame) {
+                Ok(()) => self.held_bytes -= bytes,
+                Err(TrySendError::Full(frame)) => {
+                    self.held.push_front(frame);
+                    return;
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    self.held.clear();
+                    self.held_bytes = 0;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Tap {
+    /// Let go (the recording finishes, or the session ends): what it still holds goes to the
+    /// thread, which then ends.
+    fn drop(&mut self) {
+        for frame in self.held.drain(..) {
+            if self.frames.send(frame).is_err() {
+                break;
+            }
+        }
     }
 }
 
@@ -93,8 +148,7 @@ impl Tap {
 /// unfinished, it ends as soon as its session lets its tap go.
 pub struct Recording {
     path: PathBuf,
-    /// Kept apart from the tap's, for masks; let go when the recording finishes.
-    frames: Option<SyncSender<Frame>>,
+    learned: Learned,
     detach: Option<Box<dyn FnOnce() + Send + Sync>>,
     thread: Option<JoinHandle<Recorded>>,
 }
@@ -107,6 +161,13 @@ impl std::fmt::Debug for Recording {
     }
 }
 
+/// A started recording's thread, and what tells it secrets.
+#[derive(Debug)]
+pub struct Started {
+    thread: JoinHandle<Recorded>,
+    learned: Learned,
+}
+
 impl Recording {
     /// Starts the thread that writes a recording of a screen of `size` whose contents are
     /// `first` now (drawn as the first event, so that a recording begun mid-session shows
@@ -116,18 +177,20 @@ impl Recording {
         id: u64,
         size: Size,
         first: Option<String>,
-    ) -> std::io::Result<(Tap, JoinHandle<Recorded>)> {
+    ) -> std::io::Result<(Tap, Started)> {
         let (frames, rx) = mpsc::sync_channel(BACKLOG);
         let full = Arc::new(AtomicBool::new(false));
         let left_out = Arc::new(AtomicU64::new(0));
+        let learned: Learned = Arc::default();
         let file = writer::create(&options, size)?;
         let thread = {
-            let (full, left_out) = (full.clone(), left_out.clone());
+            let (full, left_out, learned) = (full.clone(), left_out.clone(), learned.clone());
             let started = Instant::now();
             std::thread::Builder::new()
                 .name(format!("record-{id}"))
                 .spawn(move || {
-                    writer::Writer::new(file, options, started, full, left_out).run(rx, first)
+                    writer::Writer::new(file, options, started, full, left_out, learned)
+                        .run(rx, first)
                 })?
         };
         let tap = Tap {
@@ -135,22 +198,23 @@ impl Recording {
             frames,
             full,
             left_out,
+            held: VecDeque::new(),
+            held_bytes: 0,
         };
-        Ok((tap, thread))
+        Ok((tap, Started { thread, learned }))
     }
 
-    /// A started recording of `tap`; `detach` takes the tap out of the session.
+    /// A started recording; `detach` takes its tap out of the session.
     pub fn new(
         path: PathBuf,
-        tap: &Tap,
-        thread: JoinHandle<Recorded>,
+        started: Started,
         detach: Box<dyn FnOnce() + Send + Sync>,
     ) -> Recording {
         Recording {
             path,
-            frames: Some(tap.frames.clone()),
+            learned: started.learned,
             detach: Some(detach),
-            thread: Some(thread),
+            thread: Some(started.thread),
         }
     }
 
@@ -158,11 +222,13 @@ impl Recording {
         &self.path
     }
 
-    /// Masks `secrets` (with those given before) in what is written from now on.
+    /// Masks `secrets` too, in what is written from now on and, when the recording ends, in
+    /// what was written before (the file is masked again once).
     pub fn mask(&self, secrets: Vec<String>) {
-        if let Some(frames) = &self.frames {
-            let _ = frames.send(Frame::Mask(secrets));
-        }
+        self.learned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(secrets);
     }
 
     /// Ends the recording: the session lets its tap go, and the file is completed (the
@@ -171,7 +237,6 @@ impl Recording {
         if let Some(detach) = self.detach.take() {
             detach();
         }
-        self.frames = None;
         let path = self.path.clone();
         self.thread
             .take()
@@ -187,7 +252,6 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        self.frames = None;
         if let Some(detach) = self.detach.take() {
             detach();
         }

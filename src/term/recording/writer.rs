@@ -1,7 +1,7 @@
 //! The recording's thread: turns the session's chunks into asciicast events and writes them,
 //! within the cap.
 
-use super::{Frame, RecordOptions, Recorded, StreamMask, Utf8Stream};
+use super::{Frame, Learned, RecordOptions, Recorded, StreamMask, Utf8Stream};
 use crate::term::screen::Size;
 use serde_json::json;
 use std::fs::{File, OpenOptions};
@@ -56,6 +56,11 @@ pub(super) struct Writer {
     error: Option<String>,
     /// The event being written.
     line: Vec<u8>,
+    /// Secrets learned after the recording began (mod.rs).
+    learned: Learned,
+    /// Events were written before a secret was learned: the file is masked again at the end.
+    late: bool,
+    events: u64,
 }
 
 impl Writer {
@@ -65,6 +70,7 @@ impl Writer {
         started: Instant,
         full: Arc<AtomicBool>,
         left_out: Arc<AtomicU64>,
+        learned: Learned,
     ) -> Writer {
         Writer {
             out: BufWriter::with_capacity(64 << 10, file),
@@ -78,6 +84,9 @@ impl Writer {
             cut_at: None,
             error: None,
             line: Vec::new(),
+            learned,
+            late: false,
+            events: 0,
         }
     }
 
@@ -88,34 +97,21 @@ impl Writer {
             self.event(0.0, "o", &shown, 0);
         }
         for frame in frames {
+            self.take_learned();
             match frame {
                 Frame::Output(at, bytes) => {
                     let text = self.utf8.decode(&bytes);
                     let shown = self.mask.push(text);
                     self.event(self.seconds(at), "o", &shown, bytes.len());
                 }
-                Frame::Mask(secrets) => {
-                    let mut all = self.options.secrets.clone();
-                    all.extend(secrets);
-                    all.sort();
-                    all.dedup();
-                    let mut mask = StreamMask::new(&all, &self.options.mask);
-                    // What the old mask held is looked at again by the new one.
-                    let held = self.mask.take_held();
-                    let shown = mask.push(held);
-                    self.mask = mask;
-                    self.options.secrets = all;
-                    let t = self.seconds(Instant::now());
-                    self.event(t, "o", &shown, 0);
-                }
+                // What the mask holds stays held: a secret may go on after the resize.
                 Frame::Resize(at, size) => {
                     let t = self.seconds(at);
-                    let held = self.mask.finish();
-                    self.event(t, "o", &held, 0);
                     self.event(t, "r", &format!("{}x{}", size.cols, size.rows), 0);
                 }
             }
         }
+        self.take_learned();
         let end = self.seconds(Instant::now());
         let mut rest = self.mask.push(self.utf8.finish());
         rest.push_str(&self.mask.finish());
@@ -124,11 +120,94 @@ impl Writer {
         if let Err(e) = self.out.flush() {
             self.error.get_or_insert(e.to_string());
         }
+        if self.late && self.error.is_none() {
+            self.mask_again();
+        }
         Recorded {
             path: self.options.path,
             bytes: self.written,
             left_out: self.left_out.load(Ordering::Relaxed),
             error: self.error,
+        }
+    }
+
+    /// Takes the secrets learned since the last event: masked from here on (what the old
+    /// mask held is looked at again), and in the whole file at the end if events were
+    /// written before.
+    fn take_learned(&mut self) {
+        let learned = std::mem::take(&mut *self.learned.lock().unwrap_or_else(|p| p.into_inner()));
+        if learned.is_empty() {
+            return;
+        }
+        self.options.secrets.extend(learned);
+        self.options.secrets.sort();
+        self.options.secrets.dedup();
+        let mut mask = StreamMask::new(&self.options.secrets, &self.options.mask);
+        let held = mask.push(self.mask.take_held());
+        self.mask = mask;
+        self.late |= self.events > 0;
+        let t = self.seconds(Instant::now());
+        self.event(t, "o", &held, 0);
+    }
+
+    /// Masks the whole file with every secret the recording knows: the output as one stream
+    /// (a secret written across two events is masked too), into a file beside it that then
+    /// takes its place. Event times stay; text moves to a later event only where it could
+    /// begin a secret.
+    fn mask_again(&mut self) {
+        let path = self.options.path.clone();
+        let masked = path.with_extension("cast.masking");
+        let result = (|| -> std::io::Result<u64> {
+            let text = std::fs::read_to_string(&path)?;
+            let mut lines = text.lines();
+            let mut out = BufWriter::new(
+                OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(&masked)?,
+            );
+            let header = lines.next().unwrap_or_default();
+            out.write_all(header.as_bytes())?;
+            out.write_all(b"\n")?;
+            let mut written = header.len() as u64 + 1;
+            let mut mask = StreamMask::new(&self.options.secrets, &self.options.mask);
+            let mut buf = Vec::new();
+            let mut last = 0.0;
+            for raw in lines {
+                let Ok((t, kind, data)) = serde_json::from_str::<(f64, String, String)>(raw) else {
+                    continue;
+                };
+                last = t;
+                let data = if kind == "o" { mask.push(data) } else { data };
+                if !data.is_empty() {
+                    let line = line(&mut buf, t, &kind, &data);
+                    out.write_all(line)?;
+                    written += line.len() as u64;
+                }
+            }
+            let rest = mask.finish();
+            if !rest.is_empty() {
+                let line = line(&mut buf, last, "o", &rest);
+                out.write_all(line)?;
+                written += line.len() as u64;
+            }
+            out.flush()?;
+            std::fs::rename(&masked, &path)?;
+            Ok(written)
+        })();
+        match result {
+            Ok(written) => self.written = written,
+            Err(e) => {
+                let _ = std::fs::remove_file(&masked);
+                // Better no recording than one with a secret in it.
+                let _ = std::fs::remove_file(&path);
+                self.error = Some(format!(
+                    "{}: could not be masked again, so it was removed: {e}",
+                    path.display()
+                ));
+            }
         }
     }
 
@@ -154,7 +233,10 @@ impl Writer {
             return;
         }
         match self.out.write_all(line) {
-            Ok(()) => self.written += line.len() as u64,
+            Ok(()) => {
+                self.written += line.len() as u64;
+                self.events += 1;
+            }
             Err(e) => {
                 self.error = Some(format!("{}: {e}", self.options.path.display()));
                 self.full.store(true, Ordering::Relaxed);

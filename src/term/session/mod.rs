@@ -239,7 +239,7 @@ impl Session {
             })?;
         let mut live = self.shared.lock();
         live.screen.resize(size);
-        for tap in &live.taps {
+        for tap in &mut live.taps {
             tap.resize(size);
         }
         Ok(size)
@@ -254,7 +254,7 @@ impl Session {
         let id = live.next_tap;
         let size = live.screen.size();
         let first = (live.bytes > 0).then(|| live.screen.vt().state_formatted());
-        let (tap, thread) =
+        let (tap, started) =
             Recording::spawn(options, id, size, first).map_err(|source| TermError::Io {
                 session: self.id.clone(),
                 source,
@@ -262,10 +262,14 @@ impl Session {
         let shared = Arc::downgrade(&self.shared);
         let detach = Box::new(move || {
             if let Some(shared) = shared.upgrade() {
-                shared.lock().taps.retain(|t| t.id != id);
+                // Dropped outside the lock: a tap hands over what it still holds as it goes.
+                let mut live = shared.lock();
+                let gone: Vec<Tap> = live.taps.extract_if(.., |t| t.id == id).collect();
+                drop(live);
+                drop(gone);
             }
         });
-        let recording = Recording::new(path, &tap, thread, detach);
+        let recording = Recording::new(path, started, detach);
         live.taps.push(tap);
         Ok(recording)
     }

@@ -85,7 +85,7 @@ impl Live {
 
     /// Output that is shown: see [`Live::take`].
     pub(super) fn show(&mut self, chunk: &[u8]) -> Vec<u8> {
-        for tap in &self.taps {
+        for tap in &mut self.taps {
             tap.output(chunk);
         }
         let answer = self.screen.feed(chunk);

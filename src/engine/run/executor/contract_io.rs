@@ -187,6 +187,9 @@ impl Exec<'_> {
         if values.is_empty() {
             return;
         }
+        // A capture into a secret's name is a secret from this moment: before it is exported
+        // (the echo of the export), journaled or shown again in the terminal's recording.
+        self.learn_secrets(&values.iter().cloned().collect());
         self.vars.extend(values.iter().cloned());
         let at_prompt = self
             .engine
