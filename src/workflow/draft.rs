@@ -48,6 +48,8 @@ pub struct Answer {
 /// The shortest timeout a drafted step gets, and how many times as long as it took by hand.
 const MIN_TIMEOUT: f64 = 30.0;
 const TIMEOUT_FACTOR: f64 = 4.0;
+/// The most characters of a prompt's line that its pattern keeps (the last ones).
+const PROMPT_CHARS: usize = 120;
 /// The return value the last step sets.
 pub const COMPLETED: &str = "COMPLETED";
 
@@ -58,12 +60,19 @@ pub struct Draft {
     pub secrets: Vec<String>,
 }
 
-/// Writes the draft of workflow `name` (a valid workflow name) from what was done.
-pub fn draft(name: &str, description: &str, done: &[Done]) -> Draft {
+/// Writes the draft of workflow `name` from what was done, checked as any manifest is: the
+/// first problems when it is not a valid workflow (a name that is not one, more secrets than
+/// a workflow may declare).
+pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, String> {
     let mut states = States::default();
-    for (i, d) in done.iter().enumerate() {
+    let typed = done.iter().filter(|d| !d.line.trim().is_empty());
+    for (i, d) in typed.enumerate() {
         states.command(i + 1, d);
     }
+    let description = match description.trim() {
+        "" => "Drafted from what was done by hand.",
+        given => given,
+    };
     states.finish();
     let mut root = Map::new();
     root.insert("name".into(), json!(name));
@@ -79,12 +88,27 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Draft {
     root.insert("states".into(), Value::Object(states.map));
     // A map of strings, numbers and lists always serializes.
     let yaml = serde_norway::to_string(&Value::Object(root)).unwrap_or_default();
-    Draft {
-        yaml: format!(
-            "# Drafted by flowdeck from what was done by hand: tidy it (docs/WORKFLOWS.md, \"Drafts\").\n{yaml}"
-        ),
-        secrets: states.secrets,
+    let yaml = format!(
+        "# Drafted by flowdeck from what was done by hand: tidy it (docs/WORKFLOWS.md, \"Drafts\").\n{yaml}"
+    );
+    let checked = super::validate::check_bytes(yaml.as_bytes(), super::Format::Yaml);
+    if !checked.is_valid() {
+        let problems: Vec<String> = checked
+            .violations
+            .iter()
+            .filter(|v| v.severity == super::violation::Severity::Error)
+            .take(3)
+            .map(|v| format!("{}: {} ({})", v.rule, v.message, v.path))
+            .collect();
+        return Err(format!(
+            "the draft is not a valid workflow: {}",
+            problems.join("; ")
+        ));
     }
+    Ok(Draft {
+        yaml,
+        secrets: states.secrets,
+    })
 }
 
 /// The states being written, in order, each pointing to the next once it is known.
@@ -105,6 +129,14 @@ impl States {
     /// Adds a state and links the open ones to it; `failure_goes_on`: its failure goes on
     /// to the next state too.
     fn push(&mut self, name: String, action: Value, failure_goes_on: bool) {
+        // A command's word may be another step's name (`back`, `prompt_3`): a letter sets
+        // it apart.
+        let mut name = name;
+        let mut suffix = b'a';
+        while self.map.contains_key(&name) {
+            name = format!("{name}_{}", suffix as char);
+            suffix = suffix.saturating_add(1);
+        }
         for (open, on_failure) in std::mem::take(&mut self.open) {
             let mut next = vec![json!({"condition": "success", "next_state": name})];
             if on_failure {
@@ -151,15 +183,35 @@ impl States {
     /// A secret argument for a hidden answer, named after its prompt (`Password:`:
     /// `PASSWORD`), numbered when the name is taken.
     fn secret(&mut self, prompt: &str) -> String {
-        let base: String = prompt
+        let words: Vec<String> = prompt
             .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || c.is_whitespace())
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
             .collect::<String>()
             .split_whitespace()
-            .last()
             .map(str::to_ascii_uppercase)
             .filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+            .collect();
+        // The word that says what it is (`Password for user:` is a PASSWORD), else the last.
+        let telling = [
+            "PASS", "TOKEN", "KEY", "SECRET", "PIN", "PHRASE", "OTP", "CODE",
+        ];
+        let word = words
+            .iter()
+            .find(|w| telling.iter().any(|t| w.contains(t)))
+            .or(words.last())
+            .cloned()
             .unwrap_or_else(|| "SECRET".into());
+        // Never a name the shell already has (an argument not given is read from it) nor the
+        // draft's own return value.
+        let taken = [
+            "USER", "HOME", "PATH", "SHELL", "TERM", "LANG", "PWD", "LOGNAME", "HOSTNAME", "MAIL",
+            "EDITOR", "TMPDIR", "DISPLAY", COMPLETED,
+        ];
+        let base = if taken.contains(&word.as_str()) {
+            format!("{word}_SECRET")
+        } else {
+            word
+        };
         let base: String = base.chars().take(56).collect();
         let mut name = base.clone();
         let mut n = 1;
@@ -200,11 +252,18 @@ const QUIET_MS: u64 = 500;
 /// at the end of a line.
 pub fn prompt_pattern(prompt: &str) -> String {
     let line = prompt.lines().last().unwrap_or_default().trim_end();
+    // The end of a very wide line is what the prompt is; a pattern stays well under the
+    // manifest's 1000 bytes.
+    let skip = line.chars().count().saturating_sub(PROMPT_CHARS);
+    let line = match line.char_indices().nth(skip) {
+        Some((at, _)) => &line[at..],
+        None => line,
+    };
     let mut out = String::new();
     for token in tokens(line) {
         match token {
             Token::Digits => out.push_str(r"\d+"),
-            Token::Hex => out.push_str("[0-9a-f]+"),
+            Token::Hex => out.push_str("[0-9A-Fa-f]+"),
             Token::Text(t) => out.push_str(&regex::escape(t)),
         }
     }
@@ -318,7 +377,7 @@ mod tests {
         assert_eq!(prompt_pattern(">>> "), r">>>\s*$");
         assert_eq!(
             prompt_pattern("build 42 at 12:05:33 (a1b2c3d4e5) [y/N]? "),
-            r"build \d+ at \d+:\d+:\d+ \([0-9a-f]+\) \[y/N\]\?\s*$"
+            r"build \d+ at \d+:\d+:\d+ \([0-9A-Fa-f]+\) \[y/N\]\?\s*$"
         );
         // Only the last line, and words that merely look hex stay words.
         assert_eq!(prompt_pattern("ready\nDecaf face: "), r"Decaf face:\s*$");
@@ -363,7 +422,7 @@ mod tests {
             python,
             login,
         ];
-        let draft = draft("by_hand", "What was done by hand.", &steps);
+        let draft = draft("by_hand", "What was done by hand.", &steps).unwrap();
         let checked = check_bytes(draft.yaml.as_bytes(), Format::Yaml);
         assert!(
             checked.violations.is_empty(),
@@ -415,5 +474,59 @@ mod tests {
         assert_eq!(word("/usr/bin/Make-It all"), "make_it");
         assert_eq!(word("[ -d x ]"), "step");
         assert_eq!(word("  "), "step");
+    }
+
+    #[test]
+    fn names_never_clash_and_secrets_never_take_a_name_the_shell_has() {
+        let hidden = |prompt: &str| Answer {
+            prompt: prompt.into(),
+            text: "x".into(),
+            hidden: true,
+        };
+        let asks = Done {
+            line: "back".into(),
+            exit: Some(0),
+            answers: vec![
+                hidden("Password for user: "),
+                hidden("Enter user: "),
+                hidden("Password for user: "),
+            ],
+            prompt_after: Some("$ ".into()),
+            ..Done::default()
+        };
+        let steps = [
+            done("   ", 0),
+            done("prompt_1_1", 0),
+            asks,
+            done("back_2", 0),
+        ];
+        let drafted = draft("names", "  ", &steps).unwrap();
+        assert_eq!(drafted.secrets, ["PASSWORD", "USER_SECRET", "PASSWORD_2"]);
+        let checked = check_bytes(drafted.yaml.as_bytes(), Format::Yaml);
+        let wf = checked.workflow.unwrap();
+        assert_eq!(wf.description, "Drafted from what was done by hand.");
+        let names: Vec<&str> = wf.states.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "prompt_1_1_1",
+                "back_2",
+                "prompt_2_1",
+                "answer_2_1",
+                "prompt_2_2",
+                "answer_2_2",
+                "prompt_2_3",
+                "answer_2_3",
+                "back_2_a",
+                "back_2_3",
+                "completed"
+            ]
+        );
+        // Upper-case hex is generalized as such; a draft that cannot be valid says why.
+        assert_eq!(prompt_pattern("key 9F3A2B7C: "), r"key [0-9A-Fa-f]+:\s*$");
+        let wide = "x".repeat(5000);
+        assert!(prompt_pattern(&wide).len() < 200);
+        let refused = draft("Not A Name", "d", &[done("true", 0)]).unwrap_err();
+        assert!(refused.contains("not a valid workflow"), "{refused}");
     }
 }

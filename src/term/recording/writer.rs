@@ -247,15 +247,19 @@ impl Writer {
     /// The last event of a recording the cap stopped: what was left out, as a player shows
     /// it. Written in the room kept for it.
     fn note_the_cut(&mut self, end: f64) {
-        let Some(cut_at) = self.cut_at else {
-            return;
+        let left_out = self.left_out.load(Ordering::Relaxed);
+        let note = match self.cut_at {
+            Some(cut_at) => format!(
+                "\r\n\x1b[0m[flowdeck: the recording stopped at its cap of {} bytes; {left_out} more bytes of output, over {:.1} s, were not recorded]\r\n",
+                self.options.cap,
+                (end - cut_at).max(0.0),
+            ),
+            // The session's tap left chunks out: this thread fell behind a slow disk.
+            None if left_out > 0 => format!(
+                "\r\n\x1b[0m[flowdeck: {left_out} bytes of output were not recorded: the disk fell behind]\r\n"
+            ),
+            None => return,
         };
-        let note = format!(
-            "\r\n\x1b[0m[flowdeck: the recording stopped at its cap of {} bytes; {} more bytes of output, over {:.1} s, were not recorded]\r\n",
-            self.options.cap,
-            self.left_out.load(Ordering::Relaxed),
-            (end - cut_at).max(0.0),
-        );
         let line = line(&mut self.line, end, "o", &note);
         if self.error.is_none() && self.out.write_all(line).is_ok() {
             self.written += line.len() as u64;
