@@ -158,8 +158,13 @@ impl Probe {
     }
 }
 
-/// Whether `bytes`, typed now, must wait for a reader: see the module's documentation.
+/// Whether `bytes`, typed now, must wait for a reader: see the module's documentation. For a
+/// far shell only a line waits (a line typed too early is what gets echoed twice): a key
+/// for a far program that never pauses (`q` for `watch`) goes at once.
 fn must_wait(probe: &Probe, host: &impl Host, bytes: &[u8]) -> bool {
+    if host.far_listens().is_some() && !bytes.iter().any(|b| matches!(b, b'\r' | b'\n')) {
+        return false;
+    }
     !interrupts(probe, host, bytes) && !listening(probe, host)
 }
 
@@ -278,6 +283,9 @@ pub fn write_loop(
     let mut later: VecDeque<Input> = VecDeque::new();
     // The PTY hands out at most 4 KiB a read.
     let mut buf = vec![0u8; 4096];
+    // A far input waited its longest: until the far side listens again, what follows it
+    // goes at once, rather than each line waiting as long again.
+    let mut waited_out = false;
     loop {
         let input = match later.pop_front() {
             Some(input) => input,
@@ -289,10 +297,13 @@ pub fn write_loop(
         let written = match input {
             Input::Reply(bytes) => write(&mut writer, &bytes),
             Input::Typed { bytes, seq, echo } => {
-                if must_wait(&probe, host, &bytes)
-                    && !hold(&mut writer, &queue, &mut later, &probe, host, &mut buf)
-                {
-                    return;
+                waited_out &= host.far_listens() == Some(false);
+                if !waited_out && must_wait(&probe, host, &bytes) {
+                    match hold(&mut writer, &queue, &mut later, &probe, host, &mut buf) {
+                        Held::Gone => return,
+                        Held::Listening => {}
+                        Held::WaitedOut => waited_out = host.far_listens().is_some(),
+                    }
                 }
                 type_in(&mut writer, host, seq, &echo, &bytes, &mut buf)
             }
@@ -303,9 +314,18 @@ pub fn write_loop(
     }
 }
 
+/// How a hold ended.
+enum Held {
+    /// Someone reads, the program ended, or the session is closing.
+    Listening,
+    /// [`HOLD_MAX`] passed.
+    WaitedOut,
+    /// A write failed: the terminal is gone.
+    Gone,
+}
+
 /// Waits until someone reads the terminal, the program ends or [`HOLD_MAX`] passes. Replies
 /// and interrupts that come meanwhile are written at once; other input queues behind.
-/// Returns false when a write failed (the terminal is gone).
 fn hold(
     writer: &mut Box<dyn Write + Send>,
     queue: &Receiver<Input>,
@@ -313,7 +333,7 @@ fn hold(
     probe: &Probe,
     host: &impl Host,
     buf: &mut [u8],
-) -> bool {
+) -> Held {
     let deadline = Instant::now() + HOLD_MAX;
     let mut look = FIRST_LOOK;
     let mut open = true;
@@ -322,12 +342,12 @@ fn hold(
             match queue.try_recv() {
                 Ok(Input::Reply(bytes)) => {
                     if write(writer, &bytes).is_err() {
-                        return false;
+                        return Held::Gone;
                     }
                 }
                 Ok(Input::Typed { bytes, seq, echo }) if interrupts(probe, host, &bytes) => {
                     if type_in(writer, host, seq, &echo, &bytes, buf).is_err() {
-                        return false;
+                        return Held::Gone;
                     }
                 }
                 Ok(input) => later.push_back(input),
@@ -337,8 +357,11 @@ fn hold(
             }
         }
         let now = Instant::now();
-        if !open || now >= deadline || host.ended() || listening(probe, host) {
-            return true;
+        if !open || host.ended() || listening(probe, host) {
+            return Held::Listening;
+        }
+        if now >= deadline {
+            return Held::WaitedOut;
         }
         host.wait_for_output(look.min(deadline - now));
         look = (look * 2).min(LAST_LOOK);
@@ -398,5 +421,40 @@ mod tests {
     #[test]
     fn a_group_whose_leader_is_gone_reads_nothing() {
         assert_eq!(reading(i32::MAX, None), Some(false));
+    }
+
+    /// A far shell as its markers describe it, for the writer's rules.
+    struct Far {
+        listens: bool,
+    }
+
+    impl Host for Far {
+        fn typing(&self, _: u64, _: &[u8], _: &str, _: &mut [u8]) -> Option<Vec<u8>> {
+            Some(Vec::new())
+        }
+        fn wait_for_output(&self, wait: Duration) {
+            std::thread::sleep(wait.min(Duration::from_millis(1)));
+        }
+        fn ended(&self) -> bool {
+            false
+        }
+        fn dequeued(&self, _: usize) {}
+        fn far_listens(&self) -> Option<bool> {
+            Some(self.listens)
+        }
+    }
+
+    #[test]
+    fn to_a_busy_far_program_only_a_line_waits_and_interrupts_never_do() {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let probe = Probe::new(Arc::new(null), None);
+        let busy = Far { listens: false };
+        assert!(
+            must_wait(&probe, &busy, b"make\r"),
+            "a line waits for the prompt"
+        );
+        assert!(!must_wait(&probe, &busy, b"q"), "a key goes at once");
+        assert!(!must_wait(&probe, &busy, b"\x03\r"), "Ctrl-C goes at once");
+        assert!(!must_wait(&probe, &Far { listens: true }, b"make\r"));
     }
 }
