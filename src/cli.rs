@@ -205,8 +205,9 @@ pub enum Command {
     /// journal (DIR/.flowdeck/runs/RUN_ID.cast; any asciicast player plays it too). While it
     /// plays, space pauses, `.` steps while paused, `q` stops. When stdout is not a terminal,
     /// the plain output stream is written at once (as `asciinema cat` does). A recording stops
-    /// at 64 MiB; FLOWDECK_RECORDINGS=16M (any size, K, M or G) sets another cap where the
-    /// runs happen, and FLOWDECK_RECORDINGS=off records nothing.
+    /// at 64 MiB; FLOWDECK_RECORDINGS=16M (any size, K, M or G) sets another cap and
+    /// FLOWDECK_RECORDINGS=off records nothing, set where the runs happen: where the folder's
+    /// server starts (the studio, `flowdeck mcp`, `flowdeck serve`), which keeps its setting.
     Replay {
         /// The run's id (as `flowdeck run`, the studio's runs view and run_status show it),
         /// or the path of an asciicast file

@@ -41,7 +41,15 @@ impl Host {
         let mut again = crate::server::hello::ReachAgain::default();
         while let Some(stream) = crate::server::relay::connect(folder) {
             match Remote::attach(stream, folder, crate::server::hello::Client::Cli {}).await {
-                Ok((remote, inbox)) => return Ok((Host::Server(remote), Events::Server(inbox))),
+                Ok((remote, inbox)) => {
+                    if std::env::var_os(super::RECORDINGS_ENV).is_some() {
+                        eprintln!(
+                            "flowdeck: the run happens in the folder's server, which records as it was started: {} set here does not change that",
+                            super::RECORDINGS_ENV
+                        );
+                    }
+                    return Ok((Host::Server(remote), Events::Server(inbox)));
+                }
                 Err(e) if again.after(&e) => {}
                 Err(e) => return Err(e.context("cannot attach to the folder's server")),
             }

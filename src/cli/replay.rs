@@ -24,9 +24,20 @@ pub struct ReplayArgs {
 }
 
 /// Modes a recorded program may have left on, turned off at the end so that the terminal
-/// is the person's again: attributes, the cursor, the alternate screen, bracketed paste,
-/// mouse reporting, application cursor keys and keypad.
-const RESTORE: &str = "\x1b[0m\x1b[?25h\x1b[?1049l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1l\x1b>";
+/// is the person's again. First CAN and ST end any sequence a recording stopped inside (an
+/// OSC title cut at a chunk), so that what follows is not taken into it; then attributes,
+/// the character set, the scroll region, the cursor, the alternate screen, bracketed
+/// paste, mouse and focus reporting, the kitty keyboard protocol, application cursor keys
+/// and keypad, autowrap, origin and insert modes.
+const RESTORE: &str = concat!(
+    "\x18\x1b\\",
+    "\x1b[0m\x1b(B\x1b[r\x1b[?25h\x1b[?1049l\x1b[?2004l",
+    "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l",
+    "\x1b[<u\x1b[?1l\x1b>\x1b[?7h\x1b[?6l\x1b[4l",
+);
+
+/// The longest pause a replay plays (a recording's times are any JSON number).
+const LONGEST_PAUSE: f64 = 24.0 * 3600.0;
 
 pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<ExitCode> {
     let (path, others) = recording_of(folder, args)?;
@@ -145,7 +156,8 @@ impl Keys {
             }
             return Ok(None);
         }
-        let deadline = wait.map(|w| Instant::now() + w);
+        // A wait too long to have an end is one without.
+        let deadline = wait.and_then(|w| Instant::now().checked_add(w));
         loop {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|l| l.is_zero()) {
@@ -178,6 +190,10 @@ impl Keys {
 impl Drop for Keys {
     fn drop(&mut self) {
         if self.raw {
+            // Answers the terminal gave to queries in the recording (its attributes, the
+            // cursor's place) must not reach the person's shell as typed text.
+            let _ =
+                rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
             let _ = crossterm::terminal::disable_raw_mode();
         }
     }
@@ -196,8 +212,9 @@ fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write
         let event = event?;
         let gap = (event.time() - last).max(0.0);
         last = event.time();
-        played += args.idle_limit.map_or(gap, |limit| gap.min(limit)) / args.speed;
-        let at = Duration::from_secs_f64(played);
+        let pause = args.idle_limit.map_or(gap, |limit| gap.min(limit)) / args.speed;
+        played += pause.min(LONGEST_PAUSE);
+        let at = Duration::try_from_secs_f64(played).unwrap_or(Duration::MAX);
         loop {
             if paused {
                 let since = Instant::now();
@@ -216,7 +233,9 @@ fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write
                 }
                 continue;
             }
-            let wait = (clock + at).saturating_duration_since(Instant::now());
+            let wait = clock.checked_add(at).map_or(Duration::MAX, |due| {
+                due.saturating_duration_since(Instant::now())
+            });
             if wait.is_zero() {
                 break;
             }

@@ -175,32 +175,40 @@ fn long_pauses_are_capped_and_the_terminal_is_left_as_it_was() {
     assert!(!screen.contains("full-screen program"), "{screen}");
 }
 
-#[test]
-fn q_stops_a_replay_that_waits() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = idle_full_screen(dir.path());
+/// `flowdeck replay ARGS` at a terminal: once `shown` is on its screen, `q` ends it with 0.
+fn quit_when_shown(args: &[&str], shown: &str) {
     let terminals = Terminals::new(flowdeck::term::TermConfig::default());
-    let program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "replay".into(),
-        path,
-        "--no-idle-limit".into(),
-    ];
+    let mut program = vec![env!("CARGO_BIN_EXE_flowdeck").to_string(), "replay".into()];
+    program.extend(args.iter().map(|a| a.to_string()));
     let session = common::studio::open(&terminals, program, None, (80, 24), Vec::new());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let shown = session
-            .await_output(on_screen("full-screen program"))
-            .await
-            .unwrap();
-        assert_eq!(shown.outcome, WaitOutcome::Matched, "{}", shown.tail);
+        let seen = session.await_output(on_screen(shown)).await.unwrap();
+        assert_eq!(seen.outcome, WaitOutcome::Matched, "{}", seen.tail);
         session.send_text("q", "test").unwrap();
         assert_eq!(common::studio::exit_code(&session).await, Some(0));
     });
     runtime.block_on(terminals.close_all());
+}
+
+#[test]
+fn q_stops_a_replay_that_waits_however_long_its_times_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = idle_full_screen(dir.path());
+    quit_when_shown(&[&path, "--no-idle-limit"], "full-screen program");
+    // Times no clock can add, at a speed that makes every pause endless: played, not a panic.
+    let huge = dir.path().join("huge.cast");
+    std::fs::write(
+        &huge,
+        "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.0, \"o\", \"first event\"]\n[1e19, \"o\", \"never\"]\n",
+    )
+    .unwrap();
+    let huge = huge.display().to_string();
+    quit_when_shown(&[&huge, "--no-idle-limit"], "first event");
+    quit_when_shown(&[&huge, "--speed", "1e-300"], "first event");
 }
 
 #[test]
