@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use crate::common;
@@ -238,12 +238,14 @@ fn json_output_is_the_full_result() {
     // Progress went to stderr, one line per state, not to stdout.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("[1] "), "{stderr}");
-    // The run is in the folder's history.
-    let runs: Vec<PathBuf> = std::fs::read_dir(workflows.path().join(".flowdeck/runs"))
+    // The run is in the folder's history: its journal, and the recording of its terminal.
+    let mut runs: Vec<String> = std::fs::read_dir(workflows.path().join(".flowdeck/runs"))
         .unwrap()
-        .map(|e| e.unwrap().path())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(runs.len(), 1);
+    runs.sort();
+    let run_id = result["run_id"].as_str().unwrap();
+    assert_eq!(runs, [format!("{run_id}.cast"), format!("{run_id}.jsonl")]);
 }
 
 /// A workflow of one command that says `cli-run-42`, and one that sleeps.
