@@ -420,3 +420,15 @@ pub fn asciinema() -> Option<std::path::PathBuf> {
     );
     None
 }
+
+/// What a run's recording shows: its output events joined.
+pub fn recorded_output(path: &str) -> String {
+    use flowdeck::term::recording::cast::{CastEvent, CastReader};
+    CastReader::open(Path::new(path))
+        .unwrap()
+        .filter_map(|event| match event.unwrap() {
+            CastEvent::Output(_, text) => Some(text),
+            _ => None,
+        })
+        .collect()
+}

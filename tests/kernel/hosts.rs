@@ -170,6 +170,10 @@ async fn a_run_on_a_host_keeps_its_contract_and_its_secrets() {
         format!("127.0.0.3 {}", sshd.port())
     );
     assert_eq!(result.return_values["ECHOED"], message);
+    // The host's terminal was recorded as it showed, through ssh, the secret masked.
+    assert_eq!(result.recordings.len(), 1, "{result:?}");
+    let shown = common::recorded_output(&result.recordings[0]);
+    assert!(shown.contains("\r\ntoken ********\r\n"), "{shown}");
     let journals = std::fs::read_dir(dir.path().join(".flowdeck/runs")).unwrap();
     for journal in journals {
         let text = std::fs::read_to_string(journal.unwrap().path()).unwrap();

@@ -106,14 +106,7 @@ fn secret_values_reach_no_journal_result_event_error_or_audit_line() {
     // Its terminal was recorded; the recording is checked for secrets below, with the journal.
     let recordings = structured["recordings"].as_array().unwrap();
     assert_eq!(recordings.len(), 1, "{structured}");
-    let shown: String =
-        flowdeck::term::recording::cast::CastReader::open(recordings[0].as_str().unwrap().as_ref())
-            .unwrap()
-            .filter_map(|event| match event.unwrap() {
-                flowdeck::term::recording::cast::CastEvent::Output(_, text) => Some(text),
-                _ => None,
-            })
-            .collect();
+    let shown = common::recorded_output(recordings[0].as_str().unwrap());
     assert!(shown.contains("token is ********"), "{shown}");
 
     // The same run, through every tool that reads it back.
