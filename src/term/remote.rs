@@ -34,7 +34,7 @@ pub const FAR_SETTLE: Duration = Duration::from_millis(50);
 pub const FAR_SIGNALS: [u8; 3] = [0x03, 0x1c, 0x1a];
 
 /// The OSC number of flowdeck's markers (private: no terminal gives it a meaning).
-const OSC: &str = "7770";
+pub(crate) const OSC: &str = "7770";
 
 /// The far side of a session, as its markers tell it.
 #[derive(Debug)]

@@ -174,6 +174,8 @@ async fn a_run_on_a_host_keeps_its_contract_and_its_secrets() {
     assert_eq!(result.recordings.len(), 1, "{result:?}");
     let shown = common::recorded_output(&result.recordings[0]);
     assert!(shown.contains("\r\ntoken ********\r\n"), "{shown}");
+    // flowdeck's own markers (the far shell's prompt marker, with its nonce) are not in it.
+    assert!(!shown.contains("\x1b]7770;"), "{shown:?}");
     let journals = std::fs::read_dir(dir.path().join(".flowdeck/runs")).unwrap();
     for journal in journals {
         let text = std::fs::read_to_string(journal.unwrap().path()).unwrap();

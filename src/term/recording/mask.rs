@@ -59,6 +59,66 @@ impl Utf8Stream {
     }
 }
 
+/// Takes flowdeck's own markers (remote.rs: a far shell's *ready* and *prompt*, with the
+/// session's nonce) out of a stream of text, however it is cut: no terminal draws them, and
+/// a recording is the screen's, not flowdeck's plumbing.
+#[derive(Debug, Default)]
+pub struct DropMarkers {
+    held: String,
+}
+
+/// A marker longer than this is no marker of flowdeck's: what was held is let out as it is.
+const MARKER_MAX: usize = 256;
+/// How each of flowdeck's markers begins (remote.rs's OSC number).
+const MARKER_START: &str = "\x1b]7770;";
+
+/// How many bytes at the end of `text` could begin a marker.
+fn marker_tail(text: &str) -> usize {
+    (1..MARKER_START.len())
+        .rev()
+        .find(|n| text.ends_with(&MARKER_START[..*n]))
+        .unwrap_or(0)
+}
+
+impl DropMarkers {
+    pub fn push(&mut self, text: String) -> String {
+        let start = MARKER_START;
+        // Most output holds none and ends in none: it passes without a copy.
+        if self.held.is_empty() && !text.contains(start) && marker_tail(&text) == 0 {
+            return text;
+        }
+        let mut all = std::mem::take(&mut self.held);
+        all.push_str(&text);
+        let mut out = String::with_capacity(all.len());
+        let mut rest = all.as_str();
+        while let Some(at) = rest.find(start) {
+            out.push_str(&rest[..at]);
+            let marker = &rest[at..];
+            match marker.find('\x07') {
+                Some(end) => rest = &marker[end + 1..],
+                None if marker.len() < MARKER_MAX => {
+                    self.held = marker.to_string();
+                    return out;
+                }
+                None => {
+                    out.push_str(marker);
+                    return out;
+                }
+            }
+        }
+        // A tail that may begin a marker waits for the next text.
+        let keep = marker_tail(rest);
+        out.push_str(&rest[..rest.len() - keep]);
+        self.held = rest[rest.len() - keep..].to_string();
+        out
+    }
+
+    /// What is held at the end of the stream: no marker after all.
+    pub fn finish(&mut self) -> String {
+        std::mem::take(&mut self.held)
+    }
+}
+
 /// Replaces every secret in a stream of text with the mask, however the stream is cut.
 #[derive(Debug)]
 pub struct StreamMask {
@@ -181,5 +241,33 @@ mod tests {
         assert_eq!(utf8.decode(b"\x93!"), "✓!");
         assert_eq!(utf8.decode(b"\xe2"), "");
         assert_eq!(utf8.finish(), "\u{fffd}");
+    }
+
+    #[test]
+    fn flowdeck_markers_leave_the_stream_wherever_it_is_cut() {
+        let text = "motd\r\n\x1b]7770;flowdeck-ready;n0nce\x07$ \x1b]7770;flowdeck-prompt;n0nce\x07ls\r\n\x1b]0;title\x07ok";
+        for cut in 1..=text.len() {
+            let mut drop = DropMarkers::default();
+            let mut out = String::new();
+            let mut from = 0;
+            while from < text.len() {
+                let mut to = (from + cut).min(text.len());
+                while !text.is_char_boundary(to) {
+                    to += 1;
+                }
+                out.push_str(&drop.push(text[from..to].to_string()));
+                from = to;
+            }
+            out.push_str(&drop.finish());
+            assert_eq!(
+                out, "motd\r\n$ ls\r\n\x1b]0;title\x07ok",
+                "cut every {cut} bytes"
+            );
+        }
+        assert_eq!(MARKER_START, format!("\x1b]{};", crate::term::remote::OSC));
+        // An unended one is let out at the end, as it came.
+        let mut drop = DropMarkers::default();
+        assert_eq!(drop.push("a\x1b]7770;x".into()), "a");
+        assert_eq!(drop.finish(), "\x1b]7770;x");
     }
 }

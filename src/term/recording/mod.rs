@@ -13,7 +13,7 @@ pub mod cast;
 mod mask;
 mod writer;
 
-pub use mask::{StreamMask, Utf8Stream};
+pub use mask::{DropMarkers, StreamMask, Utf8Stream};
 
 use super::screen::Size;
 use std::collections::VecDeque;

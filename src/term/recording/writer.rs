@@ -1,7 +1,7 @@
 //! The recording's thread: turns the session's chunks into asciicast events and writes them,
 //! within the cap.
 
-use super::{Frame, Learned, RecordOptions, Recorded, StreamMask, Utf8Stream};
+use super::{DropMarkers, Frame, Learned, RecordOptions, Recorded, StreamMask, Utf8Stream};
 use crate::term::screen::Size;
 use serde_json::json;
 use std::fs::{File, OpenOptions};
@@ -48,6 +48,7 @@ pub(super) struct Writer {
     started: Instant,
     written: u64,
     utf8: Utf8Stream,
+    markers: DropMarkers,
     mask: StreamMask,
     full: Arc<AtomicBool>,
     left_out: Arc<AtomicU64>,
@@ -79,6 +80,7 @@ impl Writer {
             started,
             written: header,
             utf8: Utf8Stream::default(),
+            markers: DropMarkers::default(),
             full,
             left_out,
             cut_at: None,
@@ -100,7 +102,7 @@ impl Writer {
             self.take_learned();
             match frame {
                 Frame::Output(at, bytes) => {
-                    let text = self.utf8.decode(&bytes);
+                    let text = self.markers.push(self.utf8.decode(&bytes));
                     let shown = self.mask.push(text);
                     self.event(self.seconds(at), "o", &shown, bytes.len());
                 }
@@ -113,7 +115,9 @@ impl Writer {
         }
         self.take_learned();
         let end = self.seconds(Instant::now());
-        let mut rest = self.mask.push(self.utf8.finish());
+        let mut tail = self.markers.push(self.utf8.finish());
+        tail.push_str(&self.markers.finish());
+        let mut rest = self.mask.push(tail);
         rest.push_str(&self.mask.finish());
         self.event(end, "o", &rest, 0);
         self.note_the_cut(end);
