@@ -170,46 +170,61 @@ async fn a_flood_stops_its_recording_at_the_cap_and_says_what_was_left_out() {
     engine.shutdown().await;
 }
 
+/// Records `session` into `path`, masking `hunter2` as `***`.
+fn record(
+    session: &flowdeck::term::Session,
+    path: &Path,
+    title: &str,
+) -> flowdeck::term::recording::Recording {
+    session
+        .record(RecordOptions {
+            path: path.to_path_buf(),
+            title: title.into(),
+            secrets: vec!["hunter2".into()],
+            mask: "***".into(),
+            cap: DEFAULT_CAP,
+        })
+        .unwrap()
+}
+
+/// Waits until `pattern` has been shown in `session`.
+async fn shown(session: &flowdeck::term::Session, pattern: &str) {
+    session
+        .await_output(common::spec(
+            pattern,
+            flowdeck::term::Since::All,
+            common::LONG,
+        ))
+        .await
+        .unwrap();
+}
+
+/// Ends a recording (its thread joined off the runtime) and checks it was written whole.
+async fn finished(
+    recording: flowdeck::term::recording::Recording,
+) -> flowdeck::term::recording::Recorded {
+    let recorded = tokio::task::spawn_blocking(move || recording.finish())
+        .await
+        .unwrap();
+    assert_eq!(recorded.error, None);
+    recorded
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recording_begun_mid_session_starts_with_the_screen_and_follows_resizes() {
     let terminals = flowdeck::term::Terminals::new(flowdeck::term::TermConfig::default());
     let session = common::bash(&terminals, common::LONG).await;
     session.send_text("echo before-$((6*7))\n", "test").unwrap();
-    session
-        .await_output(common::spec(
-            "^before-42",
-            flowdeck::term::Since::All,
-            common::LONG,
-        ))
-        .await
-        .unwrap();
+    shown(&session, "^before-42").await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mid.cast");
-    let recording = session
-        .record(RecordOptions {
-            path: path.clone(),
-            title: "mid".into(),
-            secrets: vec!["hunter2".into()],
-            mask: "***".into(),
-            cap: DEFAULT_CAP,
-        })
-        .unwrap();
+    let recording = record(&session, &path, "mid");
     session.resize(100, 30).unwrap();
     session
         .send_text("echo after-$((6*7)) hunter2\n", "test")
         .unwrap();
-    session
-        .await_output(common::spec(
-            "^after-42",
-            flowdeck::term::Since::All,
-            common::LONG,
-        ))
-        .await
-        .unwrap();
-    let recorded = tokio::task::spawn_blocking(move || recording.finish())
-        .await
-        .unwrap();
-    assert_eq!(recorded.error, None);
+    shown(&session, "^after-42").await;
+    let recorded = finished(recording).await;
     assert_eq!(recorded.bytes, std::fs::metadata(&path).unwrap().len());
     let (_, events, output) = read(&path);
     let CastEvent::Output(t, first) = &events[0] else {
@@ -237,27 +252,12 @@ async fn a_secret_cut_by_a_resize_or_learned_late_is_masked_in_the_whole_file() 
     let session = common::bash(&terminals, common::LONG).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("late.cast");
-    let recording = session
-        .record(RecordOptions {
-            path: path.clone(),
-            title: "late".into(),
-            secrets: vec!["hunter2".into()],
-            mask: "***".into(),
-            cap: DEFAULT_CAP,
-        })
-        .unwrap();
+    let recording = record(&session, &path, "late");
     // Shown before anyone knew it was a secret.
     session
         .send_text("echo early-$((1+1)) learned-later\n", "test")
         .unwrap();
-    session
-        .await_output(common::spec(
-            "^early-2",
-            flowdeck::term::Since::All,
-            common::LONG,
-        ))
-        .await
-        .unwrap();
+    shown(&session, "^early-2").await;
     recording.mask(vec!["learned-later".into()]);
     // Half a secret, a resize, the other half (`read -s` does not echo the Enter between).
     session
@@ -266,28 +266,11 @@ async fn a_secret_cut_by_a_resize_or_learned_late_is_masked_in_the_whole_file() 
             "test",
         )
         .unwrap();
-    session
-        .await_output(common::spec(
-            "hun$",
-            flowdeck::term::Since::All,
-            common::LONG,
-        ))
-        .await
-        .unwrap();
+    shown(&session, "hun$").await;
     session.resize(90, 20).unwrap();
     session.send_text("\n", "test").unwrap();
-    session
-        .await_output(common::spec(
-            "done-42",
-            flowdeck::term::Since::All,
-            common::LONG,
-        ))
-        .await
-        .unwrap();
-    let recorded = tokio::task::spawn_blocking(move || recording.finish())
-        .await
-        .unwrap();
-    assert_eq!(recorded.error, None);
+    shown(&session, "done-42").await;
+    finished(recording).await;
     let file = std::fs::read_to_string(&path).unwrap();
     assert!(!file.contains("learned-later"), "{file}");
     let (_, events, output) = read(&path);
