@@ -134,7 +134,7 @@ impl Engine {
         self.save_new(&document.content, format, new_name, actor)
     }
 
-    fn save_new(
+    pub(super) fn save_new(
         &self,
         text: &str,
         format: Format,

@@ -69,6 +69,15 @@ pub enum Request {
         from: String,
         name: String,
     },
+    /// A new workflow drafted from what was typed in a shell session (since its mark).
+    DraftFromSession {
+        session_id: String,
+        name: String,
+    },
+    /// Sets a shell session's mark: a draft holds what is typed after it.
+    MarkSession {
+        session_id: String,
+    },
     Rename {
         from: String,
         to: String,
@@ -285,6 +294,7 @@ impl Request {
                 | Request::HoldInput { .. }
                 | Request::ReleaseInput { .. }
                 | Request::ApprovalsPending
+                | Request::MarkSession { .. }
         )
     }
 
@@ -296,6 +306,7 @@ impl Request {
             Request::SaveFile { .. }
                 | Request::FromTemplate { .. }
                 | Request::Duplicate { .. }
+                | Request::DraftFromSession { .. }
                 | Request::Rename { .. }
                 | Request::Delete { .. }
                 | Request::RecoverySave { .. }
@@ -496,6 +507,13 @@ impl Engine {
             }
             Request::Duplicate { from, name } => {
                 Reply::Saved(self.workflow_duplicate(&from, &name, actor)?)
+            }
+            Request::DraftFromSession { session_id, name } => {
+                Reply::Saved(self.save_draft_from_session(&session_id, &name, actor)?)
+            }
+            Request::MarkSession { session_id } => {
+                self.mark_session(&session_id)?;
+                Reply::Done
             }
             Request::Rename { from, to } => {
                 Reply::Saved(self.workflow_rename(&from, &to, None, actor)?)

@@ -259,6 +259,19 @@ pub struct NameArgs {
     pub name: String,
 }
 
+/// `workflow_draft_from_session`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DraftArgs {
+    /// The shell session the procedure was done in (see list_terminal_sessions).
+    pub session_id: String,
+    /// The draft workflow's name: lowercase letters, digits and _.
+    pub name: String,
+    /// What the procedure does, for the draft's description.
+    #[serde(default)]
+    pub description: String,
+}
+
 /// `create_workflow` (the terminal-control seed's request).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -17,6 +17,7 @@
 //! - [`watchdog`]: the process that ends them when flowdeck itself is killed.
 
 pub mod decode;
+pub mod deeds;
 pub mod echo;
 pub mod error;
 pub mod fastforward;

@@ -31,6 +31,10 @@ pub enum Command {
     NextPane,
     PrevPane,
     ClosePane,
+    /// A new workflow drafted from what was typed in the front pane's shell.
+    DraftWorkflow,
+    /// Set the front pane's mark: a draft holds what is typed after it.
+    MarkPane,
     /// A yes to a question (quit while what the person started still runs).
     Yes,
     /// A no to a question.
@@ -152,6 +156,8 @@ pub const PALETTE: &[Command] = &[
     Command::Edit,
     Command::ExternalEdit,
     Command::NewWorkflow,
+    Command::DraftWorkflow,
+    Command::MarkPane,
     Command::Duplicate,
     Command::Rename,
     Command::Delete,
@@ -190,6 +196,10 @@ impl Command {
             Command::NextPane => "next pane",
             Command::PrevPane => "previous pane",
             Command::ClosePane => "close the pane's session",
+            Command::DraftWorkflow => {
+                "draft a workflow from what was typed in the pane's shell (since its mark)"
+            }
+            Command::MarkPane => "mark the pane's shell: a draft starts here",
             Command::Yes => "yes",
             Command::No => "no",
             Command::ChoicePrev => "previous choice",

@@ -125,6 +125,13 @@ pub enum Effect {
     ExternalEditWorkflow(String),
     /// Read the recovery copies left by editors that did not close.
     ListRecovery,
+    /// A new workflow `name` drafted from what was typed in a session.
+    DraftWorkflow {
+        session_id: String,
+        name: String,
+    },
+    /// Set a session's mark: drafts start there.
+    MarkSession(String),
     /// A new workflow `name` from template number `template`.
     CreateWorkflow {
         template: usize,

@@ -206,6 +206,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(Normal, Char('D'), "D", Command::Delete),
     bind(Normal, Char('L'), "L", Command::Audit),
     bind(Normal, Char('@'), "@", Command::RunOn),
+    bind(Normal, Char('W'), "W", Command::DraftWorkflow),
+    bind(Normal, Char('M'), "M", Command::MarkPane),
     ctrl(Focus, 'g', "Ctrl-g", Command::LeaveFocus),
     hint(Filter, Enter, "Enter", Command::Confirm),
     hint(Filter, Esc, "Esc", Command::Close),

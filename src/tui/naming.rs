@@ -1,6 +1,7 @@
-//! Naming a workflow: a new one from a template, a duplicate, a rename, and a delete that is
-//! confirmed by typing the workflow's name. The engine's rules decide (identifier names, no
-//! rename onto an existing name or of a running workflow); this only gathers the name.
+//! Naming a workflow: a new one from a template or drafted from a pane's shell, a duplicate, a
+//! rename, and a delete that is confirmed by typing the workflow's name. The engine's rules
+//! decide (identifier names, no rename onto an existing name or of a running workflow); this
+//! only gathers the name.
 
 use super::effect::Effect;
 use super::keymap::Mode;
@@ -10,7 +11,7 @@ use crate::engine::editing::TEMPLATES;
 /// Opens the name box for `purpose`, pre-filled where a name is likely.
 pub fn start(app: &mut App, purpose: NameFor) {
     let name = match &purpose {
-        NameFor::New(_) | NameFor::Delete(_) => String::new(),
+        NameFor::New(_) | NameFor::Delete(_) | NameFor::Draft(_) => String::new(),
         NameFor::Duplicate(from) => format!("{from}_copy"),
         NameFor::Rename(from) => from.clone(),
     };
@@ -53,6 +54,10 @@ pub fn submit(app: &mut App) -> Vec<Effect> {
             from: from.clone(),
             to: name,
         },
+        NameFor::Draft(session_id) => Effect::DraftWorkflow {
+            session_id: session_id.clone(),
+            name,
+        },
         NameFor::Delete(from) if *from == name => Effect::DeleteWorkflow(from.clone()),
         NameFor::Delete(from) => {
             app.message = Some(format!("type {from} to delete it, Esc keeps it"));
@@ -75,6 +80,13 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
             app.mode = Mode::Normal;
             let mut effects = vec![Effect::ReloadList];
             match purpose {
+                NameFor::Draft(_) => {
+                    app.message = Some(format!(
+                        "{name} drafted: tidy it (docs/WORKFLOWS.md, Drafts); Ctrl-s saves, Esc closes"
+                    ));
+                    app.filter.clear();
+                    effects.push(Effect::LoadDocument(name));
+                }
                 NameFor::New(_) | NameFor::Duplicate(_) => {
                     app.message = Some(format!("{name} created: Ctrl-s saves, Esc closes"));
                     app.filter.clear();

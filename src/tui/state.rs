@@ -329,6 +329,8 @@ pub enum NameFor {
     Rename(String),
     /// Deleting this workflow: the name typed again confirms it.
     Delete(String),
+    /// A new workflow drafted from what was typed in this session.
+    Draft(String),
 }
 
 /// The name being typed, and what it is for.

@@ -146,6 +146,7 @@ const STATIC_TOOLS: [&str; 29] = [
     "workflow_resolve_inputs",
     "workflow_preview_rendered",
     "workflow_step_plan",
+    "workflow_draft_from_session",
     "run_workflow",
     "run_status",
     "run_events",

@@ -5,8 +5,11 @@
 // Helpers outside #[test] functions unwrap too: a failure there is the test's failure.
 #![allow(clippy::unwrap_used)]
 
-use flowdeck::engine::{Engine, FinalState};
+use flowdeck::engine::{Actor, Engine, FinalState};
+use flowdeck::term::WaitOutcome;
+use flowdeck::workflow::action::{AwaitOutputParams, OpenTerminalParams, SendInputParams};
 use flowdeck::workflow::draft::{Answer, Done, draft};
+use serde_json::json;
 
 use crate::common;
 
@@ -105,5 +108,157 @@ async fn a_draft_of_what_was_done_by_hand_does_the_same_work_in_a_fresh_session(
         "{stopped:#?}"
     );
     assert_eq!(stopped.last_state.as_deref(), Some("mkdir_2"));
+    engine.shutdown().await;
+}
+
+/// Types `text` into session `id` one key at a time, as a person does.
+fn type_keys(engine: &Engine, id: &str, text: &str) {
+    for c in text.chars() {
+        engine
+            .send_input(
+                id,
+                &common::params::<SendInputParams>(json!({ "input_text": c.to_string() })),
+                &Actor::Cli,
+            )
+            .unwrap();
+    }
+}
+
+/// Types a whole line at once, as an agent does.
+fn type_line(engine: &Engine, id: &str, line: &str) {
+    engine
+        .send_input(
+            id,
+            &common::params::<SendInputParams>(json!({ "input_text": format!("{line}\n") })),
+            &Actor::Cli,
+        )
+        .unwrap();
+}
+
+/// Waits until the session's screen shows `pattern`, failing with the screen.
+async fn shows(engine: &Engine, id: &str, pattern: &str) {
+    let waited = engine
+        .await_output(
+            id,
+            &common::params::<AwaitOutputParams>(
+                json!({ "pattern": pattern, "since": "screen", "timeout": 20 }),
+            ),
+            None,
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        waited.result.outcome,
+        WaitOutcome::Matched,
+        "waiting for {pattern:?}: {waited:#?}"
+    );
+}
+
+/// The same procedure done for real in a shell session: typed key by key with a typo fixed,
+/// or line by line; the draft made of it names every command as the shell ran it, keeps the
+/// failure branch of the grep that failed, waits for python3's prompt, and asks for the
+/// password as a secret it never saw. Run in a fresh session, it does the same work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().display().to_string();
+    let engine = Engine::open(dir.path(), common::test_config(1, false)).unwrap();
+    let opened = engine
+        .open_terminal(
+            &common::params::<OpenTerminalParams>(json!({
+                // As the engine's runs start their shells: the prompt the draft waits for
+                // after python3 is the one a fresh session shows.
+                "command": ["bash", "--norc", "--noprofile"],
+                "env": {"HISTFILE": "/dev/null"},
+            })),
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    let id = opened.session_id;
+    shows(&engine, &id, r"[$#]\s*$").await;
+    // A typo, taken back with Backspace: the line is the one the shell ran.
+    type_keys(&engine, &id, &format!("mkdir -p {w}/oux\x7ft"));
+    shows(&engine, &id, "/out$").await;
+    type_keys(&engine, &id, "\r");
+    shows(&engine, &id, r"/out\n.*[$#]\s*$").await;
+    type_line(
+        &engine,
+        &id,
+        &format!("grep -q never-there {w}/out/x 2>/dev/null"),
+    );
+    type_line(&engine, &id, &format!("cd {w}/out"));
+    type_line(&engine, &id, "python3 -q");
+    shows(&engine, &id, r">>>\s*$").await;
+    type_line(&engine, &id, "open('from-python', 'w').write(str(6 * 7))");
+    shows(&engine, &id, r"(?m)^2\n>>>\s*$").await;
+    type_line(&engine, &id, "exit()");
+    type_line(
+        &engine,
+        &id,
+        "read -rs -p 'Password: ' PW; echo; printf %s ${#PW} > length",
+    );
+    shows(&engine, &id, r"Password:\s*$").await;
+    type_line(&engine, &id, "correct horse");
+    shows(&engine, &id, r"Password:\s*\n.*[$#]\s*$").await;
+    let out = work.path().join("out");
+    assert_eq!(std::fs::read_to_string(out.join("length")).unwrap(), "13");
+
+    let drafted = engine
+        .workflow_draft_from_session(&id, "by_hand_live", "")
+        .unwrap();
+    let yaml = &drafted.content;
+    assert_eq!(drafted.commands, 5, "{yaml}");
+    assert_eq!(drafted.secrets, ["PASSWORD"], "{yaml}");
+    assert!(!yaml.contains("correct horse"), "{yaml}");
+    assert!(
+        yaml.contains(&format!("command: mkdir -p {w}/out\n")),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("condition: failure"),
+        "the grep's failure is kept: {yaml}"
+    );
+    assert!(
+        yaml.contains("pattern: '>>>\\s*$'") || yaml.contains(">>>"),
+        "{yaml}"
+    );
+    engine
+        .save_draft_from_session(&id, "by_hand_live", &Actor::Cli)
+        .unwrap();
+
+    std::fs::remove_dir_all(&out).unwrap();
+    let result = engine
+        .run(common::run_request(
+            "by_hand_live",
+            &[("PASSWORD", "open sesame")],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{result:#?}\n{yaml}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("from-python")).unwrap(),
+        "42"
+    );
+    assert_eq!(std::fs::read_to_string(out.join("length")).unwrap(), "11");
+
+    // A mark: the next draft holds only what comes after it.
+    engine.mark_session(&id).unwrap();
+    let nothing = engine
+        .workflow_draft_from_session(&id, "after_mark", "")
+        .unwrap_err();
+    assert!(nothing.to_string().contains("since its mark"), "{nothing}");
+    type_line(&engine, &id, "true");
+    shows(&engine, &id, r"(?m)[$#] true\n.*[$#]\s*$").await;
+    let after = engine
+        .workflow_draft_from_session(&id, "after_mark", "")
+        .unwrap();
+    assert_eq!(after.commands, 1, "{}", after.content);
     engine.shutdown().await;
 }

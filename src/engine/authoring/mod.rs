@@ -19,10 +19,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+mod drafts;
 mod guided;
 mod inputs;
 mod rendered;
 
+pub use drafts::SessionDraft;
 pub use guided::{Guidance, Next, NextStep};
 pub use inputs::{InputPreview, InputResolution, InputSpec, InvalidInput};
 pub use rendered::{RenderedPreview, RenderedStep};

@@ -9,8 +9,8 @@ use super::{READ, REMOVE, REPLACE};
 use crate::engine::Engine;
 use crate::engine::Saved;
 use crate::engine::authoring::{
-    Created, InputPreview, InputResolution, ManifestValidation, RenderedPreview, WorkflowDocument,
-    WorkflowList,
+    Created, InputPreview, InputResolution, ManifestValidation, RenderedPreview, SessionDraft,
+    WorkflowDocument, WorkflowList,
 };
 use crate::mcp::args::*;
 use crate::mcp::errors::ToolError;
@@ -136,6 +136,14 @@ pub(super) fn defs() -> Vec<ToolDef> {
             NameArgs => Plan,
             "A workflow's states in run order with their actions and transitions, and which are reachable."
         ),
+        tool!(
+            "workflow_draft_from_session",
+            Authoring,
+            "Draft from a session",
+            READ,
+            DraftArgs => SessionDraft,
+            "Draft a workflow from what was typed in a shell session since it opened (or since the mark a person set in the studio): each command a run_command step (a failure that happened by hand keeps its failure branch), an interactive program's answers send_input steps after await_output of the prompt that was seen, answers typed while the terminal hid them secret arguments. Returns the YAML, already valid; nothing is saved: tidy it, then workflow_save."
+        ),
     ]
 }
 
@@ -215,6 +223,10 @@ pub(super) async fn call(
             ok(e.workflow_preview_rendered(&a.name, &inputs)?)
         }
         "workflow_step_plan" => ok(e.workflow_step_plan(&parse::<NameArgs>(name, args)?.name)?),
+        "workflow_draft_from_session" => {
+            let a: DraftArgs = parse(name, args)?;
+            ok(e.workflow_draft_from_session(&a.session_id, &a.name, &a.description)?)
+        }
         _ => Err(unknown_tool(name)),
     }
 }

@@ -2,16 +2,71 @@
 //! session as it types (typing.rs).
 
 use super::output::{Ready, read_ready};
-use super::{DRAIN_BEFORE_INPUT, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Session, Shared};
+use super::{DRAIN_BEFORE_INPUT, Live, MAX_INPUT_BYTES, MAX_QUEUED_INPUT, Session, Shared};
+use crate::term::deeds::Seen;
 use crate::term::error::TermError;
 use crate::term::hush::{Hush, HushState};
 use crate::term::keys::{self, KeyPress, Modes};
 use crate::term::matcher::QuietOn;
 use crate::term::remote::Remote;
 use crate::term::typing::{Host, Input};
+use rustix::termios::LocalModes;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::watch;
+
+impl Shared {
+    /// Tells the session's deeds (deeds.rs) what is typed now, unless it is plumbing: who
+    /// reads it (the shell at its prompt, or a program it started) and whether the terminal
+    /// hides it. After the output that came before is taken: the prompt the line is typed at
+    /// is on the screen by then, its echo not yet.
+    fn note_deed(&self, live: &mut Live, seq: u64, bytes: &[u8]) {
+        let Some(deeds) = live.deeds.as_mut() else {
+            return;
+        };
+        if deeds.is_plumbing(seq) {
+            return;
+        }
+        let termios = rustix::termios::tcgetattr(&*self.pty).ok();
+        let seen = match &live.remote {
+            // A far shell's markers say when it is at its prompt; whether the far terminal
+            // echoes, nothing here can see (ssh keeps this one raw), so a prompt that asks for
+            // a password says it.
+            Some(remote) => Seen {
+                at_prompt: Some(remote.reads()),
+                hidden: false,
+            },
+            None => Seen {
+                at_prompt: deeds.shell.and_then(|shell| {
+                    let group = rustix::termios::tcgetpgrp(&*self.pty).ok()?;
+                    Some(group.as_raw_nonzero().get() == shell)
+                }),
+                hidden: termios.as_ref().is_some_and(|t| {
+                    !t.local_modes.contains(LocalModes::ECHO)
+                        && t.local_modes.contains(LocalModes::ICANON)
+                }),
+            },
+        };
+        let far = live.remote.is_some();
+        let screen = live.screen.vt();
+        let seen = Seen {
+            hidden: seen.hidden || (far && asks_for_a_secret(screen)),
+            ..seen
+        };
+        if let Some(deeds) = live.deeds.as_mut() {
+            deeds.typed(bytes, seen, live.screen.vt());
+        }
+    }
+}
+
+/// Whether the line the cursor is on asks for a password or a passphrase.
+fn asks_for_a_secret(screen: &vt100::Screen) -> bool {
+    let (row, col) = screen.cursor_position();
+    let line = screen.contents_between(row, 0, row, col).to_lowercase();
+    ["password", "passphrase", "passcode", "pin:"]
+        .iter()
+        .any(|word| line.contains(word))
+}
 
 impl Host for Shared {
     fn typing(&self, seq: u64, bytes: &[u8], echo: &str, buf: &mut [u8]) -> Option<Vec<u8>> {
@@ -26,6 +81,7 @@ impl Host for Shared {
         // An older input written late (it waited for a reader) does not move the mark of a
         // newer one.
         if !live.inputs.is_current(seq) {
+            self.note_deed(&mut live, seq, bytes);
             if line && let Some(remote) = live.remote.as_mut() {
                 remote.line_typed();
             }
@@ -49,6 +105,7 @@ impl Host for Shared {
                 Ready::Nothing | Ready::End => break,
             }
         }
+        self.note_deed(&mut live, seq, bytes);
         // After the output that came before: a prompt marker in it is not this line's.
         if line && let Some(remote) = live.remote.as_mut() {
             remote.line_typed();
@@ -108,8 +165,11 @@ impl Session {
     /// Types a framed shell line shown as it runs (no hiding was possible): the input's
     /// number, to withdraw it with if its caller gives up before it is written.
     pub(in crate::term) fn send_framed(&self, text: &str, by: &str) -> Result<u64, TermError> {
-        self.send(text.as_bytes().to_vec(), text, by, None)
-            .map(|queued| queued.seq)
+        let queued = self.send(text.as_bytes().to_vec(), text, by, None)?;
+        if let Some(deeds) = self.shared.lock().deeds.as_mut() {
+            deeds.plumbing(queued.seq);
+        }
+        Ok(queued.seq)
     }
 
     /// Takes back input `seq` if it has not been written yet: a framed line whose caller
@@ -239,6 +299,11 @@ impl Session {
         let seq = live.inputs.queued(by, end);
         if let Some(h) = live.hush.as_mut().filter(|h| hush == Some(h.nonce())) {
             h.set_input(seq);
+        }
+        if hush.is_some()
+            && let Some(deeds) = live.deeds.as_mut()
+        {
+            deeds.plumbing(seq);
         }
         let input = Input::Typed {
             bytes,

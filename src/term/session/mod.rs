@@ -25,6 +25,7 @@ pub use info::{
 use open::pty_size;
 
 use super::decode::Decoder;
+use super::deeds::Deeds;
 use super::error::TermError;
 use super::hush::Hush;
 use super::inputs::Inputs;
@@ -87,6 +88,8 @@ pub(super) struct Live {
     remote: Option<Remote>,
     /// Recordings of what is shown (recording/).
     taps: Vec<Tap>,
+    /// What was done by hand, in a shell session (deeds.rs).
+    deeds: Option<Deeds>,
     next_tap: u64,
 }
 

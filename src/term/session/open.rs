@@ -5,6 +5,7 @@ use super::info::{Activity, ExitInfo, HistoryLimits, OpenOptions, Program};
 use super::output::read_loop;
 use super::{DRAIN_AFTER_EXIT, Live, Session, Shared};
 use crate::term::decode::Decoder;
+use crate::term::deeds::Deeds;
 use crate::term::error::TermError;
 use crate::term::inputs::Inputs;
 use crate::term::processes::MARKER_VAR;
@@ -28,9 +29,46 @@ const POSIX_SHELLS: &[&str] = &[
 ];
 
 fn is_posix_shell(program: &str) -> bool {
+    POSIX_SHELLS.contains(&base_name(program))
+}
+
+/// A shell's deeds, followed for drafts, and the environment it starts with: a local bash is
+/// asked to say how each command ended.
+fn deeds_of(
+    is_shell: bool,
+    far: bool,
+    program: &str,
+    env: &[(String, String)],
+) -> (Option<Deeds>, Vec<(String, String)>) {
+    let deeds = is_shell.then(|| Deeds::new(&crate::term::nonce::nonce()));
+    let env = match &deeds {
+        Some(deeds) if !far && base_name(program) == "bash" => with_status_marker(env, deeds),
+        _ => env.to_vec(),
+    };
+    (deeds, env)
+}
+
+/// The environment asked for, with a `PROMPT_COMMAND` that has bash say how each command
+/// ended (deeds.rs), before the one asked for or inherited.
+fn with_status_marker(env: &[(String, String)], deeds: &Deeds) -> Vec<(String, String)> {
+    let inherited = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PROMPT_COMMAND")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PROMPT_COMMAND").ok());
+    let mut env = env.to_vec();
+    env.push((
+        "PROMPT_COMMAND".into(),
+        deeds.prompt_command(inherited.as_deref()),
+    ));
+    env
+}
+
+/// A program's name without its folder (and a login shell's `-`).
+fn base_name(program: &str) -> &str {
     let base = program.rsplit('/').next().unwrap_or(program);
-    let base = base.strip_prefix('-').unwrap_or(base);
-    POSIX_SHELLS.contains(&base)
+    base.strip_prefix('-').unwrap_or(base)
 }
 
 impl Session {
@@ -57,7 +95,9 @@ impl Session {
         let pair = native_pty_system()
             .openpty(pty_size(size))
             .map_err(|e| spawn_error(format!("no PTY available: {e}")))?;
-        let cmd = command(&argv, &marker, &options.env, options.cwd.as_deref());
+        let is_shell = remote.is_some() || is_posix_shell(&program);
+        let (mut deeds, env) = deeds_of(is_shell, remote.is_some(), &program, &options.env);
+        let cmd = command(&argv, &marker, &env, options.cwd.as_deref());
         let child = pair
             .slave
             .spawn_command(cmd)
@@ -77,9 +117,11 @@ impl Session {
         );
         let writer = pair.master.take_writer().map_err(io_error)?;
 
-        let is_shell = remote.is_some() || is_posix_shell(&program);
         let host = remote.as_ref().map(|r| r.place.clone());
-        let shared = new_shared(size, limits, pty.clone(), remote);
+        if let Some(deeds) = deeds.as_mut() {
+            deeds.shell = i32::try_from(pid).ok();
+        }
+        let shared = new_shared(size, limits, pty.clone(), remote, deeds);
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
         let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
@@ -204,6 +246,7 @@ fn new_shared(
     limits: HistoryLimits,
     pty: Arc<File>,
     remote: Option<Remote>,
+    deeds: Option<Deeds>,
 ) -> Arc<Shared> {
     let (activity, _) = watch::channel(Activity::default());
     Arc::new(Shared {
@@ -224,6 +267,7 @@ fn new_shared(
             remote,
             taps: Vec::new(),
             next_tap: 0,
+            deeds,
         }),
         changed: Condvar::new(),
         activity,

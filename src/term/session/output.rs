@@ -23,6 +23,9 @@ impl Live {
         if let Some(remote) = self.remote.as_mut() {
             remote.scan(chunk);
         }
+        if let Some(deeds) = self.deeds.as_mut() {
+            deeds.output(chunk);
+        }
         let Some(hush) = self.hush.as_mut() else {
             return self.show(chunk);
         };

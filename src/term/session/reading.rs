@@ -67,4 +67,32 @@ impl Session {
         let live = self.shared.lock();
         hush::output_between(&live.transcript, offset, live.transcript.end())
     }
+
+    /// What was done by hand in this shell session since it opened or since its last mark
+    /// (deeds.rs): `None` when it is no shell's session.
+    pub fn deeds(&self) -> Option<Vec<crate::term::deeds::Deed>> {
+        let mut live = self.shared.lock();
+        let live = &mut *live;
+        let deeds = live.deeds.as_ref()?;
+        Some(deeds.list(live.screen.vt()))
+    }
+
+    /// Forgets what was done so far: the next draft starts here. False when it is no shell's
+    /// session.
+    pub fn mark_deeds(&self) -> bool {
+        match self.shared.lock().deeds.as_mut() {
+            Some(deeds) => {
+                deeds.mark();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A command flowdeck ran in the shell ended (shell/): a deed like one typed by hand.
+    pub(in crate::term) fn note_ran(&self, line: &str, exit: Option<i32>, seconds: f64) {
+        if let Some(deeds) = self.shared.lock().deeds.as_mut() {
+            deeds.ran(line, exit, seconds);
+        }
+    }
 }

@@ -102,6 +102,7 @@ pub async fn run_command(
     )
     .await?;
     if result.outcome == CommandOutcome::Completed {
+        session.note_ran(command, result.exit_code, result.elapsed_ms / 1000.0);
         back_at_prompt(session).await;
     }
     Ok(result)

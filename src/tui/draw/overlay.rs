@@ -376,6 +376,10 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
             " Delete ".to_string(),
             format!("type {} to delete its file", clean(from)),
         ),
+        NameFor::Draft(session_id) => (
+            " Draft a workflow ".to_string(),
+            format!("from what was typed in {}", clean(session_id)),
+        ),
     };
     let lines = vec![
         Line::styled(what, Style::default().fg(t.foreground)),

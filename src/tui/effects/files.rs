@@ -118,6 +118,11 @@ fn naming(link: Link, done: mpsc::UnboundedSender<Event>, effect: Effect) -> Opt
             let request = Request::FromTemplate { template: id, name };
             later(link, done, request, move |a| Some(named(purpose, a)));
         }
+        Effect::DraftWorkflow { session_id, name } => {
+            let purpose = NameFor::Draft(session_id.clone());
+            let request = Request::DraftFromSession { session_id, name };
+            later(link, done, request, move |a| Some(named(purpose, a)));
+        }
         Effect::DuplicateWorkflow { from, name } => {
             let purpose = NameFor::Duplicate(from.clone());
             let request = Request::Duplicate { from, name };

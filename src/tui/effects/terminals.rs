@@ -38,6 +38,9 @@ pub(super) fn terminal_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effe
         } => {
             open_pane(link, done, replay_params(&run_id, &folder, cols, rows));
         }
+        Effect::MarkSession(session_id) => {
+            at_once(out, Request::MarkSession { session_id }, failure);
+        }
         Effect::CloseSession(session_id) => {
             later(link, done, Request::ExitTerminal { session_id }, failure);
         }

@@ -54,6 +54,8 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         | C::NextPane
         | C::PrevPane
         | C::ClosePane
+        | C::DraftWorkflow
+        | C::MarkPane
         | C::ToggleGrid
         | C::Zoom => panes(app, command),
         C::ScrollUp

@@ -8,7 +8,7 @@ use super::super::effect::Effect;
 use super::super::history;
 use super::super::keymap::Mode;
 use super::super::layout;
-use super::super::state::{App, Unit, View};
+use super::super::state::{App, NameFor, Unit, View};
 use super::moving::page_rows;
 use crate::engine::Actor;
 
@@ -49,6 +49,27 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
                 return vec![Effect::CloseSession(pane.session_id.clone())];
             }
         }
+        Command::DraftWorkflow => match app.focused_pane() {
+            Some(pane) => {
+                let session_id = pane.session_id.clone();
+                super::super::naming::start(app, NameFor::Draft(session_id));
+            }
+            None => {
+                app.message = Some(
+                    "no pane to draft from: t opens a shell; do the procedure there, then W".into(),
+                );
+            }
+        },
+        Command::MarkPane => match app.focused_pane() {
+            Some(pane) => {
+                let session_id = pane.session_id.clone();
+                app.message = Some(format!(
+                    "{session_id} marked: a draft (W) holds what is typed from here"
+                ));
+                return vec![Effect::MarkSession(session_id)];
+            }
+            None => app.message = Some("no pane to mark: t opens a shell".into()),
+        },
         Command::ToggleGrid => {
             app.grid = !app.grid;
             app.message = Some(if app.grid {

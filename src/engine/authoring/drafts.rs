@@ -1,0 +1,109 @@
+//! A workflow drafted from what was done by hand in a shell session: the session's deeds
+//! (term/deeds.rs) written as a manifest (workflow/draft.rs). Returned as text for an agent;
+//! saved as a new workflow for the studio and `flowdeck record`.
+
+use super::super::events::Actor;
+use super::super::{Engine, EngineError};
+use crate::store::Saved;
+use crate::term::deeds::Deed;
+use crate::workflow::draft::{self, Answer, Done};
+use crate::workflow::names::{display_safe, is_valid_name};
+use crate::workflow::source::Format;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The answer to `workflow_draft_from_session`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionDraft {
+    pub name: String,
+    /// The manifest, YAML, valid: save it with `workflow_save` (after tidying it).
+    pub content: String,
+    /// The secret arguments it declares: each was typed where the terminal did not echo,
+    /// and a run must be given it.
+    pub secrets: Vec<String>,
+    /// How many command lines it was drafted from.
+    pub commands: usize,
+}
+
+impl Engine {
+    /// Drafts workflow `name` from what was typed in shell session `session_id` since it
+    /// opened or since its mark.
+    pub fn workflow_draft_from_session(
+        &self,
+        session_id: &str,
+        name: &str,
+        description: &str,
+    ) -> Result<SessionDraft, EngineError> {
+        if !is_valid_name(name) {
+            return Err(EngineError::InvalidParams(format!(
+                "{} is not a workflow name: lowercase letters, digits and _ only",
+                display_safe(name)
+            )));
+        }
+        let session = self.terminals().get(session_id)?;
+        let Some(deeds) = session.deeds() else {
+            return Err(EngineError::InvalidParams(format!(
+                "session {} runs {}, not a shell: a draft is made of the command lines typed at a shell's prompt",
+                session.id(),
+                display_safe(&session.info().command.join(" "))
+            )));
+        };
+        let done: Vec<Done> = deeds.into_iter().map(done).collect();
+        if done.is_empty() {
+            return Err(EngineError::InvalidParams(format!(
+                "nothing was typed at the shell's prompt in session {} since it opened or since its mark: do the procedure there first",
+                session.id()
+            )));
+        }
+        let drafted = draft::draft(name, description, &done).map_err(EngineError::InvalidParams)?;
+        Ok(SessionDraft {
+            name: name.to_string(),
+            content: drafted.yaml,
+            secrets: drafted.secrets,
+            commands: done.len(),
+        })
+    }
+
+    /// Drafts workflow `name` from a session and saves it as a new workflow (refused when the
+    /// name is taken).
+    pub fn save_draft_from_session(
+        &self,
+        session_id: &str,
+        name: &str,
+        actor: &Actor,
+    ) -> Result<Saved, EngineError> {
+        let drafted = self.workflow_draft_from_session(session_id, name, "")?;
+        self.save_new(&drafted.content, Format::Yaml, name, actor)
+    }
+
+    /// Sets the session's mark: a draft holds what is typed after it.
+    pub fn mark_session(&self, session_id: &str) -> Result<(), EngineError> {
+        let session = self.terminals().get(session_id)?;
+        if session.mark_deeds() {
+            Ok(())
+        } else {
+            Err(EngineError::InvalidParams(format!(
+                "session {} runs no shell: there is nothing to mark",
+                session.id()
+            )))
+        }
+    }
+}
+
+fn done(deed: Deed) -> Done {
+    Done {
+        line: deed.line,
+        exit: deed.exit,
+        seconds: deed.seconds,
+        answers: deed
+            .replies
+            .into_iter()
+            .map(|r| Answer {
+                prompt: r.prompt,
+                text: r.text,
+                hidden: r.hidden,
+            })
+            .collect(),
+        prompt_after: deed.prompt_after,
+    }
+}
