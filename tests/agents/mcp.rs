@@ -124,7 +124,7 @@ async fn next_notification(rx: &mut mpsc::UnboundedReceiver<String>, what: &str)
     .await
 }
 
-const STATIC_TOOLS: [&str; 29] = [
+const STATIC_TOOLS: [&str; 30] = [
     "open_terminal",
     "send_input",
     "get_screen_content",
@@ -1411,5 +1411,88 @@ async fn every_result_matches_its_tools_output_schema() {
         .filter(|t| !out.checked.contains(*t))
         .collect();
     assert!(unchecked.is_empty(), "never checked: {unchecked:?}");
+    client.cancel().await.unwrap();
+}
+
+/// An agent drafts a workflow from what was typed in a shell session through `flowdeck mcp`:
+/// a plain command and one that failed (its failure branch kept), and a `run_command` of its
+/// own; the draft is valid as returned, and nothing is saved. A session that runs no shell,
+/// and a name that is no workflow's, are refused with the reason.
+#[tokio::test]
+async fn a_draft_is_made_from_what_was_typed_in_a_shell_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (client, _rx) = connect(dir.path(), &[]).await;
+    let opened = ok(
+        &client,
+        "open_terminal",
+        json!({"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}),
+    )
+    .await;
+    let id = opened["session_id"].as_str().unwrap().to_string();
+    let made = format!("{}/made", work.path().display());
+    for line in [format!("mkdir -p {made}"), "ls /no/such/place".into()] {
+        ok(
+            &client,
+            "send_input",
+            json!({"session_id": id, "input_text": format!("{line}\n")}),
+        )
+        .await;
+    }
+    ok(
+        &client,
+        "await_output",
+        json!({"session_id": id, "pattern": "No such file", "timeout": 20}),
+    )
+    .await;
+    ok(
+        &client,
+        "run_command",
+        json!({"session_id": id, "command": "echo by-the-agent"}),
+    )
+    .await;
+    let drafted = ok(
+        &client,
+        "workflow_draft_from_session",
+        json!({"session_id": id, "name": "made_by_hand", "description": "Makes a folder."}),
+    )
+    .await;
+    let yaml = drafted["content"].as_str().unwrap();
+    assert_eq!(drafted["commands"], 3, "{yaml}");
+    assert!(
+        yaml.contains(&format!("command: mkdir -p {made}")),
+        "{yaml}"
+    );
+    assert!(yaml.contains("command: ls /no/such/place"), "{yaml}");
+    assert!(yaml.contains("condition: failure"), "{yaml}");
+    assert!(yaml.contains("command: echo by-the-agent"), "{yaml}");
+    assert!(yaml.contains("description: Makes a folder."), "{yaml}");
+    let checked = ok(&client, "workflow_validate", json!({"content": yaml})).await;
+    assert_eq!(checked["valid"], true, "{checked}");
+    assert!(
+        !dir.path().join("made_by_hand.yaml").exists(),
+        "nothing is saved"
+    );
+
+    let cat = ok(&client, "open_terminal", json!({"command": ["cat"]})).await;
+    let (failed, error) = call(
+        &client,
+        "workflow_draft_from_session",
+        json!({"session_id": cat["session_id"], "name": "from_cat"}),
+    )
+    .await;
+    assert!(failed, "{error}");
+    assert!(error.to_string().contains("not a shell"), "{error}");
+    let (failed, error) = call(
+        &client,
+        "workflow_draft_from_session",
+        json!({"session_id": id, "name": "Not A Name"}),
+    )
+    .await;
+    assert!(failed, "{error}");
+    assert!(
+        error.to_string().contains("is not a workflow name"),
+        "{error}"
+    );
     client.cancel().await.unwrap();
 }
