@@ -476,6 +476,10 @@ impl Engine {
                 Reply::Done
             }
             Request::ApprovalsPending => Reply::Approvals(self.approvals_pending()),
+            Request::MarkSession { session_id } => {
+                self.mark_session(&session_id)?;
+                Reply::Done
+            }
             other => {
                 return Err(RequestError::new(
                     "not_quick",
@@ -511,10 +515,7 @@ impl Engine {
             Request::DraftFromSession { session_id, name } => {
                 Reply::Saved(self.save_draft_from_session(&session_id, &name, actor)?)
             }
-            Request::MarkSession { session_id } => {
-                self.mark_session(&session_id)?;
-                Reply::Done
-            }
+
             Request::Rename { from, to } => {
                 Reply::Saved(self.workflow_rename(&from, &to, None, actor)?)
             }

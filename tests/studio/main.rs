@@ -6,6 +6,7 @@ mod common;
 
 mod studio_agent;
 mod studio_attach;
+mod studio_drafts;
 mod studio_editor;
 mod studio_editor_views;
 mod studio_faults;
