@@ -7,6 +7,7 @@
 mod fleet;
 mod inspect;
 mod reach;
+mod record;
 mod replay;
 mod run;
 mod serve;
@@ -226,6 +227,24 @@ pub enum Command {
         #[arg(long)]
         no_idle_limit: bool,
     },
+    /// Record a procedure done by hand and write it as a draft workflow.
+    ///
+    /// Starts your shell ($SHELL) in this terminal, recorded (like `asciinema rec`). Do the
+    /// procedure, then leave the shell (`exit` or Ctrl-D): the workflow NAME is drafted from
+    /// it and written to the workflows folder as NAME.yaml, with the recording beside it as
+    /// NAME.cast. Each command typed at the prompt becomes a `run_command` step (a command
+    /// that failed keeps its failure branch); what was typed into a program it started (a
+    /// REPL, an installer's questions) becomes `send_input` after an `await_output` of the
+    /// prompt that was seen; what was typed while the terminal hid it (a password) becomes
+    /// a secret argument, never text in the draft. Tidy the draft before you run it
+    /// (docs/WORKFLOWS.md, "Drafts").
+    Record {
+        /// The workflow's name: lowercase letters, digits and _
+        name: String,
+        /// Replace NAME.yaml if it exists (it is refused otherwise, before the shell starts)
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// A number above zero, for `--speed` and `--idle-limit`.
@@ -362,6 +381,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 idle_limit: (!no_idle_limit).then_some(idle_limit),
             };
             replay::replay(&folder, &args, &mut out)
+        }
+        Some(Command::Record { name, force }) => {
+            record::record(&folder, &record::RecordArgs { name, force })
         }
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
         Some(Command::Serve(command)) => serve(&folder, command, approve),

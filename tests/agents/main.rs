@@ -15,5 +15,6 @@ mod lifecycle;
 mod mcp;
 mod mcp_wire;
 mod real_clients;
+mod record;
 mod relative_folder;
 mod replay;

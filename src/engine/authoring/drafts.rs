@@ -48,19 +48,14 @@ impl Engine {
                 display_safe(&session.info().command.join(" "))
             )));
         };
-        let done: Vec<Done> = deeds.into_iter().map(done).collect();
-        if done.is_empty() {
-            return Err(EngineError::InvalidParams(format!(
-                "nothing was typed at the shell's prompt in session {} since it opened or since its mark: do the procedure there first",
-                session.id()
-            )));
-        }
-        let drafted = draft::draft(name, description, &done).map_err(EngineError::InvalidParams)?;
-        Ok(SessionDraft {
-            name: name.to_string(),
-            content: drafted.yaml,
-            secrets: drafted.secrets,
-            commands: done.len(),
+        draft_of(name, description, deeds).map_err(|why| {
+            EngineError::InvalidParams(match why {
+                Nothing => format!(
+                    "nothing was typed at the shell's prompt in session {} since it opened or since its mark: do the procedure there first",
+                    session.id()
+                ),
+                Invalid(why) => why,
+            })
         })
     }
 
@@ -88,6 +83,44 @@ impl Engine {
             )))
         }
     }
+}
+
+/// Why no draft was made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoDraft {
+    /// No command line was typed at the shell's prompt.
+    Nothing,
+    /// The draft would not be a valid workflow (the reasons).
+    Invalid(String),
+}
+use NoDraft::{Invalid, Nothing};
+
+/// The draft of workflow `name` from a shell session's deeds (`flowdeck record` has them
+/// from a session of its own). The line that ended the shell (`exit`, `logout`) is left out:
+/// a run's shell must stay.
+pub fn draft_of(name: &str, description: &str, deeds: Vec<Deed>) -> Result<SessionDraft, NoDraft> {
+    let done: Vec<Done> = deeds
+        .into_iter()
+        .filter(|d| !ends_the_shell(&d.line))
+        .map(done)
+        .collect();
+    if done.is_empty() {
+        return Err(Nothing);
+    }
+    let drafted = draft::draft(name, description, &done).map_err(Invalid)?;
+    Ok(SessionDraft {
+        name: name.to_string(),
+        content: drafted.yaml,
+        secrets: drafted.secrets,
+        commands: done.len(),
+    })
+}
+
+fn ends_the_shell(line: &str) -> bool {
+    matches!(line.split_whitespace().next(), Some("exit" | "logout"))
+        && !line.contains(';')
+        && !line.contains("&&")
+        && !line.contains('|')
 }
 
 fn done(deed: Deed) -> Done {

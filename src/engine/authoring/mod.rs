@@ -24,7 +24,7 @@ mod guided;
 mod inputs;
 mod rendered;
 
-pub use drafts::SessionDraft;
+pub use drafts::{NoDraft, SessionDraft, draft_of};
 pub use guided::{Guidance, Next, NextStep};
 pub use inputs::{InputPreview, InputResolution, InputSpec, InvalidInput};
 pub use rendered::{RenderedPreview, RenderedStep};

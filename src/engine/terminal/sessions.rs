@@ -84,6 +84,7 @@ impl Engine {
             },
             name: p.name.clone(),
             opened_by: Some(actor.clone()),
+            relayed: false,
         };
         let session = self.terminals.open(options)?;
         self.publish(

@@ -39,6 +39,10 @@ pub struct OpenOptions {
     pub name: Option<String>,
     /// Who opens it: recorded on the session for those who list it, never interpreted here.
     pub opened_by: Option<Actor>,
+    /// Shown as it comes in a real terminal ([`Session::view`](super::Session::view)), which
+    /// answers the program's queries (its attributes, the cursor's place) itself: the
+    /// session's own screen then leaves them unanswered, or the program would get two answers.
+    pub relayed: bool,
 }
 
 impl Default for OpenOptions {
@@ -53,6 +57,7 @@ impl Default for OpenOptions {
             },
             name: None,
             opened_by: None,
+            relayed: false,
         }
     }
 }

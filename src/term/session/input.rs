@@ -162,6 +162,14 @@ impl Session {
             .map(|queued| queued.bytes)
     }
 
+    /// Types bytes exactly as a terminal's keyboard sent them (`flowdeck record` relays the
+    /// person's keys): a character cut between two reads is whole once both are typed.
+    pub fn send_bytes(&self, bytes: &[u8], by: &str) -> Result<usize, TermError> {
+        let echo = String::from_utf8_lossy(bytes).into_owned();
+        self.send(bytes.to_vec(), &echo, by, None)
+            .map(|queued| queued.bytes)
+    }
+
     /// Types a framed shell line shown as it runs (no hiding was possible): the input's
     /// number, to withdraw it with if its caller gives up before it is written.
     pub(in crate::term) fn send_framed(&self, text: &str, by: &str) -> Result<u64, TermError> {

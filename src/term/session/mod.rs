@@ -61,6 +61,8 @@ const TAIL_CHARS: usize = 4000;
 /// Output the writer takes at most before it types an input; a program that writes without
 /// pause is writing at the same time as the input, and the rest is the reader's.
 const DRAIN_BEFORE_INPUT: usize = 256 << 10;
+/// Chunks a viewer may be behind before the session waits for it.
+const VIEW_BACKLOG: usize = 64;
 /// The reader takes at most this much output at a time.
 const READ_BATCH: usize = 64 << 10;
 
@@ -90,6 +92,10 @@ pub(super) struct Live {
     taps: Vec<Tap>,
     /// What was done by hand, in a shell session (deeds.rs).
     deeds: Option<Deeds>,
+    /// Where what is shown goes as it comes, for a real terminal ([`Session::view`]).
+    viewers: Vec<mpsc::SyncSender<Vec<u8>>>,
+    /// A real terminal shows it and answers its queries ([`OpenOptions::relayed`]).
+    relayed: bool,
     next_tap: u64,
 }
 
@@ -275,6 +281,20 @@ impl Session {
         let recording = Recording::new(path, started, detach);
         live.taps.push(tap);
         Ok(recording)
+    }
+
+    /// What the session shows, from now on, as it comes: the screen as it is first (when
+    /// anything was shown), then each chunk of output. For a real terminal that shows the
+    /// session (`flowdeck record`): one that stops reading holds the program's output up, as
+    /// a terminal does, rather than have it pile up here.
+    pub fn view(&self) -> mpsc::Receiver<Vec<u8>> {
+        let (tx, rx) = mpsc::sync_channel(VIEW_BACKLOG);
+        let mut live = self.shared.lock();
+        if live.bytes > 0 {
+            let _ = tx.try_send(live.screen.vt().state_formatted().into_bytes());
+        }
+        live.viewers.push(tx);
+        rx
     }
 
     /// The process group in the terminal's foreground: its leader and program name.

@@ -122,6 +122,7 @@ impl Session {
             deeds.shell = i32::try_from(pid).ok();
         }
         let shared = new_shared(size, limits, pty.clone(), remote, deeds);
+        shared.lock().relayed = options.relayed;
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
         let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
@@ -268,6 +269,8 @@ fn new_shared(
             taps: Vec::new(),
             next_tap: 0,
             deeds,
+            viewers: Vec::new(),
+            relayed: false,
         }),
         changed: Condvar::new(),
         activity,

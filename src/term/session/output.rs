@@ -91,7 +91,11 @@ impl Live {
         for tap in &mut self.taps {
             tap.output(chunk);
         }
-        let answer = self.screen.feed(chunk);
+        self.viewers.retain(|v| v.send(chunk.to_vec()).is_ok());
+        let mut answer = self.screen.feed(chunk);
+        if self.relayed {
+            answer.clear();
+        }
         self.quiet.output(&mut self.screen);
         self.decoder.feed(&mut self.transcript, chunk);
         self.inputs
@@ -122,8 +126,9 @@ impl Live {
             }
         }
         self.failed = Some(reason);
-        // Nothing more will be read: the writer must not wait for output.
+        // Nothing more will be read: the writer must not wait for output, nor a viewer.
         self.eof = true;
+        self.viewers.clear();
     }
 
     pub(super) fn resolve_ended(&mut self) {
@@ -312,7 +317,12 @@ pub(super) fn read_loop(
         }
         shared.activity.send_modify(|a| a.bytes = bytes);
     }
-    shared.lock().eof = true;
+    {
+        let mut live = shared.lock();
+        live.eof = true;
+        // A viewer is told the end by its channel closing.
+        live.viewers.clear();
+    }
     shared.changed.notify_all();
     Ok(())
 }

@@ -1,0 +1,221 @@
+//! `flowdeck record NAME`: a shell in the person's own terminal, recorded as `asciinema rec`
+//! does; when it exits, the workflow NAME drafted from what was done in it (term/deeds.rs,
+//! workflow/draft.rs) is written into the folder, with the recording beside it.
+//!
+//! The shell runs on a PTY of flowdeck's (a term session, as the studio's panes do), so that
+//! flowdeck sees what is typed at the prompt and into the programs it starts. The person's
+//! terminal shows the session's output as it comes and answers its programs' queries
+//! itself; their keys are typed into the session as they come.
+
+use crate::engine::authoring::{NoDraft, draft_of};
+use crate::term::recording::{DEFAULT_CAP, RecordOptions};
+use crate::term::{OpenOptions, Program, Session, Size, TermConfig, Terminals};
+use crate::workflow::names::{display_safe, is_valid_name};
+use anyhow::{Context, Result, bail};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// What to record, and where it goes.
+#[derive(Debug, Clone)]
+pub struct RecordArgs {
+    pub name: String,
+    /// Replace a workflow file of that name.
+    pub force: bool,
+}
+
+/// Who types, for the session's inputs.
+const TYPIST: &str = "person";
+
+pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
+    let name = &args.name;
+    if !is_valid_name(name) {
+        bail!(
+            "{} is not a workflow name: lowercase letters, digits and _ only",
+            display_safe(name)
+        );
+    }
+    if !folder.is_dir() {
+        bail!(
+            "{} is not a folder: give the workflows folder with --workflows DIR",
+            folder.display()
+        );
+    }
+    // Refused before the shell starts, not after the procedure was done for nothing.
+    if let Some(taken) = taken(folder, name)
+        && !args.force
+    {
+        bail!(
+            "{} exists: choose another name, or give --force to replace it",
+            taken.display()
+        );
+    }
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        bail!("flowdeck record needs a terminal: it runs a shell for you to type in");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let cast = folder.join(format!("{name}.cast"));
+    let deeds = runtime.block_on(shell(name, &cast))?;
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    let drafted = match draft_of(name, "", deeds) {
+        Ok(drafted) => drafted,
+        Err(NoDraft::Nothing) => {
+            let _ = std::fs::remove_file(&cast);
+            eprintln!("flowdeck record: nothing was typed at the shell's prompt; no draft written");
+            return Ok(ExitCode::from(1));
+        }
+        Err(NoDraft::Invalid(why)) => bail!("{why}"),
+    };
+    let file = format!("{name}.yaml");
+    // Created meanwhile (another editor, an agent): kept, and the draft goes beside it.
+    let file = match taken(folder, name) {
+        Some(_) if !args.force => format!("{name}.draft.yaml"),
+        _ => file,
+    };
+    crate::store::files::write_atomic(folder, &file, drafted.content.as_bytes())
+        .with_context(|| format!("writing {}", folder.join(&file).display()))?;
+    let secrets = match drafted.secrets.as_slice() {
+        [] => String::new(),
+        names => format!(
+            "; a run asks for {} (typed where the terminal hid it)",
+            names.join(", ")
+        ),
+    };
+    eprintln!(
+        "flowdeck record: wrote {} ({} commands{secrets}); its recording is {} (flowdeck replay {})",
+        folder.join(&file).display(),
+        drafted.commands,
+        cast.display(),
+        cast.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A workflow file named `name`, if there is one.
+fn taken(folder: &Path, name: &str) -> Option<PathBuf> {
+    ["yaml", "yml", "json"]
+        .iter()
+        .map(|ext| folder.join(format!("{name}.{ext}")))
+        .find(|p| p.exists())
+}
+
+/// Runs the person's shell until it exits, recorded to `cast`; what was done in it.
+async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>> {
+    let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
+    let terminals = Terminals::new(TermConfig::default());
+    let session = terminals
+        .open(OpenOptions {
+            program: Program::Shell(None),
+            env: vec![("FLOWDECK_RECORD".into(), name.to_string())],
+            size: Size { cols, rows },
+            name: Some(format!("record-{name}")),
+            relayed: true,
+            ..OpenOptions::default()
+        })
+        .context("starting your shell")?;
+    let recording = session
+        .record(RecordOptions {
+            path: cast.to_path_buf(),
+            title: format!("flowdeck record {name}"),
+            secrets: Vec::new(),
+            mask: String::new(),
+            cap: DEFAULT_CAP,
+        })
+        .context("starting the recording")?;
+    eprint!(
+        "flowdeck record: recording {name}; leave the shell (exit, Ctrl-D) to write the draft\r\n"
+    );
+    let raw = Raw::take()?;
+    let shown = show(&session);
+    let typing = type_keys(session.clone());
+    let resizing = follow_size(session.clone());
+    let mut activity = session.activity();
+    while !activity.borrow_and_update().exited {
+        if activity.changed().await.is_err() {
+            break;
+        }
+    }
+    resizing.abort();
+    drop(typing);
+    let _ = tokio::task::spawn_blocking(move || shown.join()).await;
+    drop(raw);
+    let recorded = tokio::task::spawn_blocking(move || recording.finish())
+        .await
+        .context("finishing the recording")?;
+    if let Some(error) = recorded.error {
+        eprintln!("flowdeck record: the recording is incomplete: {error}");
+    }
+    let deeds = session.deeds().unwrap_or_default();
+    terminals.close_all().await;
+    Ok(deeds)
+}
+
+/// Writes what the session shows to this terminal until it ends.
+fn show(session: &Arc<Session>) -> std::thread::JoinHandle<()> {
+    let view = session.view();
+    std::thread::spawn(move || {
+        let mut out = std::io::stdout();
+        while let Ok(chunk) = view.recv() {
+            if out.write_all(&chunk).and_then(|()| out.flush()).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// Types the person's keys into the session as they come. The thread blocks reading the
+/// terminal, so it is left to end with the process rather than joined.
+fn type_keys(session: Arc<Session>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if session.send_bytes(&buf[..n], TYPIST).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Resizes the session with the terminal (SIGWINCH).
+fn follow_size(session: Arc<Session>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Ok(mut winch) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+        else {
+            return;
+        };
+        while winch.recv().await.is_some() {
+            if let Ok((cols, rows)) = crossterm::terminal::size() {
+                let _ = session.resize(cols, rows);
+            }
+        }
+    })
+}
+
+/// The terminal in raw mode while the shell runs: every key goes to it as typed. Given back
+/// on every path, a panic's included.
+struct Raw;
+
+impl Raw {
+    fn take() -> Result<Raw> {
+        crossterm::terminal::enable_raw_mode().context("setting the terminal to raw mode")?;
+        Ok(Raw)
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
