@@ -121,8 +121,7 @@ impl Session {
         if let Some(deeds) = deeds.as_mut() {
             deeds.shell = i32::try_from(pid).ok();
         }
-        let shared = new_shared(size, limits, pty.clone(), remote, deeds);
-        shared.lock().relayed = options.relayed;
+        let shared = new_shared(size, limits, pty.clone(), remote, deeds, options.relayed);
         let probe = Probe::new(pty.clone(), pair.master.tty_name());
         let (input_tx, input_rx) = mpsc::channel::<Input>();
         let mut threads = Vec::new();
@@ -248,6 +247,7 @@ fn new_shared(
     pty: Arc<File>,
     remote: Option<Remote>,
     deeds: Option<Deeds>,
+    relayed: bool,
 ) -> Arc<Shared> {
     let (activity, _) = watch::channel(Activity::default());
     Arc::new(Shared {
@@ -270,7 +270,7 @@ fn new_shared(
             next_tap: 0,
             deeds,
             viewers: Vec::new(),
-            relayed: false,
+            relayed,
         }),
         changed: Condvar::new(),
         activity,
