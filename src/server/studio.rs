@@ -384,8 +384,11 @@ struct Screens {
 impl Screens {
     fn watch(&mut self, sessions: Vec<String>) {
         let sessions: HashSet<String> = sessions.into_iter().collect();
-        // A session shown again is sent whole: the studio may have dropped its copy.
+        // A session shown again is sent whole: the studio may have dropped its copy. One no
+        // longer shown is not sent at the next frame either: its copy here would be taken for
+        // the studio's when it is shown again, and changes meanwhile, not looked at, lost.
         self.sent.retain(|id, _| sessions.contains(id));
+        self.dirty.retain(|id| sessions.contains(id));
         for id in &sessions {
             if !self.sent.contains_key(id) {
                 self.dirty.insert(id.clone());
@@ -478,6 +481,20 @@ impl Screens {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_hidden_before_its_frame_is_sent_whole_when_shown_again() {
+        let mut screens = Screens::default();
+        screens.watch(vec!["s1".into()]);
+        screens.sent.insert("s1".into(), Mirror::default());
+        screens.dirty.insert("s1".into());
+        // Hidden before the frame that would have sent its change.
+        screens.watch(vec!["s2".into()]);
+        assert!(!screens.dirty.contains("s1"), "not sent while hidden");
+        assert!(!screens.sent.contains_key("s1"));
+        screens.watch(vec!["s1".into()]);
+        assert!(screens.dirty.contains("s1"), "sent whole once shown again");
+    }
 
     #[test]
     fn a_typed_sessions_changes_are_due_at_once_for_the_echo_window_only() {
