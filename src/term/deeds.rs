@@ -54,8 +54,12 @@ pub struct Reply {
 /// What the session sees as a line is typed.
 #[derive(Debug, Clone, Copy)]
 pub struct Seen {
-    /// The shell itself reads the terminal (at its prompt); `None`: nobody can tell.
+    /// The shell itself reads the terminal (at its prompt, or its own `read`); `None`:
+    /// nobody can tell.
     pub at_prompt: Option<bool>,
+    /// The terminal hands over whole lines (canonical mode): no line editor reads, as at
+    /// bash's prompt, but the shell's `read` or a plain program.
+    pub canonical: bool,
     /// The terminal reads whole lines without echoing them (`read -s`, getpass).
     pub hidden: bool,
 }
@@ -88,6 +92,11 @@ pub struct Deeds {
     marked: bool,
     /// A status marker came since the last command line: the shell reads its next one.
     prompted: bool,
+    /// Commands ended by a line typed ahead of their status marker, by their number among
+    /// all kept: each marker still to come is theirs, in order.
+    owed: VecDeque<u64>,
+    /// Commands kept so far, the ones let go included.
+    kept: u64,
 }
 
 impl Deeds {
@@ -103,6 +112,8 @@ impl Deeds {
             wants_prompt_after: false,
             marked: false,
             prompted: false,
+            owed: VecDeque::new(),
+            kept: 0,
         }
     }
 
@@ -151,8 +162,7 @@ impl Deeds {
                         .and_then(|s| s.parse::<i32>().ok());
                     if let Some(status) = status {
                         self.marked = true;
-                        self.prompted = true;
-                        self.close(Some(status));
+                        self.status(status);
                     }
                     at = start + self.marker.len() + end + 1;
                 }
@@ -223,6 +233,7 @@ impl Deeds {
 
     /// Forgets what was done so far: a draft starts here.
     pub fn mark(&mut self) {
+        // Markers owed to commands let go are still to come: the numbers stay valid.
         self.done.clear();
         self.running = None;
         self.typing = Typing::default();
@@ -257,8 +268,13 @@ impl Deeds {
             if line.trim().is_empty() {
                 return;
             }
-            // No marker said how the last command ended: the shell reads again, so it did.
+            // No marker said how the last command ended: the shell reads again, so it did. Where
+            // its marker is on its way (a line typed ahead), it says so when it comes.
+            let ahead = self.marked && !self.prompted && self.running.is_some();
             self.close(Some(0));
+            if ahead {
+                self.owed.push_back(self.kept - 1);
+            }
             self.prompted = false;
             self.running = Some((
                 Deed {
@@ -294,12 +310,29 @@ impl Deeds {
     }
 
     /// Whether a line typed now is read by the shell at its prompt: its markers say so
-    /// where it prints them (the shell's own `read` is no prompt); else the session's view.
+    /// where it prints them, or, when its marker is still on its way (a line typed ahead),
+    /// the shell reading with its line editor (its own `read` reads whole lines); without
+    /// markers, the shell reading at all.
     fn at_prompt(&self, seen: Seen) -> bool {
         if self.marked {
-            self.prompted
+            self.prompted || (seen.at_prompt == Some(true) && !seen.canonical)
         } else {
             seen.at_prompt != Some(false)
+        }
+    }
+
+    /// A status marker: the exit status of the oldest command still owed one, else of the
+    /// command running, which ends.
+    fn status(&mut self, status: i32) {
+        let Some(number) = self.owed.pop_front() else {
+            self.prompted = true;
+            self.close(Some(status));
+            return;
+        };
+        let back = usize::try_from(self.kept - 1 - number).unwrap_or(usize::MAX);
+        let at = self.done.len().checked_sub(back + 1);
+        if let Some(deed) = at.and_then(|at| self.done.get_mut(at)) {
+            deed.exit = Some(status);
         }
     }
 
@@ -317,6 +350,7 @@ impl Deeds {
             self.done.pop_front();
         }
         self.done.push_back(deed);
+        self.kept += 1;
     }
 
     fn take_prompt_after(&mut self, screen: &vt100::Screen) {
@@ -372,10 +406,12 @@ mod tests {
 
     const TYPED: Seen = Seen {
         at_prompt: Some(true),
+        canonical: false,
         hidden: false,
     };
     const INTO_PROGRAM: Seen = Seen {
         at_prompt: Some(false),
+        canonical: false,
         hidden: false,
     };
 
@@ -437,6 +473,7 @@ mod tests {
         parser.process(b"print(6*7)\r\n42\r\nPassword: ");
         let hidden = Seen {
             at_prompt: Some(false),
+            canonical: true,
             hidden: true,
         };
         deeds.typed(b"hunter2\r", hidden, parser.screen());
@@ -459,6 +496,39 @@ mod tests {
         assert!(!format!("{:?}", deeds).contains("hunter2"));
         assert_eq!(list[1].line, "ls");
         assert_eq!(list[1].exit, None, "still running");
+    }
+
+    #[test]
+    fn a_line_typed_ahead_of_the_status_marker_is_a_command_but_one_the_shells_read_takes_is_not() {
+        let parser = screen_with("$ ");
+        let mut deeds = Deeds::new("n");
+        let marker = status(&deeds, 0);
+        deeds.output(&marker);
+        deeds.typed(b"mkdir out\r", TYPED, parser.screen());
+        // The shell's line editor reads again; its marker is still on its way.
+        deeds.typed(b"cd out\r", TYPED, parser.screen());
+        deeds.output(&status(&deeds, 1));
+        assert_eq!(deeds.list(parser.screen())[0].exit, Some(1), "mkdir's own");
+        assert_eq!(deeds.list(parser.screen())[1].exit, None, "cd still runs");
+        deeds.output(&marker);
+        assert_eq!(deeds.list(parser.screen())[1].exit, Some(0));
+        deeds.typed(b"read -rs PW\r", TYPED, parser.screen());
+        // The shell itself reads, whole lines: its `read`, not its prompt.
+        let read = Seen {
+            at_prompt: Some(true),
+            canonical: true,
+            hidden: true,
+        };
+        deeds.typed(b"secret\r", read, parser.screen());
+        let lines: Vec<String> = deeds
+            .list(parser.screen())
+            .iter()
+            .map(|d| d.line.clone())
+            .collect();
+        assert_eq!(lines, ["mkdir out", "cd out", "read -rs PW"]);
+        let read = &deeds.list(parser.screen())[2];
+        assert_eq!(read.replies.len(), 1);
+        assert!(read.replies[0].hidden);
     }
 
     #[test]

@@ -1106,6 +1106,14 @@ async fn every_result_matches_its_tools_output_schema() {
         )
         .await;
     assert_eq!(waited["outcome"], "timeout");
+    let drafted = out
+        .call(
+            &client,
+            "workflow_draft_from_session",
+            json!({"session_id": id, "name": "schema_draft"}),
+        )
+        .await;
+    assert_eq!(drafted["commands"], 1, "{drafted}");
     for mode in ["screen", "history", "tail", "since_input"] {
         out.call(
             &client,

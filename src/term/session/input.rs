@@ -34,6 +34,7 @@ impl Shared {
             // a password says it.
             Some(remote) => Seen {
                 at_prompt: Some(remote.reads()),
+                canonical: false,
                 hidden: false,
             },
             None => Seen {
@@ -41,6 +42,9 @@ impl Shared {
                     let group = rustix::termios::tcgetpgrp(&*self.pty).ok()?;
                     Some(group.as_raw_nonzero().get() == shell)
                 }),
+                canonical: termios
+                    .as_ref()
+                    .is_some_and(|t| t.local_modes.contains(LocalModes::ICANON)),
                 hidden: termios.as_ref().is_some_and(|t| {
                     !t.local_modes.contains(LocalModes::ECHO)
                         && t.local_modes.contains(LocalModes::ICANON)
