@@ -196,9 +196,7 @@ impl Command {
             Command::NextPane => "next pane",
             Command::PrevPane => "previous pane",
             Command::ClosePane => "close the pane's session",
-            Command::DraftWorkflow => {
-                "draft a workflow from what was typed in the pane's shell (since its mark)"
-            }
+            Command::DraftWorkflow => "draft a workflow from what was typed in the pane",
             Command::MarkPane => "mark the pane's shell: a draft starts here",
             Command::Yes => "yes",
             Command::No => "no",
