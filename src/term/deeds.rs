@@ -265,6 +265,15 @@ impl Deeds {
                 self.take_prompt_after(screen);
             }
             let line = line_text(&typing, screen);
+            // The rest of a line continued with a backslash: the same command.
+            if !self.prompted
+                && let Some((deed, _)) = self.running.as_mut()
+                && continued(&deed.line)
+            {
+                deed.line.push('\n');
+                deed.line.push_str(&line);
+                return;
+            }
             if line.trim().is_empty() {
                 return;
             }
@@ -361,6 +370,12 @@ impl Deeds {
             last.prompt_after = Some(cursor_line(screen));
         }
     }
+}
+
+/// Whether a command line goes on on the next line: it ends with a backslash that is not
+/// itself escaped.
+fn continued(line: &str) -> bool {
+    line.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1
 }
 
 /// The cursor's row up to the cursor: what a program printed before it reads.
@@ -496,6 +511,26 @@ mod tests {
         assert!(!format!("{:?}", deeds).contains("hunter2"));
         assert_eq!(list[1].line, "ls");
         assert_eq!(list[1].exit, None, "still running");
+    }
+
+    #[test]
+    fn a_line_continued_with_a_backslash_is_one_command() {
+        let parser = screen_with("$ ");
+        let mut deeds = Deeds::new("n");
+        let marker = status(&deeds, 0);
+        deeds.output(&marker);
+        deeds.typed(b"printf '%s\\n' a \\\r", TYPED, parser.screen());
+        deeds.typed(b"  b\r", TYPED, parser.screen());
+        deeds.output(&marker);
+        deeds.typed(b"echo c \\\\\r", TYPED, parser.screen());
+        deeds.output(&marker);
+        deeds.typed(b"echo d\r", TYPED, parser.screen());
+        let lines: Vec<String> = deeds
+            .list(parser.screen())
+            .into_iter()
+            .map(|d| d.line)
+            .collect();
+        assert_eq!(lines, ["printf '%s\\n' a \\\n  b", "echo c \\\\", "echo d"]);
     }
 
     #[test]
