@@ -190,6 +190,10 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
         &format!("grep -q never-there {w}/out/x 2>/dev/null"),
     );
     type_line(&engine, &id, &format!("cd {w}/out"));
+    // Three lines, one command: bash says so (PS0).
+    type_line(&engine, &id, "for f in a b; do");
+    type_line(&engine, &id, "  touch from-loop-$f");
+    type_line(&engine, &id, "done");
     type_line(&engine, &id, "python3 -q");
     shows(&engine, &id, r">>>\s*$").await;
     type_line(&engine, &id, "open('from-python', 'w').write(str(6 * 7))");
@@ -210,7 +214,11 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
         .workflow_draft_from_session(&id, "by_hand_live", "")
         .unwrap();
     let yaml = &drafted.content;
-    assert_eq!(drafted.commands, 5, "{yaml}");
+    assert_eq!(drafted.commands, 6, "{yaml}");
+    assert!(
+        yaml.contains("for f in a b; do\n") || yaml.contains("for f in a b; do\n  touch"),
+        "{yaml}"
+    );
     assert_eq!(drafted.secrets, ["PASSWORD"], "{yaml}");
     assert!(!yaml.contains("correct horse"), "{yaml}");
     assert!(
@@ -247,6 +255,7 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
         "42"
     );
     assert_eq!(std::fs::read_to_string(out.join("length")).unwrap(), "11");
+    assert!(out.join("from-loop-a").exists() && out.join("from-loop-b").exists());
 
     // A mark: the next draft holds only what comes after it.
     engine.mark_session(&id).unwrap();

@@ -27,49 +27,31 @@ impl Shared {
         if deeds.is_plumbing(seq) {
             return;
         }
-        let termios = rustix::termios::tcgetattr(&*self.pty).ok();
         let seen = match &live.remote {
-            // A far shell's markers say when it is at its prompt; whether the far terminal
-            // echoes, nothing here can see (ssh keeps this one raw), so a prompt that asks for
-            // a password says it.
+            // A far shell's markers say when it is at its prompt; how the far terminal reads,
+            // nothing here can see (ssh keeps this one raw): what a program there reads is
+            // kept only once it was shown.
             Some(remote) => Seen {
                 at_prompt: Some(remote.reads()),
                 canonical: false,
-                hidden: false,
+                echo: false,
             },
-            None => Seen {
-                at_prompt: deeds.shell.and_then(|shell| {
-                    let group = rustix::termios::tcgetpgrp(&*self.pty).ok()?;
-                    Some(group.as_raw_nonzero().get() == shell)
-                }),
-                canonical: termios
-                    .as_ref()
-                    .is_some_and(|t| t.local_modes.contains(LocalModes::ICANON)),
-                hidden: termios.as_ref().is_some_and(|t| {
-                    !t.local_modes.contains(LocalModes::ECHO)
-                        && t.local_modes.contains(LocalModes::ICANON)
-                }),
-            },
+            None => {
+                let termios = rustix::termios::tcgetattr(&*self.pty).ok();
+                let mode =
+                    |m: LocalModes| termios.as_ref().is_some_and(|t| t.local_modes.contains(m));
+                Seen {
+                    at_prompt: deeds.shell.and_then(|shell| {
+                        let group = rustix::termios::tcgetpgrp(&*self.pty).ok()?;
+                        Some(group.as_raw_nonzero().get() == shell)
+                    }),
+                    canonical: mode(LocalModes::ICANON),
+                    echo: mode(LocalModes::ECHO),
+                }
+            }
         };
-        let far = live.remote.is_some();
-        let screen = live.screen.vt();
-        let seen = Seen {
-            hidden: seen.hidden || (far && asks_for_a_secret(screen)),
-            ..seen
-        };
-        if let Some(deeds) = live.deeds.as_mut() {
-            deeds.typed(bytes, seen, live.screen.vt());
-        }
+        deeds.typed(bytes, seen, live.screen.vt());
     }
-}
-
-/// Whether the line the cursor is on asks for a password or a passphrase.
-fn asks_for_a_secret(screen: &vt100::Screen) -> bool {
-    let (row, col) = screen.cursor_position();
-    let line = screen.contents_between(row, 0, row, col).to_lowercase();
-    ["password", "passphrase", "passcode", "pin:"]
-        .iter()
-        .any(|word| line.contains(word))
 }
 
 impl Host for Shared {
@@ -152,6 +134,10 @@ impl Host for Shared {
     }
 }
 
+/// What `send` is given as the hush of a framed line shown as it runs: plumbing, hidden by
+/// no hush (no hush has this nonce: nonces are hex).
+const FRAMED: &str = "framed";
+
 /// An input queued for the writer.
 pub(super) struct Queued {
     bytes: usize,
@@ -177,11 +163,8 @@ impl Session {
     /// Types a framed shell line shown as it runs (no hiding was possible): the input's
     /// number, to withdraw it with if its caller gives up before it is written.
     pub(in crate::term) fn send_framed(&self, text: &str, by: &str) -> Result<u64, TermError> {
-        let queued = self.send(text.as_bytes().to_vec(), text, by, None)?;
-        if let Some(deeds) = self.shared.lock().deeds.as_mut() {
-            deeds.plumbing(queued.seq);
-        }
-        Ok(queued.seq)
+        self.send(text.as_bytes().to_vec(), text, by, Some(FRAMED))
+            .map(|queued| queued.seq)
     }
 
     /// Takes back input `seq` if it has not been written yet: a framed line whose caller
@@ -312,6 +295,7 @@ impl Session {
         if let Some(h) = live.hush.as_mut().filter(|h| hush == Some(h.nonce())) {
             h.set_input(seq);
         }
+        // Plumbing is known as such before the writer can type it.
         if hush.is_some()
             && let Some(deeds) = live.deeds.as_mut()
         {

@@ -40,28 +40,34 @@ fn deeds_of(
     program: &str,
     env: &[(String, String)],
 ) -> (Option<Deeds>, Vec<(String, String)>) {
-    let deeds = is_shell.then(|| Deeds::new(&crate::term::nonce::nonce()));
-    let env = match &deeds {
-        Some(deeds) if !far && base_name(program) == "bash" => with_status_marker(env, deeds),
+    let mut deeds = is_shell.then(|| Deeds::new(&crate::term::nonce::nonce()));
+    let env = match deeds.as_mut() {
+        Some(deeds) if !far && base_name(program) == "bash" => {
+            deeds.expect_starts();
+            with_status_marker(env, deeds)
+        }
         _ => env.to_vec(),
     };
     (deeds, env)
 }
 
-/// The environment asked for, with a `PROMPT_COMMAND` that has bash say how each command
-/// ended (deeds.rs), before the one asked for or inherited.
+/// The environment asked for, with bash's markers (deeds/markers.rs): a `PS0` that says
+/// when a command begins and a `PROMPT_COMMAND` that says how it ended, each before the one
+/// asked for or inherited.
 fn with_status_marker(env: &[(String, String)], deeds: &Deeds) -> Vec<(String, String)> {
-    let inherited = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PROMPT_COMMAND")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PROMPT_COMMAND").ok());
+    let given = |name: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+    };
     let mut env = env.to_vec();
     env.push((
         "PROMPT_COMMAND".into(),
-        deeds.prompt_command(inherited.as_deref()),
+        deeds.prompt_command(given("PROMPT_COMMAND").as_deref()),
     ));
+    env.push(("PS0".into(), deeds.ps0(given("PS0").as_deref())));
     env
 }
 

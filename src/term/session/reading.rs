@@ -74,7 +74,8 @@ impl Session {
         let mut live = self.shared.lock();
         let live = &mut *live;
         let deeds = live.deeds.as_ref()?;
-        Some(deeds.list(live.screen.vt()))
+        let ended = live.exit.is_some();
+        Some(deeds.list(live.screen.vt(), ended))
     }
 
     /// Forgets what was done so far: the next draft starts here. False when it is no shell's
@@ -86,6 +87,13 @@ impl Session {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Values the session's deeds never keep (a run's secrets, which its steps may type).
+    pub fn learn_secrets(&self, secrets: &[String]) {
+        if let Some(deeds) = self.shared.lock().deeds.as_mut() {
+            deeds.learn_secrets(secrets);
         }
     }
 

@@ -84,6 +84,9 @@ pub(super) struct Exec<'a> {
     asking: Option<String>,
     /// The sessions being recorded, by id (recordings.rs).
     recordings: Vec<(String, crate::term::recording::Recording)>,
+    /// The sessions the run works in: told its secrets, which its steps may type, so that a
+    /// draft made of what was typed there never holds them (term/deeds/).
+    worked_in: Vec<String>,
 }
 
 /// Runs the plan to its end and returns the result; never panics on what the workflow or
@@ -110,6 +113,7 @@ pub(super) async fn execute(
         secrets: Secrets::default(),
         asking: None,
         recordings: Vec::new(),
+        worked_in: Vec::new(),
     };
     // A session opened for the run is the run's from the first instant: a cancel that comes
     // before the first state (even before the executor first runs) still closes it.

@@ -10,15 +10,19 @@ impl Exec<'_> {
     /// Starts recording a session, unless it already is or recordings are off. A recording
     /// that cannot start is logged; the run goes on without it.
     pub(super) fn start_recording(&mut self, session_id: &str) {
+        let Ok(session) = self.engine.terminals().get(session_id) else {
+            return;
+        };
+        if !self.worked_in.iter().any(|id| id == session_id) {
+            session.learn_secrets(self.secrets.needles());
+            self.worked_in.push(session_id.to_string());
+        }
         let Some(cap) = self.engine.config().recording_cap else {
             return;
         };
         if self.recordings.iter().any(|(id, _)| id == session_id) {
             return;
         }
-        let Ok(session) = self.engine.terminals().get(session_id) else {
-            return;
-        };
         let run_id = &self.run.run_id;
         let path =
             self.engine
@@ -41,6 +45,11 @@ impl Exec<'_> {
     pub(super) fn mask_recordings(&self) {
         for (_, recording) in &self.recordings {
             recording.mask(self.secrets.needles().to_vec());
+        }
+        for id in &self.worked_in {
+            if let Ok(session) = self.engine.terminals().get(id) {
+                session.learn_secrets(self.secrets.needles());
+            }
         }
     }
 
