@@ -9,6 +9,7 @@
 
 use crate::engine::authoring::{NoDraft, draft_of};
 use crate::term::recording::{DEFAULT_CAP, RecordOptions};
+use crate::term::session::is_posix_shell;
 use crate::term::{OpenOptions, Program, Session, Size, TermConfig, Terminals};
 use crate::workflow::names::{display_safe, is_valid_name};
 use anyhow::{Context, Result, bail};
@@ -43,7 +44,10 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
         );
     }
     // Refused before the shell starts, not after the procedure was done for nothing.
-    if let Some(taken) = taken(folder, name)
+    let cast = folder.join(format!("{name}.cast"));
+    let mut replaced = workflow_files(folder, name);
+    replaced.extend(cast.exists().then(|| cast.clone()));
+    if let Some(taken) = replaced.first()
         && !args.force
     {
         bail!(
@@ -59,10 +63,15 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    let cast = folder.join(format!("{name}.cast"));
     let deeds = runtime.block_on(shell(name, &cast))?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    let drafted = match draft_of(name, "", deeds) {
+    // Created meanwhile (another editor, an agent) and not to be replaced: kept, and the
+    // draft takes a name of its own rather than clash with it.
+    let name = match workflow_files(folder, name).is_empty() || args.force {
+        true => name.clone(),
+        false => free_name(folder, name),
+    };
+    let drafted = match draft_of(&name, "", deeds) {
         Ok(drafted) => drafted,
         Err(NoDraft::Nothing) => {
             let _ = std::fs::remove_file(&cast);
@@ -72,13 +81,15 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
         Err(NoDraft::Invalid(why)) => bail!("{why}"),
     };
     let file = format!("{name}.yaml");
-    // Created meanwhile (another editor, an agent): kept, and the draft goes beside it.
-    let file = match taken(folder, name) {
-        Some(_) if !args.force => format!("{name}.draft.yaml"),
-        _ => file,
-    };
     crate::store::files::write_atomic(folder, &file, drafted.content.as_bytes())
         .with_context(|| format!("writing {}", folder.join(&file).display()))?;
+    // Replaced: a file of the name in another format would declare the name twice.
+    for other in workflow_files(folder, &name) {
+        if other.file_name().is_some_and(|f| f != file.as_str()) {
+            std::fs::remove_file(&other)
+                .with_context(|| format!("replacing {}", other.display()))?;
+        }
+    }
     let secrets = match drafted.secrets.as_slice() {
         [] => String::new(),
         names => format!(
@@ -96,21 +107,43 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A workflow file named `name`, if there is one.
-fn taken(folder: &Path, name: &str) -> Option<PathBuf> {
+/// The workflow files named `name`, in any format.
+fn workflow_files(folder: &Path, name: &str) -> Vec<PathBuf> {
     ["yaml", "yml", "json"]
         .iter()
         .map(|ext| folder.join(format!("{name}.{ext}")))
-        .find(|p| p.exists())
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// `NAME_draft`, or `NAME_draft_2` and on: a name no file has.
+fn free_name(folder: &Path, name: &str) -> String {
+    let base = format!("{name}_draft");
+    let mut candidate = base.clone();
+    let mut n = 2;
+    while !workflow_files(folder, &candidate).is_empty() {
+        candidate = format!("{base}_{n}");
+        n += 1;
+    }
+    candidate
 }
 
 /// Runs the person's shell until it exits, recorded to `cast`; what was done in it.
 async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>> {
     let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
     let terminals = Terminals::new(TermConfig::default());
+    // A shell that is not a POSIX one (fish, nu) tells nothing of what is done in it.
+    let shell = match std::env::var("SHELL") {
+        Ok(shell) if is_posix_shell(&shell) => None,
+        Ok(other) => {
+            eprintln!("flowdeck record: {other} is no POSIX shell; recording bash");
+            Some("bash".to_string())
+        }
+        Err(_) => None,
+    };
     let session = terminals
         .open(OpenOptions {
-            program: Program::Shell(None),
+            program: Program::Shell(shell),
             env: vec![("FLOWDECK_RECORD".into(), name.to_string())],
             size: Size { cols, rows },
             name: Some(format!("record-{name}")),
@@ -132,16 +165,19 @@ async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>>
     );
     let raw = Raw::take()?;
     let shown = show(&session);
-    let typing = type_keys(session.clone());
+    let typing = Typing::start(session.clone());
     let resizing = follow_size(session.clone());
-    let mut activity = session.activity();
-    while !activity.borrow_and_update().exited {
-        if activity.changed().await.is_err() {
-            break;
-        }
+    let ended = tokio::select! {
+        () = exited(&session) => None,
+        why = ended_from_outside() => Some(why),
+    };
+    if let Some(why) = &ended {
+        // The draft is written all the same: nothing done is lost.
+        let _ = terminals.close(session.id()).await;
+        tracing::info!("flowdeck record {name}: {why}");
     }
     resizing.abort();
-    drop(typing);
+    typing.stop();
     let _ = tokio::task::spawn_blocking(move || shown.join()).await;
     drop(raw);
     let recorded = tokio::task::spawn_blocking(move || recording.finish())
@@ -168,23 +204,77 @@ fn show(session: &Arc<Session>) -> std::thread::JoinHandle<()> {
     })
 }
 
-/// Types the person's keys into the session as they come. The thread blocks reading the
-/// terminal, so it is left to end with the process rather than joined.
-fn type_keys(session: Arc<Session>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin();
-        let mut buf = [0u8; 4096];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => {
-                    if session.send_bytes(&buf[..n], TYPIST).is_err() {
-                        return;
-                    }
+/// Until the session's program has exited.
+async fn exited(session: &Session) {
+    let mut activity = session.activity();
+    while !activity.borrow_and_update().exited {
+        if activity.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Until the terminal goes away (SIGHUP) or flowdeck is asked to end (SIGTERM): why.
+async fn ended_from_outside() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut hangup), Ok(mut term)) = (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = hangup.recv() => "the terminal went away",
+        _ = term.recv() => "asked to end",
+    }
+}
+
+/// The person's keys, typed into the session as they come, by a thread that looks at the
+/// terminal a tenth of a second at a time, so that it stops reading once the shell has ended.
+struct Typing {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Typing {
+    fn start(session: Arc<Session>) -> Typing {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = [0u8; 4096];
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut fds = [rustix::event::PollFd::new(
+                    &stdin,
+                    rustix::event::PollFlags::IN,
+                )];
+                let timeout = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 100_000_000,
+                };
+                match rustix::event::poll(&mut fds, Some(&timeout)) {
+                    Ok(0) => continue,
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(_) => return,
+                }
+                let n = match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                // A full queue (a program that reads nothing meanwhile) takes the keys later.
+                while let Err(crate::term::TermError::InputQueueFull { .. }) =
+                    session.send_bytes(&buf[..n], TYPIST)
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
                 }
             }
-        }
-    })
+        });
+        Typing { stop }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Resizes the session with the terminal (SIGWINCH).

@@ -16,6 +16,15 @@ use common::studio::{exit_code, expect};
 
 /// `flowdeck --workflows DIR record ARGS` at a terminal of its own, in `cwd`.
 fn record(terminals: &Terminals, dir: &Path, args: &[&str]) -> Arc<Session> {
+    record_with(terminals, dir, args, Vec::new())
+}
+
+fn record_with(
+    terminals: &Terminals,
+    dir: &Path,
+    args: &[&str],
+    env: Vec<(String, String)>,
+) -> Arc<Session> {
     let mut program = vec![
         env!("CARGO_BIN_EXE_flowdeck").to_string(),
         "--workflows".into(),
@@ -23,7 +32,7 @@ fn record(terminals: &Terminals, dir: &Path, args: &[&str]) -> Arc<Session> {
         "record".into(),
     ];
     program.extend(args.iter().map(|a| a.to_string()));
-    common::studio::open(terminals, program, Some(dir), (100, 30), Vec::new())
+    common::studio::open(terminals, program, Some(dir), (100, 30), env)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -45,6 +54,9 @@ async fn a_procedure_done_in_a_recorded_shell_is_written_as_a_draft_beside_its_r
     shell
         .send_text("echo naïve-ü-$((6*7)) > written\r", "test")
         .unwrap();
+    // A job left running keeps the terminal open: the shell's exit ends the recording all
+    // the same.
+    shell.send_text("sleep 300 &\r", "test").unwrap();
     shell.send_text("exit\r", "test").unwrap();
     expect(&shell, "wrote .*setup.yaml").await;
     assert_eq!(exit_code(&shell).await, Some(0));
@@ -117,7 +129,14 @@ async fn a_procedure_done_in_a_recorded_shell_is_written_as_a_draft_beside_its_r
     assert_eq!(exit_code(&forced).await, Some(0));
     let replaced = std::fs::read_to_string(dir.path().join("setup.yaml")).unwrap();
     assert!(replaced.contains("command: echo replaced"), "{replaced}");
-    let empty = record(&terminals, dir.path(), &["nothing_done"]);
+    // A shell that is no POSIX one is replaced by bash, and says so.
+    let empty = record_with(
+        &terminals,
+        dir.path(),
+        &["nothing_done"],
+        vec![("SHELL".into(), "/usr/bin/python3".into())],
+    );
+    expect(&empty, "python3 is no POSIX shell; recording bash").await;
     expect(&empty, r"[$#]\s*$").await;
     empty.send_text("\x04", "test").unwrap();
     assert_eq!(exit_code(&empty).await, Some(1));

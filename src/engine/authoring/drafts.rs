@@ -96,14 +96,14 @@ pub enum NoDraft {
 use NoDraft::{Invalid, Nothing};
 
 /// The draft of workflow `name` from a shell session's deeds (`flowdeck record` has them
-/// from a session of its own). The line that ended the shell (`exit`, `logout`) is left out:
-/// a run's shell must stay.
+/// from a session of its own). A last `exit` or `logout` is left out: a run's shell must stay
+/// (an earlier one left a shell started inside, and is kept).
 pub fn draft_of(name: &str, description: &str, deeds: Vec<Deed>) -> Result<SessionDraft, NoDraft> {
-    let done: Vec<Done> = deeds
-        .into_iter()
-        .filter(|d| !ends_the_shell(&d.line))
-        .map(done)
-        .collect();
+    let mut deeds = deeds;
+    if deeds.last().is_some_and(|d| ends_the_shell(&d.line)) {
+        deeds.pop();
+    }
+    let done: Vec<Done> = deeds.into_iter().map(done).collect();
     if done.is_empty() {
         return Err(Nothing);
     }

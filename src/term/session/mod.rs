@@ -22,6 +22,7 @@ mod waiting;
 pub use info::{
     Activity, AwaitResult, Content, ExitInfo, HistoryLimits, OpenOptions, Program, SessionInfo,
 };
+pub use open::is_posix_shell;
 use open::pty_size;
 
 use super::decode::Decoder;

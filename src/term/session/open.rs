@@ -28,7 +28,8 @@ const POSIX_SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "busybox",
 ];
 
-fn is_posix_shell(program: &str) -> bool {
+/// Whether `program` is a POSIX shell: one flowdeck can run commands in and follow.
+pub fn is_posix_shell(program: &str) -> bool {
     POSIX_SHELLS.contains(&base_name(program))
 }
 

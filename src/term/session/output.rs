@@ -135,6 +135,9 @@ impl Live {
         // What a hidden command held is the program's last output: shown before waits end.
         let _ = self.release_hush();
         self.ended = true;
+        // A job left in the background may keep the terminal open: the program the session
+        // ran has ended, and a viewer with it.
+        self.viewers.clear();
         for mut w in self.watches.drain(..) {
             if let Some(tx) = w.notify.take() {
                 let _ = tx.send(Event::Ended);
