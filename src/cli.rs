@@ -229,19 +229,20 @@ pub enum Command {
     },
     /// Record a procedure done by hand and write it as a draft workflow.
     ///
-    /// Starts your shell ($SHELL) in this terminal, recorded (like `asciinema rec`). Do the
-    /// procedure, then leave the shell (`exit` or Ctrl-D): the workflow NAME is drafted from
-    /// it and written to the workflows folder as NAME.yaml, with the recording beside it as
-    /// NAME.cast. Each command typed at the prompt becomes a `run_command` step (a command
-    /// that failed keeps its failure branch); what was typed into a program it started (a
-    /// REPL, an installer's questions) becomes `send_input` after an `await_output` of the
-    /// prompt that was seen; what was typed while the terminal hid it (a password) becomes
-    /// a secret argument, never text in the draft. Tidy the draft before you run it
-    /// (docs/WORKFLOWS.md, "Drafts").
+    /// Starts your shell ($SHELL; bash if it is no POSIX shell) in this terminal, recorded
+    /// (like `asciinema rec`). Do the procedure, then leave the shell (`exit` or Ctrl-D): the
+    /// workflow NAME is drafted from it and written to the workflows folder as NAME.yaml, with
+    /// the recording beside it as NAME.cast. Each command typed at the prompt becomes a
+    /// `run_command` step (in bash, a command that failed keeps its failure branch); what was
+    /// typed into a program it started (a REPL, an installer's questions) becomes
+    /// `send_input` after an `await_output` of the prompt that was seen; what was typed where
+    /// it was not shown (a password) becomes a secret argument, never text in the draft. Tidy
+    /// the draft before you run it (docs/WORKFLOWS.md, "Drafts").
     Record {
         /// The workflow's name: lowercase letters, digits and _
         name: String,
-        /// Replace NAME.yaml if it exists (it is refused otherwise, before the shell starts)
+        /// Replace a workflow NAME (NAME.yaml, .yml or .json) and NAME.cast if they exist
+        /// (refused otherwise, before the shell starts)
         #[arg(long)]
         force: bool,
     },
