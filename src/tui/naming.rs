@@ -82,7 +82,7 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
             match purpose {
                 NameFor::Draft(_) => {
                     app.message = Some(format!(
-                        "{name} drafted: tidy it (docs/WORKFLOWS.md, Drafts); Ctrl-s saves, Esc closes"
+                        "{name} drafted and saved: tidy it; Ctrl-s saves, Esc closes"
                     ));
                     app.filter.clear();
                     effects.push(Effect::LoadDocument(name));

@@ -38,7 +38,7 @@ async fn w_drafts_a_workflow_from_the_panes_shell_and_opens_it_in_the_editor() {
     studio.send_text("\x07W", "test").unwrap();
     expect(&studio, "Draft a workflow").await;
     studio.send_text("pane_draft\r", "test").unwrap();
-    expect(&studio, "pane_draft drafted").await;
+    expect(&studio, "pane_draft drafted and saved").await;
     // The editor shows the draft.
     expect(&studio, "run_command").await;
     let saved = std::fs::read_to_string(dir.path().join("pane_draft.yaml")).unwrap();
