@@ -95,18 +95,7 @@ async fn a_procedure_done_in_a_recorded_shell_is_written_as_a_draft_beside_its_r
 
     // Run in a fresh session, the draft does the same work.
     std::fs::remove_dir_all(work.path().join("made")).unwrap();
-    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(dir.path())
-        .args(["run", "setup"])
-        .env("SHELL", "/bin/bash")
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    common::run_to_success(dir.path(), "setup");
     assert_eq!(
         std::fs::read_to_string(work.path().join("made/written")).unwrap(),
         "naïve-ü-42\n"

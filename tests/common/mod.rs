@@ -432,3 +432,44 @@ pub fn recorded_output(path: &str) -> String {
         })
         .collect()
 }
+
+/// Waits through the engine, as a step does, until session `id` shows `pattern` (`since`:
+/// `last_input`, `screen`, ...), failing with what the wait saw.
+pub async fn engine_expect(e: &flowdeck::engine::Engine, id: &str, pattern: &str, since: &str) {
+    use flowdeck::engine::Actor;
+    use flowdeck::workflow::action::AwaitOutputParams;
+    let waited = e
+        .await_output(
+            id,
+            &params::<AwaitOutputParams>(
+                serde_json::json!({"pattern": pattern, "since": since, "timeout": 30}),
+            ),
+            None,
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        waited.result.outcome,
+        flowdeck::term::WaitOutcome::Matched,
+        "waiting for {pattern:?}: {waited:?}"
+    );
+}
+
+/// `flowdeck --workflows DIR run WORKFLOW` to its end, which must be a success (a run's
+/// shell is bash, whatever the person's is).
+pub fn run_to_success(dir: &Path, workflow: &str) -> std::process::Output {
+    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(dir)
+        .args(["run", workflow])
+        .env("SHELL", "/bin/bash")
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "flowdeck run {workflow}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    ran
+}

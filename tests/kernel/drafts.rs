@@ -6,8 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::{Actor, Engine, FinalState};
-use flowdeck::term::WaitOutcome;
-use flowdeck::workflow::action::{AwaitOutputParams, OpenTerminalParams, SendInputParams};
+use flowdeck::workflow::action::{OpenTerminalParams, SendInputParams};
 use flowdeck::workflow::draft::{Answer, Done, draft};
 use serde_json::json;
 
@@ -135,24 +134,9 @@ fn type_line(engine: &Engine, id: &str, line: &str) {
         .unwrap();
 }
 
-/// Waits until the session's screen shows `pattern`, failing with the screen.
+/// Waits until the session's screen shows `pattern`.
 async fn shows(engine: &Engine, id: &str, pattern: &str) {
-    let waited = engine
-        .await_output(
-            id,
-            &common::params::<AwaitOutputParams>(
-                json!({ "pattern": pattern, "since": "screen", "timeout": 20 }),
-            ),
-            None,
-            &Actor::Cli,
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        waited.result.outcome,
-        WaitOutcome::Matched,
-        "waiting for {pattern:?}: {waited:#?}"
-    );
+    common::engine_expect(engine, id, pattern, "screen").await;
 }
 
 /// The same procedure done for real in a shell session: typed key by key with a typo fixed,

@@ -5,12 +5,10 @@
 #![allow(clippy::unwrap_used)]
 
 use flowdeck::engine::search::Source;
-use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError, SearchResult, WaitOutcome};
+use flowdeck::engine::{Actor, Engine, EngineConfig, EngineError, SearchResult};
 use flowdeck::mcp::errors::ToolError;
 use flowdeck::term::TermConfig;
-use flowdeck::workflow::action::{
-    AwaitOutputParams, OpenTerminalParams, SearchOutputParams, SendInputParams,
-};
+use flowdeck::workflow::action::{OpenTerminalParams, SearchOutputParams, SendInputParams};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -64,22 +62,7 @@ async fn run_until(e: &Engine, id: &str, line: &str, pattern: &str, since: &str)
         &Actor::Cli,
     )
     .unwrap();
-    let waited = e
-        .await_output(
-            id,
-            &params::<AwaitOutputParams>(
-                json!({"pattern": pattern, "since": since, "timeout": 30}),
-            ),
-            None,
-            &Actor::Cli,
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        waited.result.outcome,
-        WaitOutcome::Matched,
-        "{line}: {waited:?}"
-    );
+    common::engine_expect(e, id, pattern, since).await;
 }
 
 fn search(e: &Engine, id: &str, args: Value) -> SearchResult {

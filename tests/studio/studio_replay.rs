@@ -14,18 +14,7 @@ const SAYER: &str = "name: sayer\ndescription: Says a number.\ninitial_state: a\
 async fn p_in_the_runs_view_replays_the_selected_run_in_a_pane() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("sayer.yaml"), SAYER).unwrap();
-    let ran = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(dir.path())
-        .args(["run", "sayer"])
-        .env("SHELL", "/bin/bash")
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    common::run_to_success(dir.path(), "sayer");
 
     let terminals = Terminals::new(TermConfig::default());
     let studio = common::studio::studio(&terminals, dir.path(), 100, 30);
