@@ -233,8 +233,8 @@ pub enum Command {
     /// (like `asciinema rec`). Do the procedure, then leave the shell (`exit` or Ctrl-D): the
     /// workflow NAME is drafted from it and written to the workflows folder as NAME.yaml, with
     /// the recording beside it as NAME.cast. Each command typed at the prompt becomes a
-    /// `run_command` step (in bash, a command that failed keeps its failure branch); what was
-    /// typed into a program it started (a REPL, an installer's questions) becomes
+    /// `run_command` step (in bash and zsh, a command that failed keeps its failure branch);
+    /// what was typed into a program it started (a REPL, an installer's questions) becomes
     /// `send_input` after an `await_output` of the prompt that was seen; what was typed where
     /// it was not shown (a password) becomes a secret argument, never text in the draft. Tidy
     /// the draft before you run it (docs/WORKFLOWS.md, "Drafts").

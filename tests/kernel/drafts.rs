@@ -255,3 +255,75 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
     assert_eq!(after.commands, 1, "{}", after.content);
     engine.shutdown().await;
 }
+
+/// zsh takes hooks only from its startup files: the session gives it a folder of its own that
+/// reads the person's files, then says when each command begins and how it ended, then gives
+/// `ZDOTDIR` back. A loop over three lines is one command, a failure keeps its branch, and
+/// the draft runs in a fresh (bash) session with the same effect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zsh_says_how_each_command_ended_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().display().to_string();
+    let engine = Engine::open(dir.path(), common::test_config(1, false)).unwrap();
+    let opened = engine
+        .open_terminal(
+            &common::params::<OpenTerminalParams>(json!({"command": ["zsh"]})),
+            &Actor::Cli,
+        )
+        .await
+        .unwrap();
+    let id = opened.session_id;
+    shows(&engine, &id, r"[%#$]\s*$").await;
+    type_line(&engine, &id, &format!("mkdir -p {w}/z && cd {w}/z"));
+    type_line(&engine, &id, "ls no-such-file");
+    type_line(&engine, &id, "for f in a b; do");
+    type_line(&engine, &id, "touch z-$f");
+    type_line(&engine, &id, "done");
+    type_line(&engine, &id, "echo \"zdotdir=[$ZDOTDIR]\"");
+    shows(&engine, &id, r"zdotdir=\[").await;
+    let shown = engine
+        .get_screen_content(
+            &id,
+            &common::params::<flowdeck::workflow::action::GetScreenContentParams>(json!({})),
+            &Actor::Cli,
+        )
+        .unwrap();
+    let screen = serde_json::to_string(&shown).unwrap();
+    assert!(
+        !screen.contains("flowdeck-zsh"),
+        "ZDOTDIR given back: {screen}"
+    );
+    assert!(work.path().join("z/z-b").exists());
+
+    let drafted = engine
+        .workflow_draft_from_session(&id, "by_hand_in_zsh", "")
+        .unwrap();
+    let yaml = &drafted.content;
+    assert_eq!(drafted.commands, 4, "{yaml}");
+    assert!(yaml.contains("command: ls no-such-file"), "{yaml}");
+    assert!(
+        yaml.contains("condition: failure"),
+        "ls failed by hand: {yaml}"
+    );
+    assert_eq!(
+        yaml.matches("condition: failure").count(),
+        1,
+        "only ls failed: {yaml}"
+    );
+    engine
+        .save_draft_from_session(&id, "by_hand_in_zsh", &Actor::Cli)
+        .unwrap();
+    std::fs::remove_dir_all(work.path().join("z")).unwrap();
+    let result = engine
+        .run(common::run_request("by_hand_in_zsh", &[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{result:#?}\n{yaml}"
+    );
+    assert!(work.path().join("z/z-a").exists() && work.path().join("z/z-b").exists());
+    engine.shutdown().await;
+}

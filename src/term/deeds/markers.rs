@@ -100,6 +100,23 @@ impl Markers {
     }
 }
 
+impl Markers {
+    /// zsh's hooks: `preexec` prints the start marker, a first `precmd` the status with
+    /// `$?`, which it gives back to the ones after it.
+    pub fn zsh_hooks(&self) -> String {
+        let start = String::from_utf8_lossy(&self.start)
+            .replace('\x1b', "\\033")
+            .replace('\x07', "\\007");
+        let status = String::from_utf8_lossy(&self.status).replace('\x1b', "\\033");
+        format!(
+            "__flowdeck_precmd() {{ local s=$?; printf '{status}%s\\007' \"$s\"; return $s; }}\n\
+             __flowdeck_preexec() {{ printf '{start}'; }}\n\
+             precmd_functions=(__flowdeck_precmd $precmd_functions)\n\
+             preexec_functions=($preexec_functions __flowdeck_preexec)\n"
+        )
+    }
+}
+
 pub(super) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }

@@ -22,6 +22,7 @@
 
 mod markers;
 mod shown;
+pub mod startup;
 
 use markers::{Marker, Markers};
 use shown::{EchoCheck, cursor_line, edited_line};

@@ -140,6 +140,8 @@ pub struct Session {
     probe: Probe,
     input: Mutex<Option<mpsc::Sender<Input>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The startup files its shell was given (deeds/startup.rs), removed with the session.
+    _startup: Option<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for Session {

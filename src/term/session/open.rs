@@ -6,6 +6,7 @@ use super::output::read_loop;
 use super::{DRAIN_AFTER_EXIT, Live, Session, Shared};
 use crate::term::decode::Decoder;
 use crate::term::deeds::Deeds;
+use crate::term::deeds::startup::{Startup, startup};
 use crate::term::error::TermError;
 use crate::term::inputs::Inputs;
 use crate::term::processes::MARKER_VAR;
@@ -33,43 +34,31 @@ pub fn is_posix_shell(program: &str) -> bool {
     POSIX_SHELLS.contains(&base_name(program))
 }
 
-/// A shell's deeds, followed for drafts, and the environment it starts with: a local bash is
-/// asked to say how each command ended.
+/// The folder a session starts in must be one.
+fn check_cwd(cwd: Option<&Path>) -> Result<(), TermError> {
+    match cwd {
+        Some(cwd) if !cwd.is_dir() => Err(TermError::InvalidCwd(cwd.display().to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// A shell's deeds, followed for drafts, and how it starts: a local bash or zsh is asked to
+/// say when each command begins and how it ended (deeds/startup.rs).
 fn deeds_of(
     is_shell: bool,
     far: bool,
     program: &str,
     env: &[(String, String)],
-) -> (Option<Deeds>, Vec<(String, String)>) {
+) -> (Option<Deeds>, Startup) {
     let mut deeds = is_shell.then(|| Deeds::new(&crate::term::nonce::nonce()));
-    let env = match deeds.as_mut() {
-        Some(deeds) if !far && base_name(program) == "bash" => {
-            deeds.expect_starts();
-            with_status_marker(env, deeds)
-        }
-        _ => env.to_vec(),
+    let start = match deeds.as_mut() {
+        Some(deeds) if !far => startup(base_name(program), env, deeds),
+        _ => Startup {
+            env: env.to_vec(),
+            folder: None,
+        },
     };
-    (deeds, env)
-}
-
-/// The environment asked for, with bash's markers (deeds/markers.rs): a `PS0` that says
-/// when a command begins and a `PROMPT_COMMAND` that says how it ended, each before the one
-/// asked for or inherited.
-fn with_status_marker(env: &[(String, String)], deeds: &Deeds) -> Vec<(String, String)> {
-    let given = |name: &str| {
-        env.iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-    };
-    let mut env = env.to_vec();
-    env.push((
-        "PROMPT_COMMAND".into(),
-        deeds.prompt_command(given("PROMPT_COMMAND").as_deref()),
-    ));
-    env.push(("PS0".into(), deeds.ps0(given("PS0").as_deref())));
-    env
+    (deeds, start)
 }
 
 /// A program's name without its folder (and a login shell's `-`).
@@ -93,18 +82,14 @@ impl Session {
             program: program.clone(),
             reason,
         };
-        if let Some(cwd) = &options.cwd
-            && !cwd.is_dir()
-        {
-            return Err(TermError::InvalidCwd(cwd.display().to_string()));
-        }
+        check_cwd(options.cwd.as_deref())?;
         let (size, _) = Size::clamped(options.size.cols, options.size.rows);
         let pair = native_pty_system()
             .openpty(pty_size(size))
             .map_err(|e| spawn_error(format!("no PTY available: {e}")))?;
         let is_shell = remote.is_some() || is_posix_shell(&program);
-        let (mut deeds, env) = deeds_of(is_shell, remote.is_some(), &program, &options.env);
-        let cmd = command(&argv, &marker, &env, options.cwd.as_deref());
+        let (mut deeds, start) = deeds_of(is_shell, remote.is_some(), &program, &options.env);
+        let cmd = command(&argv, &marker, &start.env, options.cwd.as_deref());
         let child = pair
             .slave
             .spawn_command(cmd)
@@ -168,6 +153,7 @@ impl Session {
             probe,
             input: Mutex::new(Some(input_tx)),
             threads: Mutex::new(threads),
+            _startup: start.folder,
         })
     }
 }
