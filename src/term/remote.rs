@@ -10,9 +10,10 @@
 //!   and then becomes the far side's login shell. Until it says so, nothing is typed:
 //!   typed text would answer ssh's own questions (a password, a host key);
 //! - **prompt**: once ready, one hidden framed line (shell/) appends the prompt marker to
-//!   the shell's prompt (`PS1`, written for bash, zsh or a plain POSIX shell). From then
-//!   on, the shell is at its prompt, reading its next line, from the moment a prompt marker
-//!   arrives until a line is typed.
+//!   the shell's prompt (`PS1`, written for bash, zsh or a plain POSIX shell), with the last
+//!   command's exit status (`$?`, `%?`). From then on, the shell is at its prompt, reading
+//!   its next line, from the moment a prompt marker arrives until a line is typed; the
+//!   statuses are told to the session's deeds (deeds/).
 //!
 //! Everything else (markers around framed commands, exit statuses, echo recognition, waits)
 //! is the byte stream's already, and works through any far shell as it does locally. A
@@ -56,7 +57,12 @@ pub struct Remote {
     pub prompts: u64,
     /// A prompt marker came after the last line typed: the shell reads its next line.
     pub at_prompt: bool,
+    /// The exit statuses the prompt markers carried, not yet taken.
+    statuses: Vec<i32>,
 }
+
+/// More than a status's digits: a prompt marker not ended by then is none of flowdeck's.
+const STATUS_MAX: usize = 12;
 
 impl Remote {
     pub fn new(place: String, patience: Duration, person: bool) -> Self {
@@ -66,12 +72,14 @@ impl Remote {
             patience,
             person,
             ready: marker("ready", &nonce),
-            prompt: marker("prompt", &nonce),
+            // Then `;STATUS` where the shell expands it, and BEL.
+            prompt: format!("\x1b]{OSC};flowdeck-prompt;{nonce}").into_bytes(),
             nonce,
             carry: Vec::new(),
             is_ready: false,
             prompts: 0,
             at_prompt: false,
+            statuses: Vec::new(),
         }
     }
 
@@ -90,11 +98,13 @@ impl Remote {
         // bash: `\[ \]` around what takes no room, and its prompt decodes `\033`; zsh:
         // `%{ %}`; any other shell: the bytes themselves (no line editor to mislead).
         // (The nonce is hex: quoted as it is.)
-        let bash = format!("'\\[\\033]{OSC};flowdeck-prompt;{nonce}\\007\\]'");
+        let bash = format!("'\\[\\033]{OSC};flowdeck-prompt;{nonce};$?\\007\\]'");
+        let begin = format!("$(printf '\\033]{OSC};flowdeck-prompt;{nonce};')");
+        let end = "$(printf '\\007')";
         format!(
             "if [ -n \"${{BASH_VERSION:-}}\" ]; then PS1=\"$PS1\"{bash}; \
-             elif [ -n \"${{ZSH_VERSION:-}}\" ]; then PS1=\"$PS1%{{$(printf '\\033]{OSC};flowdeck-prompt;{nonce}\\007')%}}\"; \
-             else PS1=\"$PS1$(printf '\\033]{OSC};flowdeck-prompt;{nonce}\\007')\"; fi"
+             elif [ -n \"${{ZSH_VERSION:-}}\" ]; then PS1=\"$PS1%{{{begin}%?{end}%}}\"; \
+             else PS1=\"$PS1{begin}\\$?{end}\"; fi"
         )
     }
 
@@ -105,10 +115,27 @@ impl Remote {
         let mut at = 0;
         while let Some(start) = find(&data[at..], b"\x1b]").map(|i| at + i) {
             let rest = &data[start..];
-            if rest.starts_with(&self.prompt) {
-                self.prompts += 1;
-                self.at_prompt = true;
-                at = start + self.prompt.len();
+            if let Some(tail) = rest.strip_prefix(self.prompt.as_slice()) {
+                match tail.iter().position(|b| *b == 0x07) {
+                    Some(end) if end <= STATUS_MAX => {
+                        self.prompts += 1;
+                        self.at_prompt = true;
+                        // `;STATUS` where the shell expanded it.
+                        if let Some(status) = tail[..end]
+                            .strip_prefix(b";")
+                            .and_then(|d| std::str::from_utf8(d).ok())
+                            .and_then(|d| d.parse::<i32>().ok())
+                        {
+                            self.statuses.push(status);
+                        }
+                        at = start + self.prompt.len() + end + 1;
+                    }
+                    None if tail.len() <= STATUS_MAX => {
+                        self.carry = rest.to_vec();
+                        return;
+                    }
+                    _ => at = start + 2,
+                }
             } else if rest.starts_with(&self.ready) {
                 self.is_ready = true;
                 at = start + self.ready.len();
@@ -153,6 +180,11 @@ impl Remote {
         }
     }
 
+    /// The exit statuses the prompt markers carried since they were last taken.
+    pub fn take_statuses(&mut self) -> Vec<i32> {
+        std::mem::take(&mut self.statuses)
+    }
+
     /// A line was typed: the shell reads no more until its next prompt.
     pub fn line_typed(&mut self) {
         self.at_prompt = false;
@@ -175,7 +207,7 @@ mod tests {
     fn markers_are_found_whole_or_cut_anywhere() {
         let mut remote = Remote::new("h1".into(), Duration::from_secs(1), false);
         let ready = remote.ready.clone();
-        let prompt = remote.prompt.clone();
+        let prompt = closed(&remote.prompt, ";127");
         let mut stream = b"motd\r\n".to_vec();
         stream.extend_from_slice(&ready);
         stream.extend_from_slice(b"\x1b[0m$ ");
@@ -183,21 +215,31 @@ mod tests {
         for cut in 0..stream.len() {
             let mut r = Remote::new("h1".into(), Duration::from_secs(1), false);
             r.ready.clone_from(&ready);
-            r.prompt.clone_from(&prompt);
+            r.prompt.clone_from(&remote.prompt);
             r.scan(&stream[..cut]);
             r.scan(&stream[cut..]);
             assert!(r.is_ready, "cut at {cut}");
             assert_eq!(r.prompts, 1, "cut at {cut}");
             assert!(r.at_prompt);
+            assert_eq!(r.take_statuses(), [127], "cut at {cut}");
         }
         remote.scan(b"\x1b]7770;flowdeck-prompt;not-the-nonce\x07");
         assert_eq!(remote.prompts, 0, "another session's marker");
     }
 
+    /// A prompt marker as a shell prints it: `rest` (`;STATUS`, or nothing where the shell
+    /// did not expand it), then BEL.
+    fn closed(prompt: &[u8], rest: &str) -> Vec<u8> {
+        let mut marker = prompt.to_vec();
+        marker.extend_from_slice(rest.as_bytes());
+        marker.push(0x07);
+        marker
+    }
+
     #[test]
     fn a_typed_line_leaves_the_prompt_until_the_next() {
         let mut remote = Remote::new("h1".into(), Duration::from_secs(1), false);
-        let prompt = remote.prompt.clone();
+        let prompt = closed(&remote.prompt, "");
         remote.scan(&prompt);
         assert!(remote.at_prompt);
         remote.line_typed();
@@ -212,7 +254,7 @@ mod tests {
     fn input_goes_to_a_far_program_once_its_output_paused_and_to_the_shell_at_its_prompt() {
         let mut remote = Remote::new("h1".into(), Duration::from_secs(1), true);
         let ready = remote.ready.clone();
-        let prompt = remote.prompt.clone();
+        let prompt = closed(&remote.prompt, ";0");
         let now = Duration::ZERO;
         assert!(remote.listens(now), "ssh's own questions are answered");
         remote.scan(&ready);

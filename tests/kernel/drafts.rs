@@ -274,13 +274,21 @@ async fn zsh_says_how_each_command_ended_too() {
         .await
         .unwrap();
     let id = opened.session_id;
-    shows(&engine, &id, r"[%#$]\s*$").await;
-    type_line(&engine, &id, &format!("mkdir -p {w}/z && cd {w}/z"));
-    type_line(&engine, &id, "ls no-such-file");
-    type_line(&engine, &id, "for f in a b; do");
-    type_line(&engine, &id, "touch z-$f");
-    type_line(&engine, &id, "done");
-    type_line(&engine, &id, "echo \"zdotdir=[$ZDOTDIR]\"");
+    // As a person types: each line once the shell asks for it.
+    let mkdir = format!("mkdir -p {w}/z && cd {w}/z");
+    let lines: [(&str, &str); 6] = [
+        (&mkdir, r"[%#$]\s*$"),
+        ("ls no-such-file", r"[%#$]\s*$"),
+        ("for f in a b; do", r"[%#$]\s*$"),
+        ("touch z-$f", r"for>\s*$"),
+        ("done", r"for>\s*$"),
+        ("echo \"zdotdir=[$ZDOTDIR]\"", r"[%#$]\s*$"),
+    ];
+    for (line, asked) in lines {
+        shows(&engine, &id, asked).await;
+        type_line(&engine, &id, line);
+        shows(&engine, &id, &regex::escape(line)).await;
+    }
     shows(&engine, &id, r"zdotdir=\[").await;
     let shown = engine
         .get_screen_content(

@@ -467,3 +467,47 @@ async fn flowdeck_ending_ends_the_ssh_connection_and_what_runs_there() {
     )
     .await;
 }
+
+/// A far shell's prompt marker carries the last command's exit status: a draft of what was
+/// typed on `h1` keeps the failure branch of the command that failed there, and only its.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_of_what_was_typed_on_a_host_knows_which_command_failed() {
+    let sshd = Sshd::start();
+    let (e, _dir) = engine(&sshd);
+    let id = open_on(&e, "h1", json!({"env": {"PS1": "far$ "}}))
+        .await
+        .unwrap();
+    // As a person types: each line once the prompt is back (a line typed before it, the far
+    // side cannot tell flowdeck whether a command or the program still running reads it).
+    for line in ["cd /tmp", "ls /no/such/folder", "true"] {
+        common::engine_expect(&e, &id, r"far\$\s*$", "screen").await;
+        e.send_input(
+            &id,
+            &params::<SendInputParams>(json!({"input_text": format!("{line}\n")})),
+            &Actor::Cli,
+        )
+        .unwrap();
+        common::engine_expect(
+            &e,
+            &id,
+            &format!("(?m)^far\\$ {}\n", regex::escape(line)),
+            "screen",
+        )
+        .await;
+    }
+    common::engine_expect(&e, &id, r"(?m)^far\$ true\nfar\$\s*$", "screen").await;
+    let drafted = e.workflow_draft_from_session(&id, "on_h1", "").unwrap();
+    let yaml = &drafted.content;
+    assert_eq!(drafted.commands, 3, "{yaml}");
+    assert_eq!(yaml.matches("condition: failure").count(), 1, "{yaml}");
+    let ls = yaml
+        .find("command: ls /no/such/folder")
+        .expect("ls is a step");
+    let failure = yaml.find("condition: failure").expect("a failure branch");
+    let after_ls = yaml[ls..].find("command: 'true'").map(|i| i + ls);
+    assert!(
+        failure > ls && after_ls.is_none_or(|t| failure < t),
+        "ls's own: {yaml}"
+    );
+    e.shutdown().await;
+}

@@ -182,6 +182,12 @@ impl Deeds {
         }
     }
 
+    /// A command's exit status, as a far shell's prompt marker carries it (remote.rs).
+    pub fn told_status(&mut self, status: i32) {
+        self.marked = true;
+        self.status(status);
+    }
+
     /// Values to keep out of what is kept: replies that hold one are hidden, command lines
     /// have it masked.
     pub fn learn_secrets(&mut self, secrets: &[String]) {

@@ -64,22 +64,9 @@ impl Host for Shared {
         // looked for in the output after this moment.
         let line = bytes.iter().any(|b| matches!(b, b'\r' | b'\n'));
         self.typed.send_modify(|n| *n += 1);
-        // An older input written late (it waited for a reader) does not move the mark of a
-        // newer one.
-        if !live.inputs.is_current(seq) {
-            self.note_deed(&mut live, seq, bytes);
-            if line && let Some(remote) = live.remote.as_mut() {
-                remote.line_typed();
-            }
-            // A hidden line typed without the output before it taken in cannot be told
-            // apart from that output: it is shown instead.
-            if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
-                return Some(live.release_hush());
-            }
-            return Some(Vec::new());
-        }
-        // Output the program wrote before this moment is taken first, so that the echo is
-        // looked for after it, not in it.
+        // Output the program wrote before this moment is taken first: the echo is looked for
+        // after it, not in it, and what is typed now comes after the prompt it answers (a far
+        // shell's prompt marker, a shell's start and status markers).
         let mut answer = Vec::new();
         let mut drained = 0;
         while drained < DRAIN_BEFORE_INPUT {
@@ -96,10 +83,18 @@ impl Host for Shared {
         if line && let Some(remote) = live.remote.as_mut() {
             remote.line_typed();
         }
-        let end = live.transcript.end();
-        live.inputs.typed(seq, echo, end);
-        if let Some(hush) = live.hush.as_mut() {
-            hush.typing(seq);
+        // An older input written late (it waited for a reader) does not move the mark of a
+        // newer one.
+        if live.inputs.is_current(seq) {
+            let end = live.transcript.end();
+            live.inputs.typed(seq, echo, end);
+            if let Some(hush) = live.hush.as_mut() {
+                hush.typing(seq);
+            }
+        } else if live.hush.as_ref().is_some_and(|h| h.is_input(seq)) {
+            // A hidden line whose output cannot be told from the output before it (its mark
+            // was not moved): it is shown instead.
+            answer.extend(live.release_hush());
         }
         let bytes = live.bytes;
         drop(live);

@@ -22,6 +22,12 @@ impl Live {
         self.bytes += chunk.len() as u64;
         if let Some(remote) = self.remote.as_mut() {
             remote.scan(chunk);
+            let statuses = remote.take_statuses();
+            if let Some(deeds) = self.deeds.as_mut() {
+                for status in statuses {
+                    deeds.told_status(status);
+                }
+            }
         }
         if let Some(deeds) = self.deeds.as_mut() {
             deeds.output(chunk);
