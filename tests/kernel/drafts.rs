@@ -274,22 +274,22 @@ async fn zsh_says_how_each_command_ended_too() {
         .await
         .unwrap();
     let id = opened.session_id;
-    // As a person types: each line once the shell asks for it.
     let mkdir = format!("mkdir -p {w}/z && cd {w}/z");
-    let lines: [(&str, &str); 6] = [
-        (&mkdir, r"[%#$]\s*$"),
-        ("ls no-such-file", r"[%#$]\s*$"),
-        ("for f in a b; do", r"[%#$]\s*$"),
-        ("touch z-$f", r"for>\s*$"),
-        ("done", r"for>\s*$"),
-        ("echo \"zdotdir=[$ZDOTDIR]\"", r"[%#$]\s*$"),
+    let lines = [
+        mkdir.as_str(),
+        "ls no-such-file",
+        "for f in a b; do",
+        "touch z-$f",
+        "done",
+        "echo \"zdotdir=[$ZDOTDIR]\"",
     ];
-    for (line, asked) in lines {
-        shows(&engine, &id, asked).await;
+    // Typed ahead, as an agent types: each line waits for the shell to read (typing.rs).
+    shows(&engine, &id, r"[%#$]\s*$").await;
+    for line in lines {
         type_line(&engine, &id, line);
-        shows(&engine, &id, &regex::escape(line)).await;
     }
-    shows(&engine, &id, r"zdotdir=\[").await;
+    // Its output, not the typed line's echo: the command has begun.
+    shows(&engine, &id, r"zdotdir=\[/").await;
     let shown = engine
         .get_screen_content(
             &id,
