@@ -139,29 +139,40 @@ async fn shows(engine: &Engine, id: &str, pattern: &str) {
     common::engine_expect(engine, id, pattern, "screen").await;
 }
 
+/// A folder, an engine on it, a folder to work in and a session opened with `open`: where a
+/// procedure is done by hand.
+async fn procedure_in(
+    open: serde_json::Value,
+) -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::sync::Arc<Engine>,
+    String,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path(), common::test_config(1, false)).unwrap();
+    let opened = engine
+        .open_terminal(&common::params::<OpenTerminalParams>(open), &Actor::Cli)
+        .await
+        .unwrap();
+    (dir, work, engine, opened.session_id)
+}
+
 /// The same procedure done for real in a shell session: typed key by key with a typo fixed,
 /// or line by line; the draft made of it names every command as the shell ran it, keeps the
 /// failure branch of the grep that failed, waits for python3's prompt, and asks for the
 /// password as a secret it never saw. Run in a fresh session, it does the same work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    // As the engine's runs start their shells: the prompt the draft waits for after python3
+    // is the one a fresh session shows.
+    let (_dir, work, engine, id) = procedure_in(json!({
+        "command": ["bash", "--norc", "--noprofile"],
+        "env": {"HISTFILE": "/dev/null"},
+    }))
+    .await;
     let w = work.path().display().to_string();
-    let engine = Engine::open(dir.path(), common::test_config(1, false)).unwrap();
-    let opened = engine
-        .open_terminal(
-            &common::params::<OpenTerminalParams>(json!({
-                // As the engine's runs start their shells: the prompt the draft waits for
-                // after python3 is the one a fresh session shows.
-                "command": ["bash", "--norc", "--noprofile"],
-                "env": {"HISTFILE": "/dev/null"},
-            })),
-            &Actor::Cli,
-        )
-        .await
-        .unwrap();
-    let id = opened.session_id;
     shows(&engine, &id, r"[$#]\s*$").await;
     // A typo, taken back with Backspace: the line is the one the shell ran.
     type_keys(&engine, &id, &format!("mkdir -p {w}/oux\x7ft"));
@@ -262,18 +273,8 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
 /// the draft runs in a fresh (bash) session with the same effect.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zsh_says_how_each_command_ended_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let (_dir, work, engine, id) = procedure_in(json!({"command": ["zsh"]})).await;
     let w = work.path().display().to_string();
-    let engine = Engine::open(dir.path(), common::test_config(1, false)).unwrap();
-    let opened = engine
-        .open_terminal(
-            &common::params::<OpenTerminalParams>(json!({"command": ["zsh"]})),
-            &Actor::Cli,
-        )
-        .await
-        .unwrap();
-    let id = opened.session_id;
     let mkdir = format!("mkdir -p {w}/z && cd {w}/z");
     let lines = [
         mkdir.as_str(),
