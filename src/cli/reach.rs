@@ -6,10 +6,20 @@ use crate::engine::request::{Reply, Request};
 use crate::engine::{Actor, Engine, EngineEvent};
 use crate::server::client::{Inbound, Remote};
 use crate::workflow::names::sanitize;
-use anyhow::Result;
+use crate::server::connect::{IfNone, connect};
+use crate::server::hello::{Client, Hello};
+use anyhow::{Context, Result};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
+
+/// How long the command waits for the server's answer to one of its calls: each is quick
+/// (a run started, a status, an answer to a question), so a longer wait means a server that
+/// is stopped or wedged.
+const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a command being ended waits for its run's cancel to be answered.
+const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where the run happens: in the folder's server when one answers (so that an open studio
 /// shows it as it goes, and a person or an agent there can follow it), else in an engine of
@@ -38,21 +48,19 @@ impl Host {
     /// The folder's server, when one answers; else an engine here. Subscribed before the run
     /// starts: no event of it is missed.
     pub(super) async fn reach(folder: &Path) -> Result<(Host, Events)> {
-        let mut again = crate::server::hello::ReachAgain::default();
-        while let Some(stream) = crate::server::relay::connect(folder) {
-            match Remote::attach(stream, folder, crate::server::hello::Client::Cli {}).await {
-                Ok((remote, inbox)) => {
-                    if std::env::var_os(super::RECORDINGS_ENV).is_some() {
-                        eprintln!(
-                            "flowdeck: the run happens in the folder's server, which records as it was started: {} set here does not change that",
-                            super::RECORDINGS_ENV
-                        );
-                    }
-                    return Ok((Host::Server(remote), Events::Server(inbox)));
-                }
-                Err(e) if again.after(&e) => {}
-                Err(e) => return Err(e.context("cannot attach to the folder's server")),
+        let hello = Hello::new(Client::Cli {});
+        let reached = connect(folder, &hello, IfNone::Leave)
+            .await
+            .context("cannot attach to the folder's server")?;
+        if let Some(connection) = reached {
+            let (remote, inbox) = Remote::attach(connection, folder);
+            if std::env::var_os(super::RECORDINGS_ENV).is_some() {
+                eprintln!(
+                    "flowdeck: the run happens in the folder's server, which records as it was started: {} set here does not change that",
+                    super::RECORDINGS_ENV
+                );
             }
+            return Ok((Host::Server(remote), Events::Server(inbox)));
         }
         let engine = super::open_engine(folder, super::engine_config(false, false)?)?;
         let events = Events::Here(engine.subscribe());
@@ -62,17 +70,36 @@ impl Host {
     pub(super) async fn ask(&self, request: Request) -> Result<Reply> {
         let answer = match self {
             Host::Here(engine) => engine.handle(request, &Actor::Cli).await,
-            Host::Server(remote) => remote.ask(request).await,
+            // A server that does not answer (stopped, wedged) must not hold the command.
+            Host::Server(remote) => tokio::time::timeout(ANSWER_WAIT, remote.ask(request))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(crate::engine::request::RequestError::new(
+                        "no_answer",
+                        format!(
+                            "{} did not answer within {} s",
+                            remote.server,
+                            ANSWER_WAIT.as_secs()
+                        ),
+                    ))
+                }),
         };
         answer.map_err(|e| anyhow::anyhow!("{}", e.message))
     }
 
-    pub(super) async fn cancel(&self, run_id: &str) {
-        let _ = self
-            .ask(Request::CancelRun {
-                run_id: run_id.to_string(),
-            })
-            .await;
+    /// Asks for the run to be cancelled; an error when a server does not answer within
+    /// [`CANCEL_WAIT`] (stopped or wedged: the command is being ended, and must not wait).
+    pub(super) async fn cancel(&self, run_id: &str) -> Result<()> {
+        let request = Request::CancelRun {
+            run_id: run_id.to_string(),
+        };
+        match tokio::time::timeout(CANCEL_WAIT, self.ask(request)).await {
+            Ok(_) => Ok(()),
+            Err(_) => anyhow::bail!(
+                "the folder's server did not answer within {} s",
+                CANCEL_WAIT.as_secs()
+            ),
+        }
     }
 }
 

@@ -64,7 +64,13 @@ pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCod
         // Registered first: a hang-up or a kill request from here on cancels the run and
         // still prints its result, rather than leave its processes running.
         let mut termination = Termination::register().context("cannot handle signals")?;
-        let (engine, mut events) = Host::reach(folder).await?;
+        // A server that is stopped or not answering must not hold the command past a signal.
+        let (engine, mut events) = tokio::select! {
+            reached = Host::reach(folder) => reached?,
+            signal = termination.recv() => bail!(
+                "{signal} while waiting for the folder's server to answer: no run was started"
+            ),
+        };
         let result = follow(&engine, &mut events, &args, inputs, &mut termination).await;
         let printed = match &result {
             Ok(result) => print_result(result, &engine, &args, out).await.map(|()| {
@@ -113,7 +119,13 @@ async fn follow(
     inputs: IndexMap<String, String>,
     termination: &mut Termination,
 ) -> Result<RunResult> {
-    let followed = start(engine, args, inputs).await?;
+    let followed = tokio::select! {
+        followed = start(engine, args, inputs) => followed?,
+        // The server cancels a run this command started once it sees the command gone.
+        signal = termination.recv() => bail!(
+            "{signal} while waiting for the folder's server to start the run"
+        ),
+    };
     let mut following = Following {
         engine,
         run_id: followed.run_id().to_string(),
@@ -136,7 +148,11 @@ async fn follow(
             }
             signal = termination.recv() => {
                 following.progress.line(&format!("{signal}: cancelling the run"));
-                engine.cancel(&following.run_id).await;
+                if let Err(e) = engine.cancel(&following.run_id).await {
+                    following.progress.done();
+                    // The server cancels it once it sees this command gone.
+                    bail!("{signal}: the run was not cancelled: {e}");
+                }
             }
             told = events.next() => {
                 let ended = match told {
@@ -389,7 +405,9 @@ async fn ask(
         }
         None => {
             eprintln!("\nflowdeck: no answer; cancelling the run");
-            engine.cancel(run_id).await;
+            if let Err(e) = engine.cancel(run_id).await {
+                eprintln!("flowdeck: {}", sanitize(&e.to_string()));
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ fn mcp_options(args: ServeArgs, approve: bool) -> Result<crate::mcp::McpOptions>
     Ok(crate::mcp::McpOptions {
         toolsets: sets,
         read_only: args.read_only,
-        dynamic_filters: args.dynamic_filters,
+        dynamic_filters: crate::mcp::dynamic::DynamicFilter::any_of(args.dynamic_filters),
         approve_agent_runs: approve,
     })
 }
@@ -46,31 +46,34 @@ pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitC
     let server_options = crate::server::spawn::ServerOptions {
         approve_agent_runs: approve,
     };
-    let mut server = crate::server::spawn::reach(folder, server_options)?;
     let runtime = runtime()?;
-    // Installed before anything else, so a SIGTERM at any moment ends the relay cleanly (the
-    // server then ends what this agent started).
+    // Installed before anything else, so a SIGTERM at any moment (reaching the server, or
+    // relaying) ends the relay cleanly (the server then ends what this agent started).
     let relayed = runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        let mut again = crate::server::hello::ReachAgain::default();
-        loop {
-            let relayed = tokio::select! {
-                relayed = crate::server::relay::relay(server, folder, &options) => relayed,
-                signal = termination.recv() => {
-                    tracing::info!("{signal}: ending the relay");
-                    return Ok(());
-                }
-            };
-            // A server that was ending as this relay connected served nothing: the next one.
-            match relayed {
-                Err(e) if again.after(&e) => {
-                    let folder = folder.to_path_buf();
-                    server = tokio::task::spawn_blocking(move || {
-                        crate::server::spawn::reach(&folder, server_options)
-                    })
-                    .await??;
-                }
-                other => return other,
+        let hello = crate::server::hello::Hello::new(crate::server::hello::Client::Mcp {
+            options: crate::mcp::options::AgentOptions::of(&options),
+        });
+        let reach = crate::server::connect::IfNone::Start(server_options);
+        let connection = tokio::select! {
+            reached = crate::server::connect::connect(folder, &hello, reach) => reached?,
+            signal = termination.recv() => {
+                tracing::info!("{signal} while reaching the folder's server: ending");
+                return Ok(());
+            }
+        };
+        let Some(connection) = connection else {
+            bail!("no server answers for {}", folder.display());
+        };
+        if let Some(trouble) = &connection.welcome().http_trouble {
+            tracing::warn!("{trouble}");
+            say(&sanitize(trouble));
+        }
+        tokio::select! {
+            relayed = crate::server::relay::relay(connection, folder) => relayed,
+            signal = termination.recv() => {
+                tracing::info!("{signal}: ending the relay");
+                Ok(())
             }
         }
     });
@@ -100,53 +103,62 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     let runtime = runtime()?;
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
-        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
-            .context(FOLDER_HELP)?;
-        let host = match crate::server::host::start(engine.clone(), folder, options.clone()) {
-            Ok(host) => host,
+        // The folder first, before its engine reads a journal: one server per folder,
+        // whatever socket folder each process has (claim.rs).
+        let canonical = folder.canonicalize().context(FOLDER_HELP)?;
+        let claim = match crate::server::claim::claim(&canonical) {
+            Ok(claim) => claim,
             // Another front end's server won the folder: it serves, this one goes quietly.
-            Err(e @ crate::server::socket::SocketError::Hosted { .. }) if command.background => {
+            Err(e @ crate::server::claim::ClaimError::Served { .. }) if command.background => {
                 tracing::info!("{e}");
-                engine.shutdown().await;
                 return anyhow::Ok(());
             }
-            Err(e) => {
-                engine.shutdown().await;
-                return Err(e.into());
-            }
+            Err(e) => return Err(e.into()),
         };
+        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
+            .context(FOLDER_HELP)?;
+        // HTTP before the socket: a front end welcomed by this server is told if HTTP
+        // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
         let serving = match &http {
             Some(http) => {
-                let serving = crate::server::http::start(
-                    engine.clone(),
-                    host.socket(),
-                    options,
-                    http,
-                    http_stop.clone(),
-                )
-                .await;
-                match serving {
+                let started = start_http(&engine, &canonical, &options, http, &http_stop).await;
+                match started {
                     Ok(serving) => {
                         tell_http(&serving, command.background);
                         Some(serving)
                     }
                     // A server a front end started serves its socket whatever happens to
                     // HTTP (a port another program holds): the front end that wanted it
-                    // must not lose the folder's server for it.
+                    // must not lose the folder's server for it, and every front end is told.
                     Err(e) if command.background => {
                         tracing::warn!("serving without MCP over HTTP: {e}");
+                        crate::server::http::trouble::set(Some(
+                            crate::server::http::trouble::sentence(&e),
+                        ));
                         None
                     }
                     Err(e) => {
-                        host.stop().await;
                         engine.shutdown().await;
-                        return Err(e.into());
+                        return Err(e);
                     }
                 }
             }
             None => None,
         };
+        let host = match crate::server::host::start(engine.clone(), folder, options.clone()) {
+            Ok(host) => host,
+            Err(e) => {
+                http_stop.cancel();
+                engine.shutdown().await;
+                return Err(e.into());
+            }
+        };
+        if let Err(e) = claim.publish(host.socket()) {
+            tracing::warn!(
+                "cannot record where the server listens ({e}): front ends with another socket folder will not find it"
+            );
+        }
         let attached = match &serving {
             Some(serving) => crate::server::lifetime::together(host.clients(), serving.sessions()),
             None => host.clients(),
@@ -157,10 +169,30 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
         drop(serving);
         host.stop().await;
         engine.shutdown().await;
+        drop(claim);
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts MCP over HTTP for the folder's engine; its token's file goes beside the folder's
+/// socket, in the owner-only socket folder.
+async fn start_http(
+    engine: &std::sync::Arc<crate::engine::Engine>,
+    folder: &Path,
+    options: &crate::mcp::McpOptions,
+    http: &crate::server::http::HttpOptions,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Result<crate::server::http::Serving> {
+    let socket = crate::server::socket::socket_path(folder)?;
+    let dir = socket
+        .parent()
+        .map_or_else(crate::server::socket::socket_dir, Path::to_path_buf);
+    crate::server::socket::ensure_private_dir(&dir)?;
+    let engine = engine.clone();
+    let options = options.clone();
+    Ok(crate::server::http::start(engine, &socket, options, http, stop.clone()).await?)
 }
 
 /// Serves until a termination signal or, for a server a front end started (`background`:
@@ -244,43 +276,29 @@ pub(super) fn approve_workflows(
     names: &[String],
     out: &mut impl Write,
 ) -> Result<ExitCode> {
-    let versions: Vec<(String, Result<String, String>)> =
-        match crate::server::relay::connect(folder) {
-            Some(stream) => {
-                let runtime = runtime()?;
-                let mut asked =
-                    runtime.block_on(crate::server::approve::ask(stream, folder, names));
-                // A server that was ending as this connected: the next one, if one is up.
-                let mut again = crate::server::hello::ReachAgain::default();
-                while let Err(e) = &asked
-                    && again.after(e)
-                {
-                    let Some(stream) = crate::server::relay::connect(folder) else {
-                        return approve_workflows(folder, names, out);
-                    };
-                    asked = runtime.block_on(crate::server::approve::ask(stream, folder, names));
-                }
-                asked?
-                    .into_iter()
-                    .map(|a| (a.workflow, a.approved))
-                    .collect()
-            }
-            None => {
-                crate::server::peer::may_approve(Some(std::process::id()), None, &[])
-                    .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;
-                let engine = open_engine(folder, engine_config(false, false)?)?;
-                names
-                    .iter()
-                    .map(|name| {
-                        let approved = engine
-                            .approve_workflow(name, &crate::engine::Actor::Cli)
-                            .map(|a| a.version)
-                            .map_err(|e| e.to_string());
-                        (name.clone(), approved)
-                    })
-                    .collect()
-            }
-        };
+    let runtime = runtime()?;
+    let asked = runtime.block_on(crate::server::approve::ask(folder, names))?;
+    let versions: Vec<(String, Result<String, String>)> = match asked {
+        Some(answers) => answers
+            .into_iter()
+            .map(|a| (a.workflow, a.approved))
+            .collect(),
+        None => {
+            crate::server::peer::may_approve(Some(std::process::id()), None, &[])
+                .map_err(|why| anyhow::anyhow!("this process may not approve: {why}"))?;
+            let engine = open_engine(folder, engine_config(false, false)?)?;
+            names
+                .iter()
+                .map(|name| {
+                    let approved = engine
+                        .approve_workflow(name, &crate::engine::Actor::Cli)
+                        .map(|a| a.version)
+                        .map_err(|e| e.to_string());
+                    (name.clone(), approved)
+                })
+                .collect()
+        }
+    };
     for (name, approved) in versions {
         let version =
             approved.map_err(|why| anyhow::anyhow!("cannot approve {}: {why}", sanitize(&name)))?;

@@ -20,9 +20,36 @@ pub struct DynamicTool {
     pub schema: JsonObject,
 }
 
-/// Name filters (`--dynamic-filter`): `*` matches any run of characters.
-pub fn matches_filter(filters: &[String], name: &str) -> bool {
-    filters.is_empty() || filters.iter().any(|f| glob(f, name))
+/// Which workflows get a `wf_` tool: name patterns (`--dynamic-filter`, where `*` matches any
+/// run of characters), in lists that must all agree. A name passes a list when it matches one
+/// of its patterns (an empty list passes every name), and passes the filter when it passes
+/// every list: a relayed agent's list is added to its host's, so that it can only narrow what
+/// the host offers (options.rs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct DynamicFilter(Vec<Vec<String>>);
+
+impl DynamicFilter {
+    /// One command line's patterns: a name matching any of them passes.
+    pub fn any_of(patterns: Vec<String>) -> Self {
+        if patterns.is_empty() {
+            return DynamicFilter::default();
+        }
+        DynamicFilter(vec![patterns])
+    }
+
+    /// What passes both filters.
+    pub fn and(&self, other: &DynamicFilter) -> Self {
+        let mut lists = self.0.clone();
+        lists.extend(other.0.iter().filter(|l| !lists.contains(l)).cloned().collect::<Vec<_>>());
+        DynamicFilter(lists)
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .all(|list| list.is_empty() || list.iter().any(|f| glob(f, name)))
+    }
 }
 
 fn glob(pattern: &str, text: &str) -> bool {
@@ -40,7 +67,7 @@ fn glob(pattern: &str, text: &str) -> bool {
 }
 
 /// The dynamic tools for the folder's runnable workflows, sorted by name.
-pub fn tools(engine: &Engine, filters: &[String]) -> Vec<DynamicTool> {
+pub fn tools(engine: &Engine, filter: &DynamicFilter) -> Vec<DynamicTool> {
     let names: Vec<String> = engine
         .workflow_list()
         .workflows
@@ -49,7 +76,7 @@ pub fn tools(engine: &Engine, filters: &[String]) -> Vec<DynamicTool> {
         .collect();
     let mut tools: Vec<DynamicTool> = names
         .into_iter()
-        .filter(|name| matches_filter(filters, name))
+        .filter(|name| filter.matches(name))
         .filter_map(|name| {
             let tool_name = format!("{PREFIX}{name}");
             if tool_name.len() > MAX_TOOL_NAME {
@@ -142,13 +169,26 @@ mod tests {
 
     #[test]
     fn filters_are_globs() {
-        assert!(matches_filter(&[], "anything"));
-        let f = vec!["build_*".to_string(), "git_health".to_string()];
-        assert!(matches_filter(&f, "build_project"));
-        assert!(matches_filter(&f, "git_health"));
-        assert!(!matches_filter(&f, "git_health_2"));
-        assert!(!matches_filter(&f, "make_build"));
+        assert!(DynamicFilter::default().matches("anything"));
+        assert!(DynamicFilter::any_of(Vec::new()).matches("anything"));
+        let f = DynamicFilter::any_of(vec!["build_*".to_string(), "git_health".to_string()]);
+        assert!(f.matches("build_project"));
+        assert!(f.matches("git_health"));
+        assert!(!f.matches("git_health_2"));
+        assert!(!f.matches("make_build"));
         assert!(glob("*_build", "make_build"));
         assert!(glob("a*b*c", "axxbyyc"));
+    }
+
+    #[test]
+    fn filters_together_pass_only_what_both_pass() {
+        let host = DynamicFilter::any_of(vec!["keep_*".to_string()]);
+        let everything = DynamicFilter::any_of(vec!["*".to_string()]);
+        let both = host.and(&everything);
+        assert!(both.matches("keep_a"));
+        assert!(!both.matches("hidden"), "an agent's `*` does not widen `keep_*`");
+        let narrower = host.and(&DynamicFilter::any_of(vec!["*_a".to_string()]));
+        assert!(narrower.matches("keep_a") && !narrower.matches("keep_b"));
+        assert_eq!(host.and(&DynamicFilter::default()), host);
     }
 }

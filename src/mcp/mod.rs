@@ -34,8 +34,8 @@ pub struct McpOptions {
     pub toolsets: HashSet<Toolset>,
     /// Only tools that change nothing.
     pub read_only: bool,
-    /// Only workflows whose names match one of these globs get a `wf_` tool (empty: all).
-    pub dynamic_filters: Vec<String>,
+    /// Which workflows get a `wf_` tool.
+    pub dynamic_filters: dynamic::DynamicFilter,
     /// Approval mode for this server's runs: each needs a person's approval of its content.
     pub approve_agent_runs: bool,
 }
@@ -45,7 +45,7 @@ impl Default for McpOptions {
         McpOptions {
             toolsets: Toolset::ALL.into_iter().collect(),
             read_only: false,
-            dynamic_filters: Vec::new(),
+            dynamic_filters: dynamic::DynamicFilter::default(),
             approve_agent_runs: false,
         }
     }

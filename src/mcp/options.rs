@@ -4,6 +4,7 @@
 //! an agent read-only, or its runs to need approval, keeps that whatever server the agent
 //! ends up on.
 
+use super::dynamic::DynamicFilter;
 use super::{McpOptions, Toolset};
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub struct AgentOptions {
     pub toolsets: Vec<String>,
     pub read_only: bool,
-    pub dynamic_filters: Vec<String>,
+    pub dynamic_filters: DynamicFilter,
     pub approve_agent_runs: bool,
 }
 
@@ -35,8 +36,7 @@ impl AgentOptions {
 }
 
 /// The stricter of the host's options and the agent's: only the toolsets both offer,
-/// read-only or approval mode if either asks. The agent's workflow filters replace the
-/// host's (they narrow a list, they guard nothing).
+/// read-only or approval mode if either asks, and only the workflows both filters pass.
 pub fn merge(host: &McpOptions, agent: &AgentOptions) -> McpOptions {
     let theirs: Vec<Toolset> = agent
         .toolsets
@@ -51,11 +51,7 @@ pub fn merge(host: &McpOptions, agent: &AgentOptions) -> McpOptions {
             .filter(|t| theirs.contains(t))
             .collect(),
         read_only: host.read_only || agent.read_only,
-        dynamic_filters: if agent.dynamic_filters.is_empty() {
-            host.dynamic_filters.clone()
-        } else {
-            agent.dynamic_filters.clone()
-        },
+        dynamic_filters: host.dynamic_filters.and(&agent.dynamic_filters),
         approve_agent_runs: host.approve_agent_runs || agent.approve_agent_runs,
     }
 }
@@ -73,7 +69,7 @@ mod tests {
         let agent = AgentOptions {
             toolsets: vec!["runs".into(), "authoring".into(), "nonsense".into()],
             read_only: true,
-            dynamic_filters: vec!["deploy_*".into()],
+            dynamic_filters: DynamicFilter::any_of(vec!["deploy_*".into()]),
             approve_agent_runs: true,
         };
         let merged = merge(&host, &agent);
@@ -83,11 +79,12 @@ mod tests {
             "only what both offer"
         );
         assert!(merged.read_only && merged.approve_agent_runs);
-        assert_eq!(merged.dynamic_filters, vec!["deploy_*".to_string()]);
+        assert!(merged.dynamic_filters.matches("deploy_web"));
+        assert!(!merged.dynamic_filters.matches("build"));
         let lenient = AgentOptions {
             toolsets: Toolset::ALL.iter().map(|t| t.as_str().into()).collect(),
             read_only: false,
-            dynamic_filters: Vec::new(),
+            dynamic_filters: DynamicFilter::default(),
             approve_agent_runs: false,
         };
         let strict_host = McpOptions {

@@ -2,12 +2,13 @@
 //! that the process asking is a person's at a terminal that is not one of its own sessions
 //! (peer.rs), so that an agent cannot run `flowdeck approve` in a terminal flowdeck gave it.
 
+use super::connect::{IfNone, connect};
 use super::hello::{self, Client, Hello};
 use super::protocol::{self, Approved};
 use crate::engine::{Actor, Engine};
 use std::path::Path;
 use std::sync::Arc;
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// The server's side: each workflow's current content approved, one answer line each.
 pub async fn serve<W: AsyncWrite + Unpin>(
@@ -40,25 +41,32 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     let _ = write.shutdown().await;
 }
 
-/// The command's side: asks the server that answers on `stream` to approve `workflows`; an
+/// The command's side: asks the folder's server, if one answers, to approve `workflows`; an
 /// answer for each, in order, or why the server refused (another version, or a process that
-/// may not approve).
-pub async fn ask(
-    stream: std::os::unix::net::UnixStream,
-    folder: &Path,
-    workflows: &[String],
-) -> anyhow::Result<Vec<Approved>> {
-    stream.set_nonblocking(true)?;
-    let stream = tokio::net::UnixStream::from_std(stream)?;
-    let (read, mut write) = stream.into_split();
+/// may not approve). `None` when no server answers.
+pub async fn ask(folder: &Path, workflows: &[String]) -> anyhow::Result<Option<Vec<Approved>>> {
     let hello = Hello::new(Client::Approve {
         workflows: workflows.to_vec(),
     });
-    let mut read = BufReader::new(read);
-    hello::greet(&mut read, &mut write, &hello, folder).await?;
+    let Some(connection) = connect(folder, &hello, IfNone::Leave).await? else {
+        return Ok(None);
+    };
+    let (mut read, _write, _) = connection.into_parts();
     let mut answers = Vec::with_capacity(workflows.len());
     let mut line = Vec::new();
-    while answers.len() < workflows.len() && protocol::read_line(&mut read, &mut line).await? {
+    // Each approval is one write to the store: a server that takes longer is not answering.
+    while answers.len() < workflows.len() {
+        let next = protocol::read_line(&mut read, &mut line);
+        let Ok(more) = tokio::time::timeout(hello::WELCOME_WAIT, next).await else {
+            anyhow::bail!(
+                "the flowdeck server of {} did not answer within {} s",
+                folder.display(),
+                hello::WELCOME_WAIT.as_secs()
+            );
+        };
+        if !more? {
+            break;
+        }
         answers.push(serde_json::from_slice::<Approved>(&line)?);
     }
     if answers.len() < workflows.len() {
@@ -67,5 +75,5 @@ pub async fn ask(
             folder.display()
         );
     }
-    Ok(answers)
+    Ok(Some(answers))
 }

@@ -2,7 +2,7 @@
 //! the snapshot and events handed to the studio's loop in order, and the screens it shows kept
 //! as mirrors brought up to date by the rows the server sends.
 
-use super::hello::{self, Client, Hello};
+use super::connect::Connection;
 use super::protocol::{self, ToServer, ToStudio};
 use crate::engine::request::{Answer, Request, RequestError};
 use crate::engine::{Change, EngineEvent, Snapshot};
@@ -45,23 +45,19 @@ pub struct Remote {
     pub cannot_approve: Option<String>,
     /// Who the studio's person is to the engine.
     pub person: Option<crate::actor::Actor>,
+    /// Why the server does not serve MCP over HTTP though it was asked to.
+    pub http_trouble: Option<String>,
 }
 
 impl Remote {
-    /// Attaches to the server that answers on the folder's socket: the hello, the welcome (a
-    /// server of another version refuses, and this says why), then the studio protocol. The
-    /// studio's loop reads what the server tells from the receiver.
-    pub async fn attach(
-        stream: std::os::unix::net::UnixStream,
+    /// Attaches to the folder's server through a connection connect.rs made (checked, and
+    /// greeted as a studio or the command line): the studio protocol follows. The studio's
+    /// loop reads what the server tells from the receiver.
+    pub fn attach(
+        connection: Connection,
         folder: &Path,
-        client: Client,
-    ) -> anyhow::Result<(Arc<Remote>, mpsc::UnboundedReceiver<Inbound>)> {
-        stream.set_nonblocking(true)?;
-        let stream = tokio::net::UnixStream::from_std(stream)?;
-        let (read, mut write) = stream.into_split();
-        let mut read = BufReader::new(read);
-        let hello = Hello::new(client);
-        let welcome = hello::greet(&mut read, &mut write, &hello, folder).await?;
+    ) -> (Arc<Remote>, mpsc::UnboundedReceiver<Inbound>) {
+        let (mut read, mut write, welcome) = connection.into_parts();
         let (to_server, mut outgoing) = mpsc::unbounded_channel::<ToServer>();
         let remote = Arc::new(Remote {
             to_server,
@@ -77,6 +73,7 @@ impl Remote {
             approval_mode: welcome.approval_mode,
             cannot_approve: welcome.cannot_approve,
             person: welcome.person,
+            http_trouble: welcome.http_trouble,
         });
         tokio::spawn(async move {
             while let Some(message) = outgoing.recv().await {
@@ -95,7 +92,7 @@ impl Remote {
             reader.fail_pending(&why);
             let _ = inbound.send(Inbound::Gone(why));
         });
-        Ok((remote, inbox))
+        (remote, inbox)
     }
 
     /// Reads the server's messages until it is gone; why it ended.

@@ -87,6 +87,10 @@ pub struct Welcome {
     /// runs in), so that it tells its own work from other people's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub person: Option<crate::actor::Actor>,
+    /// Why the server does not serve MCP over HTTP though it was asked to (a port another
+    /// program holds): every front end says so where its person or agent looks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_trouble: Option<String>,
 }
 
 impl Hello {
@@ -124,6 +128,7 @@ impl Welcome {
             cannot_approve: None,
             approval_mode: false,
             person: None,
+            http_trouble: super::http::trouble::get(),
         }
     }
 

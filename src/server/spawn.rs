@@ -3,11 +3,10 @@
 //! own, which it takes first thing; its standard streams on `/dev/null`; its log in
 //! `DIR/.flowdeck/server.log`), so that quitting the front end, closing its terminal or its
 //! agent host ending never takes the server with it. Two front ends starting a server for one
-//! folder at once end up with one: the servers take turns binding the socket (socket.rs) and
-//! the second, finding the first, ends; both front ends reach the first.
+//! folder at once end up with one: the second server finds the folder claimed (claim.rs) and
+//! ends; both front ends reach the first (connect.rs).
 
 use super::socket;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,6 +38,8 @@ pub enum StartError {
     },
     #[error("{0}")]
     Socket(#[from] socket::SocketError),
+    #[error(transparent)]
+    Untrusted(#[from] super::connect::Untrusted),
     #[error("{}: {source}", .folder.display())]
     Folder {
         folder: PathBuf,
@@ -53,11 +54,19 @@ pub struct ServerOptions {
     pub approve_agent_runs: bool,
 }
 
-/// The folder's server: the one that answers on its socket, or one started now.
-pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartError> {
-    if let Some(stream) = super::relay::connect(folder) {
-        return Ok(stream);
-    }
+/// A server being started in the background for a folder, until it answers.
+#[derive(Debug)]
+pub struct Started {
+    child: Option<std::process::Child>,
+    began: Instant,
+    socket: PathBuf,
+    log: PathBuf,
+    /// How the started server ended, if it did.
+    ended: Option<String>,
+}
+
+/// Starts the folder's server in the background; connect.rs waits for it to answer.
+pub fn start(folder: &Path, options: ServerOptions) -> Result<Started, StartError> {
     let canonical = folder.canonicalize().map_err(|source| StartError::Folder {
         folder: folder.to_path_buf(),
         source,
@@ -89,45 +98,71 @@ pub fn reach(folder: &Path, options: ServerOptions) -> Result<UnixStream, StartE
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = command.spawn().map_err(|source| StartError::Spawn {
+    let child = command.spawn().map_err(|source| StartError::Spawn {
         program: program.into(),
         source,
     })?;
-    let started = Instant::now();
-    let mut ended = None;
-    loop {
-        if let Some(stream) = super::relay::connect(&canonical) {
-            // Reaped by a thread of its own: the server outlives this front end as often as
-            // not, and a zombie of it must not stay meanwhile.
+    Ok(Started {
+        child: Some(child),
+        began: Instant::now(),
+        socket,
+        log: crate::logfile::path(&canonical, crate::logfile::SERVER),
+        ended: None,
+    })
+}
+
+impl Started {
+    /// The server answers: it is reaped by a thread of its own, since it outlives this front
+    /// end as often as not and a zombie of it must not stay meanwhile.
+    pub fn reaped(&mut self) {
+        if let Some(mut child) = self.child.take() {
             std::thread::spawn(move || child.wait());
-            return Ok(stream);
         }
-        if ended.is_none()
+    }
+
+    /// An error once the server has had [`START_WAIT`] to answer.
+    pub fn check(&mut self) -> Result<(), StartError> {
+        if self.ended.is_none()
+            && let Some(child) = &mut self.child
             && let Ok(Some(status)) = child.try_wait()
         {
-            // Another front end's server won the socket (this one ended at once, in peace),
+            // Another front end's server won the folder (this one ended at once, in peace),
             // or it failed: either way, what answers now is what there is.
-            ended = Some(status.to_string());
+            self.ended = Some(status.to_string());
         }
-        if started.elapsed() > START_WAIT {
-            if ended.is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-            return Err(StartError::NoAnswer {
-                socket,
-                waited: START_WAIT,
-                ended,
-                log: crate::logfile::path(&canonical, crate::logfile::SERVER),
-            });
+        if self.began.elapsed() <= START_WAIT {
+            return Ok(());
         }
-        // The server answers within tens of milliseconds of its start, and a refused connect
-        // costs microseconds: looked at every millisecond at first (an agent's `initialize`
-        // waits on this), every 10 ms once it takes longer (a loaded machine).
-        std::thread::sleep(if started.elapsed() < Duration::from_millis(300) {
+        if self.ended.is_none()
+            && let Some(mut child) = self.child.take()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        Err(StartError::NoAnswer {
+            socket: self.socket.clone(),
+            waited: START_WAIT,
+            ended: self.ended.clone(),
+            log: self.log.clone(),
+        })
+    }
+
+    /// How long to wait before looking again. The server answers within tens of milliseconds
+    /// of its start, and a refused connect costs microseconds: looked at every millisecond at
+    /// first (an agent's `initialize` waits on this), every 10 ms once it takes longer (a
+    /// loaded machine).
+    pub fn pause(&self) -> Duration {
+        if self.began.elapsed() < Duration::from_millis(300) {
             Duration::from_millis(1)
         } else {
             Duration::from_millis(10)
-        });
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        // Given up on (a termination signal while it started): still reaped, never a zombie.
+        self.reaped();
     }
 }

@@ -10,6 +10,8 @@ use super::state::App;
 use super::terminal;
 use super::theme::Theme;
 use crate::engine::{Engine, EngineConfig};
+use crate::server::connect::{IfNone, connect};
+use crate::server::hello::{Client, Hello};
 use crate::signals::Termination;
 use anyhow::{Context, Result};
 use event_loop::{Shown, event_loop};
@@ -49,47 +51,54 @@ pub async fn run(options: StudioOptions) -> Result<ExitCode> {
         let server = crate::server::spawn::ServerOptions {
             approve_agent_runs: options.engine.approve_agent_runs,
         };
-        let mut again = crate::server::hello::ReachAgain::default();
-        loop {
-            let folder = options.folder.clone();
-            let reached =
-                tokio::task::spawn_blocking(move || crate::server::spawn::reach(&folder, server))
-                    .await
-                    .context("starting the folder's server")?;
-            let outcome = match reached {
-                Ok(stream) => attached(stream, &options, &mut termination).await,
-                Err(
-                    why @ (crate::server::spawn::StartError::Folder { .. }
-                    | crate::server::spawn::StartError::Socket(_)),
-                ) => return hosted(&options, &mut termination, why.to_string()).await,
-                Err(why) => return Err(anyhow::Error::new(why)),
-            };
-            // A server that was ending as the studio connected served nothing: the next one.
-            match outcome {
-                Err(e) if again.after(&e) => {}
-                outcome => return outcome,
+        let hello = Hello::new(Client::Studio {
+            approve_agent_runs: options.engine.approve_agent_runs,
+        });
+        let reach = connect(&options.folder, &hello, IfNone::Start(server));
+        let reached = tokio::select! {
+            reached = reach => reached,
+            signal = termination.recv() => {
+                tracing::info!("{signal} while reaching the folder's server: ending");
+                return Ok(ExitCode::from(1));
             }
+        };
+        match reached {
+            Ok(Some(connection)) => attached(connection, &options, &mut termination).await,
+            Ok(None) => anyhow::bail!("no server answers for {}", options.folder.display()),
+            Err(why) if cannot_host(&why) => {
+                hosted(&options, &mut termination, why.to_string()).await
+            }
+            Err(why) => Err(why),
         }
     }
 }
 
+/// Whether the folder's server cannot be started for a reason that leaves the studio to host
+/// the folder itself: the folder or the socket's folder cannot be used. A socket that is not
+/// this user's is never such a reason: it is refused (connect.rs).
+fn cannot_host(why: &anyhow::Error) -> bool {
+    use crate::server::connect::LocateError;
+    use crate::server::spawn::StartError;
+    why.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<StartError>(),
+            Some(StartError::Folder { .. } | StartError::Socket(_))
+        ) || matches!(e.downcast_ref::<LocateError>(), Some(LocateError::Io { .. }))
+    })
+}
+
 /// The studio attached to the folder's server.
 async fn attached(
-    stream: std::os::unix::net::UnixStream,
+    connection: crate::server::connect::Connection,
     options: &StudioOptions,
     termination: &mut Termination,
 ) -> Result<ExitCode> {
-    let (remote, inbound) = crate::server::client::Remote::attach(
-        stream,
-        &options.folder,
-        crate::server::hello::Client::Studio {
-            approve_agent_runs: options.engine.approve_agent_runs,
-        },
-    )
-    .await
-    .context("cannot attach to the folder's server")?;
+    let (remote, inbound) = crate::server::client::Remote::attach(connection, &options.folder);
     tracing::info!("attached to {}", remote.server);
-    let approval = approval_message(remote.approval_mode, remote.cannot_approve.as_deref());
+    // What the person must not miss first: agents may be reaching an impostor over HTTP.
+    let approval = remote.http_trouble.clone().or_else(|| {
+        approval_message(remote.approval_mode, remote.cannot_approve.as_deref())
+    });
     let me = remote.person.clone();
     let link = Link::Remote(remote);
     let Some(inbox) = link.inbox(Some(inbound)) else {

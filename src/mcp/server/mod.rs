@@ -209,7 +209,7 @@ impl FlowdeckServer {
         }
         let workflow = name.strip_prefix(PREFIX)?;
         (self.dynamic_enabled()
-            && dynamic::matches_filter(&self.inner.options.dynamic_filters, workflow))
+            && self.inner.options.dynamic_filters.matches(workflow))
         .then(|| Callable::Dynamic(workflow.to_string()))
     }
 

@@ -17,6 +17,7 @@
 mod guard;
 mod sessions;
 mod token;
+pub mod trouble;
 
 use crate::engine::Engine;
 use crate::mcp::{FlowdeckServer, McpOptions};
