@@ -18,9 +18,6 @@ use tokio::sync::broadcast::error::RecvError;
 /// is stopped or wedged.
 const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// How long a command being ended waits for its run's cancel to be answered.
-const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// Where the run happens: in the folder's server when one answers (so that an open studio
 /// shows it as it goes, and a person or an agent there can follow it), else in an engine of
 /// this process, which ends with it.
@@ -70,37 +67,48 @@ impl Host {
     pub(super) async fn ask(&self, request: Request) -> Result<Reply> {
         let answer = match self {
             Host::Here(engine) => engine.handle(request, &Actor::Cli).await,
-            // A server that does not answer (stopped, wedged) must not hold the command.
-            Host::Server(remote) => tokio::time::timeout(ANSWER_WAIT, remote.ask(request))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(crate::engine::request::RequestError::new(
-                        "no_answer",
-                        format!(
-                            "{} did not answer within {} s",
-                            remote.server,
-                            ANSWER_WAIT.as_secs()
-                        ),
-                    ))
-                }),
+            Host::Server(remote) => answered(remote, request).await,
         };
         answer.map_err(|e| anyhow::anyhow!("{}", e.message))
     }
 
-    /// Asks for the run to be cancelled; an error when a server does not answer within
-    /// [`CANCEL_WAIT`] (stopped or wedged: the command is being ended, and must not wait).
+    /// Asks for the run to be cancelled; an error only when a server does not answer within
+    /// [`ANSWER_WAIT`] (stopped or wedged). A run that had ended already is no error.
     pub(super) async fn cancel(&self, run_id: &str) -> Result<()> {
         let request = Request::CancelRun {
             run_id: run_id.to_string(),
         };
-        match tokio::time::timeout(CANCEL_WAIT, self.ask(request)).await {
-            Ok(_) => Ok(()),
-            Err(_) => anyhow::bail!(
-                "the folder's server did not answer within {} s",
-                CANCEL_WAIT.as_secs()
-            ),
+        match self {
+            Host::Here(engine) => {
+                let _ = engine.handle(request, &Actor::Cli).await;
+                Ok(())
+            }
+            Host::Server(remote) => match answered(remote, request).await {
+                Err(e) if e.code == NO_ANSWER => Err(anyhow::anyhow!("{}", e.message)),
+                _ => Ok(()),
+            },
         }
     }
+}
+
+/// The error code of a call the server did not answer in time.
+const NO_ANSWER: &str = "no_answer";
+
+/// The server's answer, within [`ANSWER_WAIT`]: a server that does not answer (stopped,
+/// wedged) must not hold the command.
+async fn answered(remote: &Remote, request: Request) -> crate::engine::request::Answer {
+    tokio::time::timeout(ANSWER_WAIT, remote.ask(request))
+        .await
+        .unwrap_or_else(|_| {
+            Err(crate::engine::request::RequestError::new(
+                NO_ANSWER,
+                format!(
+                    "{} did not answer within {} s",
+                    remote.server,
+                    ANSWER_WAIT.as_secs()
+                ),
+            ))
+        })
 }
 
 impl Events {

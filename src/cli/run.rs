@@ -148,7 +148,12 @@ async fn follow(
             }
             signal = termination.recv() => {
                 following.progress.line(&format!("{signal}: cancelling the run"));
-                if let Err(e) = engine.cancel(&following.run_id).await {
+                // A second signal while a server that does not answer is asked: end now.
+                let cancelled = tokio::select! {
+                    cancelled = engine.cancel(&following.run_id) => cancelled,
+                    again = termination.recv() => Err(anyhow::anyhow!("{again} while cancelling")),
+                };
+                if let Err(e) = cancelled {
                     following.progress.done();
                     // The server cancels it once it sees this command gone.
                     bail!("{signal}: the run was not cancelled: {e}");

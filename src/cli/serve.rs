@@ -106,14 +106,9 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
         // The folder first, before its engine reads a journal: one server per folder,
         // whatever socket folder each process has (claim.rs).
         let canonical = folder.canonicalize().context(FOLDER_HELP)?;
-        let claim = match crate::server::claim::claim(&canonical) {
-            Ok(claim) => claim,
+        let Some(claim) = claim_folder(&canonical, command.background)? else {
             // Another front end's server won the folder: it serves, this one goes quietly.
-            Err(e @ crate::server::claim::ClaimError::Served { .. }) if command.background => {
-                tracing::info!("{e}");
-                return anyhow::Ok(());
-            }
-            Err(e) => return Err(e.into()),
+            return anyhow::Ok(());
         };
         let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
             .context(FOLDER_HELP)?;
@@ -154,7 +149,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
                 return Err(e.into());
             }
         };
-        if let Err(e) = claim.publish(host.socket()) {
+        if let Some(Err(e)) = claim.as_ref().map(|c| c.publish(host.socket())) {
             tracing::warn!(
                 "cannot record where the server listens ({e}): front ends with another socket folder will not find it"
             );
@@ -174,6 +169,29 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The folder claimed for this server (claim.rs): `Some(None)` when it cannot hold the lock
+/// (a folder this user may not write in, or a read-only one, holds no journal either, so
+/// there is nothing two engines could both write); `None` when a background server finds
+/// another serving it (it then ends quietly); an error naming the live server otherwise.
+fn claim_folder(
+    folder: &Path,
+    background: bool,
+) -> Result<Option<Option<crate::server::claim::Claim>>> {
+    use crate::server::claim::ClaimError;
+    match crate::server::claim::claim(folder) {
+        Ok(claim) => Ok(Some(Some(claim))),
+        Err(e @ ClaimError::Served { .. }) if background => {
+            tracing::info!("{e}");
+            Ok(None)
+        }
+        Err(e @ ClaimError::Served { .. }) => Err(e.into()),
+        Err(e @ ClaimError::Lock { .. }) => {
+            tracing::warn!("{e}: serving without the folder's lock");
+            Ok(Some(None))
+        }
+    }
 }
 
 /// Starts MCP over HTTP for the folder's engine; its token's file goes beside the folder's

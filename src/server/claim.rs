@@ -46,7 +46,7 @@ impl std::fmt::Display for Record {
 #[derive(Debug, thiserror::Error)]
 pub enum ClaimError {
     #[error(
-        "the workflows folder {} is already served by {}: the studio and `flowdeck mcp` reach it; end it (`flowdeck stop` or `kill {}`) to serve the folder here",
+        "the workflows folder {} is already served by {}: the studio and `flowdeck mcp` reach it; end it (`kill {}`) to serve the folder here",
         .folder.display(),
         .holder,
         .pid.map_or_else(|| "PID".to_string(), |p| p.to_string())

@@ -276,6 +276,7 @@ async fn checked(path: &Path) -> Result<Option<UnixStream>, LocateError> {
         }
         .into());
     }
+    tracing::debug!("{} is this user's server: greeting it", path.display());
     Ok(Some(stream))
 }
 

@@ -94,7 +94,7 @@ fn two_agents_relayed_to_one_host_share_its_engine_and_a_save_conflicts() {
     assert!(!refused.status.success());
     let why = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        why.contains("already hosted by process") && why.contains(&host.id().to_string()),
+        why.contains("already served by process") && why.contains(&host.id().to_string()),
         "{why}"
     );
 
