@@ -211,10 +211,12 @@ async fn checked(path: &Path) -> Result<Option<UnixStream>, LocateError> {
     };
     let folder_problem = if meta.file_type().is_symlink() {
         Some("a symbolic link")
-    } else if !meta.is_dir() {
-        Some("not a folder")
     } else if meta.uid() != me {
         Some("not yours")
+    } else if !meta.is_dir() {
+        // Yours, and nothing can listen in it: no server here. Starting one says why the
+        // folder cannot hold its socket (spawn.rs), and the studio then hosts the folder.
+        return Ok(None);
     } else if meta.mode() & 0o022 != 0 {
         Some("others may write in it")
     } else {

@@ -403,3 +403,48 @@ fn a_relay_ends_once_its_agent_closed_stdin_and_its_answers_were_written() {
     assert!(out.contains("\"kept\""), "the owed answer was not written: {out}");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn a_port_http_cannot_take_is_said_by_flowdeck_mcp_and_refused_by_flowdeck_serve() {
+    let (folder, runtime) = common::tiny_folder();
+    // Another program holds the port first, as a squatter would.
+    let squatter = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = squatter.local_addr().unwrap().to_string();
+    let (code, err) = front_end(
+        folder.path(),
+        &["serve", "--http", &addr],
+        &[("XDG_RUNTIME_DIR", runtime.path())],
+        "",
+    );
+    assert_ne!(code, 0, "flowdeck serve started without its port: {err}");
+    assert!(err.contains(&addr), "{err}");
+    // The background server an agent's relay starts serves its socket and says why not HTTP,
+    // on the relay's stderr, where agent hosts log it.
+    let mut agent = common::mcp_agent_with(
+        folder.path(),
+        runtime.path(),
+        &[],
+        &[("FLOWDECK_HTTP", &addr)],
+    );
+    let listed = agent.call(2, "list_terminal_sessions", json!({}));
+    assert!(listed.get("sessions").is_some(), "{listed}");
+    drop(agent.stdin.take());
+    assert_eq!(agent.exit_status(), Some(0));
+    let mut said = String::new();
+    agent
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert!(
+        said.contains("MCP over HTTP is not served") && said.contains(&addr),
+        "flowdeck mcp does not say it: {said}"
+    );
+    let server = common::background_server_of(folder.path());
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}

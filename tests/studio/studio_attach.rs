@@ -472,6 +472,34 @@ async fn with_the_socket_folder_unusable_the_studio_hosts_the_folder_and_says_ag
     assert_eq!(studio.exit().and_then(|e| e.code), Some(0));
 }
 
+/// `FLOWDECK_HTTP` names a port another program holds: the server the studio starts serves
+/// its socket without HTTP, and the studio says so on its status line (an agent configured
+/// for that port may be talking to that program).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_http_cannot_take_is_said_on_the_studios_status_line() {
+    let (folder, runtime) = common::tiny_folder();
+    let squatter = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = squatter.local_addr().unwrap().port();
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+    ];
+    let env = vec![
+        ("XDG_RUNTIME_DIR".to_string(), runtime.path().display().to_string()),
+        ("FLOWDECK_HTTP".to_string(), format!("127.0.0.1:{port}")),
+    ];
+    let terminals = Terminals::new(TermConfig::default());
+    let studio = open(&terminals, program, None, (160, 32), env);
+    expect(&studio, "MCP over HTTP is not served").await;
+    quit(&studio).await;
+    let server = common::background_server_of(folder.path());
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+}
+
 /// A studio killed with -9 (no goodbye): the server drops it and nothing else changes. The
 /// person's shell runs on, an agent's calls go through, and the next studio finds the shell.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
