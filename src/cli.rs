@@ -145,16 +145,21 @@ pub enum Command {
     /// The agent is relayed to the folder's server (started in the background when none is
     /// up), so it works on the same live engine as the person in the studio, whoever came
     /// first; the stricter of the server's options and these apply (toolsets both offer,
-    /// read-only or approval mode if either asks). Logs go to stderr; stdout carries only the
-    /// protocol. It ends when the client closes stdin, or on SIGTERM; the runs and terminal
-    /// sessions the agent started end with it.
+    /// read-only or approval mode if either asks, workflows both dynamic filters pass). Nothing
+    /// is sent to a socket whose folder, file or listening process is not yours: it exits
+    /// saying which. Logs go to stderr; stdout carries only the protocol. It ends once the
+    /// client closed stdin and every answer owed was written, or on SIGTERM; a call the agent
+    /// was waiting on is cancelled, while the runs and terminals it started stay in the server.
     Mcp(ServeArgs),
     /// Run the folder's server in the foreground: the engine every front end attaches to (the
     /// studio, and agents through `flowdeck mcp`) on the folder's local socket, until SIGTERM
     /// or Ctrl-C.
     ///
     /// Without it, the first front end that needs a server starts one in the background,
-    /// which ends by itself once nothing is attached and nothing runs.
+    /// which ends by itself once nothing is attached and nothing runs. A folder has one server:
+    /// it holds DIR/.flowdeck/server.lock while it lives, and a second one is refused naming it,
+    /// whatever XDG_RUNTIME_DIR or TMPDIR each has. With --http, a port it cannot take is an
+    /// error.
     Serve(ServeCommand),
     /// Approve the current content of workflows for agents' runs (approval mode).
     ///
