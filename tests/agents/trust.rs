@@ -439,7 +439,7 @@ fn a_port_http_cannot_take_is_said_by_flowdeck_mcp_and_refused_by_flowdeck_serve
         .read_to_string(&mut said)
         .unwrap();
     assert!(
-        said.contains("MCP over HTTP is not served") && said.contains(&addr),
+        said.contains("cannot serve MCP over HTTP on 127.0.0.1") && said.contains(&addr),
         "flowdeck mcp does not say it: {said}"
     );
     let server = common::background_server_of(folder.path());

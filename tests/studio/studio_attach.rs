@@ -491,7 +491,7 @@ async fn a_port_http_cannot_take_is_said_on_the_studios_status_line() {
     ];
     let terminals = Terminals::new(TermConfig::default());
     let studio = open(&terminals, program, None, (160, 32), env);
-    expect(&studio, "MCP over HTTP is not served").await;
+    expect(&studio, "cannot serve MCP over HTTP on 127.0.0.1").await;
     quit(&studio).await;
     let server = common::background_server_of(folder.path());
     let _ = nix::sys::signal::kill(

@@ -20,9 +20,10 @@ pub fn get() -> Option<String> {
         .clone()
 }
 
-/// The sentence front ends show for an HTTP server that could not start.
+/// The sentence front ends show for an HTTP server that could not start: the error first (the
+/// studio's status line shows what fits), then what it means and what to do.
 pub fn sentence(error: &dyn std::fmt::Display) -> String {
     format!(
-        "MCP over HTTP is not served: {error}. Agents configured for that address may be reaching another program, which would receive their requests and token; free the port or choose another (FLOWDECK_HTTP), and prefer the generated token (docs/MCP.md)"
+        "{error}: agents set up for that address may be reaching another program, which would receive their requests and token; free the port or choose another (FLOWDECK_HTTP), and prefer the generated token (docs/MCP.md)"
     )
 }
