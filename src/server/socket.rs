@@ -165,6 +165,29 @@ fn finish(
     Ok((listener, socket))
 }
 
+/// Which file a bound socket is (device and inode), to tell it from one put in its place.
+pub fn identity(socket: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(socket)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+/// Binds the folder's socket again after it was removed under a live server (a /tmp cleaner,
+/// a person's `rm`): its folder made again if it went too, anything left at the path
+/// replaced. Only a server that holds the folder's claim (claim.rs) calls this, so no other
+/// server of the folder can be listening there.
+pub fn rebind(socket: &Path) -> Result<tokio::net::UnixListener, SocketError> {
+    let dir = socket.parent().map_or_else(socket_dir, Path::to_path_buf);
+    ensure_private_dir(&dir)?;
+    match std::fs::remove_file(socket) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_error(socket)(e)),
+    }
+    let listener = tokio::net::UnixListener::bind(socket).map_err(io_error(socket))?;
+    finish(listener, socket.to_path_buf()).map(|(listener, _)| listener)
+}
+
 /// Removes the socket and its pid file when the host ends, if they are still its own.
 pub fn unbind(socket: &Path) {
     let pid = pid_path(socket);
