@@ -5,7 +5,7 @@
 //! stranger gets a JSON-RPC error saying why before the socket closes. Who may approve is the
 //! kernel's word too (peer.rs).
 
-use super::hello::{self, Client, Hello, Welcome};
+use super::hello::{self, Client, First, Hello, Welcome};
 use super::socket::{self, SocketError};
 use crate::engine::Engine;
 use crate::mcp::{FlowdeckServer, McpOptions, wire};
@@ -223,15 +223,23 @@ impl Connection {
     /// Reads the client's hello, answers it, and serves it until it leaves or the host stops.
     async fn serve(self, stream: tokio::net::UnixStream) {
         let (read, mut write) = stream.into_split();
-        let (hello, read) = tokio::select! {
+        let (first, read) = tokio::select! {
             first = hello::read(read) => first,
             () = self.stop.cancelled() => return,
         };
-        let Some(hello) = hello else {
+        let hello = match first {
+            First::Hello(hello) => hello,
+            First::Unknown(unknown) => {
+                let refusal = Welcome::not_understood(&unknown, &self.folder);
+                self.send_welcome(&mut write, &refusal).await;
+                return;
+            }
             // An MCP client on the socket directly: the host's options.
-            let options = self.options.clone();
-            self.serve_mcp(read, write, options).await;
-            return;
+            First::Other => {
+                let options = self.options.clone();
+                self.serve_mcp(read, write, options).await;
+                return;
+            }
         };
         let welcome = self.welcome(&hello).await;
         if !self.send_welcome(&mut write, &welcome).await {

@@ -21,7 +21,7 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
     serve_with(folder, runtime, &[])
 }
 
-use common::{LONG, answering, serve_with};
+use common::{LONG, answering, serve_with, socket_in};
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
 fn agent(folder: &Path, runtime: &Path) -> LineServer {
@@ -585,16 +585,6 @@ fn a_process_of_another_user_is_refused_with_a_reason() {
     );
     host.kill().unwrap();
     host.wait().unwrap();
-}
-
-/// The host's socket in a test's socket folder.
-fn socket_in(runtime: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(runtime.join("flowdeck"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "sock"))
-        .unwrap()
 }
 
 /// The flood ends at this many requests written or after this long. Not at the first write

@@ -18,3 +18,4 @@ mod real_clients;
 mod record;
 mod relative_folder;
 mod replay;
+mod server_limits;
