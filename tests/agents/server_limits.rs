@@ -1,18 +1,24 @@
 //! The folder's server against clients that misbehave (issue 35): no client can starve it.
-//! Connections that never speak cost neither CPU nor log when descriptors run out, and are
-//! closed after their first line's deadline; a first line that is no request, or a hello the
-//! server does not understand, gets an answer saying so rather than silence. The real binary
-//! on a socket of its own, spoken to as raw lines.
+//! A studio-protocol client that calls and never reads costs a bounded queue, not the
+//! server's memory; connections that never speak cost neither CPU nor log when descriptors
+//! run out, and are closed after their first line's deadline; a first line that is no
+//! request, or a hello the server does not understand, gets an answer saying so rather than
+//! silence. The real binary on a socket of its own, spoken to as raw lines.
 
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
 
 use common::{Killed, LONG, socket_in};
+use flowdeck::engine::request::Request;
+use flowdeck::server::hello::{Client, Hello};
+use flowdeck::server::protocol::{self, ToServer};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// `flowdeck serve` on `folder`, killed when the test ends however it ends.
@@ -37,6 +43,112 @@ fn next_line(reader: &mut BufReader<UnixStream>, what: &str) -> Value {
         "no line from the server for {what}: {read:?}"
     );
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{what}: {e}: {line:?}"))
+}
+
+/// How long the flood of unread calls goes on, at most, and how many it writes.
+const FLOOD_TIME: Duration = Duration::from_secs(10);
+const FLOOD_CALLS: u64 = 200_000;
+/// What the server may add to its memory for a client that never reads: its queue of
+/// answers is bounded at a few MiB (studio.rs); unbounded, the same flood grew a server by
+/// gigabytes in 10 s.
+const FLOOD_GROWTH: u64 = 200 * 1024 * 1024;
+
+#[test]
+fn a_studio_client_that_calls_and_never_reads_stays_bounded_and_the_server_serves_the_next() {
+    // The bundled workflows: a folder of the usual kind, whose snapshot is what each unread
+    // answer costs.
+    let folder = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let server = serve(folder.path(), runtime.path());
+    let pid = server.0.id();
+    let before = common::rss_of(pid);
+
+    // The studio's hello, then snapshot calls as fast as it can write, never reading a byte
+    // (the welcome included). Its writes time out rather than block, so that the flood ends
+    // at its count or its time, or as soon as the server has grown past the limit.
+    let mut flooder = connect(runtime.path());
+    let hello = Hello::new(Client::Studio {
+        approve_agent_runs: false,
+    });
+    flooder.write_all(hello.line().as_bytes()).unwrap();
+    flooder
+        .set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let grown = Arc::new(AtomicBool::new(false));
+    let flood = {
+        let grown = grown.clone();
+        std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut calls = 0u64;
+            let mut batch: Vec<u8> = Vec::new();
+            let mut at = 0;
+            while calls < FLOOD_CALLS
+                && started.elapsed() < FLOOD_TIME
+                && !grown.load(Ordering::Relaxed)
+            {
+                if at == batch.len() {
+                    batch = (calls..calls + 100)
+                        .flat_map(|id| {
+                            protocol::line(&ToServer::Call {
+                                id,
+                                request: Request::Snapshot,
+                            })
+                            .unwrap()
+                        })
+                        .collect();
+                    calls += 100;
+                    at = 0;
+                }
+                match flooder.write(&batch[at..]) {
+                    Ok(n) => at += n,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(e) => panic!("the flood's write failed after {calls} calls: {e}"),
+                }
+            }
+            (calls, flooder)
+        })
+    };
+    let mut peak = before;
+    while !flood.is_finished() {
+        peak = peak.max(common::rss_of(pid));
+        if peak > before + FLOOD_GROWTH {
+            grown.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (calls, flooder) = flood.join().unwrap();
+    println!(
+        "a studio client calling without reading: {calls} snapshot calls written; server RSS {} MB before, {} MB at the peak",
+        before >> 20,
+        peak >> 20
+    );
+    assert!(
+        peak <= before + FLOOD_GROWTH,
+        "the server grew from {} MB to {} MB under a studio client that never reads ({calls} calls written)",
+        before >> 20,
+        peak >> 20
+    );
+
+    // The flooder goes: the server serves the next client, and holds nothing more for the
+    // one that left.
+    drop(flooder);
+    let mut agent = common::mcp_agent(folder.path(), runtime.path(), &[]);
+    let listed = agent.call(2, "workflow_list", json!({}));
+    assert!(listed.to_string().contains("archive_logs"), "{listed}");
+    let after = common::rss_of(pid);
+    println!("server RSS {} MB with the next client", after >> 20);
+    assert!(
+        after <= peak + 20 * 1024 * 1024,
+        "the server went on growing after the client left: {} MB, peak {} MB",
+        after >> 20,
+        peak >> 20
+    );
+    drop(agent.stdin.take());
+    assert_eq!(agent.exit_within(LONG), Some(0));
 }
 
 /// Descriptors the server may open in the test of silent connections, and how many such
