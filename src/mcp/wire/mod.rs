@@ -22,6 +22,7 @@ mod classify;
 mod id_scan;
 
 use crate::conn::outbox::{self, Outbox};
+use crate::conn::throttle::Throttle;
 use id_scan::IdScanner;
 
 use rmcp::RoleServer;
@@ -91,6 +92,9 @@ impl Default for Limits {
         }
     }
 }
+
+/// Oversized messages refused, said at most once per 10 s: a client can send one a line.
+static OVERSIZED: Throttle = Throttle::new(Duration::from_secs(10));
 
 /// The key of a 2026-era request's inline protocol version, which stands in for `initialize`.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -249,11 +253,13 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             }
             if let Some(skipped) = self.skipping.take() {
                 let size = skipped.size.saturating_sub(1);
-                tracing::warn!(
-                    "refused a {size}-byte message from {} (limit {})",
-                    self.peer,
-                    self.limits.message
-                );
+                if let Some(held) = OVERSIZED.allow() {
+                    tracing::warn!(
+                        "refused a {size}-byte message from {} (limit {}){held}",
+                        self.peer,
+                        self.limits.message
+                    );
+                }
                 if !skipped.id.is_notification() {
                     self.answer(
                         skipped.id.id().unwrap_or(Value::Null),
