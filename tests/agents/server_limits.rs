@@ -45,9 +45,11 @@ fn next_line(reader: &mut BufReader<UnixStream>, what: &str) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{what}: {e}: {line:?}"))
 }
 
-/// How long the flood of unread calls goes on, at most, and how many it writes.
+/// How long the flood of unread calls goes on, at most, and how many it writes; it ends
+/// sooner once the server has taken none of it for [`HELD_OFF`] (it stopped reading).
 const FLOOD_TIME: Duration = Duration::from_secs(10);
 const FLOOD_CALLS: u64 = 200_000;
+const HELD_OFF: Duration = Duration::from_secs(3);
 /// What the server may add to its memory for a client that never reads: its queue of
 /// answers is bounded at a few MiB (studio.rs); unbounded, the same flood grew a server by
 /// gigabytes in 10 s.
@@ -79,11 +81,13 @@ fn a_studio_client_that_calls_and_never_reads_stays_bounded_and_the_server_serve
         let grown = grown.clone();
         std::thread::spawn(move || {
             let started = Instant::now();
+            let mut taken = Instant::now();
             let mut calls = 0u64;
             let mut batch: Vec<u8> = Vec::new();
             let mut at = 0;
             while calls < FLOOD_CALLS
                 && started.elapsed() < FLOOD_TIME
+                && taken.elapsed() < HELD_OFF
                 && !grown.load(Ordering::Relaxed)
             {
                 if at == batch.len() {
@@ -100,7 +104,10 @@ fn a_studio_client_that_calls_and_never_reads_stays_bounded_and_the_server_serve
                     at = 0;
                 }
                 match flooder.write(&batch[at..]) {
-                    Ok(n) => at += n,
+                    Ok(n) => {
+                        at += n;
+                        taken = Instant::now();
+                    }
                     Err(e)
                         if matches!(
                             e.kind(),
