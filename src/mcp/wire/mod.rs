@@ -4,7 +4,8 @@
 //! - a line over the size limit is skipped without being buffered, and answered with the
 //!   limit and, when its top-level `id` could be read on the way past, that id;
 //! - a line that is not JSON is a parse error (`id: null`), one that is JSON but not a valid
-//!   request is an invalid request carrying the request's id when it has one;
+//!   request is an invalid request carrying the request's id when it has one (one that is no
+//!   JSON-RPC message at all, `{"a":1}`, before the handshake too);
 //! - `tools/call` whose `arguments` is not an object is invalid params;
 //! - a request before the handshake is told to send `initialize` first (rmcp would otherwise
 //!   end the connection on it).
