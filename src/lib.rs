@@ -10,6 +10,7 @@
 
 pub mod actor;
 pub mod cli;
+pub mod conn;
 pub mod engine;
 pub mod logfile;
 pub mod mcp;

@@ -8,7 +8,12 @@ use super::protocol::{self, Approved};
 use crate::engine::{Actor, Engine};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+/// How long `flowdeck approve` may take none of its answers before the server gives it up: it
+/// reads them as they come, so only a stopped one takes longer.
+const STALL: Duration = Duration::from_secs(60);
 
 /// The server's side: each workflow's current content approved, one answer line each.
 pub async fn serve<W: AsyncWrite + Unpin>(
@@ -34,7 +39,10 @@ pub async fn serve<W: AsyncWrite + Unpin>(
         let Ok(line) = protocol::line(&answer) else {
             return;
         };
-        if write.write_all(&line).await.is_err() {
+        if crate::conn::outbox::write_line(write, &line, Some(STALL))
+            .await
+            .is_err()
+        {
             return;
         }
     }

@@ -1,6 +1,10 @@
 //! A studio's side of the folder's server: its engine calls sent and their answers matched,
 //! the snapshot and events handed to the studio's loop in order, and the screens it shows kept
 //! as mirrors brought up to date by the rows the server sends.
+//!
+//! What waits to be written to the server is bounded: at most [`MOST_UNSENT`] calls (past it
+//! the server has read nothing for a long while, and a call is answered at once with why),
+//! and only the latest of the sessions shown.
 
 use super::connect::Connection;
 use super::protocol::{self, ToServer, ToStudio};
@@ -12,7 +16,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Calls (and answers to approval requests) waiting to be written to the server, at most.
+/// A person never comes near it: each key is a call, written as soon as it is made, and the
+/// server reads a studio's calls as they come. Only a server that has read none of them for a
+/// long while (stopped, or holding this studio up) fills it; a call past it is answered at
+/// once with why, rather than queued without end.
+pub const MOST_UNSENT: usize = 4096;
 
 /// What the server told the studio, in order.
 #[derive(Debug)]
@@ -33,7 +45,10 @@ pub enum Inbound {
 /// The server, as a studio reaches it.
 #[derive(Debug)]
 pub struct Remote {
-    to_server: mpsc::UnboundedSender<ToServer>,
+    to_server: mpsc::Sender<ToServer>,
+    /// The sessions shown, the latest only: a server that is behind is told where the studio
+    /// is now, not every change on the way.
+    shown: watch::Sender<Option<Vec<String>>>,
     pending: Mutex<HashMap<u64, oneshot::Sender<Answer>>>,
     next_id: AtomicU64,
     mirrors: Mutex<HashMap<String, Mirror>>,
@@ -57,10 +72,12 @@ impl Remote {
         connection: Connection,
         folder: &Path,
     ) -> (Arc<Remote>, mpsc::UnboundedReceiver<Inbound>) {
-        let (mut read, mut write, welcome) = connection.into_parts();
-        let (to_server, mut outgoing) = mpsc::unbounded_channel::<ToServer>();
+        let (mut read, write, welcome) = connection.into_parts();
+        let (to_server, outgoing) = mpsc::channel::<ToServer>(MOST_UNSENT);
+        let (shown, watched) = watch::channel(None);
         let remote = Arc::new(Remote {
             to_server,
+            shown,
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             mirrors: Mutex::new(HashMap::new()),
@@ -75,16 +92,7 @@ impl Remote {
             person: welcome.person,
             http_trouble: welcome.http_trouble,
         });
-        tokio::spawn(async move {
-            while let Some(message) = outgoing.recv().await {
-                let Ok(line) = protocol::line(&message) else {
-                    continue;
-                };
-                if write.write_all(&line).await.is_err() {
-                    return;
-                }
-            }
-        });
+        tokio::spawn(write_loop(write, outgoing, watched));
         let (inbound, inbox) = mpsc::unbounded_channel();
         let reader = remote.clone();
         tokio::spawn(async move {
@@ -163,12 +171,32 @@ impl Remote {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
         lock(&self.pending).insert(id, answer);
-        if self.to_server.send(ToServer::Call { id, request }).is_err() {
-            lock(&self.pending).remove(&id);
-        }
+        self.queue(id, ToServer::Call { id, request });
         Sent {
             answered,
             server: self.server.clone(),
+        }
+    }
+
+    /// Queues message `id` for the server; when it cannot be queued, what waits for its
+    /// answer is told why (a server gone, or one that has read nothing for a long while).
+    fn queue(&self, id: u64, message: ToServer) {
+        let full = match self.to_server.try_send(message) {
+            Ok(()) => return,
+            Err(TrySendError::Full(_)) => true,
+            Err(TrySendError::Closed(_)) => false,
+        };
+        let Some(waiting) = lock(&self.pending).remove(&id) else {
+            return;
+        };
+        if full {
+            let _ = waiting.send(Err(RequestError::new(
+                "server_busy",
+                format!(
+                    "{} has read none of this studio's last {MOST_UNSENT} calls: it is stopped or overloaded",
+                    self.server
+                ),
+            )));
         }
     }
 
@@ -187,9 +215,7 @@ impl Remote {
             run_id: run_id.to_string(),
             approve,
         };
-        if self.to_server.send(message).is_err() {
-            lock(&self.pending).remove(&id);
-        }
+        self.queue(id, message);
         answered.await.unwrap_or_else(|_| {
             Err(RequestError::new(
                 "disconnected",
@@ -200,13 +226,45 @@ impl Remote {
 
     /// Tells the server which sessions' screens the studio shows now.
     pub fn watch(&self, sessions: Vec<String>) {
-        let _ = self.to_server.send(ToServer::Watch { sessions });
+        self.shown.send_replace(Some(sessions));
     }
 
     /// Runs `draw` on the latest copy of a shown session's screen; false when there is none
     /// (yet).
     pub fn with_mirror<R>(&self, session_id: &str, draw: impl FnOnce(&Mirror) -> R) -> Option<R> {
         lock(&self.mirrors).get(session_id).map(draw)
+    }
+}
+
+/// Writes the studio's messages to the server: its calls in the order they were made, and the
+/// sessions it shows whenever they change (first when both wait, as they were most likely
+/// said first), until the studio or the connection goes.
+async fn write_loop(
+    mut write: tokio::net::unix::OwnedWriteHalf,
+    mut outgoing: mpsc::Receiver<ToServer>,
+    mut shown: watch::Receiver<Option<Vec<String>>>,
+) {
+    loop {
+        let message = tokio::select! {
+            biased;
+            changed = shown.changed() => {
+                let Ok(()) = changed else { return };
+                let Some(sessions) = shown.borrow_and_update().clone() else {
+                    continue;
+                };
+                ToServer::Watch { sessions }
+            }
+            message = outgoing.recv() => match message {
+                Some(message) => message,
+                None => return,
+            },
+        };
+        let Ok(line) = protocol::line(&message) else {
+            continue;
+        };
+        if write.write_all(&line).await.is_err() {
+            return;
+        }
     }
 }
 

@@ -5,8 +5,11 @@
 //! versions (the binary was rebuilt under a running server) never speak past each other: the
 //! server refuses, naming both versions and how to end the old server, and the client says so.
 //!
-//! A connection that begins with anything else (an MCP client on the socket directly) gets no
-//! answer line: it is served MCP with the server's options, its first line passed on untouched.
+//! A first line wrapped as a hello that the server cannot take (a client kind it does not
+//! know, a shape it cannot read) is refused with a welcome saying what was not understood and
+//! which kinds there are. A connection that begins with anything else (an MCP client on the
+//! socket directly) gets no answer line: it is served MCP with the server's options, its first
+//! line passed on untouched.
 
 use crate::mcp::options::AgentOptions;
 use serde::{Deserialize, Serialize};
@@ -18,6 +21,10 @@ pub const PROTOCOL: u32 = 1;
 
 /// A first line longer than this is no hello: it is passed on as MCP.
 const MAX_HELLO: u64 = 64 * 1024;
+
+/// The kinds of client a hello may name (`client`), as the refusal of an unknown one lists
+/// them.
+pub const KINDS: [&str; 4] = ["mcp", "studio", "cli", "approve"];
 
 /// The version this binary says it is. Debug builds take `FLOWDECK_FAKE_VERSION` instead, so
 /// that a test can play a rebuilt binary against a running server.
@@ -111,19 +118,28 @@ impl Hello {
 impl Welcome {
     /// The server's answer to `hello`: welcome, or refused when they speak different versions.
     pub fn to(hello: &Hello, folder: &std::path::Path) -> Self {
-        let (protocol, version, pid) = (PROTOCOL, version(), std::process::id());
-        let refused = (hello.protocol != protocol || hello.version != version).then(|| {
-            format!(
-                "this flowdeck is version {} (protocol {}), but the server of {} is version {version} (protocol {protocol}, process {pid}): end the old server (`kill {pid}`) and start again; the next front end starts a server of its own version",
-                hello.version,
-                hello.protocol,
-                folder.display()
-            )
-        });
+        Welcome::refused(another_version(
+            u64::from(hello.protocol),
+            &hello.version,
+            folder,
+        ))
+    }
+
+    /// The refusal of a hello this server cannot take: of another version (whose hello may
+    /// have another shape), else saying what was not understood.
+    pub fn not_understood(hello: &Unknown, folder: &std::path::Path) -> Self {
+        let of_another_version = match (hello.protocol, &hello.version) {
+            (Some(protocol), Some(version)) => another_version(protocol, version, folder),
+            _ => None,
+        };
+        Welcome::refused(of_another_version.or_else(|| Some(hello.what.clone())))
+    }
+
+    fn refused(refused: Option<String>) -> Self {
         Welcome {
-            protocol,
-            version,
-            pid,
+            protocol: PROTOCOL,
+            version: version(),
+            pid: std::process::id(),
             refused,
             cannot_approve: None,
             approval_mode: false,
@@ -144,12 +160,43 @@ fn line<T: Serialize>(message: &T) -> String {
     text
 }
 
+/// Why a client of `protocol` and `version` is refused, if they are not this server's.
+fn another_version(protocol: u64, version: &str, folder: &std::path::Path) -> Option<String> {
+    let (ours, pid) = (self::version(), std::process::id());
+    (protocol != u64::from(PROTOCOL) || version != ours).then(|| {
+        format!(
+            "this flowdeck is version {version} (protocol {protocol}), but the server of {} is version {ours} (protocol {PROTOCOL}, process {pid}): end the old server (`kill {pid}`) and start again; the next front end starts a server of its own version",
+            folder.display()
+        )
+    })
+}
+
 /// The stream a connection's protocol is read from once its hello (if any) was taken.
 pub type Rest<R> = tokio::io::Chain<Cursor<Vec<u8>>, BufReader<R>>;
 
-/// Reads a connection's first line: the client's hello if it is one, and the stream to go on
-/// reading from (holding the first line again when it was not a hello).
-pub async fn read<R: AsyncRead + Unpin>(read: R) -> (Option<Hello>, Rest<R>) {
+/// What a connection's first line is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum First {
+    /// A front end's hello.
+    Hello(Hello),
+    /// A hello (`{"flowdeck": ...}`) this server cannot take.
+    Unknown(Unknown),
+    /// Anything else: MCP, whose first line is read again from the rest of the stream.
+    Other,
+}
+
+/// A hello this server cannot take: the protocol and version it says, when it says them,
+/// and what was not understood.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unknown {
+    pub protocol: Option<u64>,
+    pub version: Option<String>,
+    pub what: String,
+}
+
+/// Reads a connection's first line: what it is, and the stream to go on reading from (holding
+/// the first line again when it was neither a hello nor meant as one).
+pub async fn read<R: AsyncRead + Unpin>(read: R) -> (First, Rest<R>) {
     let mut reader = BufReader::new(read);
     let mut first = Vec::new();
     // An error or an early end is for the protocol that follows to meet and report.
@@ -157,10 +204,43 @@ pub async fn read<R: AsyncRead + Unpin>(read: R) -> (Option<Hello>, Rest<R>) {
         .take(MAX_HELLO)
         .read_until(b'\n', &mut first)
         .await;
-    match serde_json::from_slice::<Envelope<Hello>>(&first) {
-        Ok(hello) => (Some(hello.flowdeck), Cursor::new(Vec::new()).chain(reader)),
-        Err(_) => (None, Cursor::new(first).chain(reader)),
+    match what_first(&first) {
+        First::Other => (First::Other, Cursor::new(first).chain(reader)),
+        taken => (taken, Cursor::new(Vec::new()).chain(reader)),
     }
+}
+
+fn what_first(line: &[u8]) -> First {
+    let error = match serde_json::from_slice::<Envelope<Hello>>(line) {
+        Ok(hello) => return First::Hello(hello.flowdeck),
+        Err(error) => error,
+    };
+    // Meant as a hello: an object with the envelope's key, which no JSON-RPC message has.
+    let Ok(Envelope { flowdeck }) = serde_json::from_slice::<Envelope<serde_json::Value>>(line)
+    else {
+        return First::Other;
+    };
+    let kinds = KINDS.join(", ");
+    let what = match flowdeck.get("client") {
+        _ if !flowdeck.is_object() => format!(
+            "this flowdeck server did not understand the hello: `flowdeck` must hold an object with protocol, version and client (one of {kinds})"
+        ),
+        None => format!("the hello names no client kind: `client` must be one of {kinds}"),
+        Some(serde_json::Value::String(kind)) if !KINDS.contains(&kind.as_str()) => format!(
+            "this flowdeck server does not know the client kind {kind:?}: the kinds are {kinds}"
+        ),
+        Some(_) => format!(
+            "this flowdeck server did not understand the hello ({error}); the client kinds are {kinds}"
+        ),
+    };
+    First::Unknown(Unknown {
+        protocol: flowdeck.get("protocol").and_then(serde_json::Value::as_u64),
+        version: flowdeck
+            .get("version")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        what,
+    })
 }
 
 /// How long a client waits for the server's welcome: a server answers before anything else,
@@ -288,17 +368,17 @@ mod tests {
         });
         let stream = format!("{}{{\"jsonrpc\":\"2.0\"}}\n", hello.line());
         let (read_back, rest) = read(stream.as_bytes()).await;
-        assert_eq!(read_back, Some(hello));
+        assert_eq!(read_back, First::Hello(hello));
         assert_eq!(rest_of(rest).await, "{\"jsonrpc\":\"2.0\"}\n");
 
         let direct = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n{\"x\":1}\n";
         let (hello, rest) = read(direct.as_bytes()).await;
-        assert_eq!(hello, None);
+        assert_eq!(hello, First::Other);
         assert_eq!(rest_of(rest).await, direct);
 
         let long = "x".repeat(200 * 1024);
         let (hello, rest) = read(long.as_bytes()).await;
-        assert_eq!(hello, None);
+        assert_eq!(hello, First::Other);
         assert_eq!(
             rest_of(rest).await,
             long,
@@ -327,5 +407,59 @@ mod tests {
         let mut garbage: &[u8] = b"HTTP/1.1 400 Bad Request\r\n";
         let e = read_welcome(&mut garbage).await.expect_err("not a server");
         assert!(e.to_string().contains("HTTP/1.1"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_hello_not_understood_says_what_and_which_kinds_there_are() {
+        let folder = std::path::Path::new("/src/app/workflows");
+        let refusal = |line: &str| match what_first(line.as_bytes()) {
+            First::Unknown(unknown) => Welcome::not_understood(&unknown, folder)
+                .refused
+                .unwrap_or_default(),
+            other => panic!("{line} read as {other:?}"),
+        };
+        let ours = format!(r#""protocol":{PROTOCOL},"version":"{}""#, version());
+        for (line, named) in [
+            (
+                format!(r#"{{"flowdeck":{{{ours},"client":"robot"}}}}"#),
+                "\"robot\"",
+            ),
+            (format!(r#"{{"flowdeck":{{{ours}}}}}"#), "no client kind"),
+            (r#"{"flowdeck":7}"#.to_string(), "must hold an object"),
+            (
+                format!(r#"{{"flowdeck":{{{ours},"client":"approve"}}}}"#),
+                "workflows",
+            ),
+        ] {
+            let refused = refusal(&line);
+            for part in KINDS.iter().chain([&named]) {
+                assert!(refused.contains(part), "{part} in {refused}");
+            }
+        }
+        // Another version's hello, whatever its shape, is refused as another version.
+        let old = refusal(r#"{"flowdeck":{"protocol":0,"version":"0.0.1-old","client":"x"}}"#);
+        assert!(old.contains("0.0.1-old") && old.contains("kill "), "{old}");
+        // Every kind a hello can name is listed.
+        let every = [
+            Client::Mcp {
+                options: AgentOptions::of(&McpOptions::default()),
+            },
+            Client::Studio {
+                approve_agent_runs: false,
+            },
+            Client::Cli {},
+            Client::Approve { workflows: vec![] },
+        ];
+        for client in every {
+            // A kind added to `Client` must be added here, and to KINDS.
+            match &client {
+                Client::Mcp { .. }
+                | Client::Studio { .. }
+                | Client::Cli {}
+                | Client::Approve { .. } => {}
+            }
+            let tag = serde_json::to_value(Hello::new(client)).expect("a hello")["client"].clone();
+            assert!(KINDS.iter().any(|k| tag == *k), "{tag} in {KINDS:?}");
+        }
     }
 }

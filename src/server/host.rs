@@ -4,16 +4,37 @@
 //! Only the owner's processes are served: the peer's uid is checked on every connection, and a
 //! stranger gets a JSON-RPC error saying why before the socket closes. Who may approve is the
 //! kernel's word too (peer.rs).
+//!
+//! No client can starve the host (conn/): accepting backs off when descriptors run out, a
+//! connection that says nothing within [`FIRST_LINE`] is closed, and the lines a client can
+//! make repeat in the log are said at most once a period.
 
-use super::hello::{self, Client, Hello, Welcome};
+use super::hello::{self, Client, First, Hello, Welcome};
 use super::socket::{self, SocketError};
+use crate::conn::FIRST_LINE;
+use crate::conn::accept::Acceptor;
+use crate::conn::throttle::Throttle;
 use crate::engine::Engine;
 use crate::mcp::{FlowdeckServer, McpOptions, wire};
 use rmcp::ServiceExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
+
+/// How often each log line a client can repeat by connecting is said, at most.
+const SAY_EVERY: Duration = Duration::from_secs(10);
+
+/// Connections refused: another user's, or one whose peer cannot be told.
+static STRANGERS: Throttle = Throttle::new(SAY_EVERY);
+/// Connections closed for saying nothing within [`FIRST_LINE`].
+static SILENT: Throttle = Throttle::new(SAY_EVERY);
+/// Hellos refused (another version, not understood, a process that may not approve).
+static REFUSED: Throttle = Throttle::new(SAY_EVERY);
+/// Connections that ended before an MCP handshake (a front end checking that the socket
+/// answers ends one so each time).
+static UNSHAKEN: Throttle = Throttle::new(SAY_EVERY);
 
 /// A running host; dropping it (or [`Host::stop`]) stops serving and removes the socket.
 #[derive(Debug)]
@@ -126,6 +147,7 @@ async fn accept(
     } = listening;
     let me = rustix::process::getuid().as_raw();
     let mut connections = 0u64;
+    let mut acceptor = Acceptor::new("a client on the folder's socket");
     loop {
         let stream = tokio::select! {
             Some(answer) = retiring.recv() => {
@@ -138,13 +160,7 @@ async fn accept(
                 let _ = answer.send(false);
                 continue;
             }
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    tracing::warn!("accepting an MCP client: {e}");
-                    continue;
-                }
-            },
+            (stream, _) = acceptor.next(|| listener.accept()) => stream,
             () = stop.cancelled() => return,
         };
         match stream.peer_cred() {
@@ -170,7 +186,9 @@ async fn accept(
                 });
             }
             Ok(peer) => {
-                tracing::warn!("refused an MCP client of uid {}", peer.uid());
+                if let Some(held) = STRANGERS.allow() {
+                    tracing::warn!("refused a client of uid {}{held}", peer.uid());
+                }
                 tokio::spawn(refuse(
                     stream,
                     format!(
@@ -179,7 +197,11 @@ async fn accept(
                     ),
                 ));
             }
-            Err(e) => tracing::warn!("cannot tell who connected: {e}; refused"),
+            Err(e) => {
+                if let Some(held) = STRANGERS.allow() {
+                    tracing::warn!("cannot tell who connected: {e}; refused{held}");
+                }
+            }
         }
     }
 }
@@ -223,15 +245,33 @@ impl Connection {
     /// Reads the client's hello, answers it, and serves it until it leaves or the host stops.
     async fn serve(self, stream: tokio::net::UnixStream) {
         let (read, mut write) = stream.into_split();
-        let (hello, read) = tokio::select! {
-            first = hello::read(read) => first,
+        let first = tokio::select! {
+            first = tokio::time::timeout(FIRST_LINE, hello::read(read)) => first,
             () = self.stop.cancelled() => return,
         };
-        let Some(hello) = hello else {
-            // An MCP client on the socket directly: the host's options.
-            let options = self.options.clone();
-            self.serve_mcp(read, write, options).await;
+        let Ok((first, read)) = first else {
+            if let Some(held) = SILENT.allow() {
+                tracing::info!(
+                    "closed {}: it said nothing within {} s{held}",
+                    self.who,
+                    FIRST_LINE.as_secs()
+                );
+            }
             return;
+        };
+        let hello = match first {
+            First::Hello(hello) => hello,
+            First::Unknown(unknown) => {
+                let refusal = Welcome::not_understood(&unknown, &self.folder);
+                self.send_welcome(&mut write, &refusal).await;
+                return;
+            }
+            // An MCP client on the socket directly: the host's options.
+            First::Other => {
+                let options = self.options.clone();
+                self.serve_mcp(read, write, options).await;
+                return;
+            }
         };
         let welcome = self.welcome(&hello).await;
         if !self.send_welcome(&mut write, &welcome).await {
@@ -288,7 +328,9 @@ impl Connection {
     ) -> bool {
         let answered = write.write_all(welcome.line().as_bytes()).await;
         if let Some(why) = &welcome.refused {
-            tracing::warn!("{} refused: {why}", self.who);
+            if let Some(held) = REFUSED.allow() {
+                tracing::warn!("{} refused: {why}{held}", self.who);
+            }
             let _ = write.shutdown().await;
             return false;
         }
@@ -350,7 +392,9 @@ impl Connection {
         let running = match server.serve(transport).await {
             Ok(running) => running,
             Err(e) => {
-                tracing::info!("{who} left before the handshake: {e}");
+                if let Some(held) = UNSHAKEN.allow() {
+                    tracing::info!("{who} left before the handshake: {e}{held}");
+                }
                 return;
             }
         };

@@ -4,19 +4,23 @@
 //!
 //! A studio that stops reading (suspended with Ctrl-Z, a frozen ssh connection) holds up only
 //! its own connection's writer: the engine and every other client go on. What it costs the
-//! server stays bounded: its calls in flight ([`MAX_IN_FLIGHT`]), the engine's event buffer
-//! (which it shares with every observer: past it this studio is told a fresh snapshot), and one
-//! copy of each screen it shows. When it reads again it gets the state as it is then, not a
-//! backlog: the screens are read when they are sent, not when they changed.
+//! server stays bounded: its calls in flight ([`MAX_IN_FLIGHT`]), the answers waiting for it
+//! (`conn::outbox`: past a few MiB or a thousand, nothing more is read from it, so a client
+//! that calls and never reads blocks on its own socket), the engine's event buffer (which it
+//! shares with every observer: past it this studio is told a fresh snapshot), and one copy of
+//! each screen it shows. It is held up, never dropped for being slow: when it reads again it
+//! gets its answers, and the state as it is then, not a backlog: the screens are read when
+//! they are sent, not when they changed.
 
 use super::protocol::{self, ToServer, ToStudio};
+use crate::conn::outbox::{self, Outbox, Queue};
 use crate::engine::approval::Approver;
-use crate::engine::request::{Reply, Request, RequestError};
+use crate::engine::request::{Answer, Reply, Request, RequestError};
 use crate::engine::{Actor, Change, Engine, EngineEvent};
 use crate::term::mirror::Mirror;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::time::Instant;
@@ -27,9 +31,14 @@ use super::protocol::{ECHO_WINDOW, FRAME};
 /// A studio's engine calls answered at once, at most; more wait to be read.
 pub const MAX_IN_FLIGHT: usize = 64;
 
-/// What the writer is asked to send besides events and screens.
-enum Outgoing {
-    Answer(u64, Box<crate::engine::request::Answer>),
+/// What the writer is told besides the answers it sends: at most this many wait, then the
+/// reader waits for the writer.
+const MOST_TOLD: usize = 64;
+
+/// What the writer is told about the screens it sends.
+#[derive(Debug)]
+enum Told {
+    /// The sessions the studio shows now.
     Watch(Vec<String>),
     /// The studio typed into this session: its echo goes out without waiting for a frame.
     Typed(String),
@@ -64,11 +73,17 @@ where
         studios,
         follows_runs,
     } = studio;
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    // Never given up for being slow: a studio stopped with Ctrl-Z is held up, and reads its
+    // answers when it resumes.
+    let (out, answers) = Outbox::new(outbox::Limits::with_stall(None), &who);
+    let (tell, told) = mpsc::channel(MOST_TOLD);
     let writer = tokio::spawn(write_loop(
-        write,
+        Writer {
+            write,
+            answers,
+            told,
+        },
         engine.clone(),
-        out_rx,
         studios,
         stop.clone(),
     ));
@@ -79,12 +94,25 @@ where
         approver,
         follows_runs,
         started: Arc::default(),
-        out: out_tx,
+        out,
+        tell,
         in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         held: HashSet::new(),
     };
     let mut line = Vec::new();
-    while let Some(message) = next_message(&mut read, &mut line, &stop, &serving.who).await {
+    let gone = serving.out.gone();
+    loop {
+        // Backpressure: while its answers wait unread, nothing more is read from it.
+        tokio::select! {
+            () = serving.out.room() => {}
+            () = stop.cancelled() => break,
+        }
+        if gone.is_cancelled() {
+            break;
+        }
+        let Some(message) = next_message(&mut read, &mut line, &stop, &serving.who).await else {
+            break;
+        };
         if !serving.take(message).await {
             break;
         }
@@ -130,7 +158,10 @@ struct Serving {
     follows_runs: bool,
     /// The runs it started, when it follows them.
     started: Arc<std::sync::Mutex<Followed>>,
-    out: mpsc::UnboundedSender<Outgoing>,
+    /// Its answers, waiting for it to read them.
+    out: Outbox,
+    /// What the writer is told about the screens.
+    tell: mpsc::Sender<Told>,
     in_flight: Arc<Semaphore>,
     /// The sessions whose input this studio holds (focus mode): let go of when it goes,
     /// however it goes (a studio killed with -9 says no goodbye), so that nobody is locked out.
@@ -144,8 +175,11 @@ impl Serving {
             // Quick calls in the order they came: a person's keys reach the session in order.
             ToServer::Call { id, request } if request.is_quick() => self.call_now(id, request),
             ToServer::Call { id, request } => return self.call_in_task(id, request).await,
+            // Waits while the writer is behind: reading waits with it.
             ToServer::Watch { sessions } => {
-                let _ = self.out.send(Outgoing::Watch(sessions));
+                if self.tell.send(Told::Watch(sessions)).await.is_err() {
+                    return false;
+                }
             }
             ToServer::Decide {
                 id,
@@ -164,13 +198,15 @@ impl Serving {
             Request::ReleaseInput { session_id } => {
                 self.held.remove(session_id);
             }
+            // Only hastens the echo: a writer too far behind to be told sends it at the next
+            // frame.
             Request::SendInput { session_id, .. } => {
-                let _ = self.out.send(Outgoing::Typed(session_id.clone()));
+                let _ = self.tell.try_send(Told::Typed(session_id.clone()));
             }
             _ => {}
         }
         let answer = self.engine.handle_now(request, &self.person);
-        let _ = self.out.send(Outgoing::Answer(id, Box::new(answer)));
+        answer_with(&self.out, id, answer);
     }
 
     /// Answers a call that may take a while from a task of its own; false when no more calls
@@ -187,7 +223,7 @@ impl Serving {
             if let (Some(started), Ok(Reply::Started(run_id))) = (started, &answer) {
                 follow(&started, &engine, run_id, &person).await;
             }
-            let _ = out.send(Outgoing::Answer(id, Box::new(answer)));
+            answer_with(&out, id, answer);
             drop(permit);
         });
         true
@@ -205,7 +241,7 @@ impl Serving {
                 format!("this studio may not answer approval requests: {why}"),
             )),
         };
-        let _ = self.out.send(Outgoing::Answer(id, Box::new(answer)));
+        answer_with(&self.out, id, answer);
     }
 
     /// The studio has gone: lets go of the inputs it held, and cancels the runs it followed.
@@ -216,10 +252,11 @@ impl Serving {
             person,
             started,
             out,
+            tell,
             held,
             ..
         } = self;
-        drop(out);
+        drop((out, tell));
         writer.abort();
         for session_id in held {
             let _ = engine.handle_now(Request::ReleaseInput { session_id }, &person);
@@ -238,6 +275,21 @@ impl Serving {
             }
         }
         tracing::info!("{who} detached");
+    }
+}
+
+/// Queues the answer to call `id` for the studio (a studio gone takes no more answers).
+fn answer_with(out: &Outbox, id: u64, answer: Answer) {
+    let line = protocol::line(&ToStudio::Answer { id, answer }).or_else(|e| {
+        // Every answer serializes; should one not, its call still hears why.
+        let failed = Err(RequestError::new(
+            "internal",
+            format!("the answer could not be sent: {e}"),
+        ));
+        protocol::line(&ToStudio::Answer { id, answer: failed })
+    });
+    if let Ok(line) = line {
+        let _ = out.queue(line);
     }
 }
 
@@ -272,14 +324,28 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// What the connection's writer writes to, and what it is given to write.
+struct Writer<W> {
+    write: W,
+    /// The answers, in the order they were made.
+    answers: Queue,
+    told: mpsc::Receiver<Told>,
+}
+
 /// The connection's one writer: the snapshot, then events, answers and screens, in order.
+/// When it ends, however it ends, its queue of answers goes with it and the connection is
+/// given up (`Queue`'s drop): a reader waiting for room stops waiting.
 async fn write_loop<W: AsyncWrite + Unpin>(
-    mut write: W,
+    writer: Writer<W>,
     engine: Arc<Engine>,
-    mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
     mut studios: tokio::sync::watch::Receiver<usize>,
     stop: CancellationToken,
 ) {
+    let Writer {
+        mut write,
+        mut answers,
+        mut told,
+    } = writer;
     // Subscribed before the snapshot: no event falls between them.
     let mut events = engine.subscribe();
     let mut screens = Screens::default();
@@ -318,17 +384,22 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 }
                 Err(RecvError::Closed) => return,
             },
-            next = outgoing.recv() => match next {
-                Some(Outgoing::Answer(id, answer)) => ToStudio::Answer { id, answer: *answer },
-                Some(Outgoing::Watch(sessions)) => {
-                    screens.watch(sessions);
-                    continue;
-                }
-                Some(Outgoing::Typed(session_id)) => {
-                    screens.typed(session_id);
+            answer = answers.next() => match answer {
+                Some(answer) => {
+                    if answers.write(&mut write, answer).await.is_err() {
+                        return;
+                    }
                     continue;
                 }
                 None => return,
+            },
+            news = told.recv() => {
+                match news {
+                    Some(Told::Watch(sessions)) => screens.watch(sessions),
+                    Some(Told::Typed(session_id)) => screens.typed(session_id),
+                    None => return,
+                }
+                continue;
             },
             () = sleep_until(due), if due.is_some() => {
                 for message in screens.frame(&engine) {
@@ -362,10 +433,9 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
+/// Writes one of the writer's own messages, however long the studio takes to read it.
 async fn send<W: AsyncWrite + Unpin>(write: &mut W, message: &ToStudio) -> std::io::Result<()> {
-    let line = protocol::line(message)?;
-    write.write_all(&line).await?;
-    write.flush().await
+    outbox::write_line(write, &protocol::line(message)?, None).await
 }
 
 /// The screens a studio shows: which, which changed since they were last sent, and the copy

@@ -21,7 +21,7 @@ fn serve(folder: &Path, runtime: &Path) -> Child {
     serve_with(folder, runtime, &[])
 }
 
-use common::{LONG, answering, serve_with};
+use common::{LONG, answering, serve_with, socket_in};
 
 /// `flowdeck mcp` as an agent's client starts it, with the same socket folder.
 fn agent(folder: &Path, runtime: &Path) -> LineServer {
@@ -587,16 +587,6 @@ fn a_process_of_another_user_is_refused_with_a_reason() {
     host.wait().unwrap();
 }
 
-/// The host's socket in a test's socket folder.
-fn socket_in(runtime: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(runtime.join("flowdeck"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "sock"))
-        .unwrap()
-}
-
 /// The flood ends at this many requests written or after this long. Not at the first write
 /// that blocks: a host that reads without bound still blocks its client for seconds at a time
 /// while it works through what it took (a debug build on two cores), and the flood must last
@@ -917,4 +907,58 @@ fn a_server_whose_folder_is_removed_ends_though_a_terminal_lives() {
     common::wait_until(LONG, "the server of a removed folder to end", || {
         common::has_ended(server).then_some(())
     });
+}
+
+/// What `ps`, `top` and `pgrep` call process `pid` (`/proc/PID/comm`).
+fn process_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap()
+        .trim_end()
+        .to_string()
+}
+
+/// A server a front end started is the binary re-executed through `/proc/self/exe`, which
+/// the kernel names `exe`: it is named `flowdeck` all the same, so that `pgrep -x flowdeck`
+/// finds it. Its session watchdog, the binary re-executed the same way, is named as what it
+/// is, so that it is not taken for a server (nor ended with one by `pkill -x flowdeck`).
+#[test]
+fn a_server_a_front_end_started_is_named_flowdeck_and_its_watchdog_says_what_it_is() {
+    let (folder, runtime) = common::tiny_folder();
+    let mut a = agent(folder.path(), runtime.path());
+    let server = common::background_server_of(folder.path());
+    assert_eq!(process_name(server), "flowdeck");
+    let found = Command::new("pgrep")
+        .args(["-x", "flowdeck"])
+        .output()
+        .unwrap();
+    let found = String::from_utf8_lossy(&found.stdout);
+    assert!(
+        found.lines().any(|pid| pid == server.to_string()),
+        "pgrep -x flowdeck found {found:?}, not the server {server}"
+    );
+
+    // The first terminal starts the watchdog, the server's child.
+    let opened = a.call(2, "open_terminal", json!({"command": ["cat"]}));
+    let watchdog = common::wait_until(LONG, "the server's session watchdog", || {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| {
+                let child = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.rsplit(')').next().and_then(|r| r.split(' ').nth(2))
+                        == Some(&server.to_string())
+                });
+                child
+                    && std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains("__flowdeck-watchdog"))
+            })
+    });
+    assert_eq!(process_name(watchdog), "flowdeck-watchd");
+    a.call(
+        3,
+        "exit_terminal",
+        json!({"session_id": opened["session_id"]}),
+    );
+    drop(a.stdin.take());
+    assert_eq!(a.exit_within(LONG), Some(0));
 }

@@ -116,6 +116,25 @@ fn request(port: u16, method: &str, headers: &[(&str, &str)], body: &str) -> Ans
 
 fn read_answer(stream: TcpStream) -> Answer {
     let mut reader = BufReader::new(stream);
+    let (status, headers) = read_head(&mut reader);
+    let mut raw = Vec::new();
+    let _ = reader.read_to_end(&mut raw);
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(&raw) } else { raw };
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// An answer's headers, names and values, in order.
+type Headers = Vec<(String, String)>;
+
+/// An answer's status and headers, the body left to read.
+fn read_head(reader: &mut BufReader<TcpStream>) -> (u16, Headers) {
     let mut status_line = String::new();
     reader.read_line(&mut status_line).unwrap();
     let status = status_line
@@ -135,17 +154,7 @@ fn read_answer(stream: TcpStream) -> Answer {
             headers.push((k.trim().to_string(), v.trim().to_string()));
         }
     }
-    let mut raw = Vec::new();
-    let _ = reader.read_to_end(&mut raw);
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked { dechunk(&raw) } else { raw };
-    Answer {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
+    (status, headers)
 }
 
 fn dechunk(mut raw: &[u8]) -> Vec<u8> {
@@ -284,6 +293,64 @@ fn every_request_needs_the_token_which_is_written_for_the_owner_alone() {
         !log.contains(&host.token),
         "the token reached the audit log"
     );
+}
+
+/// Connections without the token, each kept open after one request as HTTP/1.1 keeps them.
+const TOKENLESS: usize = 300;
+
+/// How long an agent's request may take beside the tokenless connections: the issue's
+/// acceptance figure. Kept alive, they held every connection slot until the server's header
+/// deadline (10 s) closed them.
+const BESIDE_TOKENLESS: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[test]
+fn tokenless_connections_are_closed_after_their_401_and_hold_up_no_agent() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let body = initialize_body();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        host.port,
+        body.len()
+    );
+    let tokenless: Vec<TcpStream> = (0..TOKENLESS)
+        .map(|_| {
+            let mut stream = TcpStream::connect(("127.0.0.1", host.port)).unwrap();
+            stream.write_all(request.as_bytes()).unwrap();
+            stream.set_read_timeout(Some(LONG)).unwrap();
+            stream
+        })
+        .collect();
+    // As many as the server serves at once have their answer: the rest wait to be accepted.
+    let mut answered: Vec<(BufReader<TcpStream>, Headers)> = tokenless
+        .into_iter()
+        .take(flowdeck::server::http::MOST_CONNECTIONS)
+        .map(|stream| {
+            let mut reader = BufReader::new(stream);
+            let (status, headers) = read_head(&mut reader);
+            assert_eq!(status, 401, "{headers:?}");
+            (reader, headers)
+        })
+        .collect();
+
+    let asked = Instant::now();
+    let answer = host.post(&[], &initialize_body());
+    let took = asked.elapsed();
+    println!("an agent's initialize beside {TOKENLESS} tokenless connections: {took:?}");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        took < BESIDE_TOKENLESS,
+        "an agent waited {took:?} beside {TOKENLESS} tokenless connections"
+    );
+    // The refused connections were told they end, and ended.
+    for (reader, headers) in &mut answered {
+        let close = headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("connection") && v.eq_ignore_ascii_case("close"));
+        assert!(close, "a 401 that keeps its connection: {headers:?}");
+        let ended = reader.read_to_end(&mut Vec::new());
+        assert!(ended.is_ok(), "a refused connection was kept: {ended:?}");
+    }
 }
 
 #[test]

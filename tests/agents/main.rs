@@ -18,4 +18,5 @@ mod real_clients;
 mod record;
 mod relative_folder;
 mod replay;
+mod server_limits;
 mod trust;

@@ -236,15 +236,7 @@ pub fn tiny_folder() -> (tempfile::TempDir, tempfile::TempDir) {
 /// `flowdeck serve` on `folder` (with `args` after `serve`), its socket under `runtime`, its
 /// stderr piped; returns once its socket answers.
 pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process::Child {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder)
-        .arg("serve")
-        .args(args)
-        // Its shells read no rc file of the person running the tests (studio.rs says why).
-        .envs(studio::quiet_env())
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("SHELL", "/bin/bash")
+    let child = serve_command(folder, runtime, args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -252,6 +244,58 @@ pub fn serve_with(folder: &Path, runtime: &Path, args: &[&str]) -> std::process:
         .unwrap();
     answering(runtime);
     child
+}
+
+/// The command [`serve_with`] runs, not yet started, its standard streams not yet set.
+pub fn serve_command(folder: &Path, runtime: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("serve")
+        .args(args)
+        // Its shells read no rc file of the person running the tests (studio.rs says why).
+        .envs(studio::quiet_env())
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("SHELL", "/bin/bash");
+    command
+}
+
+/// `command` (its program, arguments and environment) run with at most `most` open
+/// descriptors: bash sets the limit and then becomes the program, so the pid is the
+/// program's. Its standard streams are for the caller to set.
+pub fn with_descriptors(command: &std::process::Command, most: u32) -> std::process::Command {
+    let mut limited = std::process::Command::new("bash");
+    limited
+        .arg("-c")
+        .arg(format!("ulimit -n {most} && exec \"$0\" \"$@\""))
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => limited.env(key, value),
+            None => limited.env_remove(key),
+        };
+    }
+    limited
+}
+
+/// The socket of the server answering under `runtime`.
+pub fn socket_in(runtime: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(runtime.join("flowdeck"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "sock"))
+        .unwrap()
+}
+
+/// CPU seconds (user and system) process `pid` has used, from /proc (clock ticks of 1/100 s).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
 }
 
 /// `flowdeck serve --http 127.0.0.1:0` on `folder` with `env`, and the line it prints about

@@ -25,19 +25,22 @@ fn allowed() -> BTreeMap<&'static str, &'static [&'static str]> {
     allowed.insert("actor", &[]);
     allowed.insert("panics", &[]);
     allowed.insert("signals", &[]);
+    // What every connection served is held to (queues, writer, accepting, throttled log),
+    // whatever its protocol: MCP's and the server's.
+    allowed.insert("conn", &[]);
     // The log's file lives in the folder's state folder, which the store owns.
     allowed.insert("logfile", &["store"]);
     allowed.insert("workflow", LEAVES);
     allowed.insert("term", LEAVES);
     allowed.insert("store", &["workflow", "actor", "panics"]);
     allowed.insert("engine", &["workflow", "store", "term", "actor", "panics"]);
-    allowed.insert("mcp", &["engine", "workflow", "actor", "panics"]);
+    allowed.insert("mcp", &["engine", "workflow", "actor", "panics", "conn"]);
     // The folder's server hosts both kinds of front end: it serves MCP's sessions and the
     // studio protocol, and sends screens as the terminal layer mirrors them.
     allowed.insert(
         "server",
         &[
-            "engine", "mcp", "workflow", "term", "actor", "panics", "logfile",
+            "engine", "mcp", "workflow", "term", "actor", "panics", "logfile", "conn",
         ],
     );
     // The studio reaches the engine itself or through the server's client.

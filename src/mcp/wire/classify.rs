@@ -14,6 +14,10 @@ use rmcp::service::RxJsonRpcMessage;
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncRead;
 
+/// What an invalid request is told it lacks.
+const NEEDS: &str =
+    "(a request needs \"jsonrpc\": \"2.0\", an id that is a string or number, and a method)";
+
 impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
     /// What to do with one line: a message for the server, or nothing (answered or ignored).
     pub(super) fn classify(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -27,6 +31,17 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let is_request = method.is_some() && object.contains_key("id");
+        let is_response = object.contains_key("result") || object.contains_key("error");
+        if method.is_none() && !is_response {
+            // Neither a request, a notification nor a response (`{"a":1}`): answered as the
+            // invalid request it is, before the handshake too, rather than left unanswered
+            // while its client waits.
+            self.answer(
+                id.unwrap_or(Value::Null),
+                ErrorData::invalid_request(format!("invalid request: no method {NEEDS}"), None),
+            );
+            return None;
+        }
 
         if let Some(error) = self.refusal(&object, method.as_deref(), is_request) {
             if is_request {
@@ -113,12 +128,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
                 let detail = invalid_request_detail(method, value, &e);
                 self.answer(
                     id.unwrap_or(Value::Null),
-                    ErrorData::invalid_request(
-                        format!(
-                            "invalid request: {detail} (a request needs \"jsonrpc\": \"2.0\", an id that is a string or number, and a method)"
-                        ),
-                        None,
-                    ),
+                    ErrorData::invalid_request(format!("invalid request: {detail} {NEEDS}"), None),
                 );
                 None
             }

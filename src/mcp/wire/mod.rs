@@ -4,7 +4,8 @@
 //! - a line over the size limit is skipped without being buffered, and answered with the
 //!   limit and, when its top-level `id` could be read on the way past, that id;
 //! - a line that is not JSON is a parse error (`id: null`), one that is JSON but not a valid
-//!   request is an invalid request carrying the request's id when it has one;
+//!   request is an invalid request carrying the request's id when it has one (one that is no
+//!   JSON-RPC message at all, `{"a":1}`, before the handshake too);
 //! - `tools/call` whose `arguments` is not an object is invalid params;
 //! - a request before the handshake is told to send `initialize` first (rmcp would otherwise
 //!   end the connection on it).
@@ -15,14 +16,15 @@
 //! requests are handled at once and at most about [`MAX_UNSENT`] bytes of answers wait for it
 //! to read them; past either, nothing more is read from it until it catches up, so a client
 //! that writes and never reads fills its own socket buffer and blocks there instead of growing
-//! the server. One that takes none of its answers for [`STALL_LIMIT`] is dropped.
+//! the server. One that takes none of its answers for [`STALL_LIMIT`] is dropped. The queue
+//! and its writer are every connection's (`conn::outbox`); what is MCP's is here.
 
 mod classify;
 mod id_scan;
-mod writer;
 
+use crate::conn::outbox::{self, Outbox};
+use crate::conn::throttle::Throttle;
 use id_scan::IdScanner;
-use writer::write_lines;
 
 use rmcp::RoleServer;
 use rmcp::model::GetExtensions;
@@ -32,13 +34,10 @@ use rmcp::model::{ErrorData, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use std::io::ErrorKind;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The largest message accepted: 16 MiB, as rmcp's own line transports.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
@@ -51,19 +50,15 @@ pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 pub const MAX_IN_FLIGHT: usize = 64;
 
 /// Bytes of answers and notifications queued for a connection and not yet taken by it, past
-/// which nothing more is read from it. 4 MiB is thousands of ordinary answers and two dozen
-/// of the largest usual one (the bundled folder's `tools/list`, every schema included, is
-/// 165 KB), so a client that reads never meets it; one larger answer still goes out whole
-/// (reading only waits until it is written). With [`MAX_IN_FLIGHT`] it bounds what a client
-/// that never reads holds: this, plus the answers to what it had sent when reading stopped
-/// (measured: 37 `tools/list` answers, 9.7 MB, when such a client was dropped).
-pub const MAX_UNSENT: usize = 4 * 1024 * 1024;
+/// which nothing more is read from it ([`outbox::MOST_UNSENT`]). With [`MAX_IN_FLIGHT`] it
+/// bounds what a client that never reads holds: this, plus the answers to what it had sent
+/// when reading stopped (measured: 37 `tools/list` answers, 9.7 MB, when such a client was
+/// dropped).
+pub const MAX_UNSENT: usize = outbox::MOST_UNSENT;
 
 /// Messages queued for a connection and not yet taken by it, past which nothing more is read
-/// from it, however small they are: each also costs a task and a channel in rmcp, about 0.7 KB
-/// measured per queued `ping` answer, ten times its bytes. A client that reads has its
-/// answers written as they are made, never a thousand at once.
-pub const MAX_UNSENT_MESSAGES: usize = 1024;
+/// from it, however small they are ([`outbox::MOST_UNSENT_LINES`]).
+pub const MAX_UNSENT_MESSAGES: usize = outbox::MOST_UNSENT_LINES;
 
 /// How long a connection may take none of its answers while they wait before it is dropped.
 /// Its memory is already bounded by then; this frees its session and handlers. A working
@@ -99,38 +94,11 @@ impl Default for Limits {
     }
 }
 
+/// Oversized messages refused, said at most once per 10 s: a client can send one a line.
+static OVERSIZED: Throttle = Throttle::new(Duration::from_secs(10));
+
 /// The key of a 2026-era request's inline protocol version, which stands in for `initialize`.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// A line to write, and who waits for it to be written.
-struct Outgoing {
-    bytes: Vec<u8>,
-    /// What it counts against [`Limits::unsent`] (its allocation, not only its length).
-    cost: usize,
-    written: Option<oneshot::Sender<std::io::Result<()>>>,
-}
-
-/// What the reader and the writer of one connection share.
-#[derive(Debug, Default)]
-struct Budget {
-    /// Bytes queued and not yet written.
-    unsent: AtomicUsize,
-    /// Messages queued and not yet written.
-    messages: AtomicUsize,
-    /// Told whenever bytes were written, for a reader waiting on room.
-    written: Notify,
-    /// Cancelled when the connection is given up: its writes failed, or it took nothing for
-    /// too long. Reading ends, and nothing more is queued.
-    gone: CancellationToken,
-}
-
-impl Budget {
-    fn release(&self, cost: usize) {
-        self.unsent.fetch_sub(cost, Ordering::AcqRel);
-        self.messages.fetch_sub(1, Ordering::AcqRel);
-        self.written.notify_one();
-    }
-}
 
 /// A request's share of [`Limits::in_flight`], carried in its extensions into its handler's
 /// context: it is given back when the handler is done with the request, however it ends
@@ -152,9 +120,8 @@ pub struct WireTransport<R> {
     limits: Limits,
     /// Whether a lifecycle has begun (an `initialize`, or a request with inline metadata).
     started: bool,
-    /// Unbounded as a channel, bounded by `budget`: the reader stops while too much waits.
-    out: mpsc::UnboundedSender<Outgoing>,
-    budget: Arc<Budget>,
+    /// The answers waiting for the client; the reader stops while too much waits.
+    out: Outbox,
     in_flight: Arc<Semaphore>,
     /// The share the next request read will carry, taken before reading it; kept here, like
     /// `line`, so that a cancelled `receive` loses nothing.
@@ -184,16 +151,15 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
         peer: &str,
         limits: Limits,
     ) -> Self {
-        let (out, queue) = mpsc::unbounded_channel();
-        let budget = Arc::new(Budget::default());
-        let peer: Arc<str> = Arc::from(peer);
-        tokio::spawn(write_lines(
-            write,
-            queue,
-            budget.clone(),
-            limits.stall,
-            peer.clone(),
-        ));
+        let (out, queue) = Outbox::new(
+            outbox::Limits {
+                bytes: limits.unsent,
+                lines: limits.unsent_messages,
+                stall: Some(limits.stall),
+            },
+            peer,
+        );
+        tokio::spawn(queue.write_all(write));
         WireTransport {
             read: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
@@ -202,34 +168,9 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             limits,
             started: false,
             out,
-            budget,
             permit: None,
-            peer,
+            peer: Arc::from(peer),
         }
-    }
-
-    /// Queues a line for the writer, counted against the budget until it is written.
-    fn queue(
-        &self,
-        bytes: Vec<u8>,
-        written: Option<oneshot::Sender<std::io::Result<()>>>,
-    ) -> std::io::Result<()> {
-        if self.budget.gone.is_cancelled() {
-            return Err(ErrorKind::BrokenPipe.into());
-        }
-        let cost = bytes.capacity();
-        self.budget.unsent.fetch_add(cost, Ordering::AcqRel);
-        self.budget.messages.fetch_add(1, Ordering::AcqRel);
-        self.out
-            .send(Outgoing {
-                bytes,
-                cost,
-                written,
-            })
-            .map_err(|_| {
-                self.budget.release(cost);
-                std::io::Error::from(ErrorKind::BrokenPipe)
-            })
     }
 
     /// Queues an error response; a failure to write shows up in the next send.
@@ -237,7 +178,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
         let message = json!({"jsonrpc": "2.0", "id": id, "error": error});
         let mut bytes = message.to_string().into_bytes();
         bytes.push(b'\n');
-        let _ = self.queue(bytes, None);
+        let _ = self.out.queue(bytes);
     }
 
     /// Waits until the connection may cost more: a share of the requests in flight for the
@@ -250,23 +191,7 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
                 self.permit = Some(permit);
             }
         }
-        let mut told = false;
-        loop {
-            let written = self.budget.written.notified();
-            let unsent = self.budget.unsent.load(Ordering::Acquire);
-            let messages = self.budget.messages.load(Ordering::Acquire);
-            if unsent < self.limits.unsent && messages < self.limits.unsent_messages {
-                return;
-            }
-            if !told {
-                told = true;
-                tracing::debug!(
-                    "holding off {}: {messages} messages ({unsent} bytes) wait for it to read them",
-                    self.peer
-                );
-            }
-            written.await;
-        }
+        self.out.room().await;
     }
 
     /// The next message for the server, or `None` when the stream ends.
@@ -329,11 +254,13 @@ impl<R: AsyncRead + Unpin + Send> WireTransport<R> {
             }
             if let Some(skipped) = self.skipping.take() {
                 let size = skipped.size.saturating_sub(1);
-                tracing::warn!(
-                    "refused a {size}-byte message from {} (limit {})",
-                    self.peer,
-                    self.limits.message
-                );
+                if let Some(held) = OVERSIZED.allow() {
+                    tracing::warn!(
+                        "refused a {size}-byte message from {} (limit {}){held}",
+                        self.peer,
+                        self.limits.message
+                    );
+                }
                 if !skipped.id.is_notification() {
                     self.answer(
                         skipped.id.id().unwrap_or(Value::Null),
@@ -366,23 +293,17 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for WireTransp
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let queued = serde_json::to_vec(&item)
+        let sent = serde_json::to_vec(&item)
             .map_err(std::io::Error::other)
-            .and_then(|mut bytes| {
+            .map(|mut bytes| {
                 bytes.push(b'\n');
-                let (written, done) = oneshot::channel();
-                self.queue(bytes, Some(written))?;
-                Ok(done)
+                self.out.send(bytes)
             });
-        async move {
-            queued?
-                .await
-                .map_err(|_| std::io::Error::from(ErrorKind::BrokenPipe))?
-        }
+        async move { sent?.await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let gone = self.budget.gone.clone();
+        let gone = self.out.gone();
         tokio::select! {
             biased;
             () = gone.cancelled() => None,
@@ -402,6 +323,7 @@ mod tests {
     use super::*;
     use futures::FutureExt;
     use rmcp::model::RequestId;
+    use std::io::ErrorKind;
     use tokio::io::AsyncReadExt;
     use tokio::io::AsyncWriteExt;
 
@@ -520,8 +442,7 @@ mod tests {
         assert!(within("the queued answer", queued).await.is_err());
         let later = within("an answer after", wire.send(answer_of(11, 10))).await;
         assert_eq!(later.unwrap_err().kind(), ErrorKind::BrokenPipe);
-        assert_eq!(wire.budget.unsent.load(Ordering::Acquire), 0);
-        assert_eq!(wire.budget.messages.load(Ordering::Acquire), 0);
+        assert_eq!(wire.out.waiting(), (0, 0));
     }
 
     fn scan(text: &str, piece: usize) -> IdScanner {

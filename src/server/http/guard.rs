@@ -1,6 +1,8 @@
-//! What every HTTP request passes before rmcp sees it: its bearer token; for one that would
-//! open a session, room for one more; and for a POST, a body no larger than a stdio message
-//! that is JSON at all (else the JSON-RPC parse error stdio answers, -32700).
+//! What every HTTP request passes before rmcp sees it: its bearer token (else a 401 that
+//! closes the connection: a client without the token gets nothing more from it, and holds
+//! none of the server's connections); for one that would open a session, room for one more;
+//! and for a POST, a body no larger than a stdio message that is JSON at all (else the
+//! JSON-RPC parse error stdio answers, -32700).
 
 use super::MOST_SESSIONS;
 use super::sessions::CountedSessions;
@@ -11,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
+use subtle::ConstantTimeEq;
 
 /// The header a session's requests carry (rmcp's name for it).
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -87,14 +90,10 @@ fn bearer(value: &HeaderValue) -> Option<&[u8]> {
 }
 
 /// Compares in time that depends on the length alone, so that timing the answers does not
-/// reveal how much of a guess was right.
+/// reveal how much of a guess was right (`subtle`: the comparison is hidden from the
+/// optimizer, which could otherwise end a hand-written loop at the first difference).
 fn same(given: &[u8], token: &[u8]) -> bool {
-    given.len() == token.len()
-        && given
-            .iter()
-            .zip(token)
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
+    given.ct_eq(token).into()
 }
 
 /// A POST without a session's id starts one (an `initialize`), or is a stateless request.
@@ -102,10 +101,15 @@ fn opens_a_session(request: &Request) -> bool {
     request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER)
 }
 
+/// The answer to a request without the token; hyper closes the connection after it, as its
+/// `Connection: close` says.
 fn unauthorized() -> Response {
     (
         StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, r#"Bearer realm="flowdeck""#)],
+        [
+            (header::WWW_AUTHENTICATE, r#"Bearer realm="flowdeck""#),
+            (header::CONNECTION, "close"),
+        ],
         "flowdeck needs its token on every request: Authorization: Bearer TOKEN (the token is the file `flowdeck serve --http` printed, or FLOWDECK_HTTP_TOKEN)\n",
     )
         .into_response()

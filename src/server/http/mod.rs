@@ -12,7 +12,9 @@
 //!   must be a loopback one;
 //! - bounds: a request body no larger than a stdio message, at most [`MOST_SESSIONS`]
 //!   sessions, idle sessions ended after [`IDLE_SESSION`], headers that must arrive within
-//!   [`HEADER_WAIT`] (slowloris), at most [`MOST_CONNECTIONS`] connections at once.
+//!   [`HEADER_WAIT`] (slowloris), at most [`MOST_CONNECTIONS`] connections at once, and an
+//!   unauthenticated connection closed after its 401, so that tokenless clients cannot hold
+//!   those connections; accepting backs off when descriptors run out (`conn::accept`).
 
 mod guard;
 mod sessions;
@@ -221,18 +223,13 @@ fn loopback_origins() -> Vec<String> {
 /// deadline, at most [`MOST_CONNECTIONS`] at once.
 async fn accept(listener: TcpListener, app: axum::Router, stop: CancellationToken) {
     let slots = Arc::new(Semaphore::new(MOST_CONNECTIONS));
+    let mut acceptor = crate::conn::accept::Acceptor::new("an HTTP client");
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
             return;
         };
         let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    tracing::warn!("accepting an HTTP client: {e}");
-                    continue;
-                }
-            },
+            (stream, _) = acceptor.next(|| listener.accept()) => stream,
             () = stop.cancelled() => return,
         };
         // Answers go out as soon as they are written: with Nagle's algorithm, an event
