@@ -141,14 +141,20 @@ async fn accept(
     counts: Counts,
 ) {
     let Listening {
-        listener,
+        mut listener,
         socket,
         mut retiring,
     } = listening;
     let me = rustix::process::getuid().as_raw();
     let mut connections = 0u64;
     let mut acceptor = Acceptor::new("a client on the folder's socket");
+    let mut kept = KeptSocket::new(&socket);
     loop {
+        if kept.lost(&socket)
+            && let Some(again) = kept.make_again(&socket)
+        {
+            listener = again;
+        }
         let stream = tokio::select! {
             Some(answer) = retiring.recv() => {
                 if *counts.clients.borrow() == 0 {
@@ -161,6 +167,7 @@ async fn accept(
                 continue;
             }
             (stream, _) = acceptor.next(|| listener.accept()) => stream,
+            _ = kept.check.tick() => continue,
             () = stop.cancelled() => return,
         };
         match stream.peer_cred() {
@@ -201,6 +208,59 @@ async fn accept(
                 if let Some(held) = STRANGERS.allow() {
                     tracing::warn!("cannot tell who connected: {e}; refused{held}");
                 }
+            }
+        }
+    }
+}
+
+/// How often a server looks whether its socket file is still there.
+const SOCKET_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The socket file a server listens on, watched: a /tmp cleaner or a person's `rm` may remove
+/// it (or its folder) under a live server, and then no front end could reach it, though it
+/// still holds the folder (claim.rs). The server makes it again.
+struct KeptSocket {
+    check: tokio::time::Interval,
+    /// The file bound, as [`socket::identity`] gives it.
+    bound: Option<(u64, u64)>,
+    said: Throttle,
+}
+
+impl KeptSocket {
+    fn new(socket: &Path) -> Self {
+        let mut check = tokio::time::interval(SOCKET_CHECK);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        KeptSocket {
+            check,
+            bound: socket::identity(socket),
+            said: Throttle::new(std::time::Duration::from_secs(60)),
+        }
+    }
+
+    /// Whether the file at the socket's path is no longer the one bound.
+    fn lost(&self, socket: &Path) -> bool {
+        socket::identity(socket) != self.bound
+    }
+
+    /// A listener on the socket made again, or `None` (said in the log) when it cannot be.
+    fn make_again(&mut self, socket: &Path) -> Option<tokio::net::UnixListener> {
+        match socket::rebind(socket) {
+            Ok(listener) => {
+                self.bound = socket::identity(socket);
+                tracing::warn!(
+                    "the socket {} was removed while this server ran: made again",
+                    socket.display()
+                );
+                Some(listener)
+            }
+            Err(e) => {
+                if let Some(held) = self.said.allow() {
+                    tracing::warn!(
+                        "the socket {} was removed while this server ran, and cannot be made again ({e}): front ends cannot reach this server{held}",
+                        socket.display()
+                    );
+                }
+                None
             }
         }
     }
