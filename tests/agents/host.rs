@@ -953,7 +953,10 @@ fn a_server_a_front_end_started_is_named_flowdeck_and_its_watchdog_says_what_it_
                         .is_ok_and(|c| String::from_utf8_lossy(&c).contains("__flowdeck-watchdog"))
             })
     });
-    assert_eq!(process_name(watchdog), "flowdeck-watchd");
+    // Named as its main starts: until then (just after its exec) the kernel calls it `exe`.
+    common::wait_until(LONG, "the watchdog named flowdeck-watchd", || {
+        (process_name(watchdog) == "flowdeck-watchd").then_some(())
+    });
     a.call(
         3,
         "exit_terminal",
