@@ -5,9 +5,9 @@
 use crate::engine::request::{Reply, Request};
 use crate::engine::{Actor, Engine, EngineEvent};
 use crate::server::client::{Inbound, Remote};
-use crate::workflow::names::sanitize;
 use crate::server::connect::{IfNone, connect};
 use crate::server::hello::{Client, Hello};
+use crate::workflow::names::sanitize;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ pub(super) enum Host {
 /// What the engine tells, from here or from the server.
 pub(super) enum Events {
     Here(tokio::sync::broadcast::Receiver<EngineEvent>),
-    Server(tokio::sync::mpsc::UnboundedReceiver<Inbound>),
+    Server(crate::server::inbound::Queue),
 }
 
 /// The next thing the engine tells.

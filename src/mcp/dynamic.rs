@@ -41,7 +41,14 @@ impl DynamicFilter {
     /// What passes both filters.
     pub fn and(&self, other: &DynamicFilter) -> Self {
         let mut lists = self.0.clone();
-        lists.extend(other.0.iter().filter(|l| !lists.contains(l)).cloned().collect::<Vec<_>>());
+        lists.extend(
+            other
+                .0
+                .iter()
+                .filter(|l| !lists.contains(l))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
         DynamicFilter(lists)
     }
 
@@ -186,7 +193,10 @@ mod tests {
         let everything = DynamicFilter::any_of(vec!["*".to_string()]);
         let both = host.and(&everything);
         assert!(both.matches("keep_a"));
-        assert!(!both.matches("hidden"), "an agent's `*` does not widen `keep_*`");
+        assert!(
+            !both.matches("hidden"),
+            "an agent's `*` does not widen `keep_*`"
+        );
         let narrower = host.and(&DynamicFilter::any_of(vec!["*_a".to_string()]));
         assert!(narrower.matches("keep_a") && !narrower.matches("keep_b"));
         assert_eq!(host.and(&DynamicFilter::default()), host);

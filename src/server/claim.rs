@@ -171,7 +171,11 @@ mod tests {
             assert!(refused.contains(part), "{part} in {refused}");
         }
         drop(first);
-        assert_eq!(read(folder.path()), None, "the record is gone with its server");
+        assert_eq!(
+            read(folder.path()),
+            None,
+            "the record is gone with its server"
+        );
         claim(folder.path()).expect("claimed again once let go");
     }
 }

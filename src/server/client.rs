@@ -68,13 +68,11 @@ impl Remote {
     /// Attaches to the folder's server through a connection connect.rs made (checked, and
     /// greeted as a studio or the command line): the studio protocol follows. The studio's
     /// loop reads what the server tells from the receiver.
-    pub fn attach(
-        connection: Connection,
-        folder: &Path,
-    ) -> (Arc<Remote>, mpsc::UnboundedReceiver<Inbound>) {
+    pub fn attach(connection: Connection, folder: &Path) -> (Arc<Remote>, super::inbound::Queue) {
         let (mut read, write, welcome) = connection.into_parts();
         let (to_server, outgoing) = mpsc::channel::<ToServer>(MOST_UNSENT);
         let (shown, watched) = watch::channel(None);
+        let (resync, resyncs) = watch::channel(0u64);
         let remote = Arc::new(Remote {
             to_server,
             shown,
@@ -92,13 +90,13 @@ impl Remote {
             person: welcome.person,
             http_trouble: welcome.http_trouble,
         });
-        tokio::spawn(write_loop(write, outgoing, watched));
-        let (inbound, inbox) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(write, outgoing, watched, resyncs));
+        let (mut feed, inbox) = super::inbound::queue();
         let reader = remote.clone();
         tokio::spawn(async move {
-            let why = reader.read_loop(&mut read, &inbound).await;
+            let why = reader.read_loop(&mut read, &mut feed, &resync).await;
             reader.fail_pending(&why);
-            let _ = inbound.send(Inbound::Gone(why));
+            feed.push(Inbound::Gone(why));
         });
         (remote, inbox)
     }
@@ -107,7 +105,8 @@ impl Remote {
     async fn read_loop(
         &self,
         read: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
-        inbound: &mpsc::UnboundedSender<Inbound>,
+        feed: &mut super::inbound::Feed,
+        resync: &watch::Sender<u64>,
     ) -> String {
         let mut line = Vec::new();
         loop {
@@ -152,8 +151,13 @@ impl Remote {
                     Inbound::Event(event)
                 }
             };
-            if inbound.send(told).is_err() {
-                return "the studio stopped".into();
+            if feed.push(told) == super::inbound::Fed::FellBehind {
+                tracing::info!(
+                    "the studio fell {} messages behind {}: starting again from a snapshot",
+                    super::inbound::MOST_QUEUED,
+                    self.server
+                );
+                resync.send_modify(|asked| *asked += 1);
             }
         }
     }
@@ -243,10 +247,15 @@ async fn write_loop(
     mut write: tokio::net::unix::OwnedWriteHalf,
     mut outgoing: mpsc::Receiver<ToServer>,
     mut shown: watch::Receiver<Option<Vec<String>>>,
+    mut resyncs: watch::Receiver<u64>,
 ) {
     loop {
         let message = tokio::select! {
             biased;
+            changed = resyncs.changed() => {
+                let Ok(()) = changed else { return };
+                ToServer::Resync
+            }
             changed = shown.changed() => {
                 let Ok(()) = changed else { return };
                 let Some(sessions) = shown.borrow_and_update().clone() else {

@@ -253,10 +253,11 @@ async fn checked(path: &Path) -> Result<Option<UnixStream>, LocateError> {
     let stream = match UnixStream::connect(path).await {
         Ok(stream) => stream,
         // The file of a server that died, or one that ended between the two steps.
-        Err(e) if matches!(
-            e.kind(),
-            io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
-        ) =>
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+            ) =>
         {
             return Ok(None);
         }
@@ -319,11 +320,19 @@ mod tests {
         std::os::unix::fs::symlink(&dir, &link).expect("linked");
         let refused = checked(&link.join("x.sock")).await;
         assert!(
-            matches!(refused, Err(LocateError::Untrusted(Untrusted::Folder { .. }))),
+            matches!(
+                refused,
+                Err(LocateError::Untrusted(Untrusted::Folder { .. }))
+            ),
             "{refused:?}"
         );
         // Nothing at the path, or a socket nobody listens on: no server, no error.
-        assert!(checked(&dir.join("none.sock")).await.expect("fine").is_none());
+        assert!(
+            checked(&dir.join("none.sock"))
+                .await
+                .expect("fine")
+                .is_none()
+        );
         assert!(checked(&path).await.expect("stale").is_none());
     }
 }

@@ -16,9 +16,9 @@
 //! - [`lifetime`], [`spawn`]: a server started in the background by the first front end
 //!   that needs it, detached from it, and ending by itself once idle;
 //! - [`relay`]: `flowdeck mcp` beside a server, relaying an agent's stdio to it;
-//! - [`protocol`], [`studio`], [`client`]: a studio attached to the server: the engine's
-//!   requests, snapshot, events and screens on the wire, the server's side of it and the
-//!   studio's.
+//! - [`protocol`], [`studio`], [`client`], [`inbound`]: a studio attached to the server: the
+//!   engine's requests, snapshot, events and screens on the wire, the server's side of it and
+//!   the studio's (with its bounded queue of what the server told).
 //!
 //! It is not MCP's: MCP is one of the protocols served here.
 
@@ -29,6 +29,7 @@ pub mod connect;
 pub mod hello;
 pub mod host;
 pub mod http;
+pub mod inbound;
 pub mod lifetime;
 pub mod peer;
 pub mod protocol;

@@ -44,6 +44,9 @@ pub enum ToServer {
         run_id: String,
         approve: bool,
     },
+    /// The studio fell behind what it was told and dropped some of it: the server sends a
+    /// fresh snapshot, in order with its events, and every shown screen again.
+    Resync,
 }
 
 /// From the server to a studio.

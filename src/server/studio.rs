@@ -42,6 +42,8 @@ enum Told {
     Watch(Vec<String>),
     /// The studio typed into this session: its echo goes out without waiting for a frame.
     Typed(String),
+    /// The studio dropped what it was told: a fresh snapshot, and every screen again.
+    Resync,
 }
 
 /// A studio being served: the engine, who it is for the log, and its right to answer
@@ -178,6 +180,11 @@ impl Serving {
             // Waits while the writer is behind: reading waits with it.
             ToServer::Watch { sessions } => {
                 if self.tell.send(Told::Watch(sessions)).await.is_err() {
+                    return false;
+                }
+            }
+            ToServer::Resync => {
+                if self.tell.send(Told::Resync).await.is_err() {
                     return false;
                 }
             }
@@ -393,13 +400,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 }
                 None => return,
             },
-            news = told.recv() => {
-                match news {
-                    Some(Told::Watch(sessions)) => screens.watch(sessions),
-                    Some(Told::Typed(session_id)) => screens.typed(session_id),
-                    None => return,
-                }
-                continue;
+            news = told.recv() => match news.map(|news| screens.told(news, &engine)) {
+                Some(Some(message)) => message,
+                Some(None) => continue,
+                None => return,
             },
             () = sleep_until(due), if due.is_some() => {
                 for message in screens.frame(&engine) {
@@ -493,6 +497,27 @@ impl Screens {
         if self.watched.contains(&session_id) {
             self.typed.insert(session_id, Instant::now() + ECHO_WINDOW);
         }
+    }
+
+    /// Takes what the reader was told; the message to send when there is one: a snapshot,
+    /// in order with the events, for a studio that dropped some (it takes it up from there).
+    fn told(&mut self, news: Told, engine: &Engine) -> Option<ToStudio> {
+        match news {
+            Told::Watch(sessions) => self.watch(sessions),
+            Told::Typed(session_id) => self.typed(session_id),
+            Told::Resync => {
+                self.resend_all();
+                return Some(ToStudio::Snapshot(Box::new(engine.snapshot())));
+            }
+        }
+        None
+    }
+
+    /// Every shown screen sent whole at the next frame: the studio dropped what it was told,
+    /// screens included, and may hold copies that are behind.
+    fn resend_all(&mut self) {
+        self.sent.clear();
+        self.all_dirty();
     }
 
     fn all_dirty(&mut self) {

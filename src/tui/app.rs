@@ -83,7 +83,10 @@ fn cannot_host(why: &anyhow::Error) -> bool {
         matches!(
             e.downcast_ref::<StartError>(),
             Some(StartError::Folder { .. } | StartError::Socket(_))
-        ) || matches!(e.downcast_ref::<LocateError>(), Some(LocateError::Io { .. }))
+        ) || matches!(
+            e.downcast_ref::<LocateError>(),
+            Some(LocateError::Io { .. })
+        )
     })
 }
 
@@ -96,9 +99,10 @@ async fn attached(
     let (remote, inbound) = crate::server::client::Remote::attach(connection, &options.folder);
     tracing::info!("attached to {}", remote.server);
     // What the person must not miss first: agents may be reaching an impostor over HTTP.
-    let approval = remote.http_trouble.clone().or_else(|| {
-        approval_message(remote.approval_mode, remote.cannot_approve.as_deref())
-    });
+    let approval = remote
+        .http_trouble
+        .clone()
+        .or_else(|| approval_message(remote.approval_mode, remote.cannot_approve.as_deref()));
     let me = remote.person.clone();
     let link = Link::Remote(remote);
     let Some(inbox) = link.inbox(Some(inbound)) else {

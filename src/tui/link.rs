@@ -9,7 +9,7 @@ use crate::engine::request::{Answer, Reply, Request, RequestError};
 use crate::engine::{Actor, Engine, EngineEvent, Snapshot};
 use crate::server::client::{Inbound, Remote};
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 /// Where the engine is.
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ pub enum Inbox {
         events: broadcast::Receiver<EngineEvent>,
         engine: Arc<Engine>,
     },
-    Remote(mpsc::UnboundedReceiver<Inbound>),
+    Remote(crate::server::inbound::Queue),
 }
 
 /// Something asked of an engine, wherever it is: the studio's reads are written once against
@@ -152,7 +152,7 @@ impl Link {
     }
 
     /// Where the studio reads the engine's snapshot and events from.
-    pub fn inbox(&self, remote: Option<mpsc::UnboundedReceiver<Inbound>>) -> Option<Inbox> {
+    pub fn inbox(&self, remote: Option<crate::server::inbound::Queue>) -> Option<Inbox> {
         match (self, remote) {
             (Link::Local { engine, .. }, _) => Some(Inbox::Local {
                 events: engine.subscribe(),

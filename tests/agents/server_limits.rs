@@ -311,3 +311,35 @@ fn a_hello_the_server_does_not_understand_is_refused_saying_what_and_which_kinds
         assert!(matches!(ended, Ok(0)), "{hello}: {ended:?} {rest:?}");
     }
 }
+
+/// A studio whose loop fell behind drops what it was told and asks to start again (`resync`):
+/// the server sends a fresh snapshot (without it, none would come and the read would time out).
+#[test]
+fn a_studio_that_fell_behind_is_sent_a_fresh_snapshot_when_it_asks() {
+    let (folder, runtime) = common::tiny_folder();
+    let _server = serve(folder.path(), runtime.path());
+    let stream = connect(runtime.path());
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let hello = Hello::new(Client::Studio {
+        approve_agent_runs: false,
+    });
+    writer.write_all(hello.line().as_bytes()).unwrap();
+    let welcome = next_line(&mut reader, "the welcome");
+    assert!(welcome["flowdeck"]["refused"].is_null(), "{welcome}");
+    let snapshots = |reader: &mut BufReader<UnixStream>, what: &str| loop {
+        let line = next_line(reader, what);
+        if let Some(snapshot) = line.get("snapshot") {
+            return snapshot["seq"].as_u64().unwrap();
+        }
+    };
+    let first = snapshots(&mut reader, "the first snapshot");
+    writer
+        .write_all(&protocol::line(&ToServer::Resync).unwrap())
+        .unwrap();
+    let again = snapshots(&mut reader, "the snapshot asked for");
+    assert!(
+        again >= first,
+        "a snapshot older than the first: {again} < {first}"
+    );
+}

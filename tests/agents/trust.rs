@@ -104,8 +104,15 @@ fn front_end(folder: &Path, args: &[&str], env: &[(&str, &Path)], stdin: &str) -
         child.try_wait().unwrap()
     });
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    let code = status.code().unwrap_or_else(|| panic!("{pid} killed: {err}"));
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let code = status
+        .code()
+        .unwrap_or_else(|| panic!("{pid} killed: {err}"));
     (code, err)
 }
 
@@ -140,11 +147,18 @@ fn every_front_end_refuses(
         let (code, err) = front_end(folder, args, env, &stdin);
         assert_ne!(code, 0, "flowdeck {args:?} went on: {err}");
         for part in [&named.display().to_string(), owner, "XDG_RUNTIME_DIR"] {
-            assert!(err.contains(part), "flowdeck {args:?} does not name {part}: {err}");
+            assert!(
+                err.contains(part),
+                "flowdeck {args:?} does not name {part}: {err}"
+            );
         }
         assert!(!err.contains("IMPOSTOR"), "{err}");
     }
-    assert_eq!(bytes_received(log), 0, "the impostor received what was sent");
+    assert_eq!(
+        bytes_received(log),
+        0,
+        "the impostor received what was sent"
+    );
 }
 
 #[test]
@@ -161,7 +175,13 @@ fn an_impostor_in_a_socket_folder_another_user_made_receives_nothing_from_any_fr
     let socket = flowdeck::server::socket::socket_path_in(&dir, folder.path()).unwrap();
     let log = tmp.path().join("received.log");
     let _impostor = impostor("dir", &socket, &log, true);
-    every_front_end_refuses(folder.path(), &[("TMPDIR", tmp.path())], &dir, "nobody", &log);
+    every_front_end_refuses(
+        folder.path(),
+        &[("TMPDIR", tmp.path())],
+        &dir,
+        "nobody",
+        &log,
+    );
 }
 
 #[test]
@@ -215,7 +235,10 @@ fn a_second_server_of_a_folder_is_refused_under_another_socket_folder_and_front_
     let session = opened["session_id"].as_str().unwrap().to_string();
     let mut same = common::mcp_agent(folder.path(), runtime.path(), &[]);
     let listed = same.call(2, "list_terminal_sessions", json!({}));
-    assert!(listed.to_string().contains(&session), "two engines: {listed}");
+    assert!(
+        listed.to_string().contains(&session),
+        "two engines: {listed}"
+    );
     // Its socket file removed (a /tmp cleaner): a second server is still refused.
     let socket = std::fs::read_dir(runtime.path().join("flowdeck"))
         .unwrap()
@@ -225,12 +248,18 @@ fn a_second_server_of_a_folder_is_refused_under_another_socket_folder_and_front_
         .unwrap();
     std::fs::remove_file(&socket).unwrap();
     let (code, err) = refused_serve(folder.path(), runtime.path());
-    assert_ne!(code, 0, "a second server started once the socket was gone: {err}");
+    assert_ne!(
+        code, 0,
+        "a second server started once the socket was gone: {err}"
+    );
     assert!(err.contains(&pid), "{err}");
     // And the live server makes its socket again: a new front end reaches the same engine.
     let mut later = common::mcp_agent(folder.path(), runtime.path(), &[]);
     let listed = later.call(2, "list_terminal_sessions", json!({}));
-    assert!(listed.to_string().contains(&session), "two engines: {listed}");
+    assert!(
+        listed.to_string().contains(&session),
+        "two engines: {listed}"
+    );
 }
 
 #[test]
@@ -255,7 +284,10 @@ fn flowdeck_run_against_a_stopped_server_ends_at_once_on_sigterm() {
     let mut told = String::new();
     let started = Instant::now();
     while !told.contains("greeting it") {
-        assert!(started.elapsed() < LONG, "flowdeck run never connected: {told}");
+        assert!(
+            started.elapsed() < LONG,
+            "flowdeck run never connected: {told}"
+        );
         if err.read_line(&mut told).unwrap() == 0 {
             panic!("flowdeck run ended before it waited: {told}");
         }
@@ -267,9 +299,11 @@ fn flowdeck_run_against_a_stopped_server_ends_at_once_on_sigterm() {
     )
     .unwrap();
     // Far below the 10 s it would otherwise wait for the server's answer.
-    let status = wait_until(Duration::from_secs(5), "flowdeck run to end on SIGTERM", || {
-        run.try_wait().unwrap()
-    });
+    let status = wait_until(
+        Duration::from_secs(5),
+        "flowdeck run to end on SIGTERM",
+        || run.try_wait().unwrap(),
+    );
     let waited = signalled.elapsed();
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
@@ -298,7 +332,12 @@ fn a_relayed_agents_dynamic_filter_only_narrows_the_hosts() {
     let _host = Killed(common::serve_with(
         folder.path(),
         runtime.path(),
-        &["--toolsets", "dynamic,authoring", "--dynamic-filter", "keep_*"],
+        &[
+            "--toolsets",
+            "dynamic,authoring",
+            "--dynamic-filter",
+            "keep_*",
+        ],
     ));
     let mut agent = common::mcp_agent(
         folder.path(),
@@ -399,8 +438,16 @@ fn a_relay_ends_once_its_agent_closed_stdin_and_its_answers_were_written() {
         relay.try_wait().unwrap()
     });
     let mut out = String::new();
-    relay.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    assert!(out.contains("\"kept\""), "the owed answer was not written: {out}");
+    relay
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(
+        out.contains("\"kept\""),
+        "the owed answer was not written: {out}"
+    );
     assert_eq!(status.code(), Some(0));
 }
 

@@ -486,7 +486,10 @@ async fn a_port_http_cannot_take_is_said_on_the_studios_status_line() {
         folder.path().display().to_string(),
     ];
     let env = vec![
-        ("XDG_RUNTIME_DIR".to_string(), runtime.path().display().to_string()),
+        (
+            "XDG_RUNTIME_DIR".to_string(),
+            runtime.path().display().to_string(),
+        ),
         ("FLOWDECK_HTTP".to_string(), format!("127.0.0.1:{port}")),
     ];
     let terminals = Terminals::new(TermConfig::default());

@@ -208,9 +208,8 @@ impl FlowdeckServer {
             return Some(Callable::Static);
         }
         let workflow = name.strip_prefix(PREFIX)?;
-        (self.dynamic_enabled()
-            && self.inner.options.dynamic_filters.matches(workflow))
-        .then(|| Callable::Dynamic(workflow.to_string()))
+        (self.dynamic_enabled() && self.inner.options.dynamic_filters.matches(workflow))
+            .then(|| Callable::Dynamic(workflow.to_string()))
     }
 
     /// Forwards engine changes to a legacy (2025-era) client, once per connection.

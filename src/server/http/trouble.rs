@@ -9,7 +9,9 @@ static TROUBLE: Mutex<Option<String>> = Mutex::new(None);
 
 /// Records why HTTP is not served (`None`: it is, or was not asked for).
 pub fn set(why: Option<String>) {
-    *TROUBLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = why;
+    *TROUBLE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = why;
 }
 
 /// Why HTTP is not served, if it was asked for and is not.
