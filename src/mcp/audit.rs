@@ -170,6 +170,14 @@ impl Audit {
 /// open between lines (no open, stat and close per call on a busy disk) and its size is
 /// followed as it is written.
 fn write_lines(path: &Path, queue: &Receiver<AuditEntry>) {
+    // A failing disk fails every line, and agents make a line a call: said once a minute,
+    // with the count of the failures held back.
+    let failing = crate::conn::throttle::Throttle::new(std::time::Duration::from_secs(60));
+    let said = |e: &std::io::Error| {
+        if let Some(held) = failing.allow() {
+            tracing::warn!("audit log {}: {e}{held}", path.display());
+        }
+    };
     let mut open: Option<(std::fs::File, u64)> = None;
     while let Ok(entry) = queue.recv() {
         let Ok(line) = serde_json::to_string(&entry) else {
@@ -181,7 +189,7 @@ fn write_lines(path: &Path, queue: &Receiver<AuditEntry>) {
             None => match open_log(path) {
                 Ok(opened) => opened,
                 Err(e) => {
-                    tracing::warn!("audit log {}: {e}", path.display());
+                    said(&e);
                     continue;
                 }
             },
@@ -192,7 +200,7 @@ fn write_lines(path: &Path, queue: &Receiver<AuditEntry>) {
             match open_log(path) {
                 Ok(opened) => opened,
                 Err(e) => {
-                    tracing::warn!("audit log {}: {e}", path.display());
+                    said(&e);
                     continue;
                 }
             }
@@ -201,7 +209,7 @@ fn write_lines(path: &Path, queue: &Receiver<AuditEntry>) {
         };
         match file.write_all(line.as_bytes()) {
             Ok(()) => open = Some((file, size + line.len() as u64)),
-            Err(e) => tracing::warn!("audit log {}: {e}", path.display()),
+            Err(e) => said(&e),
         }
     }
 }
