@@ -151,14 +151,14 @@ async fn reach(folder: &Path, if_none: IfNone) -> anyhow::Result<Option<UnixStre
 /// A checked stream to whatever serves the folder now, if anything does: at this process's
 /// socket path, else at the one the folder's live server recorded.
 pub async fn locate(folder: &Path) -> Result<Option<UnixStream>, LocateError> {
-    let canonical = folder.canonicalize().map_err(|source| LocateError::Io {
-        path: folder.to_path_buf(),
-        source,
-    })?;
-    let own = socket::socket_path(&canonical).map_err(|source| LocateError::Io {
-        path: folder.to_path_buf(),
-        source,
-    })?;
+    // No server serves a folder that is not there: what the front end does without one
+    // says what is wrong with it.
+    let Ok(canonical) = folder.canonicalize() else {
+        return Ok(None);
+    };
+    let Ok(own) = socket::socket_path(&canonical) else {
+        return Ok(None);
+    };
     if let Some(stream) = checked(&own).await? {
         return Ok(Some(stream));
     }

@@ -279,17 +279,22 @@ fn flowdeck_run_against_a_stopped_server_ends_at_once_on_sigterm() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Once it has connected and waits for the server's answer.
-    let mut err = BufReader::new(run.stderr.take().unwrap());
+    // Once it has connected and waits for the server's answer (its stderr read by a thread,
+    // so that the wait has a deadline).
+    let err = BufReader::new(run.stderr.take().unwrap());
+    let (lines, said) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
     let mut told = String::new();
-    let started = Instant::now();
     while !told.contains("greeting it") {
-        assert!(
-            started.elapsed() < LONG,
-            "flowdeck run never connected: {told}"
-        );
-        if err.read_line(&mut told).unwrap() == 0 {
-            panic!("flowdeck run ended before it waited: {told}");
+        match said.recv_timeout(LONG) {
+            Ok(line) => told.push_str(&line),
+            Err(e) => panic!("flowdeck run never waited for the server ({e:?}): {told}"),
         }
     }
     let signalled = Instant::now();
@@ -305,8 +310,8 @@ fn flowdeck_run_against_a_stopped_server_ends_at_once_on_sigterm() {
         || run.try_wait().unwrap(),
     );
     let waited = signalled.elapsed();
-    let mut rest = String::new();
-    err.read_to_string(&mut rest).unwrap();
+    // The thread ends with the process's stderr.
+    let rest: String = said.iter().collect::<Vec<_>>().join("\n");
     assert_ne!(status.code(), Some(0), "{rest}");
     assert!(
         rest.contains("SIGTERM") && rest.contains("no run was started"),
