@@ -19,7 +19,15 @@ const BUFFER: usize = 256 * 1024;
 /// The async ends: bytes read from standard input, and a sink for standard output. Each is
 /// one end of its own in-memory pipe, so that either thread ending is seen at once on the
 /// other side (end of stream, or `BrokenPipe`).
-pub type StdioStreams = (DuplexStream, DuplexStream);
+#[derive(Debug)]
+pub struct StdioStreams {
+    pub input: DuplexStream,
+    pub output: DuplexStream,
+    /// Told once the output's thread has written everything it was given (after `output` was
+    /// shut down) or standard output failed. A process that ends without waiting for it may
+    /// lose the last answers it wrote: they can still be in the pipe.
+    pub written: tokio::sync::oneshot::Receiver<()>,
+}
 
 /// Duplicates descriptors 0 and 1 and starts a thread for each. Must be called inside a tokio
 /// runtime. Standard input ending (or failing) reads as end of stream; standard output failing
@@ -35,6 +43,7 @@ pub fn streams(input: OwnedFd, output: OwnedFd) -> std::io::Result<StdioStreams>
     let handle = tokio::runtime::Handle::current();
     let (from_input, mut to_server) = tokio::io::duplex(BUFFER);
     let (mut from_server, to_output) = tokio::io::duplex(BUFFER);
+    let (written, all_written) = tokio::sync::oneshot::channel();
 
     let reader_handle = handle.clone();
     std::thread::Builder::new()
@@ -83,9 +92,14 @@ pub fn streams(input: OwnedFd, output: OwnedFd) -> std::io::Result<StdioStreams>
                 }
             }
             // Dropping `from_server` makes the server's next write fail with `BrokenPipe`.
+            let _ = written.send(());
         })?;
 
-    Ok((from_input, to_output))
+    Ok(StdioStreams {
+        input: from_input,
+        output: to_output,
+        written: all_written,
+    })
 }
 
 /// `write_all` that also waits out a non-blocking descriptor.

@@ -23,9 +23,20 @@ const MAX_NOTED_LINE: usize = 1024 * 1024;
 /// closing its end ends the relay once the host has answered what it was sent; the host
 /// ending first is an error for the agent (its requests in flight get no answer).
 pub async fn relay(connection: Connection, folder: &Path) -> anyhow::Result<()> {
-    let (input, output) = crate::mcp::stdio::stdio_streams()?;
-    relay_streams(connection, folder, input, output).await
+    let streams = crate::mcp::stdio::stdio_streams()?;
+    let mut output = streams.output;
+    let relayed = relay_streams(connection, folder, streams.input, &mut output).await;
+    // What was relayed is on standard output before the process ends: its thread writes what
+    // the pipe still holds once the pipe is closed (an agent that reads nothing more is not
+    // waited for past the deadline).
+    let _ = output.shutdown().await;
+    drop(output);
+    let _ = tokio::time::timeout(FLUSH_WAIT, streams.written).await;
+    relayed
 }
+
+/// How long a relay that ends waits for its last answers to reach standard output.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// [`relay`] between any agent-side streams.
 pub async fn relay_streams<I, O>(
