@@ -104,7 +104,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     runtime.block_on(async {
         let mut termination = crate::signals::Termination::register()?;
         // The folder first, before its engine reads a journal: one server per folder,
-        // whatever socket folder each process has (claim.rs).
+        // whatever socket folder each process has (engine/claim.rs).
         let canonical = folder.canonicalize().context(FOLDER_HELP)?;
         let Some(claim) = claim_folder(&canonical, command.background)? else {
             // Another front end's server won the folder: it serves, this one goes quietly.
@@ -149,7 +149,8 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
                 return Err(e.into());
             }
         };
-        if let Some(Err(e)) = claim.as_ref().map(|c| c.publish(host.socket())) {
+        let version = crate::server::hello::version();
+        if let Some(Err(e)) = claim.as_ref().map(|c| c.publish(host.socket(), &version)) {
             tracing::warn!(
                 "cannot record where the server listens ({e}): front ends with another socket folder will not find it"
             );
@@ -171,16 +172,16 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// The folder claimed for this server (claim.rs): `Some(None)` when it cannot hold the lock
+/// The folder claimed for this server (engine/claim.rs): `Some(None)` when it cannot hold the lock
 /// (a folder this user may not write in, or a read-only one, holds no journal either, so
 /// there is nothing two engines could both write); `None` when a background server finds
 /// another serving it (it then ends quietly); an error naming the live server otherwise.
 fn claim_folder(
     folder: &Path,
     background: bool,
-) -> Result<Option<Option<crate::server::claim::Claim>>> {
-    use crate::server::claim::ClaimError;
-    match crate::server::claim::claim(folder) {
+) -> Result<Option<Option<crate::engine::claim::Claim>>> {
+    use crate::engine::claim::ClaimError;
+    match crate::engine::claim::claim(folder) {
         Ok(claim) => Ok(Some(Some(claim))),
         Err(e @ ClaimError::Served { .. }) if background => {
             tracing::info!("{e}");

@@ -15,6 +15,7 @@
 
 pub mod audit_log;
 pub mod authoring;
+pub mod claim;
 pub mod contract;
 pub mod editing;
 pub mod error;

@@ -7,9 +7,10 @@
 //! and only the latest of the sessions shown.
 
 use super::connect::Connection;
+pub use super::inbound::Inbound;
 use super::protocol::{self, ToServer, ToStudio};
+use crate::engine::Change;
 use crate::engine::request::{Answer, Request, RequestError};
-use crate::engine::{Change, EngineEvent, Snapshot};
 use crate::term::mirror::Mirror;
 use std::collections::HashMap;
 use std::path::Path;
@@ -25,22 +26,6 @@ use tokio::sync::{mpsc, oneshot, watch};
 /// long while (stopped, or holding this studio up) fills it; a call past it is answered at
 /// once with why, rather than queued without end.
 pub const MOST_UNSENT: usize = 4096;
-
-/// What the server told the studio, in order.
-#[derive(Debug)]
-pub enum Inbound {
-    /// The engine's state to start from (again whenever the studio fell behind).
-    Snapshot(Box<Snapshot>),
-    Event(Box<EngineEvent>),
-    /// How many studios the server has attached, this one included.
-    Studios(usize),
-    /// Why the server cannot write its log (`None`: it can again).
-    ServerLog(Option<String>),
-    /// A shown session's screen changed (its mirror is up to date).
-    Screen(String),
-    /// The server is gone, with why.
-    Gone(String),
-}
 
 /// The server, as a studio reaches it.
 #[derive(Debug)]

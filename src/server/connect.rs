@@ -10,13 +10,12 @@
 //! was ending as it was reached is reached again. Only this module makes a [`Connection`].
 //!
 //! Where it looks: this process's socket path for the folder (socket.rs), then the socket the
-//! folder's live server recorded (claim.rs), which differs when the two processes have
+//! folder's live server recorded (engine/claim.rs), which differs when the two processes have
 //! another `XDG_RUNTIME_DIR` or `TMPDIR`.
 
-use super::claim;
 use super::hello::{self, Hello, Welcome};
 use super::socket;
-use super::spawn::{self, ServerOptions, StartError};
+use super::spawn::{self, ServerOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -162,7 +161,7 @@ pub async fn locate(folder: &Path) -> Result<Option<UnixStream>, LocateError> {
     if let Some(stream) = checked(&own).await? {
         return Ok(Some(stream));
     }
-    match claim::read(&canonical) {
+    match crate::engine::claim::read(&canonical) {
         Some(record) if record.socket != own && record.socket.is_absolute() => {
             let found = checked(&record.socket).await?;
             if found.is_some() {
@@ -185,18 +184,6 @@ pub enum LocateError {
     Untrusted(#[from] Untrusted),
     #[error("{}: {source}", .path.display())]
     Io { path: PathBuf, source: io::Error },
-}
-
-impl From<LocateError> for StartError {
-    fn from(e: LocateError) -> Self {
-        match e {
-            LocateError::Untrusted(u) => StartError::Untrusted(u),
-            LocateError::Io { path, source } => StartError::Folder {
-                folder: path,
-                source,
-            },
-        }
-    }
 }
 
 /// The server at `path` once the socket, its folder and its listener are found to be this

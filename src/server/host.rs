@@ -218,7 +218,7 @@ const SOCKET_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The socket file a server listens on, watched: a /tmp cleaner or a person's `rm` may remove
 /// it (or its folder) under a live server, and then no front end could reach it, though it
-/// still holds the folder (claim.rs). The server makes it again.
+/// still holds the folder (engine/claim.rs). The server makes it again.
 struct KeptSocket {
     check: tokio::time::Interval,
     /// The file bound, as [`socket::identity`] gives it.

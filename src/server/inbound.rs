@@ -8,10 +8,26 @@
 //! stalls (the person's editor open, a slow terminal) then costs a bounded queue, not the
 //! whole stream since.
 
-use super::client::Inbound;
+use crate::engine::{EngineEvent, Snapshot};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
+
+/// What the server told the studio, in order.
+#[derive(Debug)]
+pub enum Inbound {
+    /// The engine's state to start from (again whenever the studio fell behind).
+    Snapshot(Box<Snapshot>),
+    Event(Box<EngineEvent>),
+    /// How many studios the server has attached, this one included.
+    Studios(usize),
+    /// Why the server cannot write its log (`None`: it can again).
+    ServerLog(Option<String>),
+    /// A shown session's screen changed (its mirror is up to date).
+    Screen(String),
+    /// The server is gone, with why.
+    Gone(String),
+}
 
 /// Messages waiting for the studio's loop, at most, before it is taken to have fallen behind.
 pub const MOST_QUEUED: usize = 1024;

@@ -3,8 +3,6 @@
 //!
 //! - [`socket`]: where a folder's socket lives, its private folder, binding it and finding a
 //!   stale one;
-//! - [`claim`]: one server per workflows folder, whatever socket folder each process has (a
-//!   lock held in the folder, and a record of where its server listens);
 //! - [`connect`]: the one way a front end reaches the server, checking that the socket, its
 //!   folder and the listening process are this user's before it writes a byte;
 //! - [`hello`]: the versioned first exchange, in which a client says what it is and a server
@@ -23,7 +21,6 @@
 //! It is not MCP's: MCP is one of the protocols served here.
 
 pub mod approve;
-pub mod claim;
 pub mod client;
 pub mod connect;
 pub mod hello;

@@ -174,7 +174,7 @@ pub fn identity(socket: &Path) -> Option<(u64, u64)> {
 
 /// Binds the folder's socket again after it was removed under a live server (a /tmp cleaner,
 /// a person's `rm`): its folder made again if it went too, anything left at the path
-/// replaced. Only a server that holds the folder's claim (claim.rs) calls this, so no other
+/// replaced. Only a server that holds the folder's claim (engine/claim.rs) calls this, so no other
 /// server of the folder can be listening there.
 pub fn rebind(socket: &Path) -> Result<tokio::net::UnixListener, SocketError> {
     let dir = socket.parent().map_or_else(socket_dir, Path::to_path_buf);

@@ -3,7 +3,7 @@
 //! own, which it takes first thing; its standard streams on `/dev/null`; its log in
 //! `DIR/.flowdeck/server.log`), so that quitting the front end, closing its terminal or its
 //! agent host ending never takes the server with it. Two front ends starting a server for one
-//! folder at once end up with one: the second server finds the folder claimed (claim.rs) and
+//! folder at once end up with one: the second server finds the folder claimed (engine/claim.rs) and
 //! ends; both front ends reach the first (connect.rs).
 
 use super::socket;
@@ -38,8 +38,6 @@ pub enum StartError {
     },
     #[error("{0}")]
     Socket(#[from] socket::SocketError),
-    #[error(transparent)]
-    Untrusted(#[from] super::connect::Untrusted),
     #[error("{}: {source}", .folder.display())]
     Folder {
         folder: PathBuf,

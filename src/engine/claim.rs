@@ -2,12 +2,14 @@
 //! path depends on `XDG_RUNTIME_DIR` and `TMPDIR` (socket.rs), which differ between a desktop
 //! studio, an agent started from cron and one started under sudo, and a /tmp cleaner may
 //! remove the socket file under a live server; neither may lead to a second engine writing
-//! the same journals. So the server holds a lock inside the workflows folder itself
+//! the same journals. So the folder's server holds a lock inside the workflows folder itself
 //! (`DIR/.flowdeck/server.lock`, `flock`, for its whole life: the kernel lets go of it when
 //! the process dies, however it dies), and writes beside it where it listens
 //! (`server.json`: socket, pid, version, uid), so that a front end whose own socket path does
-//! not answer still finds the live server. The record is only a pointer: connect.rs trusts
-//! the socket it names only after the same checks as any other.
+//! not answer still finds the live server. The record is only a pointer: the front ends
+//! (server/connect.rs) trust the socket it names only after the same checks as any other.
+//! Here, beside the engine, because it is the engine's rule (one engine per folder) kept in
+//! the folder's own state (`DIR/.flowdeck/`).
 
 use crate::store::lock::{LockError, StateLock};
 use serde::{Deserialize, Serialize};
@@ -106,12 +108,13 @@ pub fn claim(folder: &Path) -> Result<Claim, ClaimError> {
 }
 
 impl Claim {
-    /// Writes where this server listens, for the front ends whose own socket path differs.
-    pub fn publish(&self, socket: &Path) -> std::io::Result<()> {
+    /// Writes where this server (of flowdeck `version`) listens, for the front ends whose own
+    /// socket path differs.
+    pub fn publish(&self, socket: &Path, version: &str) -> std::io::Result<()> {
         let record = Record {
             socket: socket.to_path_buf(),
             pid: std::process::id(),
-            version: super::hello::version(),
+            version: version.to_string(),
             uid: rustix::process::getuid().as_raw(),
         };
         let text = serde_json::to_vec_pretty(&record).map_err(std::io::Error::other)?;
@@ -157,7 +160,7 @@ mod tests {
         let folder = tempfile::tempdir().expect("a temp folder");
         let first = claim(folder.path()).expect("claimed");
         first
-            .publish(Path::new("/run/user/1/flowdeck/abc.sock"))
+            .publish(Path::new("/run/user/1/flowdeck/abc.sock"), "0.1.0")
             .expect("published");
         let record = read(folder.path()).expect("a record");
         assert_eq!(record.pid, std::process::id());
