@@ -43,13 +43,27 @@ fn studio(
     folder: &Path,
     runtime: &Path,
 ) -> std::sync::Arc<flowdeck::term::Session> {
+    studio_with(terminals, folder, runtime, (110, 32), &[])
+}
+
+/// [`studio`] at `size`, with `env` set for it.
+fn studio_with(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    size: (u16, u16),
+    env: &[(&str, &str)],
+) -> std::sync::Arc<flowdeck::term::Session> {
     let program = vec![
         env!("CARGO_BIN_EXE_flowdeck").to_string(),
         "--workflows".into(),
         folder.display().to_string(),
     ];
     let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
-    open(terminals, program, None, (110, 32), vec![xdg])
+    let env = std::iter::once(xdg)
+        .chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    open(terminals, program, None, size, env)
 }
 
 /// An agent's `flowdeck mcp`, initialized.
@@ -277,19 +291,8 @@ async fn a_studio_of_another_version_is_told_both_versions_and_how_to_end_the_se
     let (folder, runtime) = common::tiny_folder();
     let server = Server(serve(folder.path(), runtime.path()));
     let terminals = Terminals::new(TermConfig::default());
-    let program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "--workflows".into(),
-        folder.path().display().to_string(),
-    ];
-    let env = vec![
-        (
-            "XDG_RUNTIME_DIR".to_string(),
-            runtime.path().display().to_string(),
-        ),
-        ("FLOWDECK_FAKE_VERSION".to_string(), "9.9.9-new".to_string()),
-    ];
-    let studio = open(&terminals, program, None, (110, 32), env);
+    let env = [("FLOWDECK_FAKE_VERSION", "9.9.9-new")];
+    let studio = studio_with(&terminals, folder.path(), runtime.path(), (110, 32), &env);
     let ended = studio
         .await_output(common::studio::on_screen("never printed"))
         .await
@@ -479,21 +482,10 @@ async fn with_the_socket_folder_unusable_the_studio_hosts_the_folder_and_says_ag
 async fn a_port_http_cannot_take_is_said_on_the_studios_status_line() {
     let (folder, runtime) = common::tiny_folder();
     let squatter = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = squatter.local_addr().unwrap().port();
-    let program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "--workflows".into(),
-        folder.path().display().to_string(),
-    ];
-    let env = vec![
-        (
-            "XDG_RUNTIME_DIR".to_string(),
-            runtime.path().display().to_string(),
-        ),
-        ("FLOWDECK_HTTP".to_string(), format!("127.0.0.1:{port}")),
-    ];
+    let addr = squatter.local_addr().unwrap().to_string();
     let terminals = Terminals::new(TermConfig::default());
-    let studio = open(&terminals, program, None, (160, 32), env);
+    let env = [("FLOWDECK_HTTP", addr.as_str())];
+    let studio = studio_with(&terminals, folder.path(), runtime.path(), (160, 32), &env);
     expect(&studio, "cannot serve MCP over HTTP on 127.0.0.1").await;
     quit(&studio).await;
     let server = common::background_server_of(folder.path());
