@@ -25,7 +25,9 @@ impl Session {
             let live = shared.lock();
             match &live.remote {
                 Some(remote) if remote.is_ready => Some(true),
-                _ if live.exit.is_some() || live.failed.is_some() => Some(false),
+                // Ended, not only exited: the connect command's last words (ssh's "Connection
+                // refused") are read by then, and they are why it was not reached.
+                _ if live.ended || live.failed.is_some() => Some(false),
                 None => Some(true),
                 Some(_) => None,
             }
