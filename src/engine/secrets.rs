@@ -7,14 +7,18 @@
 //! for the forms in which flowdeck typed it (single-quoted, octal-escaped).
 
 use super::contract::MASK;
+use crate::term::mask::Needles;
 use crate::term::shell::{octal_escape, single_quote};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// The secret values of one run, with the forms they take on a terminal.
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
-    /// Longest first, so that a secret containing another is masked whole.
+    /// Longest first.
     needles: Vec<String>,
+    /// The same, ready to be found on what a terminal shows (term/mask.rs).
+    found: Needles,
 }
 
 impl Secrets {
@@ -34,9 +38,14 @@ impl Secrets {
                 needles.push(escaped);
             }
         }
+        Secrets::of(needles)
+    }
+
+    fn of(mut needles: Vec<String>) -> Secrets {
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
         needles.dedup();
-        Secrets { needles }
+        let found = Needles::new(&needles);
+        Secrets { needles, found }
     }
 
     /// The values and their typed forms, longest first.
@@ -50,20 +59,23 @@ impl Secrets {
 
     /// Adds the values of another set (secret return values read at the end of a run).
     pub fn extend(&mut self, other: &Secrets) {
-        self.needles.extend(other.needles.iter().cloned());
-        self.needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        self.needles.dedup();
+        let mut needles = std::mem::take(&mut self.needles);
+        needles.extend(other.needles.iter().cloned());
+        *self = Secrets::of(needles);
     }
 
-    /// The text with every secret replaced by the mask.
+    /// The text with every secret replaced by the mask, wherever the text shows it: across
+    /// the rows of a screen that wrapped it, and between escape sequences.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for needle in &self.needles {
-            if out.contains(needle.as_str()) {
-                out = out.replace(needle.as_str(), MASK);
-            }
+        self.found.mask(text, MASK).into_owned()
+    }
+
+    /// The text masked, if it shows a secret.
+    fn masked(&self, text: &str) -> Option<String> {
+        match self.found.mask(text, MASK) {
+            Cow::Owned(masked) => Some(masked),
+            Cow::Borrowed(_) => None,
         }
-        out
     }
 
     /// Redacts every string (keys included) of a JSON value in place.
@@ -72,14 +84,14 @@ impl Secrets {
             return;
         }
         match value {
-            Value::String(text) if self.needles.iter().any(|n| text.contains(n.as_str())) => {
-                *text = self.redact(text);
+            Value::String(text) => {
+                if let Some(masked) = self.masked(text) {
+                    *text = masked;
+                }
             }
             Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i)),
             Value::Object(map) => {
-                let hit = map
-                    .keys()
-                    .any(|k| self.needles.iter().any(|n| k.contains(n.as_str())));
+                let hit = map.keys().any(|k| self.masked(k).is_some());
                 if hit {
                     *map = std::mem::take(map)
                         .into_iter()

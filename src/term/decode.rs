@@ -12,7 +12,7 @@ use super::transcript::Transcript;
 
 /// Where the parser is between bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum State {
+pub(super) enum State {
     #[default]
     Ground,
     Escape,
@@ -161,157 +161,147 @@ impl Decoder {
 
     /// One byte outside ground state, as `vte` moves on it.
     fn step(&mut self, t: &mut Transcript, b: u8) {
-        use State::*;
-        // C0 controls other than CAN, SUB and ESC.
-        let c0 = matches!(b, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
-        self.state = match self.state {
-            Escape | EscapeIntermediate => self.escape(t, b, c0),
-            CsiEntry | CsiParam | CsiIntermediate | CsiIgnore => self.csi(t, b, c0),
-            DcsEntry | DcsParam | DcsIntermediate | DcsPassthrough | DcsIgnore => {
-                self.dcs(t, b, c0)
-            }
-            OscString | SosPmApcString => self.string(t, b),
-            Ground => Ground,
-        };
-    }
-
-    /// The state after byte `b` in `Escape` or `EscapeIntermediate` (`c0`: it is a C0
-    /// control other than CAN, SUB and ESC).
-    fn escape(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
-        use State::*;
-        match self.state {
-            Escape => match b {
-                _ if c0 => {
-                    t.execute(b);
-                    Escape
-                }
-                0x20..=0x2f => EscapeIntermediate,
-                0x50 => DcsEntry,
-                0x58 | 0x5e | 0x5f => SosPmApcString,
-                0x5b => CsiEntry,
-                0x5d => OscString,
-                0x30..=0x7e => Ground,
-                0x18 | 0x1a => {
-                    t.execute(b);
-                    Ground
-                }
-                _ => Escape,
-            },
-            // EscapeIntermediate.
-            _ => match b {
-                _ if c0 => {
-                    t.execute(b);
-                    EscapeIntermediate
-                }
-                0x20..=0x2f | 0x7f => EscapeIntermediate,
-                0x30..=0x7e => Ground,
-                _ => self.anywhere(t, b),
-            },
+        let (next, executed) = transition(self.state, b);
+        if executed {
+            t.execute(b);
         }
+        self.state = next;
     }
+}
 
-    /// The state after byte `b` in a CSI state (`c0` as for [`Decoder::escape`]).
-    fn csi(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
-        use State::*;
-        match self.state {
-            _ if c0 => {
-                t.execute(b);
-                self.state
-            }
-            CsiEntry => match b {
-                0x20..=0x2f => CsiIntermediate,
-                0x30..=0x3f => CsiParam,
-                0x40..=0x7e => Ground,
-                _ => self.anywhere(t, b),
-            },
-            CsiParam => match b {
-                0x20..=0x2f => CsiIntermediate,
-                0x30..=0x3b | 0x7f => CsiParam,
-                0x3c..=0x3f => CsiIgnore,
-                0x40..=0x7e => Ground,
-                _ => self.anywhere(t, b),
-            },
-            CsiIntermediate => match b {
-                0x20..=0x2f => CsiIntermediate,
-                0x30..=0x3f => CsiIgnore,
-                0x40..=0x7e => Ground,
-                _ => self.anywhere(t, b),
-            },
-            // CsiIgnore.
-            _ => match b {
-                0x20..=0x3f | 0x7f => CsiIgnore,
-                0x40..=0x7e => Ground,
-                _ => self.anywhere(t, b),
-            },
-        }
+/// The state after byte `b` outside ground state, and whether `b` is executed there (a C0
+/// control inside a sequence acts as it would outside; CAN and SUB cancel the sequence).
+/// Pure, so that every reader of the stream (this decoder, [`super::escapes`]) moves alike.
+pub(super) fn transition(state: State, b: u8) -> (State, bool) {
+    use State::*;
+    // C0 controls other than CAN, SUB and ESC.
+    let c0 = matches!(b, 0x00..=0x17 | 0x19 | 0x1c..=0x1f);
+    match state {
+        Escape | EscapeIntermediate => escape(state, b, c0),
+        CsiEntry | CsiParam | CsiIntermediate | CsiIgnore => csi(state, b, c0),
+        DcsEntry | DcsParam | DcsIntermediate | DcsPassthrough | DcsIgnore => dcs(state, b, c0),
+        OscString | SosPmApcString => string(state, b),
+        Ground => (Ground, false),
     }
+}
 
-    /// The state after byte `b` in a DCS state (`c0` as for [`Decoder::escape`]).
-    fn dcs(&self, t: &mut Transcript, b: u8, c0: bool) -> State {
-        use State::*;
-        match self.state {
-            DcsEntry | DcsParam | DcsIntermediate if c0 || b == 0x7f => self.state,
-            DcsEntry => match b {
-                0x20..=0x2f => DcsIntermediate,
-                0x30..=0x3f => DcsParam,
-                0x40..=0x7e => DcsPassthrough,
-                _ => self.anywhere(t, b),
-            },
-            DcsParam => match b {
-                0x20..=0x2f => DcsIntermediate,
-                0x30..=0x3b => DcsParam,
-                0x3c..=0x3f => DcsIgnore,
-                0x40..=0x7e => DcsPassthrough,
-                _ => self.anywhere(t, b),
-            },
-            DcsIntermediate => match b {
-                0x20..=0x2f => DcsIntermediate,
-                0x30..=0x3f => DcsIgnore,
-                0x40..=0x7e => DcsPassthrough,
-                _ => self.anywhere(t, b),
-            },
-            DcsPassthrough => match b {
-                0x18 | 0x1a => {
-                    t.execute(b);
-                    Ground
-                }
-                0x1b => Escape,
-                0x9c => Ground,
-                _ => DcsPassthrough,
-            },
-            // DcsIgnore.
-            _ => self.anywhere(t, b),
-        }
+/// `b` in `Escape` or `EscapeIntermediate` (`c0`: it is a C0 control other than CAN, SUB
+/// and ESC).
+fn escape(state: State, b: u8, c0: bool) -> (State, bool) {
+    use State::*;
+    match state {
+        Escape => match b {
+            _ if c0 => (Escape, true),
+            0x20..=0x2f => (EscapeIntermediate, false),
+            0x50 => (DcsEntry, false),
+            0x58 | 0x5e | 0x5f => (SosPmApcString, false),
+            0x5b => (CsiEntry, false),
+            0x5d => (OscString, false),
+            0x30..=0x7e => (Ground, false),
+            0x18 | 0x1a => (Ground, true),
+            _ => (Escape, false),
+        },
+        // EscapeIntermediate.
+        _ => match b {
+            _ if c0 => (EscapeIntermediate, true),
+            0x20..=0x2f | 0x7f => (EscapeIntermediate, false),
+            0x30..=0x7e => (Ground, false),
+            _ => anywhere(state, b),
+        },
     }
+}
 
-    /// The state after byte `b` in an OSC string, or in a SOS, PM or APC string.
-    fn string(&self, t: &mut Transcript, b: u8) -> State {
-        use State::*;
-        match self.state {
-            OscString => match b {
-                0x07 => Ground,
-                0x18 | 0x1a => {
-                    t.execute(b);
-                    Ground
-                }
-                0x1b => Escape,
-                _ => OscString,
-            },
-            // SosPmApcString.
-            _ => self.anywhere(t, b),
-        }
+/// `b` in a CSI state (`c0` as for [`escape`]).
+fn csi(state: State, b: u8, c0: bool) -> (State, bool) {
+    use State::*;
+    let next = match state {
+        _ if c0 => return (state, true),
+        CsiEntry => match b {
+            0x20..=0x2f => CsiIntermediate,
+            0x30..=0x3f => CsiParam,
+            0x40..=0x7e => Ground,
+            _ => return anywhere(state, b),
+        },
+        CsiParam => match b {
+            0x20..=0x2f => CsiIntermediate,
+            0x30..=0x3b | 0x7f => CsiParam,
+            0x3c..=0x3f => CsiIgnore,
+            0x40..=0x7e => Ground,
+            _ => return anywhere(state, b),
+        },
+        CsiIntermediate => match b {
+            0x20..=0x2f => CsiIntermediate,
+            0x30..=0x3f => CsiIgnore,
+            0x40..=0x7e => Ground,
+            _ => return anywhere(state, b),
+        },
+        // CsiIgnore.
+        _ => match b {
+            0x20..=0x3f | 0x7f => CsiIgnore,
+            0x40..=0x7e => Ground,
+            _ => return anywhere(state, b),
+        },
+    };
+    (next, false)
+}
+
+/// `b` in a DCS state (`c0` as for [`escape`]).
+fn dcs(state: State, b: u8, c0: bool) -> (State, bool) {
+    use State::*;
+    let next = match state {
+        DcsEntry | DcsParam | DcsIntermediate if c0 || b == 0x7f => state,
+        DcsEntry => match b {
+            0x20..=0x2f => DcsIntermediate,
+            0x30..=0x3f => DcsParam,
+            0x40..=0x7e => DcsPassthrough,
+            _ => return anywhere(state, b),
+        },
+        DcsParam => match b {
+            0x20..=0x2f => DcsIntermediate,
+            0x30..=0x3b => DcsParam,
+            0x3c..=0x3f => DcsIgnore,
+            0x40..=0x7e => DcsPassthrough,
+            _ => return anywhere(state, b),
+        },
+        DcsIntermediate => match b {
+            0x20..=0x2f => DcsIntermediate,
+            0x30..=0x3f => DcsIgnore,
+            0x40..=0x7e => DcsPassthrough,
+            _ => return anywhere(state, b),
+        },
+        DcsPassthrough => match b {
+            0x18 | 0x1a => return (Ground, true),
+            0x1b => Escape,
+            0x9c => Ground,
+            _ => DcsPassthrough,
+        },
+        // DcsIgnore.
+        _ => return anywhere(state, b),
+    };
+    (next, false)
+}
+
+/// `b` in an OSC string, or in a SOS, PM or APC string.
+fn string(state: State, b: u8) -> (State, bool) {
+    use State::*;
+    match state {
+        OscString => match b {
+            0x07 => (Ground, false),
+            0x18 | 0x1a => (Ground, true),
+            0x1b => (Escape, false),
+            _ => (OscString, false),
+        },
+        // SosPmApcString.
+        _ => anywhere(state, b),
     }
+}
 
-    /// Bytes that act in every state: CAN and SUB cancel, ESC starts over.
-    fn anywhere(&self, t: &mut Transcript, b: u8) -> State {
-        match b {
-            0x18 | 0x1a => {
-                t.execute(b);
-                State::Ground
-            }
-            0x1b => State::Escape,
-            _ => self.state,
-        }
+/// Bytes that act in every state: CAN and SUB cancel, ESC starts over.
+fn anywhere(state: State, b: u8) -> (State, bool) {
+    match b {
+        0x18 | 0x1a => (State::Ground, true),
+        0x1b => (State::Escape, false),
+        _ => (state, false),
     }
 }
 

@@ -262,7 +262,9 @@ impl Screen {
         self.parser.screen()
     }
 
-    /// The visible text, one line per row, trailing blanks trimmed.
+    /// The visible text, one line per row, trailing blanks trimmed except on a row that
+    /// wrapped: its blanks are text that goes on in the next row (a secret with a space
+    /// in it is still the secret to the masker, term/mask.rs, which reads across rows).
     pub fn text(&mut self) -> String {
         self.draw_waiting();
         let screen = self.parser.screen();
@@ -272,7 +274,11 @@ impl Screen {
         }
         lines
             .iter()
-            .map(|l| l.trim_end())
+            .enumerate()
+            .map(|(row, line)| match u16::try_from(row) {
+                Ok(row) if screen.row_wrapped(row) => line.as_str(),
+                _ => line.trim_end(),
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }

@@ -24,6 +24,7 @@ mod markers;
 mod shown;
 pub mod startup;
 
+use super::mask::Needles;
 use markers::{Marker, Markers};
 use shown::{EchoCheck, cursor_line, edited_line};
 use std::collections::VecDeque;
@@ -290,12 +291,15 @@ impl Deeds {
         {
             last.prompt_after = Some(cursor_line(screen));
         }
+        let secrets = Needles::new(&self.secrets);
         for deed in &mut all {
-            for secret in &self.secrets {
-                deed.line = deed.line.replace(secret.as_str(), MASK);
+            deed.line = secrets.mask(&deed.line, MASK).into_owned();
+            if let Some(prompt) = &mut deed.prompt_after {
+                *prompt = secrets.mask(prompt, MASK).into_owned();
             }
             for reply in &mut deed.replies {
-                if self.secrets.iter().any(|s| reply.text.contains(s.as_str())) {
+                reply.prompt = secrets.mask(&reply.prompt, MASK).into_owned();
+                if secrets.mask(&reply.text, MASK) != reply.text {
                     reply.text.clear();
                     reply.hidden = true;
                 }

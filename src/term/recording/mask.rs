@@ -1,8 +1,6 @@
-//! Output as text, secrets masked, as it streams: a chunk may end in the middle of a UTF-8
-//! character or of a secret, so the end of each chunk that could still become one is held
-//! until the next chunk says what it is.
-
-use aho_corasick::{AhoCorasick, MatchKind};
+//! Output as text, as it streams: a chunk may end in the middle of a UTF-8 character or of
+//! one of flowdeck's markers, so the end of each chunk that could still become one is held
+//! until the next chunk says what it is. (Secrets are masked after this, by term/mask.rs.)
 
 /// Decodes a byte stream to text: invalid bytes become U+FFFD, as asciinema's recorder
 /// does; a character cut at a chunk's end waits for the rest.
@@ -119,120 +117,9 @@ impl DropMarkers {
     }
 }
 
-/// Replaces every secret in a stream of text with the mask, however the stream is cut.
-#[derive(Debug)]
-pub struct StreamMask {
-    finder: Option<AhoCorasick>,
-    mask: String,
-    /// The longest secret, in bytes: a tail shorter than it may be the start of one.
-    longest: usize,
-    held: String,
-}
-
-impl StreamMask {
-    pub fn new(secrets: &[String], mask: &str) -> StreamMask {
-        let needles: Vec<&str> = secrets
-            .iter()
-            .map(String::as_str)
-            .filter(|s| !s.is_empty())
-            .collect();
-        let finder = (!needles.is_empty())
-            .then(|| {
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&needles)
-                    .ok()
-            })
-            .flatten();
-        StreamMask {
-            longest: needles.iter().map(|n| n.len()).max().unwrap_or(0),
-            finder,
-            mask: mask.to_string(),
-            held: String::new(),
-        }
-    }
-
-    /// The text that can be let out now, masked; a tail that may begin a secret is held.
-    pub fn push(&mut self, text: String) -> String {
-        let Some(finder) = &self.finder else {
-            return text;
-        };
-        let mut all = std::mem::take(&mut self.held);
-        all.push_str(&text);
-        // A secret starting before this point ends within `all`: its match is final.
-        let mut hold_from = all.len().saturating_sub(self.longest - 1);
-        while !all.is_char_boundary(hold_from) {
-            hold_from -= 1;
-        }
-        let mut out = String::with_capacity(all.len());
-        let mut last = 0;
-        for m in finder.find_iter(&all) {
-            if m.start() >= hold_from {
-                break;
-            }
-            out.push_str(&all[last..m.start()]);
-            out.push_str(&self.mask);
-            last = m.end();
-        }
-        let emit_to = last.max(hold_from);
-        out.push_str(&all[last..emit_to]);
-        self.held = all[emit_to..].to_string();
-        out
-    }
-
-    /// The held tail as it is, for a mask that takes over.
-    pub fn take_held(&mut self) -> String {
-        std::mem::take(&mut self.held)
-    }
-
-    /// The held tail, masked: the stream ended.
-    pub fn finish(&mut self) -> String {
-        let held = std::mem::take(&mut self.held);
-        match &self.finder {
-            Some(finder) => {
-                finder.replace_all(&held, &vec![self.mask.as_str(); finder.patterns_len()])
-            }
-            None => held,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn masked_in_pieces(secrets: &[&str], text: &str, cut: usize) -> String {
-        let secrets: Vec<String> = secrets.iter().map(|s| s.to_string()).collect();
-        let mut mask = StreamMask::new(&secrets, "***");
-        let mut utf8 = Utf8Stream::default();
-        let bytes = text.as_bytes();
-        let mut out = String::new();
-        for piece in bytes.chunks(cut.max(1)) {
-            out.push_str(&mask.push(utf8.decode(piece)));
-        }
-        out.push_str(&mask.push(utf8.finish()));
-        out.push_str(&mask.finish());
-        out
-    }
-
-    #[test]
-    fn a_secret_is_masked_wherever_the_stream_is_cut() {
-        let text = "pw: hunter2 and höllo hunter22 ✓ hunter2";
-        for cut in 1..=text.len() {
-            assert_eq!(
-                masked_in_pieces(&["hunter2", "hunter22"], text, cut),
-                "pw: *** and höllo *** ✓ ***",
-                "cut every {cut} bytes"
-            );
-        }
-    }
-
-    #[test]
-    fn without_secrets_text_passes_as_it_comes() {
-        let mut mask = StreamMask::new(&[], "***");
-        assert_eq!(mask.push("abc".into()), "abc");
-        assert_eq!(mask.finish(), "");
-    }
 
     #[test]
     fn invalid_bytes_become_replacement_characters_and_a_cut_character_waits() {

@@ -5,7 +5,7 @@
 //!
 //! The session's reader hands each shown chunk to a [`Tap`] under its lock (a copy and a
 //! channel send that never waits); a thread of the recording's own turns the chunks into
-//! text, masks the secrets it was given (mask.rs) and writes, so the disk never holds the
+//! text, masks the secrets it was given (term/mask.rs) and writes, so the disk never holds the
 //! session up. A recording stops at its cap: past it, output is
 //! only counted, and one last event says how much was left out.
 
@@ -13,7 +13,7 @@ pub mod cast;
 mod mask;
 mod writer;
 
-pub use mask::{DropMarkers, StreamMask, Utf8Stream};
+pub use mask::{DropMarkers, Utf8Stream};
 
 use super::screen::Size;
 use std::collections::VecDeque;

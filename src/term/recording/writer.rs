@@ -1,7 +1,8 @@
 //! The recording's thread: turns the session's chunks into asciicast events and writes them,
 //! within the cap.
 
-use super::{DropMarkers, Frame, Learned, RecordOptions, Recorded, StreamMask, Utf8Stream};
+use super::{DropMarkers, Frame, Learned, RecordOptions, Recorded, Utf8Stream};
+use crate::term::mask::{Masker, Needles};
 use crate::term::screen::Size;
 use serde_json::json;
 use std::fs::{File, OpenOptions};
@@ -49,7 +50,7 @@ pub(super) struct Writer {
     written: u64,
     utf8: Utf8Stream,
     markers: DropMarkers,
-    mask: StreamMask,
+    mask: Masker,
     full: Arc<AtomicBool>,
     left_out: Arc<AtomicU64>,
     /// When the cap was reached, in seconds from the start.
@@ -75,7 +76,7 @@ impl Writer {
     ) -> Writer {
         Writer {
             out: BufWriter::with_capacity(64 << 10, file),
-            mask: StreamMask::new(&options.secrets, &options.mask),
+            mask: Masker::new(Needles::new(&options.secrets), &options.mask),
             options,
             started,
             written: header,
@@ -95,7 +96,7 @@ impl Writer {
     /// Writes until the session lets the tap go, then completes the file.
     pub(super) fn run(mut self, frames: Receiver<Frame>, first: Option<String>) -> Recorded {
         if let Some(first) = first {
-            let shown = self.mask.push(first);
+            let shown = self.mask.push(&first);
             self.event(0.0, "o", &shown, 0);
         }
         for frame in frames {
@@ -103,7 +104,7 @@ impl Writer {
             match frame {
                 Frame::Output(at, bytes) => {
                     let text = self.markers.push(self.utf8.decode(&bytes));
-                    let shown = self.mask.push(text);
+                    let shown = self.mask.push(&text);
                     self.event(self.seconds(at), "o", &shown, bytes.len());
                 }
                 // What the mask holds stays held: a secret may go on after the resize.
@@ -117,7 +118,7 @@ impl Writer {
         let end = self.seconds(Instant::now());
         let mut tail = self.markers.push(self.utf8.finish());
         tail.push_str(&self.markers.finish());
-        let mut rest = self.mask.push(tail);
+        let mut rest = self.mask.push(&tail);
         rest.push_str(&self.mask.finish());
         self.event(end, "o", &rest, 0);
         self.note_the_cut(end);
@@ -146,8 +147,8 @@ impl Writer {
         self.options.secrets.extend(learned);
         self.options.secrets.sort();
         self.options.secrets.dedup();
-        let mut mask = StreamMask::new(&self.options.secrets, &self.options.mask);
-        let held = mask.push(self.mask.take_held());
+        let mut mask = Masker::new(Needles::new(&self.options.secrets), &self.options.mask);
+        let held = mask.push(&self.mask.take_held());
         self.mask = mask;
         self.late |= self.events > 0;
         let t = self.seconds(Instant::now());
@@ -176,7 +177,7 @@ impl Writer {
             out.write_all(header.as_bytes())?;
             out.write_all(b"\n")?;
             let mut written = header.len() as u64 + 1;
-            let mut mask = StreamMask::new(&self.options.secrets, &self.options.mask);
+            let mut mask = Masker::new(Needles::new(&self.options.secrets), &self.options.mask);
             let mut buf = Vec::new();
             let mut last = 0.0;
             for raw in lines {
@@ -184,7 +185,7 @@ impl Writer {
                     continue;
                 };
                 last = t;
-                let data = if kind == "o" { mask.push(data) } else { data };
+                let data = if kind == "o" { mask.push(&data) } else { data };
                 if !data.is_empty() {
                     let line = line(&mut buf, t, &kind, &data);
                     out.write_all(line)?;
