@@ -8,9 +8,11 @@
 //! itself; their keys are typed into the session as they come.
 
 use crate::engine::authoring::{NoDraft, draft_of};
+use crate::engine::contract::MASK;
 use crate::term::recording::{DEFAULT_CAP, RecordOptions};
 use crate::term::session::is_posix_shell;
 use crate::term::{OpenOptions, Program, Session, Size, TermConfig, Terminals};
+use crate::workflow::credentials;
 use crate::workflow::names::{display_safe, is_valid_name};
 use anyhow::{Context, Result, bail};
 use std::io::{IsTerminal, Read, Write};
@@ -92,9 +94,14 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
     }
     let secrets = match drafted.secrets.as_slice() {
         [] => String::new(),
-        names => format!(
+        names if drafted.lifted.is_empty() => format!(
             "; a run asks for {} (typed where the terminal hid it)",
             names.join(", ")
+        ),
+        names => format!(
+            "; a run asks for {} (typed where the terminal hid it, or credentials lifted from command lines: {})",
+            names.join(", "),
+            drafted.lifted.join("; ")
         ),
     };
     eprintln!(
@@ -156,7 +163,7 @@ async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>>
             path: cast.to_path_buf(),
             title: format!("flowdeck record {name}"),
             secrets: Vec::new(),
-            mask: String::new(),
+            mask: MASK.to_string(),
             cap: DEFAULT_CAP,
         })
         .context("starting the recording")?;
@@ -180,6 +187,15 @@ async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>>
     typing.stop();
     let _ = tokio::task::spawn_blocking(move || shown.join()).await;
     drop(raw);
+    // Credentials typed on command lines become the draft's secret arguments: the recording
+    // beside it must not keep them either.
+    let typed: Vec<String> = session
+        .deeds()
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|deed| credentials::values_in(&deed.line))
+        .collect();
+    recording.mask(typed);
     let recorded = tokio::task::spawn_blocking(move || recording.finish())
         .await
         .context("finishing the recording")?;

@@ -5,6 +5,7 @@ use crate::engine::Engine;
 use crate::engine::WorkflowSource;
 use crate::engine::audit_log::AuditEntry;
 use crate::engine::contract::MASK;
+use crate::workflow::credentials::is_secret_name;
 use serde_json::{Value, json};
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -72,21 +73,10 @@ fn summary(text: &str) -> String {
     format!("{start}… ({} bytes, sha256 {digest})", text.len())
 }
 
-/// Argument names whose values are never written down.
+/// Argument names whose values are never written down: the names that say they hold a
+/// credential, as drafts know them (workflow/credentials.rs), and `credential` itself.
 fn is_sensitive(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    [
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "apikey",
-        "api_key",
-        "credential",
-        "private_key",
-    ]
-    .iter()
-    .any(|s| key.contains(s))
+    is_secret_name(key) || key.to_ascii_lowercase().contains("credential")
 }
 
 impl Audit {

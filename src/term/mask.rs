@@ -15,9 +15,10 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Printed characters held beyond a secret's length at the end of a chunk: backspaces in
-/// the next chunk may still take that many back (a shell's echo erases and redraws).
-const SLACK: usize = 16;
+/// Printed characters held beyond a secret's length at the end of a chunk: a backspace at
+/// the start of the next chunk may take one back (a shell's echo at the screen's edge
+/// writes a space and a backspace).
+const SLACK: usize = 2;
 
 /// Secret values, ready to be found; cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -153,7 +154,8 @@ impl Masker {
         std::mem::take(&mut self.raw)
     }
 
-    /// The held text, masked: the stream ended.
+    /// The held text, masked: the stream ended, or what came is whole (a screen drawn at
+    /// once). The masker goes on from there.
     pub fn finish(&mut self) -> String {
         let Some(finder) = self.needles.finder.clone() else {
             return std::mem::take(&mut self.raw);

@@ -11,10 +11,15 @@
 //!   a `send_input` of the answer; then a wait for the shell's prompt as it came back.
 //! - An answer typed while the terminal did not echo (a password) becomes a secret argument,
 //!   typed with a `{var: NAME}` key: never literal text in the draft.
+//! - A credential typed on a command line (credentials.rs: `export API_TOKEN=…`, `-pPASS`,
+//!   an `Authorization:` header, `user:pass@` in a URL, a token's shape) becomes a secret
+//!   argument too, and the line refers to it as the shell variable the run exports; the
+//!   draft's first lines say which it lifted.
 //! - The draft declares one return value, `COMPLETED`, that its last step sets: a run that
 //!   stops at a failure, or a prompt that never comes, ends `return_validation_failed`, not
 //!   `completed`.
 
+use super::credentials;
 use serde_json::{Map, Value, json};
 
 /// One command line typed at the shell's prompt, and what followed.
@@ -52,12 +57,19 @@ const TIMEOUT_FACTOR: f64 = 4.0;
 const PROMPT_CHARS: usize = 120;
 /// The return value the last step sets.
 pub const COMPLETED: &str = "COMPLETED";
+/// Names a secret argument never takes: the shell always has them, or the draft sets it.
+const TAKEN: &[&str] = &[
+    "USER", "HOME", "PATH", "SHELL", "TERM", "LANG", "PWD", "LOGNAME", "HOSTNAME", "MAIL",
+    "EDITOR", "TMPDIR", "DISPLAY", COMPLETED,
+];
 
 /// A drafted manifest: YAML, with the names of the secret arguments it declares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Draft {
     pub yaml: String,
     pub secrets: Vec<String>,
+    /// The credentials lifted from command lines: `NAME: what, in state S`.
+    pub lifted: Vec<String>,
 }
 
 /// Writes the draft of workflow `name` from what was done, checked as any manifest is: the
@@ -88,9 +100,16 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, Stri
     root.insert("states".into(), Value::Object(states.map));
     // A map of strings, numbers and lists always serializes.
     let yaml = serde_norway::to_string(&Value::Object(root)).unwrap_or_default();
-    let yaml = format!(
-        "# Drafted by flowdeck from what was done by hand: tidy it (docs/WORKFLOWS.md, \"Drafts\").\n{yaml}"
+    let mut header = String::from(
+        "# Drafted by flowdeck from what was done by hand: tidy it (docs/WORKFLOWS.md, \"Drafts\").\n",
     );
+    if !states.lifted.is_empty() {
+        header.push_str("# Credentials typed on command lines became secret arguments:\n");
+        for lifted in &states.lifted {
+            header.push_str(&format!("#   {lifted}\n"));
+        }
+    }
+    let yaml = format!("{header}{yaml}");
     let checked = super::validate::check_bytes(yaml.as_bytes(), super::Format::Yaml);
     if !checked.is_valid() {
         let problems: Vec<String> = checked
@@ -108,6 +127,7 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, Stri
     Ok(Draft {
         yaml,
         secrets: states.secrets,
+        lifted: states.lifted,
     })
 }
 
@@ -119,6 +139,9 @@ struct States {
     open: Vec<(String, bool)>,
     arguments: Map<String, Value>,
     secrets: Vec<String>,
+    /// Credentials lifted from command lines, by value: one argument however often typed.
+    by_value: Vec<(String, String)>,
+    lifted: Vec<String>,
 }
 
 impl States {
@@ -152,16 +175,17 @@ impl States {
 
     fn command(&mut self, n: usize, done: &Done) {
         let name = format!("{}_{n}", word(&done.line));
+        let line = self.lift_credentials(&done.line, &name);
         // Whole seconds: the draft reads as a person would write it.
         let timeout = (done.seconds * TIMEOUT_FACTOR).max(MIN_TIMEOUT).ceil() as u64;
         if done.answers.is_empty() && done.exit.is_some() {
             let failed = done.exit != Some(0);
-            let action = json!({"tool": "run_command", "params": {"command": done.line, "timeout": timeout}});
+            let action =
+                json!({"tool": "run_command", "params": {"command": line, "timeout": timeout}});
             self.push(name, action, failed);
             return;
         }
-        let typed =
-            json!({"tool": "send_input", "params": {"input_text": format!("{}\n", done.line)}});
+        let typed = json!({"tool": "send_input", "params": {"input_text": format!("{line}\n")}});
         self.push(name, typed, false);
         for (j, answer) in done.answers.iter().enumerate() {
             let wait = await_prompt(&answer.prompt, timeout);
@@ -178,6 +202,32 @@ impl States {
         if let Some(prompt) = &done.prompt_after {
             self.push(format!("back_{n}"), await_prompt(prompt, timeout), false);
         }
+    }
+
+    /// The command line with each credential in it replaced by a reference to a secret
+    /// argument (`state`: the state it is typed in, for the draft to say).
+    fn lift_credentials(&mut self, line: &str, state: &str) -> String {
+        let found = credentials::credentials_in(line);
+        if found.is_empty() {
+            return line.to_string();
+        }
+        let mut replaced = Vec::with_capacity(found.len());
+        for credential in found {
+            let value = line[credential.range.clone()].to_string();
+            let name = match self.by_value.iter().find(|(v, _)| *v == value) {
+                Some((_, name)) => name.clone(),
+                None => {
+                    let description = format!("{}, typed in state {state}", credential.what);
+                    let name = self.declare_secret(&credential.name, description);
+                    self.lifted
+                        .push(format!("{name}: {}, in state {state}", credential.what));
+                    self.by_value.push((value, name.clone()));
+                    name
+                }
+            };
+            replaced.push((credential.range, name));
+        }
+        credentials::with_references(line, &replaced)
     }
 
     /// A secret argument for a hidden answer, named after its prompt (`Password:`:
@@ -201,16 +251,19 @@ impl States {
             .or(words.last())
             .cloned()
             .unwrap_or_else(|| "SECRET".into());
-        // Never a name the shell already has (an argument not given is read from it) nor the
-        // draft's own return value.
-        let taken = [
-            "USER", "HOME", "PATH", "SHELL", "TERM", "LANG", "PWD", "LOGNAME", "HOSTNAME", "MAIL",
-            "EDITOR", "TMPDIR", "DISPLAY", COMPLETED,
-        ];
-        let base = if taken.contains(&word.as_str()) {
+        let description = format!("typed at \"{}\"", clip(prompt.trim(), 150));
+        self.declare_secret(&word, description)
+    }
+
+    /// Declares a secret argument named after `word`, numbered when the name is taken,
+    /// never a name the shell already has; returns its name.
+    fn declare_secret(&mut self, word: &str, description: String) -> String {
+        // An argument not given is read from the shell: never one the shell always has,
+        // nor the draft's own return value.
+        let base = if TAKEN.contains(&word) {
             format!("{word}_SECRET")
         } else {
-            word
+            word.to_string()
         };
         let base: String = base.chars().take(56).collect();
         let mut name = base.clone();
@@ -219,7 +272,6 @@ impl States {
             n += 1;
             name = format!("{base}_{n}");
         }
-        let description = format!("typed at \"{}\"", clip(prompt.trim(), 150));
         self.arguments.insert(
             name.clone(),
             json!({"description": description, "secret": true}),
@@ -466,6 +518,54 @@ mod tests {
         assert_eq!(draft.secrets, ["PASSWORD"]);
         assert!(!draft.yaml.contains("hunter2"), "{}", draft.yaml);
         assert!(draft.yaml.contains("var: PASSWORD"), "{}", draft.yaml);
+    }
+
+    #[test]
+    fn credentials_typed_on_command_lines_become_secret_arguments() {
+        let token = "ghp_0123456789abcdefghijABCDEFGHIJ0123456789";
+        let steps = [
+            done("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", 0),
+            done("mysql -u root -pS3cretPass -e 'select 1'", 0),
+            done(
+                &format!("curl -sf -H \"Authorization: Bearer {token}\" https://api.example.com"),
+                0,
+            ),
+            // The same value again: the same argument.
+            done("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", 0),
+        ];
+        let draft = draft("creds", "", &steps).unwrap();
+        for value in ["wJalrXUtnFEMI/K7MDENG", "S3cretPass", token] {
+            assert!(!draft.yaml.contains(value), "{value} in\n{}", draft.yaml);
+        }
+        assert_eq!(
+            draft.secrets,
+            ["AWS_SECRET_ACCESS_KEY", "MYSQL_PASSWORD", "AUTH_TOKEN"]
+        );
+        assert_eq!(draft.lifted.len(), 3, "{:?}", draft.lifted);
+        assert!(
+            draft.lifted[2].starts_with("AUTH_TOKEN: the Authorization header, in state curl_3")
+        );
+        let checked = check_bytes(draft.yaml.as_bytes(), Format::Yaml);
+        assert!(checked.violations.is_empty(), "{:?}", checked.violations);
+        let wf = checked.workflow.unwrap();
+        let command = |state: &str| match &wf.states[state].action {
+            crate::workflow::action::Action::RunCommand(p) => p.command.clone(),
+            other => panic!("{state}: {other:?}"),
+        };
+        assert_eq!(
+            command("mysql_2"),
+            "mysql -u root -p\"${MYSQL_PASSWORD}\" -e 'select 1'"
+        );
+        assert_eq!(
+            command("curl_3"),
+            "curl -sf -H \"Authorization: Bearer ${AUTH_TOKEN}\" https://api.example.com"
+        );
+        assert!(wf.arguments["AUTH_TOKEN"].secret);
+        assert!(
+            draft
+                .yaml
+                .contains("# Credentials typed on command lines became secret arguments:")
+        );
     }
 
     #[test]

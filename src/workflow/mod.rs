@@ -9,6 +9,7 @@
 
 pub mod action;
 pub mod completion;
+pub mod credentials;
 pub mod draft;
 pub mod guard;
 pub mod host;

@@ -18,9 +18,12 @@ pub struct SessionDraft {
     pub name: String,
     /// The manifest, YAML, valid: save it with `workflow_save` (after tidying it).
     pub content: String,
-    /// The secret arguments it declares: each was typed where the terminal did not echo,
-    /// and a run must be given it.
+    /// The secret arguments it declares: each was typed where the terminal did not echo, or
+    /// was a credential on a command line (`lifted`), and a run must be given it.
     pub secrets: Vec<String>,
+    /// The credentials typed on command lines that became secret arguments: `NAME: what,
+    /// in state S`. The draft never holds their values.
+    pub lifted: Vec<String>,
     /// How many command lines it was drafted from.
     pub commands: usize,
 }
@@ -112,6 +115,7 @@ pub fn draft_of(name: &str, description: &str, deeds: Vec<Deed>) -> Result<Sessi
         name: name.to_string(),
         content: drafted.yaml,
         secrets: drafted.secrets,
+        lifted: drafted.lifted,
         commands: done.len(),
     })
 }

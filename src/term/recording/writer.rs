@@ -96,7 +96,9 @@ impl Writer {
     /// Writes until the session lets the tap go, then completes the file.
     pub(super) fn run(mut self, frames: Receiver<Frame>, first: Option<String>) -> Recorded {
         if let Some(first) = first {
-            let shown = self.mask.push(&first);
+            // The screen as it was, drawn whole: nothing of it waits for what comes next.
+            let mut shown = self.mask.push(&first);
+            shown.push_str(&self.mask.finish());
             self.event(0.0, "o", &shown, 0);
         }
         for frame in frames {
