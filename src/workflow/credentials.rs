@@ -142,114 +142,130 @@ const GLUED_P: &[&str] = &[
 
 /// The credentials typed in a command line, in order, none overlapping another.
 pub fn credentials_in(line: &str) -> Vec<Credential> {
-    let mut found: Vec<Credential> = Vec::new();
-    let mut add = |range: Range<usize>, name: String, what: String| {
-        let value = &line[range.clone()];
-        // A reference to a variable, or nothing: no literal to lift.
-        let literal = value.trim_matches(['"', '\'']);
+    let mut found = Found {
+        line,
+        list: Vec::new(),
+    };
+    found.assignments();
+    found.long_options();
+    found.headers();
+    found.passwords();
+    for (re, name, what) in TOKENS.iter() {
+        for m in re.find_iter(line) {
+            found.add(m.range(), (*name).into(), (*what).into());
+        }
+    }
+    let mut list = found.list;
+    list.sort_by_key(|c| c.range.start);
+    list
+}
+
+/// The credentials found so far in one line.
+struct Found<'a> {
+    line: &'a str,
+    list: Vec<Credential>,
+}
+
+impl Found<'_> {
+    /// Adds one, unless it is no literal (a variable's reference, nothing) or overlaps one
+    /// found before (the more telling patterns look first).
+    fn add(&mut self, range: Range<usize>, name: String, what: String) {
+        let literal = self.line[range.clone()].trim_matches(['"', '\'']);
         if literal.is_empty() || literal.starts_with('$') || literal.starts_with('<') {
             return;
         }
-        if found
+        if self
+            .list
             .iter()
             .any(|c| c.range.start < range.end && range.start < c.range.end)
         {
             return;
         }
-        found.push(Credential { range, name, what });
-    };
-    if let Some(re) = ASSIGNMENT.as_ref() {
-        for c in re.captures_iter(line) {
+        self.list.push(Credential { range, name, what });
+    }
+
+    /// `NAME=value` where the name says it holds a credential: the whole value word.
+    fn assignments(&mut self) {
+        let Some(re) = ASSIGNMENT.as_ref() else {
+            return;
+        };
+        for c in re.captures_iter(self.line) {
             let (Some(name), Some(all)) = (c.get(1), c.get(0)) else {
                 continue;
             };
             if is_secret_name(name.as_str()) {
-                let value = all.end()..word_end(line, all.end());
-                add(
-                    value,
-                    argument_name(name.as_str()),
-                    format!("the value of {}", name.as_str()),
-                );
+                let value = all.end()..word_end(self.line, all.end());
+                let what = format!("the value of {}", name.as_str());
+                self.add(value, argument_name(name.as_str()), what);
             }
         }
     }
-    if let Some(re) = LONG_OPTION.as_ref() {
-        for c in re.captures_iter(line) {
+
+    /// `--password=value`, `--api-key value`: the whole value word.
+    fn long_options(&mut self) {
+        let Some(re) = LONG_OPTION.as_ref() else {
+            return;
+        };
+        for c in re.captures_iter(self.line) {
             let (Some(name), Some(all)) = (c.get(1), c.get(0)) else {
                 continue;
             };
-            if !is_secret_name(name.as_str()) || line[all.end()..].starts_with('-') {
+            if !is_secret_name(name.as_str()) || self.line[all.end()..].starts_with('-') {
                 continue;
             }
-            let value = all.end()..word_end(line, all.end());
-            add(
-                value,
-                argument_name(name.as_str()),
-                format!("the value of --{}", name.as_str()),
-            );
+            let value = all.end()..word_end(self.line, all.end());
+            let what = format!("the value of --{}", name.as_str());
+            self.add(value, argument_name(name.as_str()), what);
         }
     }
-    if let Some(re) = HEADER.as_ref() {
-        for c in re.captures_iter(line) {
+
+    /// `Authorization: Bearer …`, `X-Api-Key: …`: the credential after the scheme.
+    fn headers(&mut self) {
+        let Some(re) = HEADER.as_ref() else { return };
+        for c in re.captures_iter(self.line) {
             let (Some(header), Some(value)) = (c.get(1), c.get(2)) else {
                 continue;
             };
-            let name = if header.as_str().eq_ignore_ascii_case("authorization")
-                || header.as_str().eq_ignore_ascii_case("proxy-authorization")
+            let header = header.as_str();
+            let name = if header.eq_ignore_ascii_case("authorization")
+                || header.eq_ignore_ascii_case("proxy-authorization")
             {
                 "AUTH_TOKEN".to_string()
             } else {
-                argument_name(header.as_str())
+                argument_name(header)
             };
-            add(
-                value.range(),
-                name,
-                format!("the {} header", header.as_str()),
+            self.add(value.range(), name, format!("the {header} header"));
+        }
+    }
+
+    /// Passwords in URLs, after `-u user:`, and glued to `-p` where a program takes it so.
+    fn passwords(&mut self) {
+        let line = self.line;
+        let mut each = |re: &Option<Regex>, name: &str, what: &str| {
+            let Some(re) = re.as_ref() else { return };
+            for c in re.captures_iter(line) {
+                if let Some(value) = c.get(1) {
+                    self.add(value.range(), name.into(), what.into());
+                }
+            }
+        };
+        each(&URL_PASSWORD, "URL_PASSWORD", "the password in a URL");
+        each(
+            &USER_PASSWORD,
+            "USER_PASSWORD",
+            "the password of -u user:password",
+        );
+        if let Some(program) = program_of(line)
+            && GLUED_P.contains(&program)
+        {
+            let name = argument_name(&format!("{program}_password"));
+            each(
+                &GLUED_PASSWORD,
+                &name,
+                &format!("the password of {program} -p"),
             );
         }
     }
-    if let Some(re) = URL_PASSWORD.as_ref() {
-        for c in re.captures_iter(line) {
-            if let Some(value) = c.get(1) {
-                add(
-                    value.range(),
-                    "URL_PASSWORD".into(),
-                    "the password in a URL".into(),
-                );
-            }
-        }
-    }
-    if let Some(re) = USER_PASSWORD.as_ref() {
-        for c in re.captures_iter(line) {
-            if let Some(value) = c.get(1) {
-                add(
-                    value.range(),
-                    "USER_PASSWORD".into(),
-                    "the password of -u user:password".into(),
-                );
-            }
-        }
-    }
-    if let (Some(re), Some(program)) = (GLUED_PASSWORD.as_ref(), program_of(line))
-        && GLUED_P.contains(&program)
-    {
-        for c in re.captures_iter(line) {
-            if let Some(value) = c.get(1) {
-                add(
-                    value.range(),
-                    argument_name(&format!("{program}_password")),
-                    format!("the password of {program} -p"),
-                );
-            }
-        }
-    }
-    for (re, name, what) in TOKENS.iter() {
-        for m in re.find_iter(line) {
-            add(m.range(), (*name).into(), (*what).into());
-        }
-    }
-    found.sort_by_key(|c| c.range.start);
-    found
 }
 
 /// The credentials' values in a command line, as typed and without the quotes around them:
