@@ -209,8 +209,10 @@ pub enum Command {
     ///
     /// Every run records each terminal session it works in as an asciicast v2 file beside its
     /// journal (DIR/.flowdeck/runs/RUN_ID.cast; any asciicast player plays it too). While it
-    /// plays, space pauses, `.` steps while paused, `q` stops. When stdout is not a terminal,
-    /// the plain output stream is written at once (as `asciinema cat` does). A recording stops
+    /// plays, space pauses, `.` steps while paused, `q` stops. Only what draws the screen
+    /// reaches your terminal (no clipboard, title, hyperlink or query sequences; --raw for
+    /// everything). When stdout is not a terminal, its plain text is written at once (with
+    /// --raw, the output stream as recorded, as `asciinema cat` writes it). A recording stops
     /// at 64 MiB; FLOWDECK_RECORDINGS=16M (any size, K, M or G) sets another cap and
     /// FLOWDECK_RECORDINGS=off records nothing, set where the runs happen: where the folder's
     /// server starts (the studio, `flowdeck mcp`, `flowdeck serve`), which keeps its setting.
@@ -231,6 +233,11 @@ pub enum Command {
         /// Play every pause as long as it was
         #[arg(long)]
         no_idle_limit: bool,
+        /// Write the recorded output as it is, every escape sequence included. By default
+        /// only what draws the screen reaches your terminal: a recording cannot set your
+        /// clipboard or window title, hide a link's target or query your terminal
+        #[arg(long)]
+        raw: bool,
     },
     /// Record a procedure done by hand and write it as a draft workflow.
     ///
@@ -379,12 +386,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             speed,
             idle_limit,
             no_idle_limit,
+            raw,
         }) => {
             let args = replay::ReplayArgs {
                 what: run,
                 session,
                 speed,
                 idle_limit: (!no_idle_limit).then_some(idle_limit),
+                raw,
             };
             replay::replay(&folder, &args, &mut out)
         }

