@@ -9,7 +9,6 @@ use crate::common;
 use common::studio::expect;
 use flowdeck::term::{Content, Session, TermConfig, Terminals};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 /// The studio on `dir` in a 100x30 terminal, with `env` added.
