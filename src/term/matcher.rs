@@ -97,7 +97,8 @@ pub struct Hit {
 /// What the reader reports to a waiter.
 #[derive(Debug)]
 pub enum Event {
-    Hit(Hit),
+    // Boxed: a hit is far larger than the other events, which travel in results.
+    Hit(Box<Hit>),
     Ended,
     /// The session can no longer read its output (its reader failed): the reason.
     Failed(String),

@@ -187,7 +187,7 @@ impl Session {
         live.next_watch += 1;
         let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
         if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
-            return Err(Event::Hit(hit));
+            return Err(Event::Hit(Box::new(hit)));
         }
         if live.ended {
             return Err(Event::Ended);
@@ -233,7 +233,7 @@ impl Session {
         quiet: Quiet,
         started: Instant,
         deadline: Instant,
-        matched: Option<Hit>,
+        matched: Option<Box<Hit>>,
     ) -> Result<AwaitResult, TermError> {
         let from = Instant::now();
         // Registered once; its event (a stop pattern, the end) is awaited across timers.
