@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use flowdeck::term::decode::Decoder;
-use flowdeck::term::search::{self, Order, Query};
+use flowdeck::term::search::{self, Order, Owner, Query};
 use flowdeck::term::shell;
 use flowdeck::term::transcript::Transcript;
 use flowdeck::term::{
@@ -382,6 +382,14 @@ async fn parallel_waits(t: &Terminals) {
 const TEN_THOUSAND: &str =
     "seq -f 'line %g' 1 10000 | awk '{print} NR%2000==1000 {print \"ERROR near \" NR}'";
 
+/// Whose history a bench's direct search reads (what a cursor would name).
+fn bench_owner() -> Owner {
+    Owner {
+        session: "bench".into(),
+        instance: "0".into(),
+    }
+}
+
 fn search_query(pattern: &str, order: Order, limit: usize, context: usize) -> Query {
     Query {
         regex: regex::Regex::new(&format!("(?mR){pattern}")).unwrap(),
@@ -471,7 +479,7 @@ async fn searches(t: &Terminals) {
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let mut longest = Duration::ZERO;
-            search::search(&query, None, |read| {
+            search::search(&query, &bench_owner(), None, |read| {
                 let started = Instant::now();
                 read(&history);
                 longest = longest.max(started.elapsed());
@@ -493,7 +501,7 @@ async fn searches(t: &Terminals) {
     for _ in 0..n {
         let mut longest = Duration::ZERO;
         let started = Instant::now();
-        search::search(&query, None, |read| {
+        search::search(&query, &bench_owner(), None, |read| {
             let started = Instant::now();
             read(&wide);
             longest = longest.max(started.elapsed());

@@ -2,7 +2,7 @@
 //! pane search calls this method too, so it holds nothing of a front end.
 
 use super::{Engine, EngineError};
-use crate::term::search::{self, Cursor, Order, Query};
+use crate::term::search::{self, Order, Query};
 // What a page holds, for front ends, which name `term` through the engine only.
 pub use crate::term::search::{ContextLine, Found, Hit, Source};
 use crate::workflow::action::{SearchOrder, SearchOutputParams};
@@ -31,7 +31,7 @@ pub struct SearchResult {
 impl Engine {
     /// A page of the lines of a session's retained history, and of a full-screen program's
     /// screen, that match a regex (term/search.rs). Asked limits beyond their bounds are
-    /// clamped; a cursor must come from a page of the same order.
+    /// clamped; a cursor must come from a page of the same session and order.
     pub fn search_output(
         &self,
         session: &str,
@@ -47,7 +47,7 @@ impl Engine {
         let cursor = p
             .cursor
             .as_deref()
-            .map(|c| Cursor::parse(c, term_order))
+            .map(|c| s.search_cursor(c, term_order))
             .transpose()?;
         let limit = p
             .limit

@@ -204,6 +204,11 @@ fn term_error(e: TermError, message: String) -> ToolError {
         TermError::InvalidName(_) | TermError::InvalidEnvName(_) | TermError::InvalidCwd(_) | TermError::InvalidArgument { .. } | TermError::TooLarge { .. } => {
             ToolError::new("INVALID_ARGUMENTS", -32004, "validation", message).with("reason", code).suggest("Fix the argument and retry.")
         }
+        TermError::ForeignCursor { session, cursor_session } => ToolError::new("INVALID_ARGUMENTS", -32004, "validation", message)
+            .with("reason", code)
+            .with("session_id", session)
+            .with("cursor_session_id", cursor_session)
+            .suggest("Call search_output with the session_id whose page gave the cursor, or without a cursor to search this session from the start."),
         TermError::NameTaken(name) => ToolError::new("SESSION_NAME_TAKEN", -32005, "conflict", message)
             .with("name", name)
             .suggest("Pick another name, or use the open session."),

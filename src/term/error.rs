@@ -24,6 +24,13 @@ pub enum TermError {
     #[error("{what} is not allowed: {reason}")]
     InvalidArgument { what: String, reason: String },
     #[error(
+        "the cursor continues a search of session `{cursor_session}`, not of `{session}`: use it with `{cursor_session}`, or search `{session}` again without a cursor"
+    )]
+    ForeignCursor {
+        session: String,
+        cursor_session: String,
+    },
+    #[error(
         "terminal session `{session}` has exited ({status}); its screen stays readable until it is closed"
     )]
     Exited { session: String, status: String },
@@ -87,6 +94,7 @@ impl TermError {
             TermError::Spawn { .. } => "spawn_failed",
             TermError::InvalidCwd(_) => "invalid_cwd",
             TermError::InvalidArgument { .. } => "invalid_argument",
+            TermError::ForeignCursor { .. } => "foreign_cursor",
             TermError::Exited { .. } => "session_exited",
             TermError::Failed { .. } => "session_failed",
             TermError::InputQueueFull { .. } => "input_queue_full",

@@ -87,12 +87,18 @@ pub struct Hit {
     pub line: String,
     pub groups: Vec<Option<String>>,
     pub named: Vec<(String, String)>,
+    /// The stream offset where output after the match begins (for a match on the screen,
+    /// the stream's end when it was seen): a wait that goes on past the match (for quiet)
+    /// looks for its stop patterns from here, so output that came with the match, or before
+    /// the waiter woke, is not skipped.
+    pub after: u64,
 }
 
 /// What the reader reports to a waiter.
 #[derive(Debug)]
 pub enum Event {
-    Hit(Hit),
+    // Boxed: a hit is far larger than the other events, which travel in results.
+    Hit(Box<Hit>),
     Ended,
     /// The session can no longer read its output (its reader failed): the reason.
     Failed(String),
@@ -135,7 +141,7 @@ impl Watch {
         inputs: &Inputs,
     ) -> Option<Hit> {
         if self.spec.since == Since::Screen {
-            return self.scan_text(&screen.text(), 0);
+            return self.scan_text(&screen.text(), 0, |_| transcript.end());
         }
         let start = match self.spec.since {
             Since::LastInput => inputs.last(self.spec.typist.as_deref()).end()?,
@@ -143,7 +149,7 @@ impl Watch {
         };
         let from = start.max(self.floor);
         let text = transcript.text();
-        let hit = self.scan_text(text, transcript.index(from));
+        let hit = self.scan_text(text, transcript.index(from), |i| transcript.offset(i));
         if hit.is_none() {
             let resume = transcript
                 .line_start_of(transcript.end())
@@ -154,8 +160,8 @@ impl Watch {
     }
 
     /// The earliest match of the pattern or a stop pattern in `text[at..]`; on a tie the
-    /// pattern wins.
-    fn scan_text(&self, text: &str, at: usize) -> Option<Hit> {
+    /// pattern wins. `offset` gives the stream offset of an index of `text`.
+    fn scan_text(&self, text: &str, at: usize, offset: impl Fn(usize) -> u64) -> Option<Hit> {
         let mut best: Option<(usize, Option<usize>)> = None;
         let candidates = self.spec.pattern.iter().map(|r| (None, r)).chain(
             self.spec
@@ -199,6 +205,7 @@ impl Watch {
                         .map(|m| (name.to_string(), m.as_str().to_string()))
                 })
                 .collect(),
+            after: offset(whole.end()),
         })
     }
 }
@@ -312,6 +319,22 @@ mod tests {
         assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs), None);
         f.feed(b"\r\x1b[KReady");
         assert_eq!(w.scan(&f.t, &mut f.s, &f.inputs).unwrap().line, "Ready");
+    }
+
+    #[test]
+    fn a_hit_says_where_the_output_after_it_begins() {
+        let mut f = Fixture::new();
+        f.feed(b"old\r\n");
+        let mut w = Watch::new(1, spec("^GO", &[], Since::Entry), &f.t);
+        f.feed(b"GO\r\nFATAL\r\n");
+        let hit = w.scan(&f.t, &mut f.s, &f.inputs).unwrap();
+        // "old\n" then "GO": what follows the match starts at its line end.
+        assert_eq!(hit.after, 6);
+        assert_eq!(&f.t.text()[f.t.index(hit.after)..], "\nFATAL\n");
+        // On the screen, what follows is whatever arrives next.
+        let mut w = Watch::new(2, spec("^GO", &[], Since::Screen), &f.t);
+        let hit = w.scan(&f.t, &mut f.s, &f.inputs).unwrap();
+        assert_eq!(hit.after, f.t.end());
     }
 
     #[test]

@@ -61,6 +61,11 @@ pub struct Remote {
     statuses: Vec<i32>,
 }
 
+/// Login shells a far session keeps as its shell (a `case` pattern of their names): those
+/// that read the POSIX prompt setup and framed lines. Any other (fish, nu, tcsh, csh, xonsh,
+/// elvish) is not started; bash (or sh) is, in its place.
+const POSIX_SHELLS: &str = "sh|bash|zsh|dash|ash|ksh|ksh93|mksh|pdksh|yash|posh";
+
 /// More than a status's digits: a prompt marker not ended by then is none of flowdeck's.
 const STATUS_MAX: usize = 12;
 
@@ -83,12 +88,27 @@ impl Remote {
         }
     }
 
-    /// The connect command's last argument: run by a shell on the far side once it is
-    /// reached, it says so and becomes the far side's login shell.
+    /// The connect command's last argument: run by the far side's login shell once it is
+    /// reached, it says so and becomes the session's shell there.
+    ///
+    /// sshd hands it to the account's login shell, whatever that is, and fish, nu, tcsh or
+    /// csh cannot parse a POSIX script (`${`, `"$s"`): so it is one single-quoted argument to
+    /// `exec sh -c`, which each of them reads the same way (single quotes are literal in all
+    /// of them, the script holds none, nor a `!` that csh would expand). Under sh it says it
+    /// was reached, then becomes the login shell when that is a POSIX shell, which the prompt
+    /// setup and the framed lines are written for; any other login shell gives way to bash
+    /// (or sh where there is none), started as a login shell.
     pub fn bootstrap(&self) -> String {
+        format!("exec sh -c '{}'", self.far_start())
+    }
+
+    /// The sh script of [`Remote::bootstrap`]: no single quote, no `!`, one line.
+    fn far_start(&self) -> String {
         format!(
-            "printf '\\033]{OSC};flowdeck-ready;{}\\007'; exec \"${{SHELL:-/bin/sh}}\" -l",
-            self.nonce
+            "printf \"\\033]{OSC};flowdeck-ready;{nonce}\\007\"; s=${{SHELL:-/bin/sh}}; \
+             case ${{s##*/}} in {POSIX_SHELLS}) ;; *) s=$(command -v bash) || s=/bin/sh;; esac; \
+             exec \"$s\" -l",
+            nonce = self.nonce
         )
     }
 
@@ -234,6 +254,21 @@ mod tests {
         marker.extend_from_slice(rest.as_bytes());
         marker.push(0x07);
         marker
+    }
+
+    /// Every login shell must read the bootstrap as one word for `sh -c`: a single quote
+    /// inside would end it, a `!` is history expansion in csh and tcsh, and a line break
+    /// ends a csh command.
+    #[test]
+    fn the_bootstrap_is_one_single_quoted_sh_script() {
+        let remote = Remote::new("h1".into(), Duration::from_secs(1), false);
+        let bootstrap = remote.bootstrap();
+        let script = bootstrap
+            .strip_prefix("exec sh -c '")
+            .and_then(|rest| rest.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("not `exec sh -c '…'`: {bootstrap}"));
+        assert!(!script.contains(['\'', '!', '\n', '\r']), "{script}");
+        assert!(script.contains(&remote.nonce), "{script}");
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! a match never spans lines. A history line is named by its number in the output since the
 //! session began (1 = its first line), which names the same line however many older ones are
 //! dropped later: a cursor saying "after line 4,120" means the same place on the next page.
+//! A cursor names the session whose history it walks (and which opening of that id: ids
+//! start again at `s1` in each server), and is refused on any other: line 4,120 of another
+//! session is another place, and reading it there would skip hits without a word.
 //!
 //! The reader thread takes the session lock for every batch of output, so the history is
 //! searched a slice at a time, each under the lock for a fraction of a millisecond
@@ -16,7 +19,6 @@ use super::transcript::{Transcript, displayed};
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Serialize;
-use std::fmt;
 use std::ops::Range;
 
 /// Most hits a page holds.
@@ -73,6 +75,18 @@ pub struct Query {
     pub cursor: Option<Cursor>,
 }
 
+/// The session a search reads: its id, and its instance, a nonce of the session's own
+/// (a session id names another session after a server restarts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub session: String,
+    pub instance: String,
+}
+
+/// The first field of a cursor's text: its format. Cursors of the first format (five
+/// fields, no session) are refused as such rather than read against any session.
+const CURSOR_FORMAT: &str = "c2";
+
 /// Where a page ended: the last hit it gave, and the history range the first page searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cursor {
@@ -93,8 +107,9 @@ enum Place {
     Screen(u64),
 }
 
-impl fmt::Display for Cursor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Cursor {
+    /// The cursor as a page gives it (`next_cursor`), bound to `owner`.
+    fn encode(&self, owner: &Owner) -> String {
         let order = match self.order {
             Order::NewestFirst => 'n',
             Order::OldestFirst => 'o',
@@ -103,24 +118,43 @@ impl fmt::Display for Cursor {
             Place::History(n) => ('h', n),
             Place::Screen(row) => ('s', row),
         };
-        write!(f, "{order}.{source}.{at}.{}.{}", self.end, self.floor)
+        format!(
+            "{CURSOR_FORMAT}.{}.{}.{order}.{source}.{at}.{}.{}",
+            owner.session, owner.instance, self.end, self.floor
+        )
     }
-}
 
-impl Cursor {
-    /// Reads a cursor a page gave (`next_cursor`) for a search in `order`.
-    pub fn parse(text: &str, order: Order) -> Result<Cursor, TermError> {
+    /// Reads a cursor a page of `owner`'s gave (`next_cursor`) for a search in `order`.
+    /// A cursor of another session, or of an earlier session of the same id, is refused.
+    pub fn parse(text: &str, order: Order, owner: &Owner) -> Result<Cursor, TermError> {
         let invalid = |reason: String| TermError::InvalidArgument {
             what: format!("the cursor {:?}", text.chars().take(64).collect::<String>()),
             reason,
         };
         let parts: Vec<&str> = text.split('.').collect();
         let number = |s: &str| s.parse::<u64>().ok();
-        let [o, s, at, end, floor] = parts.as_slice() else {
+        if let ["n" | "o", _, _, _, _] = parts.as_slice() {
+            return Err(invalid(format!(
+                "it was given by an earlier flowdeck, whose cursors name no session; search `{}` again without a cursor",
+                owner.session
+            )));
+        }
+        let [CURSOR_FORMAT, session, instance, o, s, at, end, floor] = parts.as_slice() else {
             return Err(invalid(
-                "it is not one that search_output gave; pass `next_cursor` as it came".into(),
+                "it is not one that a search gave; pass `next_cursor` as it came".into(),
             ));
         };
+        if *session != owner.session {
+            return Err(TermError::ForeignCursor {
+                session: owner.session.clone(),
+                cursor_session: (*session).to_string(),
+            });
+        }
+        if *instance != owner.instance {
+            return Err(invalid(format!(
+                "it continues a search of an earlier session `{session}` (since closed; ids are given again after a restart); search `{session}` again without a cursor"
+            )));
+        }
         let made_for = match *o {
             "n" => Order::NewestFirst,
             "o" => Order::OldestFirst,
@@ -231,10 +265,12 @@ pub fn screen_rows(vt: &vt100::Screen) -> Option<Vec<String>> {
     Some(rows)
 }
 
-/// Searches `screen` (from [`screen_rows`]) and the history. `locked` runs what it is given
-/// with the transcript under the session lock; it is called once per slice.
+/// Searches `screen` (from [`screen_rows`]) and the history of `owner`, whose cursor the
+/// page gives. `locked` runs what it is given with the transcript under the session lock;
+/// it is called once per slice.
 pub fn search(
     query: &Query,
+    owner: &Owner,
     screen: Option<Vec<String>>,
     mut locked: impl FnMut(&mut dyn FnMut(&Transcript)),
 ) -> Found {
@@ -279,7 +315,7 @@ pub fn search(
             end,
             floor,
         }
-        .to_string()
+        .encode(owner)
     });
     Found {
         total_hits: page.total,
@@ -573,14 +609,23 @@ mod tests {
         }
     }
 
+    fn owner(session: &str, instance: &str) -> Owner {
+        Owner {
+            session: session.into(),
+            instance: instance.into(),
+        }
+    }
+
     fn run(t: &Transcript, q: &Query, screen: Option<Vec<String>>) -> Found {
-        search(q, screen, |read| read(t))
+        search(q, &owner("s1", "a1"), screen, |read| read(t))
     }
 
     fn next(q: &Query, found: &Found) -> Option<Query> {
         let cursor = found.next_cursor.as_deref()?;
         let mut q = q.clone();
-        q.cursor = Some(Cursor::parse(cursor, q.order).unwrap_or_else(|e| panic!("{e}")));
+        q.cursor = Some(
+            Cursor::parse(cursor, q.order, &owner("s1", "a1")).unwrap_or_else(|e| panic!("{e}")),
+        );
         Some(q)
     }
 
@@ -704,6 +749,7 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_refuse_what_they_are_not() {
+        let s1 = owner("s1", "0123abcd");
         for cursor in [
             Cursor {
                 order: Order::NewestFirst,
@@ -718,24 +764,48 @@ mod tests {
                 floor: 0,
             },
         ] {
-            assert_eq!(
-                Cursor::parse(&cursor.to_string(), cursor.order).ok(),
-                Some(cursor)
-            );
+            let text = cursor.encode(&s1);
+            assert_eq!(Cursor::parse(&text, cursor.order, &s1).ok(), Some(cursor));
         }
+        let newest = |rest: &str| format!("c2.s1.0123abcd.{rest}");
         for (text, order, says) in [
-            ("", Order::NewestFirst, "not one that search_output gave"),
             (
-                "n.h.1.2",
+                String::new(),
                 Order::NewestFirst,
-                "not one that search_output gave",
+                "not one that a search gave",
             ),
-            ("n.h.x.2.3", Order::NewestFirst, "not numbers"),
-            ("n.q.1.2.3", Order::NewestFirst, "source is unknown"),
-            ("z.h.1.2.3", Order::NewestFirst, "order is unknown"),
-            ("n.h.1.2.3", Order::OldestFirst, "order newest_first"),
+            (
+                newest("n.h.1.2"),
+                Order::NewestFirst,
+                "not one that a search gave",
+            ),
+            (
+                "c3.s1.0123abcd.n.h.1.2.3".into(),
+                Order::NewestFirst,
+                "not one that a search gave",
+            ),
+            (newest("n.h.x.2.3"), Order::NewestFirst, "not numbers"),
+            (newest("n.q.1.2.3"), Order::NewestFirst, "source is unknown"),
+            (newest("z.h.1.2.3"), Order::NewestFirst, "order is unknown"),
+            (
+                newest("n.h.1.2.3"),
+                Order::OldestFirst,
+                "order newest_first",
+            ),
+            // The first format named no session: refused, never read as this session's.
+            ("n.h.1.2.3".into(), Order::NewestFirst, "earlier flowdeck"),
+            (
+                "c2.s1.ffff0000.n.h.1.2.3".into(),
+                Order::NewestFirst,
+                "an earlier session `s1`",
+            ),
+            (
+                "c2.s2.0123abcd.n.h.1.2.3".into(),
+                Order::NewestFirst,
+                "a search of session `s2`, not of `s1`",
+            ),
         ] {
-            let error = Cursor::parse(text, order)
+            let error = Cursor::parse(&text, order, &s1)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
@@ -807,7 +877,7 @@ mod tests {
         let t = transcript((1..=5000).map(|i| format!("line {i}")), 10_000);
         let q = query("^line (1|2500|5000)$", Order::OldestFirst, 10, 0);
         let mut locks = 0;
-        let found = search(&q, None, |read| {
+        let found = search(&q, &owner("s1", "a1"), None, |read| {
             locks += 1;
             read(&t)
         });

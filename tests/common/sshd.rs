@@ -17,6 +17,10 @@
 //! - `passphrase`: 127.0.0.4 with a key the server accepts that is locked by [`PASSPHRASE`]:
 //!   ssh asks for the passphrase on its terminal, and typing it there logs in.
 //!
+//! Run as root, the fixture's keys are readable by other accounts, and
+//! [`account_with_login_shell`] makes one (with fish as its login shell, say) that `NAME@h1`
+//! logs into.
+//!
 //! No alias ever prompts for anything but that password, and the client reads and writes none
 //! of the real user's `~/.ssh` files nor the system's known hosts.
 
@@ -107,6 +111,16 @@ impl Sshd {
             .map(|k| std::fs::read_to_string(path.join(k)).unwrap())
             .collect();
         std::fs::write(path.join("authorized_keys"), authorized).unwrap();
+        if running_as_root() {
+            // sshd reads a user's authorized keys as that user: another account the tests
+            // make ([`account_with_login_shell`]) must reach them. The private keys stay 0600.
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o711)).unwrap();
+            std::fs::set_permissions(
+                path.join("authorized_keys"),
+                std::fs::Permissions::from_mode(0o644),
+            )
+            .unwrap();
+        }
         let user = current_user();
         let config = path.join("ssh_config");
         // A port free on 127.0.0.2 may be taken on another address (another fixture's sshd):
@@ -394,6 +408,71 @@ fn descendants(root: i32) -> Vec<i32> {
         }
     }
     found
+}
+
+/// Makes sure this machine has an account `name` whose login shell is `shell`, which the
+/// fixture's key logs into (`NAME@h1`: every account shares the fixture's authorized keys).
+/// Made with `useradd` the first time and kept (for the next run, and for a test process
+/// running beside this one), its shell set again when it differs; it has no password anyone
+/// could type (`*`, which sshd does not take for a locked account). `Err` with why when
+/// the tests do not run as root, who alone can make accounts; a missing shell or a
+/// failing `useradd` fails the test.
+pub fn account_with_login_shell(name: &str, shell: &str) -> Result<(), String> {
+    if !running_as_root() {
+        return Err(format!(
+            "making the account {name} needs root, and the tests run as {}",
+            current_user()
+        ));
+    }
+    assert!(
+        Path::new(shell).exists(),
+        "{shell} is missing: install it (Debian: apt-get install {}) to run this test",
+        Path::new(shell)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    let exists = |name: &str| {
+        output_within(LONG, "id", Command::new("id").arg("-u").arg(name))
+            .status
+            .success()
+    };
+    if !exists(name) {
+        let made = output_within(
+            LONG,
+            &format!("useradd {name}"),
+            Command::new("useradd")
+                .args(["-m", "-p", "*", "-s", shell])
+                .arg(name),
+        );
+        // Another test process may have made it at the same moment.
+        assert!(
+            made.status.success() || exists(name),
+            "useradd {name} failed ({}): {}",
+            made.status,
+            String::from_utf8_lossy(&made.stderr).trim()
+        );
+    }
+    let entry = output_within(
+        LONG,
+        "getent passwd",
+        Command::new("getent").arg("passwd").arg(name),
+    );
+    let entry = String::from_utf8_lossy(&entry.stdout).into_owned();
+    if entry.trim_end().rsplit(':').next() != Some(shell) {
+        let set = output_within(
+            LONG,
+            &format!("usermod {name}"),
+            Command::new("usermod").args(["-s", shell]).arg(name),
+        );
+        assert!(
+            set.status.success(),
+            "usermod {name} failed ({}): {}",
+            set.status,
+            String::from_utf8_lossy(&set.stderr).trim()
+        );
+    }
+    Ok(())
 }
 
 fn running_as_root() -> bool {

@@ -444,6 +444,101 @@ async fn a_host_of_hosts_conf_is_reached_by_its_own_command_as_docker_or_sudo_wo
     e.shutdown().await;
 }
 
+/// Issue 36: a login shell that is not POSIX (fish, tcsh) cannot parse a POSIX bootstrap
+/// (fish: `${ is not a valid variable`). `SHELL=... fish -c` is what sshd runs for an
+/// account whose login shell is fish; the session's shell is then bash, and works as one.
+/// A "login shell" that cannot run `exec sh -c '…'` at all (python) is refused saying what
+/// to do, with its own words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_shell_that_is_not_posix_still_gives_a_posix_shell_or_says_what_to_do() {
+    for shell in ["/usr/bin/fish", "/usr/bin/tcsh"] {
+        assert!(
+            std::path::Path::new(shell).exists(),
+            "{shell} is missing: install it (Debian: apt-get install fish tcsh) to run this test"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(flowdeck::engine::fleet::HOSTS_FILE),
+        "fishy = env SHELL=/usr/bin/fish fish -c
+         tcshy = env SHELL=/usr/bin/tcsh tcsh -c
+         snake = env SHELL=/usr/bin/python3 python3 -c
+",
+    )
+    .unwrap();
+    let e = common::test_engine(dir.path(), 8, false);
+    for (host, login) in [("fishy", "/usr/bin/fish"), ("tcshy", "/usr/bin/tcsh")] {
+        let id = open_on(&e, host, json!({"env": {"ODD": "a'b $(c)"}}))
+            .await
+            .unwrap_or_else(|err| panic!("{host}: {err}"));
+        let ran = run(&e, &id, "echo \"${0##*/}|$SHELL|$ODD\"; (exit 4)").await;
+        assert_eq!(ran.exit_code, Some(4), "{host}: {ran:?}");
+        assert_eq!(
+            ran.output,
+            format!("bash|{login}|a'b $(c)"),
+            "{host}: {ran:?}"
+        );
+        assert_typed_line_read_once(&e, &id, host).await;
+    }
+    let refused = open_on(&e, "snake", json!({})).await.unwrap_err();
+    let message = refused.to_string();
+    assert!(message.contains("SyntaxError"), "{message}");
+    assert!(
+        message.contains("login shell must run `exec sh -c '…'`"),
+        "{message}"
+    );
+    e.shutdown().await;
+}
+
+/// Issue 36: an account whose login shell is fish, reached through the real sshd, runs a
+/// workflow (its commands in a POSIX shell), its values quoted and returned exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_runs_on_a_host_as_an_account_whose_login_shell_is_fish() {
+    const ACCOUNT: &str = "flowdeckfish";
+    if let Err(why) = common::sshd::account_with_login_shell(ACCOUNT, "/usr/bin/fish") {
+        println!("skipped: {why}");
+        return;
+    }
+    let sshd = Sshd::start();
+    let (e, _dir) = with_manifest(
+        &sshd,
+        r#"name: as_fish
+description: Works on a host as an account whose login shell is fish.
+arguments:
+  MESSAGE: { description: any text }
+return_values:
+  WHO: { description: the account }
+  LOGIN: { description: its login shell }
+  RAN: { description: the shell the steps ran in }
+  ECHOED: { description: "the message, as the host saw it" }
+initial_state: look
+states:
+  look:
+    action: { tool: run_command, params: { command: 'export WHO="$(id -un)" LOGIN="$SHELL" RAN="${0##*/}" ECHOED="$MESSAGE"' } }
+"#,
+    );
+    let message = "it's \"$(uname)\" ${HOME}";
+    let host = format!("{ACCOUNT}@h1");
+    let started = e
+        .start_run(run_request("as_fish", Some(&host), &[("MESSAGE", message)]))
+        .await
+        .unwrap();
+    let result = common::finished(started).await;
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{:?}\n{}\nsshd logged:\n{}",
+        result.error,
+        serde_json::to_string_pretty(&result.execution_log).unwrap(),
+        sshd.log()
+    );
+    assert_eq!(result.return_values["WHO"], ACCOUNT);
+    assert_eq!(result.return_values["LOGIN"], "/usr/bin/fish");
+    assert_eq!(result.return_values["RAN"], "bash");
+    assert_eq!(result.return_values["ECHOED"], message);
+    e.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flowdeck_ending_ends_the_ssh_connection_and_what_runs_there() {
     let sshd = Sshd::start();

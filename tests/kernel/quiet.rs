@@ -200,3 +200,71 @@ async fn bad_quiet_parameters_are_clear_errors() {
         serde_json::from_value::<AwaitOutputParams>(json!({"quiet_ms": 5, "quiet_on": "silence"}));
     assert!(unknown.is_err(), "quiet_on takes output or screen");
 }
+
+/// Issue 36: stop patterns of a quiet wait cover what its `since` covers (by default the
+/// output since the last input), not only what comes after the wait begins.
+#[tokio::test]
+async fn a_stop_printed_between_the_input_and_a_quiet_wait_stops_it() {
+    let (e, id, _dir) = bash(100, 30).await;
+    // The typed line holds FATAL_42 too: its echo is not output and never stops a wait.
+    send(&e, &id, "echo FATAL_42; sleep 30\n");
+    let printed = wait(&e, &id, json!({"pattern": "^FATAL_42", "timeout": 30})).await;
+    assert_eq!(printed.result.outcome, WaitOutcome::Matched, "{printed:?}");
+    let stopped = wait(
+        &e,
+        &id,
+        json!({"quiet_ms": 1000, "stop_patterns": ["FATAL_(\\d+)"], "timeout": 30}),
+    )
+    .await;
+    assert_eq!(stopped.result.outcome, WaitOutcome::Stopped, "{stopped:?}");
+    assert_eq!(stopped.result.stop_pattern.as_deref(), Some("FATAL_(\\d+)"));
+    assert_eq!(stopped.result.matched_line.as_deref(), Some("FATAL_42"));
+    assert_eq!(stopped.result.groups, vec![Some("42".to_string())]);
+    // On the visible screen, as `since: screen` reads it, too.
+    let on_screen = wait(
+        &e,
+        &id,
+        json!({"quiet_ms": 1000, "stop_patterns": ["^FATAL_42$"], "since": "screen", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(
+        on_screen.result.outcome,
+        WaitOutcome::Stopped,
+        "{on_screen:?}"
+    );
+    send(&e, &id, "\x03");
+}
+
+#[tokio::test]
+async fn a_stop_before_the_last_input_or_only_in_its_echo_does_not_stop_a_quiet_wait() {
+    let (e, id, _dir) = bash(100, 30).await;
+    send(&e, &id, "echo FATAL_42\n");
+    let printed = wait(&e, &id, json!({"pattern": "^FATAL_42", "timeout": 30})).await;
+    assert_eq!(printed.result.outcome, WaitOutcome::Matched, "{printed:?}");
+    // Typed after the error, and naming another one that only its echo holds.
+    send(&e, &id, "echo fine-$((1+1)) # FATAL_7\n");
+    let settled = wait(
+        &e,
+        &id,
+        json!({"quiet_ms": 300, "stop_patterns": ["FATAL_42", "FATAL_7"], "timeout": 30}),
+    )
+    .await;
+    assert_eq!(settled.result.outcome, WaitOutcome::Matched, "{settled:?}");
+    assert!(screen(&e, &id).contains("fine-2"), "{settled:?}");
+}
+
+#[tokio::test]
+async fn a_stop_that_comes_with_the_pattern_stops_the_quiet_after_it() {
+    let (e, id, _dir) = bash(100, 30).await;
+    // One write: the stop arrives in the same chunk as the pattern, before the waiter wakes.
+    send(&e, &id, "printf 'GO\\nFATAL_42\\n'; sleep 30\n");
+    let stopped = wait(
+        &e,
+        &id,
+        json!({"pattern": "^GO", "quiet_ms": 1000, "stop_patterns": ["^FATAL_42"], "timeout": 30}),
+    )
+    .await;
+    assert_eq!(stopped.result.outcome, WaitOutcome::Stopped, "{stopped:?}");
+    assert_eq!(stopped.result.matched_text.as_deref(), Some("FATAL_42"));
+    send(&e, &id, "\x03");
+}

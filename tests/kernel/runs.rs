@@ -819,3 +819,49 @@ async fn a_workflow_step_waits_for_quiet_after_its_pattern() {
     assert_final(&result, FinalState::Completed);
     assert_eq!(result.last_state.as_deref(), Some("done"), "{result:?}");
 }
+
+/// Issue 36: a quiet step with stop patterns sees the error its command printed before the
+/// step began, and takes its failure transition.
+#[tokio::test]
+async fn a_quiet_step_stopped_by_earlier_output_takes_its_failure_transition() {
+    let (_dir, engine) = with_manifest(
+        "stop_in_quiet.yaml",
+        r#"name: stop_in_quiet
+description: Settles after a command, unless it failed.
+initial_state: go
+states:
+  go:
+    action: { tool: send_input, params: { input_text: "echo FATAL_42; sleep 30\n" } }
+    transitions: [{ next_state: printed }]
+  printed:
+    action: { tool: await_output, params: { pattern: '^FATAL_42', timeout: 30 } }
+    transitions: [{ condition: success, next_state: settle }]
+  settle:
+    action: { tool: await_output, params: { quiet_ms: 1000, stop_patterns: ['FATAL_\d+'], timeout: 30 } }
+    transitions:
+      - { condition: success, next_state: carried_on }
+      - { condition: failure, next_state: caught }
+  carried_on:
+    action: { tool: list_terminal_sessions }
+  caught:
+    action: { tool: list_terminal_sessions }
+"#,
+    );
+    let result = engine.run(request("stop_in_quiet", &[])).await.unwrap();
+    assert_final(&result, FinalState::Completed);
+    let log = serde_json::to_string_pretty(&result.execution_log).unwrap();
+    assert_eq!(result.last_state.as_deref(), Some("caught"), "{log}");
+    let settle = result
+        .execution_log
+        .iter()
+        .find(|e| e["phase"] == "execution" && e["state"] == "settle")
+        .unwrap_or_else(|| panic!("no settle step: {log}"));
+    assert_eq!(settle["result"]["outcome"], "stopped", "{log}");
+    let taken = result
+        .execution_log
+        .iter()
+        .find(|e| e["phase"] == "transition" && e["from_state"] == "settle")
+        .unwrap_or_else(|| panic!("no transition from settle: {log}"));
+    assert_eq!(taken["condition"], "failure", "{log}");
+    assert_eq!(taken["to_state"], "caught", "{log}");
+}

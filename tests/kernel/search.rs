@@ -306,19 +306,21 @@ async fn bad_patterns_cursors_and_sessions_are_clear_errors() {
         assert_eq!(payload.context["pattern"], json!(pattern));
         assert!(payload.message.contains(says), "{}", payload.message);
     }
-    let newest = search(&e, &id, json!({"pattern": "\\$", "limit": 1}));
+    run(&e, &id, "echo one; echo two", "^two$").await;
+    let newest = search(&e, &id, json!({"pattern": "o", "limit": 1}));
     let other_order = e
         .search_output(
             &id,
             &params(json!({"pattern": "x", "order": "oldest_first",
-                "cursor": newest.found.next_cursor.clone().unwrap_or_else(|| "n.h.1.2.0".into())})),
+                "cursor": newest.found.next_cursor.clone().unwrap()})),
         )
         .unwrap_err();
     assert!(
         other_order.to_string().contains("newest_first"),
         "{other_order}"
     );
-    for cursor in ["garbage", "n.h.1.2", "n.h.-1.2.0"] {
+    // Malformed, and of the first format, which named no session.
+    for cursor in ["garbage", "c2.s1.0.n.h.1.2", "n.h.1.2.0", "n.h.-1.2.0"] {
         let error = e
             .search_output(&id, &params(json!({"pattern": "x", "cursor": cursor})))
             .unwrap_err();
@@ -337,6 +339,44 @@ async fn bad_patterns_cursors_and_sessions_are_clear_errors() {
         serde_json::from_value::<SearchOutputParams>(json!({"pattern": "x", "regex": "y"}))
             .is_err()
     );
+    e.shutdown().await;
+}
+
+/// Issue 36: a cursor names its session. s2's cursor given for s1 was read as a place in
+/// s1's history (its lines 2 and 1), skipping s1's newer matches without a word.
+#[tokio::test]
+async fn a_cursor_of_another_session_is_refused_naming_both() {
+    let (e, _dir) = engine(10_000);
+    let many = "for i in $(seq 1 300); do echo \"match $i\"; done; echo DONE";
+    let s1 = bash(&e).await;
+    let s2 = bash(&e).await;
+    run(&e, &s1, many, "^DONE$").await;
+    run(&e, &s2, many, "^DONE$").await;
+    let args =
+        |cursor: Option<String>| json!({"pattern": "^match \\d+$", "limit": 10, "cursor": cursor});
+    let theirs = search(&e, &s2, args(None));
+    let cursor = theirs.found.next_cursor.clone().unwrap();
+    let error = e
+        .search_output(&s1, &params(args(Some(cursor.clone()))))
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("`{s2}`")) && message.contains(&format!("`{s1}`")),
+        "{message}"
+    );
+    let payload = ToolError::from(error);
+    assert_eq!(payload.error_code, "INVALID_ARGUMENTS", "{message}");
+    assert_eq!(payload.context["session_id"], json!(s1));
+    assert_eq!(payload.context["cursor_session_id"], json!(s2));
+    assert_eq!(payload.context["reason"], json!("foreign_cursor"));
+    // With its own session, the same cursor goes on where s2's page ended.
+    let next = search(&e, &s2, args(Some(cursor)));
+    assert_eq!(next.found.hits[0].text, "match 290");
+    // And s1's own pages give its 300 matches, newest first.
+    let (hits, _) = every_page(&e, &s1, args(None));
+    let lines: Vec<&str> = hits.iter().map(|(_, text)| text.as_str()).collect();
+    let expected: Vec<String> = (1..=300).rev().map(|i| format!("match {i}")).collect();
+    assert_eq!(lines, expected);
     e.shutdown().await;
 }
 

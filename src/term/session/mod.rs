@@ -134,6 +134,9 @@ pub struct Session {
     /// Where the shell runs when it is reached through another program (remote.rs).
     host: Option<String>,
     marker: String,
+    /// A nonce of this session's own: ids are given again by the next process, and what
+    /// names a place in this session's history (a search cursor) must not be read in theirs.
+    instance: String,
     created: SystemTime,
     shared: Arc<Shared>,
     master: Mutex<Box<dyn MasterPty + Send>>,

@@ -147,6 +147,7 @@ impl Session {
             command: argv,
             pid,
             marker,
+            instance: crate::term::nonce::nonce(),
             created: SystemTime::now(),
             shared,
             master: Mutex::new(pair.master),

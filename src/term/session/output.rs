@@ -113,7 +113,7 @@ impl Live {
                 Some(hit) => {
                     let mut w = self.watches.swap_remove(i);
                     if let Some(tx) = w.notify.take() {
-                        let _ = tx.send(Event::Hit(hit));
+                        let _ = tx.send(Event::Hit(Box::new(hit)));
                     }
                 }
                 None => i += 1,
@@ -180,6 +180,7 @@ impl Live {
             }
             Some(Event::Ended) => result.outcome = WaitOutcome::Exited,
             Some(Event::Hit(hit)) => {
+                let hit = *hit;
                 result.outcome = if hit.stop.is_some() {
                     WaitOutcome::Stopped
                 } else {

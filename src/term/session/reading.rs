@@ -2,9 +2,10 @@
 
 use super::Session;
 use super::info::Content;
+use crate::term::error::TermError;
 use crate::term::hush::{self};
 use crate::term::screen::ScreenSnapshot;
-use crate::term::search::{self, Found, Query};
+use crate::term::search::{self, Cursor, Found, Order, Owner, Query};
 use crate::term::transcript::{render_line, render_text};
 
 impl Session {
@@ -34,7 +35,22 @@ impl Session {
     /// never kept waiting for a whole search.
     pub fn search(&self, query: &Query) -> Found {
         let screen = search::screen_rows(self.shared.lock().screen.vt());
-        search::search(query, screen, |read| read(&self.shared.lock().transcript))
+        search::search(query, &self.search_owner(), screen, |read| {
+            read(&self.shared.lock().transcript)
+        })
+    }
+
+    /// Reads a cursor a page of this session's searches gave, for a search in `order`; one
+    /// that another session (or an earlier session of this id) gave is refused.
+    pub fn search_cursor(&self, text: &str, order: Order) -> Result<Cursor, TermError> {
+        Cursor::parse(text, order, &self.search_owner())
+    }
+
+    fn search_owner(&self) -> Owner {
+        Owner {
+            session: self.id.clone(),
+            instance: self.instance.clone(),
+        }
     }
 
     /// The screen with colours and attributes.

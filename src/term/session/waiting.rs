@@ -3,7 +3,7 @@
 use super::info::AwaitResult;
 use super::{Session, Shared};
 use crate::term::error::TermError;
-use crate::term::matcher::{AwaitSpec, Event, Hit, Quiet, QuietOn, WaitOutcome, Watch};
+use crate::term::matcher::{AwaitSpec, Event, Hit, Quiet, QuietOn, Since, WaitOutcome, Watch};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -136,6 +136,10 @@ impl Session {
     /// quiet.rs), a stop pattern matches, the program ends or time runs out; fails at once
     /// when the session can no longer read its output. Dropping the future (cancellation)
     /// removes the wait.
+    ///
+    /// Stop patterns are looked for over the same output as the pattern (`since`), quiet
+    /// waits included: an error printed between the input and the wait stops it. After the
+    /// pattern matched, they go on from the match.
     pub async fn await_output(&self, spec: AwaitSpec) -> Result<AwaitResult, TermError> {
         let started = Instant::now();
         let deadline = started + spec.timeout;
@@ -143,10 +147,21 @@ impl Session {
             let event = self.watch(spec, deadline).await;
             return self.shared.lock().result(&self.id, started, event);
         };
-        let stops = spec.stop_patterns.clone();
+        let mut stops = AwaitSpec {
+            pattern: None,
+            stop_patterns: spec.stop_patterns.clone(),
+            since: spec.since,
+            timeout: Duration::ZERO,
+            typist: spec.typist.clone(),
+            quiet: None,
+        };
         let matched = if pattern {
             match self.watch(spec, deadline).await {
-                Some(Event::Hit(hit)) if hit.stop.is_none() => Some(hit),
+                Some(Event::Hit(hit)) if hit.stop.is_none() => {
+                    // Up to the match, the pattern's own wait held the stop patterns too.
+                    stops.since = Since::After(hit.after);
+                    Some(hit)
+                }
                 event => return self.shared.lock().result(&self.id, started, event),
             }
         } else {
@@ -172,7 +187,7 @@ impl Session {
         live.next_watch += 1;
         let mut watch = Watch::new(live.next_watch, spec, &live.transcript);
         if let Some(hit) = watch.scan(&live.transcript, &mut live.screen, &live.inputs) {
-            return Err(Event::Hit(hit));
+            return Err(Event::Hit(Box::new(hit)));
         }
         if live.ended {
             return Err(Event::Ended);
@@ -208,26 +223,19 @@ impl Session {
     }
 
     /// Waits until the session has been quiet for `quiet` (after `matched`, the pattern's
-    /// match, if there was one); stop patterns, the program's end and the deadline still end
-    /// the wait. A timer, re-armed to the last change when output came meanwhile: no
-    /// polling, and one wake-up per quiet period however fast the output.
+    /// match, if there was one); `stops` (stop patterns alone, over their region), the
+    /// program's end and the deadline still end the wait. A timer, re-armed to the last
+    /// change when output came meanwhile: no polling, and one wake-up per quiet period
+    /// however fast the output.
     async fn settle(
         &self,
-        stop_patterns: Vec<regex::Regex>,
+        stops: AwaitSpec,
         quiet: Quiet,
         started: Instant,
         deadline: Instant,
-        matched: Option<Hit>,
+        matched: Option<Box<Hit>>,
     ) -> Result<AwaitResult, TermError> {
         let from = Instant::now();
-        let stops = AwaitSpec {
-            pattern: None,
-            stop_patterns,
-            since: crate::term::Since::Entry,
-            timeout: Duration::ZERO,
-            typist: None,
-            quiet: None,
-        };
         // Registered once; its event (a stop pattern, the end) is awaited across timers.
         let (_registered, mut rx) = match self.register(stops, quiet.on == QuietOn::Screen) {
             Ok(registered) => registered,

@@ -76,6 +76,21 @@ fn unreachable(session: &Session, host: &str, timeout: Duration) -> TermError {
         Some(_) if refused => format!(
             "{said} (nobody is there to type a password or a passphrase, so none was asked for: use a key that needs none, or one loaded in ssh-agent)"
         ),
+        // ssh's own failures end it with 255; any other status is the far side's, whose
+        // login shell ran something else than flowdeck's start-up command, or ran it and
+        // failed (its words, which name it, are in `said`).
+        Some(exit) if exit.code.is_some_and(|code| code != SSH_FAILED) => {
+            let why = format!(
+                "the far side ended ({exit}) before flowdeck's start-up command said it was reached: \
+                 the account's login shell must run `exec sh -c '…'` (POSIX shells, fish, tcsh, csh \
+                 and nu do, and the session's shell is then a POSIX one); give the account such a \
+                 login shell, or reach the machine through a command that starts `sh -c`"
+            );
+            match said.is_empty() {
+                true => why,
+                false => format!("{said} ({why})"),
+            }
+        }
         Some(exit) => match said.is_empty() {
             true => format!("the connection ended ({exit})"),
             false => format!("{said} (the connection ended: {exit})"),
