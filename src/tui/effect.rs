@@ -154,9 +154,10 @@ pub enum Effect {
     LoadAudit,
     /// Read the runs waiting for approval.
     LoadApprovals,
-    /// Answer a run's approval request.
+    /// Answer a run's approval request: the one shown, by its fingerprint.
     DecideApproval {
         run_id: String,
+        fingerprint: String,
         approve: bool,
     },
 }
