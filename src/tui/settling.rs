@@ -58,7 +58,12 @@ impl App {
     /// then.
     pub fn due(&self) -> Option<Instant> {
         let approval = self.approval_shown.as_ref().and_then(|s| s.settling);
-        [approval].into_iter().flatten().map(|s| s.until).min()
+        let editor = self.editor.as_ref().and_then(|e| e.settling);
+        [approval, editor]
+            .into_iter()
+            .flatten()
+            .map(|s| s.until)
+            .min()
     }
 }
 
@@ -68,5 +73,10 @@ pub fn tick(app: &mut App, now: Instant) {
         && shown.settling.is_some_and(|s| s.over(now))
     {
         shown.settling = None;
+    }
+    if let Some(editor) = &mut app.editor
+        && editor.settling.is_some_and(|s| s.over(now))
+    {
+        editor.settling = None;
     }
 }

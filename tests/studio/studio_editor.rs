@@ -128,6 +128,53 @@ async fn a_change_on_disk_under_unsaved_text_is_a_conflict_settled_each_way() {
     close_and_quit(&s).await;
 }
 
+/// Issue 36: the conflict question is open about one change when a second lands. `o`
+/// pressed then was meant for the first: it overwrites nothing. Asked again (the question says
+/// the file changed again), `o` overwrites the newest, knowingly.
+#[tokio::test]
+async fn a_second_change_while_the_conflict_question_is_open_is_asked_about_before_o() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tiny.yaml");
+    std::fs::write(&file, TINY).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    // The moment `r` and `o` wait, long enough that the `o` below is surely inside it on a
+    // loaded machine (debug builds only).
+    let settle = ("FLOWDECK_TEST_SETTLE_MS".to_string(), "3000".to_string());
+    let s = studio_on(&terminals, dir.path(), vec![settle]);
+    expect(&s, "tiny").await;
+    send(&s, "E");
+    expect(&s, r"✓ valid").await;
+    send(&s, "# mine\r");
+    expect(&s, r"● modified").await;
+    std::fs::write(&file, TINY.replace("Lists sessions.", "First change.")).unwrap();
+    expect(&s, r"changed on disk").await;
+    send(&s, "\x13");
+    expect(&s, r"Changed on disk ").await;
+
+    let second = TINY.replace("Lists sessions.", "Second change.");
+    std::fs::write(&file, &second).unwrap();
+    expect(&s, r"Changed on disk again · r and o wait a moment").await;
+    expect(&s, r"changed on disk again while you were asked").await;
+    send(&s, "o");
+    expect(&s, r"read the question again, then answer").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), second);
+    // The diff shows the second change.
+    send(&s, "d");
+    expect(&s, r"- description: Second change\.").await;
+
+    // Asked again: `o` replaces the second change, the one shown.
+    expect_gone(&s, r"r/o wait").await;
+    expect(&s, r"Diff · changed again").await;
+    send(&s, "o");
+    let saved = file_becomes(&file, "mine over the second change", |t| {
+        t.starts_with("# mine\n")
+    })
+    .await;
+    assert!(saved.contains("Lists sessions."), "{saved}");
+    expect(&s, r"saved tiny\.yaml").await;
+    close_and_quit(&s).await;
+}
+
 #[tokio::test]
 async fn a_workflow_from_a_template_is_created_run_renamed_and_deleted() {
     let dir = tempfile::tempdir().unwrap();

@@ -55,9 +55,11 @@ pub struct Check {
 /// The file changed on disk while the buffer had changes of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
-    /// The version on disk now (`None`: the file was deleted).
+    /// The version on disk now (`None`: the file was deleted): what `o` replaces.
     pub version: Option<String>,
     pub text: String,
+    /// The file changed again while the question about it was open: the question says so.
+    pub again: bool,
 }
 
 /// A question the editor asks before it goes on.
@@ -117,6 +119,9 @@ pub struct Editor {
     pub after_save: Option<Ask>,
     /// The completion list shown at the cursor, and the item chosen.
     pub completion: Option<(Completion, usize)>,
+    /// The conflict question's file changed again while it was open: `r` and `o` wait
+    /// (tui/settling.rs).
+    pub settling: Option<crate::tui::settling::Settling>,
 }
 
 impl Editor {
@@ -143,6 +148,7 @@ impl Editor {
             recovered: false,
             after_save: None,
             completion: None,
+            settling: None,
         }
     }
 

@@ -225,6 +225,119 @@ fn a_change_on_disk_keeps_unsaved_text_and_save_offers_reload_overwrite_and_diff
     );
 }
 
+/// The file on disk is now `version` with `text`.
+fn on_disk(app: &mut App, version: &str, text: &str) -> Vec<Effect> {
+    update(
+        app,
+        Event::Disk {
+            workflow: "deploy".into(),
+            now: Some((version.into(), text.into())),
+        },
+    )
+}
+
+#[test]
+fn a_second_change_while_the_conflict_question_is_open_asks_again_before_overwriting() {
+    let mut app = in_conflict();
+    update(&mut app, ctrl('s'));
+    assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Conflict));
+    update(&mut app, key(KeyCode::Char('d')));
+    // Another change lands while the person looks at v9.
+    assert!(on_disk(&mut app, "v10", "name: deploy\n# theirs, again\n").is_empty());
+    let editor = app.editor.as_ref().unwrap();
+    let conflict = editor.conflict.as_ref().unwrap();
+    assert_eq!(conflict.version.as_deref(), Some("v10"));
+    assert!(conflict.again, "the question says the file changed again");
+    assert_eq!(app.mode, Mode::EditAsk, "still asked");
+    assert_eq!(editor.diff, Some(0), "the diff shows the newest file");
+    // `o` and `r` pressed now were meant for v9: neither does anything.
+    assert!(update(&mut app, key(KeyCode::Char('o'))).is_empty());
+    assert!(update(&mut app, key(KeyCode::Char('r'))).is_empty());
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("changed again"),
+        "{:?}",
+        app.message
+    );
+    assert!(app.editor.as_ref().unwrap().dirty(), "the text is kept");
+    // Asked again: `o` replaces v10, the version now shown, knowingly.
+    let due = app.due().expect("the question settles");
+    update(&mut app, Event::Tick(due));
+    assert!(app.due().is_none());
+    let effects = update(&mut app, key(KeyCode::Char('o')));
+    assert!(
+        matches!(&effects[..], [Effect::Save { expected_version: Some(v), text, .. }]
+            if v == "v10" && text.starts_with("#name")),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn an_overwrite_replaces_only_the_version_its_question_showed() {
+    let mut app = in_conflict();
+    update(&mut app, ctrl('s'));
+    // `o` read before the studio heard of v10: it replaces v9 or nothing.
+    let effects = update(&mut app, key(KeyCode::Char('o')));
+    assert!(
+        matches!(&effects[..], [Effect::Save { expected_version: Some(v), .. }] if v == "v9"),
+        "{effects:?}"
+    );
+    // The store found v10: refused, the disk read again, a conflict with v10 to settle.
+    let edits = app.editor.as_ref().unwrap().edits;
+    let effects = update(
+        &mut app,
+        Event::Saved {
+            edits,
+            result: Err(SaveFailure::Conflict),
+        },
+    );
+    assert_eq!(effects, vec![Effect::LoadDisk("deploy".into())]);
+    on_disk(&mut app, "v10", "name: deploy\n# theirs, again\n");
+    let editor = app.editor.as_ref().unwrap();
+    assert_eq!(
+        editor.conflict.as_ref().and_then(|c| c.version.as_deref()),
+        Some("v10")
+    );
+    assert!(editor.dirty());
+    // Ctrl-s asks afresh about v10.
+    update(&mut app, ctrl('s'));
+    assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Conflict));
+    assert!(
+        !app.editor
+            .as_ref()
+            .unwrap()
+            .conflict
+            .as_ref()
+            .unwrap()
+            .again
+    );
+}
+
+#[test]
+fn the_same_change_told_twice_asks_nothing_new_and_a_file_back_at_its_base_ends_the_question() {
+    let mut app = in_conflict();
+    update(&mut app, ctrl('s'));
+    on_disk(&mut app, "v9", "name: deploy\n# theirs\n");
+    assert!(app.due().is_none(), "nothing changed under the question");
+    assert!(
+        !app.editor
+            .as_ref()
+            .unwrap()
+            .conflict
+            .as_ref()
+            .unwrap()
+            .again
+    );
+    // The file goes back to the version the text is based on: nothing left to settle.
+    on_disk(&mut app, "v1", TEXT);
+    let editor = app.editor.as_ref().unwrap();
+    assert!(editor.conflict.is_none() && editor.ask.is_none());
+    assert_eq!(app.mode, Mode::Edit);
+    assert!(editor.dirty(), "the text is kept");
+}
+
 #[test]
 fn reload_takes_the_file_on_disk_and_drops_the_changes() {
     let mut app = in_conflict();
