@@ -102,10 +102,12 @@ pub enum Effect {
         edits: u64,
         text: String,
     },
-    /// Keep unsaved text as the file's recovery copy.
+    /// Keep unsaved text as the file's recovery copy, with the version of the file it was
+    /// typed over (`None`: not known).
     Recover {
         file: String,
         text: String,
+        base_version: Option<String>,
     },
     /// Drop the file's recovery copy.
     DiscardRecovery(String),

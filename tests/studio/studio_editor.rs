@@ -222,7 +222,7 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     send(&s, "# unsaved words\r");
     expect(&s, r"● modified").await;
     // The recovery copy is written once typing pauses.
-    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml");
+    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml.recovery");
     file_becomes(&copy, "the recovery copy", |t| {
         t.contains("# unsaved words")
     })
@@ -258,6 +258,56 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     })
     .await;
     quit(&s).await;
+}
+
+/// Issue 36: the studio is killed with an unsaved edit, and the file changes afterwards. The
+/// next studio recovers the copy, and saving asks first (the copy records the version it was
+/// typed over): the later change is not lost.
+#[tokio::test]
+async fn a_recovery_copy_over_a_file_changed_after_the_kill_asks_before_saving() {
+    let (dir, terminals, s) = editing_tiny().await;
+    let file = dir.path().join("tiny.yaml");
+    send(&s, "# unsaved words\r");
+    expect(&s, r"● modified").await;
+    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml.recovery");
+    file_becomes(&copy, "the recovery copy", |t| {
+        t.contains("# unsaved words")
+    })
+    .await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let r = s.await_output(on_screen("never")).await.unwrap();
+    assert_eq!(r.outcome, WaitOutcome::Exited);
+    let later = TINY.replace("Lists sessions.", "Changed after the kill.");
+    std::fs::write(&file, &later).unwrap();
+
+    let s = studio_on(&terminals, dir.path(), Vec::new());
+    expect(&s, r"unsaved edits of tiny\.yaml").await;
+    send(&s, "E");
+    expect(&s, r"recovered").await;
+    expect(&s, r"# unsaved words").await;
+    expect(&s, r"tiny\.yaml changed on disk · your text is kept").await;
+    expect(&s, r"unsaved edits recovered; the file changed since").await;
+    // Saving asks; the later change is in the diff, and on disk untouched.
+    send(&s, "\x13");
+    expect(&s, r"changed on disk after your recovered text was typed").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), later);
+    send(&s, "d");
+    expect(&s, r"- description: Changed after the kill\.").await;
+    expect(&s, r"\+ # unsaved words").await;
+    // Reloaded: the later change is what the editor holds, and the copy goes.
+    send(&s, "r");
+    expect(&s, r"reloaded from disk").await;
+    expect(&s, r"Changed after the kill\.").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), later);
+    common::poll_until(common::LONG, "the copy dropped", || {
+        (!copy.exists()).then_some(())
+    })
+    .await;
+    close_and_quit(&s).await;
 }
 
 #[tokio::test]

@@ -350,17 +350,13 @@ fn ask(frame: &mut Frame, areas: &EditorAreas, editor: &Editor, cx: &Ctx) {
         Ask::Conflict => (
             conflict_title(editor),
             format!(
-                "{} changed on disk {}; your text is not saved.\n\n\
+                "{} {}; your text is not saved.\n\n\
                  r  reload: the file as it is on disk, your changes dropped\n\
                  o  overwrite the file with your text\n\
                  d  show the diff first\n\
                  Esc  keep editing",
                 clean(&editor.file),
-                if editor.conflict.as_ref().is_some_and(|c| c.again) {
-                    "again while you were asked: this is the file now"
-                } else {
-                    "after you opened it"
-                }
+                conflict_why(editor)
             ),
         ),
         Ask::SaveInvalid => (
@@ -409,6 +405,20 @@ fn conflict_title(editor: &Editor) -> &'static str {
         (_, Some(_)) => " ⚠ Changed on disk again · r and o wait a moment ",
         (Some(c), None) if c.again => " Changed on disk again ",
         _ => " Changed on disk ",
+    }
+}
+
+/// What the conflict question says happened to the file.
+fn conflict_why(editor: &Editor) -> &'static str {
+    match (&editor.conflict, editor.recovered, editor.known_base()) {
+        (Some(c), _, _) if c.again => {
+            "changed on disk again while you were asked: this is the file now"
+        }
+        (_, true, Some(_)) => "changed on disk after your recovered text was typed",
+        (_, true, None) => {
+            "may have changed on disk after your recovered text was typed (the copy, from an earlier flowdeck, does not say)"
+        }
+        _ => "changed on disk after you opened it",
     }
 }
 

@@ -31,6 +31,7 @@ pub fn check_due(app: &mut App, edits: u64) -> Vec<Effect> {
         effects.push(Effect::Recover {
             file: editor.file.clone(),
             text: text.clone(),
+            base_version: editor.known_base().map(str::to_string),
         });
     }
     effects.insert(0, Effect::Check { edits, text });

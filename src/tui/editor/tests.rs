@@ -104,7 +104,8 @@ fn typing_edits_the_text_and_a_pause_checks_it_and_keeps_a_recovery_copy() {
             },
             Effect::Recover {
                 file: "deploy.yaml".into(),
-                text
+                text,
+                base_version: Some("v1".into()),
             }
         ]
     );
@@ -443,8 +444,9 @@ fn the_palette_opened_from_the_editor_returns_to_it() {
     assert_eq!(app.mode, Mode::Edit);
 }
 
-#[test]
-fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
+/// The studio started with a recovery copy of `deploy.yaml` typed over `base`, and `E`
+/// opened it over the file at `v1`.
+fn recovered_over(base: Option<&str>) -> App {
     let mut app = App::new("workflows".into());
     app.size = (120, 30);
     app.workflows = vec![summary("deploy")];
@@ -453,6 +455,7 @@ fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
         Event::Recovered(vec![crate::engine::Recovered {
             file: "deploy.yaml".into(),
             text: "name: deploy\n# typed before the crash\n".into(),
+            base_version: base.map(str::to_string),
         }]),
     );
     assert!(app.message.as_deref().unwrap_or("").contains("deploy.yaml"));
@@ -461,6 +464,99 @@ fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
     assert!(editor.recovered && editor.dirty());
     assert!(editor.contents().contains("typed before the crash"));
     assert!(app.recovered.is_empty());
+    app
+}
+
+/// A pause after typing: the recovery copy written then.
+fn copy_kept(app: &mut App) -> Effect {
+    typed(app, "#");
+    let edits = app.editor.as_ref().unwrap().edits;
+    let effects = update(app, Event::CheckDue(edits));
+    effects
+        .into_iter()
+        .find(|e| matches!(e, Effect::Recover { .. }))
+        .expect("a recovery copy")
+}
+
+#[test]
+fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
+    let mut app = recovered_over(Some("v1"));
+    assert!(app.editor.as_ref().unwrap().conflict.is_none());
+    let effects = update(&mut app, ctrl('s'));
+    assert!(
+        matches!(&effects[..], [Effect::Save { expected_version: Some(v), .. }] if v == "v1"),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn a_recovery_copy_over_a_file_changed_since_asks_before_saving() {
+    let mut app = recovered_over(Some("v0"));
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("file changed since"),
+        "{:?}",
+        app.message
+    );
+    // The copy goes on recording the version it was typed over, not the file's now.
+    assert!(
+        matches!(copy_kept(&mut app), Effect::Recover { base_version: Some(v), .. } if v == "v0")
+    );
+    // Ctrl-s asks; the later change is in the diff; `o` replaces it knowingly.
+    assert!(update(&mut app, ctrl('s')).is_empty());
+    assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Conflict));
+    assert_eq!(
+        app.editor
+            .as_ref()
+            .unwrap()
+            .conflict
+            .as_ref()
+            .map(|c| c.text.as_str()),
+        Some(TEXT)
+    );
+    let effects = update(&mut app, key(KeyCode::Char('o')));
+    assert!(
+        matches!(&effects[..], [Effect::Save { expected_version: Some(v), text, .. }]
+            if v == "v1" && text.contains("typed before the crash")),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn an_earlier_flowdecks_copy_without_its_base_asks_before_saving_too() {
+    let mut app = recovered_over(None);
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("may have changed"),
+        "{:?}",
+        app.message
+    );
+    assert!(
+        matches!(
+            copy_kept(&mut app),
+            Effect::Recover {
+                base_version: None,
+                ..
+            }
+        ),
+        "still unknown"
+    );
+    // The watcher telling the file's version changes nothing: the base is not known.
+    on_disk(&mut app, "v1", TEXT);
+    assert!(app.editor.as_ref().unwrap().conflict.is_some());
+    update(&mut app, ctrl('s'));
+    assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Conflict));
+    // Reloaded: the file as it is, the copy dropped.
+    let effects = update(&mut app, key(KeyCode::Char('r')));
+    assert!(effects.contains(&Effect::DiscardRecovery("deploy.yaml".into())));
+    let editor = app.editor.as_ref().unwrap();
+    assert_eq!(editor.contents(), TEXT);
+    assert_eq!(editor.base_version, "v1");
+    assert!(!editor.dirty() && !editor.recovered);
 }
 
 #[test]
