@@ -404,4 +404,6 @@ pub fn undo(app: &mut App, redo: bool) -> Vec<Effect> {
 }
 
 #[cfg(test)]
+mod conflict_tests;
+#[cfg(test)]
 mod tests;
