@@ -281,6 +281,14 @@ async fn a_recovery_copy_over_a_file_changed_after_the_kill_asks_before_saving()
     .unwrap();
     let r = s.await_output(on_screen("never")).await.unwrap();
     assert_eq!(r.outcome, WaitOutcome::Exited);
+    // The folder's server retires once nothing is attached: the next studio's reads the
+    // file as it is then (a server still up could hand out its catalog from before the
+    // change, and the conflict would come from its watcher instead of from the copy).
+    let server = common::background_server_of(dir.path());
+    common::poll_until(common::LONG, "the folder's server to retire", || {
+        common::has_ended(server).then_some(())
+    })
+    .await;
     let later = TINY.replace("Lists sessions.", "Changed after the kill.");
     std::fs::write(&file, &later).unwrap();
 
