@@ -86,9 +86,15 @@ impl Engine {
         Ok(self.store().root().join(&entry.file_name))
     }
 
-    /// Keeps unsaved text of manifest `file` where a crash cannot take it.
-    pub fn recovery_save(&self, file: &str, text: &str) -> Result<(), EngineError> {
-        Ok(self.store().recovery_save(file, text)?)
+    /// Keeps unsaved text of manifest `file`, typed over version `base_version` of it
+    /// (`None`: not known), where a crash cannot take it.
+    pub fn recovery_save(
+        &self,
+        file: &str,
+        text: &str,
+        base_version: Option<&str>,
+    ) -> Result<(), EngineError> {
+        Ok(self.store().recovery_save(file, text, base_version)?)
     }
 
     /// Drops the recovery copy of `file` (it was saved, or its changes thrown away).

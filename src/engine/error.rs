@@ -46,6 +46,10 @@ pub enum EngineError {
     #[error("run {0} is not waiting for approval")]
     NotAwaitingApproval(String),
     #[error(
+        "the approval request of run {0} is not the one answered: nothing was decided; look at it again"
+    )]
+    ApprovalNotShown(String),
+    #[error(
         "workflow `{workflow}` cannot be {what} while run {run_id} is using it; wait for it or cancel it"
     )]
     WorkflowRunning {
@@ -72,6 +76,7 @@ impl EngineError {
             EngineError::WorkflowRunning { .. } => "workflow_running",
             EngineError::NotApproved { .. } => "not_approved",
             EngineError::NotAwaitingApproval(_) => "not_awaiting_approval",
+            EngineError::ApprovalNotShown(_) => "approval_not_shown",
             EngineError::InputOwned { .. } | EngineError::InputHeld { .. } => "session_busy",
         }
     }

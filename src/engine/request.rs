@@ -89,6 +89,9 @@ pub enum Request {
     RecoverySave {
         file: String,
         text: String,
+        /// The version of the file the text was typed over (`None`: not known).
+        #[serde(default)]
+        base_version: Option<String>,
     },
     RecoveryDiscard {
         file: String,
@@ -523,8 +526,12 @@ impl Engine {
                 Reply::Saved(self.workflow_delete(&workflow, None, actor)?)
             }
             Request::RecoveryList => Reply::Recovered(self.recovery_list()),
-            Request::RecoverySave { file, text } => {
-                self.recovery_save(&file, &text)?;
+            Request::RecoverySave {
+                file,
+                text,
+                base_version,
+            } => {
+                self.recovery_save(&file, &text, base_version.as_deref())?;
                 Reply::Done
             }
             Request::RecoveryDiscard { file } => {

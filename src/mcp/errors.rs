@@ -162,6 +162,8 @@ impl From<EngineError> for ToolError {
             EngineError::NotApproved { workflow, .. } => ToolError::not_approved(&workflow, None, message),
             EngineError::NotAwaitingApproval(run) => ToolError::new("RUN_NOT_WAITING", -32005, "conflict", message)
                 .with("run_id", run),
+            EngineError::ApprovalNotShown(run) => ToolError::new("RUN_NOT_WAITING", -32005, "conflict", message)
+                .with("run_id", run),
             EngineError::WorkflowRunning { workflow, run_id, .. } => ToolError::new("WORKFLOW_RUNNING", -32005, "conflict", message)
                 .with("workflow", workflow)
                 .with("run_id", run_id)

@@ -194,14 +194,15 @@ impl Remote {
         self.send(request).answer().await
     }
 
-    /// Answers an agent's run waiting for approval.
-    pub async fn decide(&self, run_id: &str, approve: bool) -> Answer {
+    /// Answers an agent's run waiting for approval: the request shown, by its fingerprint.
+    pub async fn decide(&self, run_id: &str, fingerprint: &str, approve: bool) -> Answer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
         lock(&self.pending).insert(id, answer);
         let message = ToServer::Decide {
             id,
             run_id: run_id.to_string(),
+            fingerprint: fingerprint.to_string(),
             approve,
         };
         self.queue(id, message);

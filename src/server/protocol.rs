@@ -38,10 +38,12 @@ pub enum ToServer {
     Call { id: u64, request: Request },
     /// The sessions whose screens the studio shows now: only theirs are sent.
     Watch { sessions: Vec<String> },
-    /// An answer to an agent's run waiting for approval.
+    /// An answer to an agent's run waiting for approval: the request shown, by its run and
+    /// its [`fingerprint`](crate::engine::approval::ApprovalRequest::fingerprint).
     Decide {
         id: u64,
         run_id: String,
+        fingerprint: String,
         approve: bool,
     },
     /// The studio fell behind what it was told and dropped some of it: the server sends a

@@ -191,8 +191,9 @@ impl Serving {
             ToServer::Decide {
                 id,
                 run_id,
+                fingerprint,
                 approve,
-            } => self.decide(id, &run_id, approve),
+            } => self.decide(id, &run_id, &fingerprint, approve),
         }
         true
     }
@@ -236,11 +237,11 @@ impl Serving {
         true
     }
 
-    fn decide(&self, id: u64, run_id: &str, approve: bool) {
+    fn decide(&self, id: u64, run_id: &str, fingerprint: &str, approve: bool) {
         let answer = match &self.approver {
             // The first answer settles it; a later one finds nothing waiting.
             Ok(approver) => approver
-                .decide(run_id, approve, &self.person)
+                .decide(run_id, fingerprint, approve, &self.person)
                 .map(|_| Reply::Done)
                 .map_err(RequestError::from),
             Err(why) => Err(RequestError::new(

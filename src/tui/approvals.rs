@@ -4,12 +4,19 @@
 //! The request opens by itself only when the person is doing nothing else (the normal mode,
 //! no editor open): keys typed into a pane, a form or the editor must never answer it. Esc
 //! puts it aside; `a` brings it back, as does the next request.
+//!
+//! `y` and `n` answer the request on screen, named by its run and fingerprint: the engine
+//! decides nothing when its request is not that one. A request that takes the place of
+//! another on screen (a new one, or the next after one was withdrawn) takes no answer for a
+//! moment, marked `New request` (settling.rs): a key pressed then was meant for the other.
 
 use super::effect::Effect;
 use super::keymap::Mode;
-use super::state::{App, ApprovalView, RunView};
+use super::settling::Settling;
+use super::state::{App, ApprovalShown, ApprovalView, RunView};
 use crate::engine::approval::ApprovalRequest;
 use crate::engine::{Actor, Phase};
+use std::time::Instant;
 
 /// Lines of context shown above the first change when a request opens.
 const CONTEXT: usize = 3;
@@ -54,7 +61,12 @@ pub fn loaded(app: &mut App, pending: Vec<ApprovalRequest>, error: Option<String
             Some(shown) => shown.top,
             None => opening_top(&request, app.size.1.saturating_sub(NOT_DIFF)),
         };
-        views.push(ApprovalView { request, top });
+        let fingerprint = request.fingerprint();
+        views.push(ApprovalView {
+            request,
+            fingerprint,
+            top,
+        });
     }
     app.approvals = views;
     if let Some(error) = error {
@@ -97,12 +109,20 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
     }
 }
 
-/// Answers the request shown. It stays on show until the engine says it was settled (or
-/// says why it could not be).
+/// Answers the request shown, by its run and fingerprint. It stays on show until the engine
+/// says it was settled (or says why it could not be). A request just shown in the place of
+/// another takes no answer yet.
 pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
-    match app.approvals.first() {
-        Some(view) => vec![Effect::DecideApproval {
-            run_id: view.request.run_id.clone(),
+    match &app.approval_shown {
+        Some(shown) if shown.settling.is_some() => {
+            app.message = Some(
+                "a new request took the place of the one you saw: read it, then answer".into(),
+            );
+            Vec::new()
+        }
+        Some(shown) => vec![Effect::DecideApproval {
+            run_id: shown.run_id.clone(),
+            fingerprint: shown.fingerprint.clone(),
             approve,
         }],
         None => {
@@ -110,6 +130,29 @@ pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// Notes which request is on screen after an update at `now`: one that was not there
+/// before (first shown, or in the place of another) settles before it takes answers.
+/// Nothing is on screen outside approval mode, so a request shown again (`a`) settles too.
+pub fn track(app: &mut App, now: Instant) {
+    let on_screen = (app.mode == Mode::Approve)
+        .then(|| app.approvals.first())
+        .flatten()
+        .map(|view| (view.request.run_id.clone(), view.fingerprint.clone()));
+    app.approval_shown = match (on_screen, app.approval_shown.take()) {
+        (None, _) => None,
+        (Some((run_id, fingerprint)), Some(shown))
+            if shown.run_id == run_id && shown.fingerprint == fingerprint =>
+        {
+            Some(shown)
+        }
+        (Some((run_id, fingerprint)), _) => Some(ApprovalShown {
+            run_id,
+            fingerprint,
+            settling: Some(Settling::from(now)),
+        }),
+    };
 }
 
 /// Scrolls the diff shown.

@@ -1,5 +1,6 @@
 //! Approval requests in the studio's state: when they open, how they are answered, and that
-//! keys meant for something else never answer them.
+//! keys meant for something else never answer them, a request shown in the place of another
+//! included.
 
 use super::effect::Effect;
 use super::keymap::Mode;
@@ -9,6 +10,7 @@ use super::update::{Event, update};
 use crate::engine::Approved;
 use crate::engine::approval::ApprovalRequest;
 use crate::engine::{Actor, Change, EngineEvent, Phase};
+use crate::tui::settling::SETTLE;
 use crossterm::event::KeyCode;
 
 fn agent() -> Actor {
@@ -50,6 +52,44 @@ fn engine(seq: u64, actor: Actor, change: Change) -> Event {
         actor,
         change,
     }))
+}
+
+/// The loop's tick once the request on screen may be answered: asked plainly again.
+fn asked_again(app: &mut App) {
+    let due = app.due().expect("a question settling");
+    update(app, Event::Tick(due));
+    assert!(
+        app.approval_shown
+            .as_ref()
+            .is_some_and(|s| s.settling.is_none()),
+        "{:?}",
+        app.approval_shown
+    );
+}
+
+/// The answer `y` or `n` gives to `request`: its run, by what it showed.
+fn decided(request: &ApprovalRequest, approve: bool) -> Vec<Effect> {
+    vec![Effect::DecideApproval {
+        run_id: request.run_id.clone(),
+        fingerprint: request.fingerprint(),
+        approve,
+    }]
+}
+
+/// The agent withdraws `run_id`'s request (its run was cancelled).
+fn withdrawn(app: &mut App, seq: u64, run_id: &str) {
+    update(
+        app,
+        engine(
+            seq,
+            agent(),
+            Change::ApprovalSettled {
+                run_id: run_id.into(),
+                workflow: "build".into(),
+                approved: false,
+            },
+        ),
+    );
 }
 
 /// The engine announces `run_id`'s request and the studio reads it back.
@@ -95,12 +135,11 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
         "three lines above the first change"
     );
     assert_eq!(app.runs["r1"].phase, Phase::AwaitingApproval);
+    asked_again(&mut app);
+    let shown = app.approvals[0].request.clone();
     assert_eq!(
         update(&mut app, key(KeyCode::Char('y'))),
-        vec![Effect::DecideApproval {
-            run_id: "r1".into(),
-            approve: true
-        }]
+        decided(&shown, true)
     );
     assert_eq!(app.mode, Mode::Approve, "shown until the engine settles it");
     update(
@@ -120,12 +159,107 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
     assert_eq!(app.runs["r1"].phase, Phase::Running);
 
     asked(&mut app, 3, request("r2", None, "text\n"));
+    asked_again(&mut app);
     assert_eq!(
         update(&mut app, key(KeyCode::Char('n'))),
-        vec![Effect::DecideApproval {
-            run_id: "r2".into(),
-            approve: false
-        }]
+        decided(&request("r2", None, "text\n"), false)
+    );
+}
+
+#[test]
+fn a_request_shown_in_the_place_of_a_withdrawn_one_takes_no_key_until_asked_again() {
+    let mut app = app();
+    let benign = request("r1", None, "benign\n");
+    let evil = request("r2", None, "evil\n");
+    asked(&mut app, 1, benign.clone());
+    asked_again(&mut app);
+    asked(&mut app, 2, evil.clone());
+    assert_eq!(
+        app.approval_shown.as_ref().map(|s| s.run_id.as_str()),
+        Some("r1"),
+        "the oldest stays on screen"
+    );
+    assert!(app.due().is_none(), "nothing changed on screen");
+
+    // Benign is withdrawn: evil is on screen at once, under a question that waits.
+    withdrawn(&mut app, 3, "r1");
+    assert_eq!(app.mode, Mode::Approve);
+    let shown = app.approval_shown.clone().expect("evil on screen");
+    assert_eq!(
+        (shown.run_id.as_str(), shown.fingerprint.as_str()),
+        ("r2", evil.fingerprint().as_str())
+    );
+    let due = app.due().expect("the loop wakes to ask again");
+    // The `y` meant for benign answers nothing; neither does `n`.
+    assert!(update(&mut app, key(KeyCode::Char('y'))).is_empty());
+    assert!(update(&mut app, key(KeyCode::Char('n'))).is_empty());
+    assert!(
+        app.message.as_deref().unwrap_or("").contains("new request"),
+        "{:?}",
+        app.message
+    );
+    // A tick before its time changes nothing.
+    update(&mut app, Event::Tick(due - SETTLE / 2));
+    assert!(update(&mut app, key(KeyCode::Char('y'))).is_empty());
+    // Asked again: `y` answers evil, by what it showed.
+    update(&mut app, Event::Tick(due));
+    assert!(app.due().is_none());
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('y'))),
+        decided(&evil, true)
+    );
+}
+
+#[test]
+fn a_key_read_while_a_request_was_on_screen_names_that_request() {
+    let mut app = app();
+    let benign = request("r1", None, "benign\n");
+    asked(&mut app, 1, benign.clone());
+    asked_again(&mut app);
+    asked(&mut app, 2, request("r2", None, "evil\n"));
+    // The key came before the studio heard of the withdrawal: it names benign, whose
+    // fingerprint evil does not have, so the engine decides nothing for evil.
+    let effects = update(&mut app, key(KeyCode::Char('y')));
+    assert_eq!(effects, decided(&benign, true));
+    assert_ne!(
+        benign.fingerprint(),
+        request("r2", None, "evil\n").fingerprint()
+    );
+    // The same run with other text (read again) is another request on screen.
+    let changed = request("r1", None, "benign, changed\n");
+    update(
+        &mut app,
+        Event::Approvals {
+            pending: vec![changed.clone()],
+            error: None,
+        },
+    );
+    assert!(update(&mut app, key(KeyCode::Char('y'))).is_empty());
+    asked_again(&mut app);
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('y'))),
+        decided(&changed, true)
+    );
+}
+
+#[test]
+fn a_request_shown_again_after_esc_waits_a_moment_too() {
+    let mut app = app();
+    asked(&mut app, 1, request("r1", None, "text\n"));
+    assert!(
+        update(&mut app, key(KeyCode::Char('y'))).is_empty(),
+        "the first request shown is new too"
+    );
+    asked_again(&mut app);
+    update(&mut app, key(KeyCode::Esc));
+    assert!(app.approval_shown.is_none(), "nothing on screen");
+    update(&mut app, key(KeyCode::Char('a')));
+    assert_eq!(app.mode, Mode::Approve);
+    assert!(update(&mut app, key(KeyCode::Char('y'))).is_empty());
+    asked_again(&mut app);
+    assert_eq!(
+        update(&mut app, key(KeyCode::Char('y'))),
+        decided(&request("r1", None, "text\n"), true)
     );
 }
 

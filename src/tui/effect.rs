@@ -102,10 +102,12 @@ pub enum Effect {
         edits: u64,
         text: String,
     },
-    /// Keep unsaved text as the file's recovery copy.
+    /// Keep unsaved text as the file's recovery copy, with the version of the file it was
+    /// typed over (`None`: not known).
     Recover {
         file: String,
         text: String,
+        base_version: Option<String>,
     },
     /// Drop the file's recovery copy.
     DiscardRecovery(String),
@@ -154,9 +156,10 @@ pub enum Effect {
     LoadAudit,
     /// Read the runs waiting for approval.
     LoadApprovals,
-    /// Answer a run's approval request.
+    /// Answer a run's approval request: the one shown, by its fingerprint.
     DecideApproval {
         run_id: String,
+        fingerprint: String,
         approve: bool,
     },
 }

@@ -123,14 +123,20 @@ impl Link {
         }
     }
 
-    /// Answers an agent's run waiting for approval, as the person at this studio.
-    pub async fn decide(&self, run_id: &str, approve: bool) -> Result<(), String> {
+    /// Answers an agent's run waiting for approval, as the person at this studio: the
+    /// request shown, by its fingerprint.
+    pub async fn decide(
+        &self,
+        run_id: &str,
+        fingerprint: &str,
+        approve: bool,
+    ) -> Result<(), String> {
         match self {
             Link::Local { approver, .. } => approver
-                .decide(run_id, approve, &Actor::person())
+                .decide(run_id, fingerprint, approve, &Actor::person())
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
-            Link::Remote(remote) => match remote.decide(run_id, approve).await {
+            Link::Remote(remote) => match remote.decide(run_id, fingerprint, approve).await {
                 Ok(_) => Ok(()),
                 Err(e) => Err(e.message),
             },

@@ -35,6 +35,7 @@ pub mod palette;
 pub mod quitting;
 pub mod runs;
 pub mod selection;
+pub mod settling;
 pub mod state;
 pub mod syntax;
 pub mod terminal;

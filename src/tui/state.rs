@@ -296,6 +296,8 @@ pub struct App {
     /// The person put the approvals aside (Esc): they open again with `a`, or by themselves
     /// when a new request comes.
     pub approvals_later: bool,
+    /// The approval request on screen now, the only one `y` or `n` may answer.
+    pub approval_shown: Option<ApprovalShown>,
     /// The processes the studio runs inside (itself and its parents). The pane of a session
     /// one of them leads is the terminal the studio itself is drawn in: fitting it to its
     /// pane would shrink the studio's own window, and the pane again, down to nothing.
@@ -315,7 +317,18 @@ pub struct App {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalView {
     pub request: crate::engine::approval::ApprovalRequest,
+    /// The request's fingerprint, hashed once when it arrives.
+    pub fingerprint: String,
     pub top: usize,
+}
+
+/// The approval request on screen: its run and fingerprint (what an answer names), and
+/// whether it has just taken the place of another (answers wait: `settling.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalShown {
+    pub run_id: String,
+    pub fingerprint: String,
+    pub settling: Option<super::settling::Settling>,
 }
 
 /// What a typed workflow name is for.

@@ -105,7 +105,12 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
     );
 
     approver
-        .decide(&started.run_id, true, &Actor::person())
+        .decide(
+            &started.run_id,
+            &asked.fingerprint(),
+            true,
+            &Actor::person(),
+        )
         .unwrap();
     let result = finished(started).await;
     assert_eq!(
@@ -136,6 +141,58 @@ async fn an_agents_run_waits_for_approval_and_runs_once_approved() {
 }
 
 #[tokio::test]
+async fn an_answer_decides_only_the_request_it_names_by_its_fingerprint() {
+    let (dir, engine, approver) = approving();
+    std::fs::write(
+        dir.path().join("evil.yaml"),
+        GREET.replace("name: greet", "name: evil"),
+    )
+    .unwrap();
+    common::poll_until(LONG, "the engine to see evil", || {
+        engine.workflow_get("evil").ok()
+    })
+    .await;
+    let mut events = engine.subscribe();
+    let benign = engine.start_run(greet_by(agent())).await.unwrap();
+    let shown = next_request(&engine, &mut events).await;
+    let evil = engine
+        .start_run(request(WorkflowSource::Name("evil".into()), agent()))
+        .await
+        .unwrap();
+    next_request(&engine, &mut events).await;
+
+    // A `y` meant for benign, arriving with evil's run id (its place on screen was taken):
+    // refused, and evil still waits, undecided.
+    let refused = approver
+        .decide(&evil.run_id, &shown.fingerprint(), true, &Actor::person())
+        .unwrap_err();
+    assert_eq!(refused.code(), "approval_not_shown", "{refused}");
+    assert_eq!(evil.status().status, Phase::AwaitingApproval);
+    assert_eq!(engine.approvals_pending().len(), 2);
+
+    // Each answered by what it showed.
+    let evil_shown = engine
+        .approvals_pending()
+        .into_iter()
+        .find(|r| r.run_id == evil.run_id)
+        .expect("evil waits");
+    approver
+        .decide(
+            &evil.run_id,
+            &evil_shown.fingerprint(),
+            false,
+            &Actor::person(),
+        )
+        .unwrap();
+    approver
+        .decide(&benign.run_id, &shown.fingerprint(), true, &Actor::person())
+        .unwrap();
+    assert_eq!(finished(evil).await.final_state, FinalState::NotApproved);
+    assert_eq!(finished(benign).await.final_state, FinalState::Completed);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_journaled() {
     let (dir, engine, approver) = approving();
     engine.approve_workflow("greet", &Actor::person()).unwrap();
@@ -153,6 +210,7 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     let started = engine.start_run(greet_by(agent())).await.unwrap();
     let asked = next_request(&engine, &mut events).await;
     assert_eq!(asked.content, changed);
+    let shown = asked.fingerprint();
     let last = asked
         .last_approved
         .expect("compared with the approved content");
@@ -160,7 +218,7 @@ async fn a_change_needs_a_new_approval_shown_against_the_last_and_a_denial_is_jo
     assert_eq!(last.by, "you");
 
     approver
-        .decide(&started.run_id, false, &Actor::person())
+        .decide(&started.run_id, &shown, false, &Actor::person())
         .unwrap();
     let result = finished(started).await;
     assert_eq!(result.final_state, FinalState::NotApproved);
@@ -240,14 +298,14 @@ async fn a_waiting_run_cancelled_or_left_without_approver_ends_and_its_request_g
     let mut events = engine.subscribe();
 
     let started = engine.start_run(greet_by(agent())).await.unwrap();
-    next_request(&engine, &mut events).await;
+    let asked = next_request(&engine, &mut events).await;
     engine.cancel_run(&started.run_id, &agent()).await.unwrap();
     let result = finished(started).await;
     assert_eq!(result.final_state, FinalState::Canceled);
     assert!(engine.approvals_pending().is_empty());
     assert!(
         approver
-            .decide(&result.run_id, true, &Actor::person())
+            .decide(&result.run_id, &asked.fingerprint(), true, &Actor::person())
             .is_err(),
         "nothing left to approve"
     );
@@ -281,7 +339,12 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     let asked = next_request(&engine, &mut events).await;
     assert!(asked.inline);
     approver
-        .decide(&started.run_id, true, &Actor::person())
+        .decide(
+            &started.run_id,
+            &asked.fingerprint(),
+            true,
+            &Actor::person(),
+        )
         .unwrap();
     assert_eq!(finished(started).await.final_state, FinalState::Completed);
     let again = engine.start_run(inline()).await.unwrap();
@@ -291,8 +354,14 @@ async fn an_inline_manifest_is_approved_apart_from_the_folders_file_of_its_name(
     // The folder's `greet` has the very same text, yet was never approved as the file.
     let file_run = engine.start_run(greet_by(agent())).await.unwrap();
     assert_eq!(file_run.status().status, Phase::AwaitingApproval);
+    let asked = next_request(&engine, &mut events).await;
     approver
-        .decide(&file_run.run_id, false, &Actor::person())
+        .decide(
+            &file_run.run_id,
+            &asked.fingerprint(),
+            false,
+            &Actor::person(),
+        )
         .unwrap();
     finished(file_run).await;
     engine.shutdown().await;

@@ -186,6 +186,8 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     expect(&studio, r"agent: wire asks to run tiny").await;
     expect(&studio, r"never approved before").await;
     expect(&studio, r"\+ name: tiny").await;
+    // A request just shown takes no answer for a moment (tui/settling.rs).
+    expect_gone(&studio, r"New request").await;
     studio.send_text("y", "test").unwrap();
     let (agent, response, before) = asked.await.unwrap();
     assert_ne!(response["result"]["isError"], true, "{response}");
@@ -220,6 +222,7 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     expect(&studio, r"changed since the person at pts/\d+ approved it").await;
     expect(&studio, r"- description: Lists sessions\.").await;
     expect(&studio, r"\+ description: Lists them all\.").await;
+    expect_gone(&studio, r"New request").await;
     studio.send_text("n", "test").unwrap();
     let (mut agent, response) = asked.await.unwrap();
     assert_eq!(response["result"]["isError"], true, "{response}");
@@ -232,6 +235,108 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
         "{error}"
     );
     expect(&studio, r"not_approved").await;
+
+    drop(agent.stdin.take());
+    tokio::task::spawn_blocking(move || agent.exit_status())
+        .await
+        .unwrap();
+    quit(&studio).await;
+}
+
+/// The agent's tool call `tool` with `args`, off the test's runtime (the line client blocks).
+async fn agent_calls(
+    agent: LineServer,
+    id: u64,
+    tool: &str,
+    args: serde_json::Value,
+) -> (LineServer, serde_json::Value) {
+    let tool = tool.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let answer = agent.call(id, &tool, args);
+        (agent, answer)
+    })
+    .await
+    .unwrap()
+}
+
+/// Issue 36: benign on screen, evil queued, benign withdrawn. Evil takes benign's place at
+/// once; a `y` pressed then was meant for benign and must approve nothing. Asked again, `y`
+/// approves evil, knowingly.
+#[tokio::test]
+async fn in_approval_mode_y_answers_only_the_request_that_was_on_screen() {
+    let (folder, runtime) = common::tiny_folder();
+    std::fs::write(
+        folder.path().join("evil.yaml"),
+        TINY.replace("name: tiny", "name: evil"),
+    )
+    .unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let xdg = (
+        "XDG_RUNTIME_DIR".to_string(),
+        runtime.path().display().to_string(),
+    );
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.path().display().to_string(),
+        "--approve".into(),
+        "agent-runs".into(),
+    ];
+    // The moment a changed request takes no answer, long enough that the `y` below is
+    // surely pressed inside it on a loaded machine (debug builds only).
+    let env = vec![
+        xdg.clone(),
+        ("FLOWDECK_TEST_SETTLE_MS".to_string(), "3000".to_string()),
+    ];
+    let studio = open(&terminals, program, None, (110, 32), env);
+    expect(&studio, "approval mode: an agent's run").await;
+    expect(&studio, "evil").await;
+    let agent = relayed_agent(folder.path(), &xdg).await;
+    let start = |name: &str| json!({"workflow_name": name, "wait": false});
+
+    let (agent, benign) = agent_calls(agent, 2, "run_workflow", start("tiny")).await;
+    let benign = benign["run_id"].as_str().unwrap().to_string();
+    expect(&studio, r"agent: wire asks to run tiny").await;
+    expect_gone(&studio, r"New request").await;
+    expect(&studio, r"Approve this run\?").await;
+    let (agent, evil) = agent_calls(agent, 3, "run_workflow", start("evil")).await;
+    let evil = evil["run_id"].as_str().unwrap().to_string();
+    expect(&studio, r"asks to run tiny .*1 of 2 waiting").await;
+
+    // Benign withdrawn: evil is on screen, marked new, and the `y` meant for benign is
+    // refused.
+    let (agent, cancelled) =
+        agent_calls(agent, 4, "workflow_cancel", json!({"run_id": benign})).await;
+    assert!(!cancelled.to_string().contains("error_code"), "{cancelled}");
+    expect(&studio, r"New request .*y and n wait").await;
+    expect(&studio, r"agent: wire asks to run evil").await;
+    studio.send_text("y", "test").unwrap();
+    expect(&studio, r"a new request took the place of the one you saw").await;
+    let (agent, status) = agent_calls(agent, 5, "run_status", json!({"run_id": evil})).await;
+    assert_eq!(
+        status["status"], "awaiting_approval",
+        "evil was approved: {status}"
+    );
+    expect(&studio, r"asks to run evil").await;
+
+    // Asked again: now `y` is evil's, and it runs.
+    expect_gone(&studio, r"New request").await;
+    expect(&studio, r"Approve this run\?").await;
+    studio.send_text("y", "test").unwrap();
+    expect(&studio, r"approved: evil runs").await;
+    let evil_id = evil.clone();
+    let mut agent = tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let ended = common::wait_until(common::LONG, "evil's run to end", || {
+            let status = agent.call(6, "run_status", json!({"run_id": evil_id}));
+            (status["status"] == "finished").then_some(status)
+        });
+        assert_eq!(ended["result"]["final_state"], "completed", "{ended}");
+        agent
+    })
+    .await
+    .unwrap();
 
     drop(agent.stdin.take());
     tokio::task::spawn_blocking(move || agent.exit_status())

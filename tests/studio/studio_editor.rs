@@ -128,6 +128,53 @@ async fn a_change_on_disk_under_unsaved_text_is_a_conflict_settled_each_way() {
     close_and_quit(&s).await;
 }
 
+/// Issue 36: the conflict question is open about one change when a second lands. `o`
+/// pressed then was meant for the first: it overwrites nothing. Asked again (the question says
+/// the file changed again), `o` overwrites the newest, knowingly.
+#[tokio::test]
+async fn a_second_change_while_the_conflict_question_is_open_is_asked_about_before_o() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tiny.yaml");
+    std::fs::write(&file, TINY).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    // The moment `r` and `o` wait, long enough that the `o` below is surely inside it on a
+    // loaded machine (debug builds only).
+    let settle = ("FLOWDECK_TEST_SETTLE_MS".to_string(), "3000".to_string());
+    let s = studio_on(&terminals, dir.path(), vec![settle]);
+    expect(&s, "tiny").await;
+    send(&s, "E");
+    expect(&s, r"✓ valid").await;
+    send(&s, "# mine\r");
+    expect(&s, r"● modified").await;
+    std::fs::write(&file, TINY.replace("Lists sessions.", "First change.")).unwrap();
+    expect(&s, r"changed on disk").await;
+    send(&s, "\x13");
+    expect(&s, r"Changed on disk ").await;
+
+    let second = TINY.replace("Lists sessions.", "Second change.");
+    std::fs::write(&file, &second).unwrap();
+    expect(&s, r"Changed on disk again · r and o wait a moment").await;
+    expect(&s, r"changed on disk again while you were asked").await;
+    send(&s, "o");
+    expect(&s, r"read the question again, then answer").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), second);
+    // The diff shows the second change.
+    send(&s, "d");
+    expect(&s, r"- description: Second change\.").await;
+
+    // Asked again: `o` replaces the second change, the one shown.
+    expect_gone(&s, r"r/o wait").await;
+    expect(&s, r"Diff · changed again").await;
+    send(&s, "o");
+    let saved = file_becomes(&file, "mine over the second change", |t| {
+        t.starts_with("# mine\n")
+    })
+    .await;
+    assert!(saved.contains("Lists sessions."), "{saved}");
+    expect(&s, r"saved tiny\.yaml").await;
+    close_and_quit(&s).await;
+}
+
 #[tokio::test]
 async fn a_workflow_from_a_template_is_created_run_renamed_and_deleted() {
     let dir = tempfile::tempdir().unwrap();
@@ -175,7 +222,7 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     send(&s, "# unsaved words\r");
     expect(&s, r"● modified").await;
     // The recovery copy is written once typing pauses.
-    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml");
+    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml.recovery");
     file_becomes(&copy, "the recovery copy", |t| {
         t.contains("# unsaved words")
     })
@@ -211,6 +258,64 @@ async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     })
     .await;
     quit(&s).await;
+}
+
+/// Issue 36: the studio is killed with an unsaved edit, and the file changes afterwards. The
+/// next studio recovers the copy, and saving asks first (the copy records the version it was
+/// typed over): the later change is not lost.
+#[tokio::test]
+async fn a_recovery_copy_over_a_file_changed_after_the_kill_asks_before_saving() {
+    let (dir, terminals, s) = editing_tiny().await;
+    let file = dir.path().join("tiny.yaml");
+    send(&s, "# unsaved words\r");
+    expect(&s, r"● modified").await;
+    let copy = dir.path().join(".flowdeck/recovery/tiny.yaml.recovery");
+    file_becomes(&copy, "the recovery copy", |t| {
+        t.contains("# unsaved words")
+    })
+    .await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(s.pid() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let r = s.await_output(on_screen("never")).await.unwrap();
+    assert_eq!(r.outcome, WaitOutcome::Exited);
+    // The folder's server retires once nothing is attached: the next studio's reads the
+    // file as it is then (a server still up could hand out its catalog from before the
+    // change, and the conflict would come from its watcher instead of from the copy).
+    let server = common::background_server_of(dir.path());
+    common::poll_until(common::LONG, "the folder's server to retire", || {
+        common::has_ended(server).then_some(())
+    })
+    .await;
+    let later = TINY.replace("Lists sessions.", "Changed after the kill.");
+    std::fs::write(&file, &later).unwrap();
+
+    let s = studio_on(&terminals, dir.path(), Vec::new());
+    expect(&s, r"unsaved edits of tiny\.yaml").await;
+    send(&s, "E");
+    expect(&s, r"recovered").await;
+    expect(&s, r"# unsaved words").await;
+    expect(&s, r"tiny\.yaml changed on disk · your text is kept").await;
+    expect(&s, r"unsaved edits recovered; the file changed since").await;
+    // Saving asks; the later change is in the diff, and on disk untouched.
+    send(&s, "\x13");
+    expect(&s, r"changed on disk after your recovered text was typed").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), later);
+    send(&s, "d");
+    expect(&s, r"- description: Changed after the kill\.").await;
+    expect(&s, r"\+ # unsaved words").await;
+    // Reloaded: the later change is what the editor holds, and the copy goes.
+    send(&s, "r");
+    expect(&s, r"reloaded from disk").await;
+    expect(&s, r"Changed after the kill\.").await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), later);
+    common::poll_until(common::LONG, "the copy dropped", || {
+        (!copy.exists()).then_some(())
+    })
+    .await;
+    close_and_quit(&s).await;
 }
 
 #[tokio::test]

@@ -104,6 +104,27 @@ async fn a_change_on_disk_shows_the_banner_and_the_diff() {
     key(&engine, &mut app, KeyCode::Char('s'), KeyModifiers::CONTROL);
     key(&engine, &mut app, KeyCode::Char('d'), KeyModifiers::NONE);
     insta::assert_snapshot!("editor_diff", render(&engine, &app, 110, 26));
+    // Back to the question; the file changes again while it is open: it says so, and holds
+    // `r` and `o` a moment, then asks plainly again.
+    key(&engine, &mut app, KeyCode::Esc, KeyModifiers::NONE);
+    feed(
+        &engine,
+        &mut app,
+        Event::Disk {
+            workflow: "deploy".into(),
+            now: Some((
+                "v-theirs-again".into(),
+                DEPLOY.replace("command: make", "command: make install"),
+            )),
+        },
+    );
+    insta::assert_snapshot!("editor_conflict_again", render(&engine, &app, 110, 26));
+    let due = app.due().expect("the question settles");
+    feed(&engine, &mut app, Event::Tick(due));
+    insta::assert_snapshot!(
+        "editor_conflict_asked_again",
+        render(&engine, &app, 110, 26)
+    );
 }
 
 #[tokio::test]

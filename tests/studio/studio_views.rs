@@ -441,6 +441,10 @@ async fn an_approval_request_shows_the_change_against_the_approved_manifest() {
             error: None,
         },
     );
+    // Just shown: marked new, its answers held a moment (tui/settling.rs).
+    insta::assert_snapshot!("approval_new", redacted(&render(&engine, &app, 90, 20)));
+    let due = app.due().expect("the request settles");
+    feed(&engine, &mut app, Event::Tick(due));
     insta::assert_snapshot!("approval", redacted(&render(&engine, &app, 90, 20)));
     engine.shutdown().await;
 }

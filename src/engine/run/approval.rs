@@ -36,6 +36,27 @@ pub struct ApprovalRequest {
     pub last_approved: Option<Approved>,
 }
 
+impl ApprovalRequest {
+    /// What a person is shown of the request, as one value: an answer names it with the run
+    /// id, and the engine decides only when its request still has it. A run id alone would
+    /// let a key meant for one request answer another shown in its place (issue 36).
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        // Each part with its length: no two requests' parts run together into one hash.
+        for part in [
+            self.workflow.as_bytes(),
+            if self.inline { b"inline" } else { b"file" },
+            self.version.as_bytes(),
+            self.content.as_bytes(),
+        ] {
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part);
+        }
+        hex::encode(hash.finalize())
+    }
+}
+
 /// How a person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -60,11 +81,14 @@ pub struct Approver {
 }
 
 impl Approver {
-    /// Answers the request of run `run_id`: approving remembers the content as approved (a
-    /// later run of the same content does not ask again) and lets the run start.
+    /// Answers the request of run `run_id` whose [`ApprovalRequest::fingerprint`] is
+    /// `shown`, the one the person saw: approving remembers the content as approved (a later
+    /// run of the same content does not ask again) and lets the run start. A request that is
+    /// not the one shown is left waiting, undecided.
     pub fn decide(
         &self,
         run_id: &str,
+        shown: &str,
         approve: bool,
         by: &Actor,
     ) -> Result<ApprovalRequest, EngineError> {
@@ -75,10 +99,7 @@ impl Approver {
             .runs()
             .get(run_id)
             .ok_or_else(|| EngineError::RunNotFound(run_id.to_string()))?;
-        let pending = run
-            .pending_approval()
-            .take()
-            .ok_or_else(|| EngineError::NotAwaitingApproval(run_id.to_string()))?;
+        let pending = take_if_shown(&run, run_id, shown)?;
         let request = pending.request;
         let by = by.clone();
         let decision = if approve {
@@ -130,6 +151,25 @@ impl Drop for Approver {
                 });
             }
         }
+    }
+}
+
+/// The run's pending request, taken only when it is the one shown (checked and taken under
+/// one lock, so nothing can replace it between).
+fn take_if_shown(
+    run: &ActiveRun,
+    run_id: &str,
+    shown: &str,
+) -> Result<PendingApproval, EngineError> {
+    let mut slot = run.pending_approval();
+    match slot.as_ref() {
+        None => Err(EngineError::NotAwaitingApproval(run_id.to_string())),
+        Some(pending) if pending.request.fingerprint() != shown => {
+            Err(EngineError::ApprovalNotShown(run_id.to_string()))
+        }
+        Some(_) => slot
+            .take()
+            .ok_or_else(|| EngineError::NotAwaitingApproval(run_id.to_string())),
     }
 }
 

@@ -367,8 +367,14 @@ mod tests {
             .start_run(request("denied", agent()))
             .await
             .expect("registered");
+        let shown = engine
+            .approvals_pending()
+            .into_iter()
+            .find(|r| r.run_id == started.run_id)
+            .expect("its request waits from the start")
+            .fingerprint();
         approver
-            .decide(&started.run_id, false, &Actor::person())
+            .decide(&started.run_id, &shown, false, &Actor::person())
             .expect("denied");
         let denied = tokio::time::timeout(DEADLINE, started.finished())
             .await

@@ -1,7 +1,8 @@
 //! The loop itself. Each turn applies the events waiting (their updates and effects, each
 //! contained), tells a server which panes are shown, draws if something shown changed and a
 //! frame is due, then sleeps until the terminal, the engine, an effect, the log or a signal
-//! has news, or the frame that was held back is due.
+//! has news, or the frame that was held back is due, or a changed question may be answered
+//! again (a tick).
 
 use super::Ended;
 use crate::engine::{Change, EngineEvent};
@@ -291,6 +292,8 @@ impl<'a> Studio<'a> {
         } else {
             None
         };
+        // A question that changed takes answers again then (tui/settling.rs).
+        let settled = self.app.due().map(Instant::from_std);
         tokio::select! {
             term = next_input(input) => return self.terminal_input(term, from.clock),
             told = from.inbox.recv() => self.told(told)?,
@@ -302,6 +305,9 @@ impl<'a> Studio<'a> {
             }
             _ = from.termination.recv() => return Ok(Some(Ended::Quit)),
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
+            _ = tokio::time::sleep_until(settled.unwrap_or_else(Instant::now)), if settled.is_some() => {
+                self.pending.push_back(Event::Tick(std::time::Instant::now()));
+            }
         }
         Ok(None)
     }

@@ -43,19 +43,24 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     lines.extend(shown.into_iter().map(|(_, row)| row));
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(
-            boxed(
-                " Approve this run? · y approve · n deny · Esc later ".to_string(),
-                cx,
-            )
-            .title_bottom(format!(
-                " j/k PgUp/PgDn scroll · lines {}–{} of {total} ",
-                top + 1,
-                last + 1
-            )),
-        ),
+        Paragraph::new(lines).block(boxed(question(app).to_string(), cx).title_bottom(format!(
+            " j/k PgUp/PgDn scroll · lines {}–{} of {total} ",
+            top + 1,
+            last + 1
+        ))),
         area,
     );
+}
+
+/// The question over the request: asked plainly, or, while the request has just taken the
+/// place of another, marked new with its answers held (tui/settling.rs).
+fn question(app: &crate::tui::state::App) -> &'static str {
+    match &app.approval_shown {
+        Some(shown) if shown.settling.is_some() => {
+            " ⚠ New request · read it first: y and n wait a moment · Esc later "
+        }
+        _ => " Approve this run? · y approve · n deny · Esc later ",
+    }
 }
 
 /// The `HEADER` lines: who asks to run what (and how many more wait), then what the diff

@@ -348,14 +348,15 @@ fn ask(frame: &mut Frame, areas: &EditorAreas, editor: &Editor, cx: &Ctx) {
     }
     let (title, text) = match ask {
         Ask::Conflict => (
-            " Changed on disk ",
+            conflict_title(editor),
             format!(
-                "{} changed on disk after you opened it; your text is not saved.\n\n\
+                "{} {}; your text is not saved.\n\n\
                  r  reload: the file as it is on disk, your changes dropped\n\
                  o  overwrite the file with your text\n\
                  d  show the diff first\n\
                  Esc  keep editing",
-                clean(&editor.file)
+                clean(&editor.file),
+                conflict_why(editor)
             ),
         ),
         Ask::SaveInvalid => (
@@ -397,6 +398,30 @@ fn ask(frame: &mut Frame, areas: &EditorAreas, editor: &Editor, cx: &Ctx) {
     );
 }
 
+/// The conflict question's title: plain, or saying the file changed again while it was open
+/// (and, for a moment after, that `r` and `o` wait: tui/settling.rs).
+fn conflict_title(editor: &Editor) -> &'static str {
+    match (&editor.conflict, editor.settling) {
+        (_, Some(_)) => " ⚠ Changed on disk again · r and o wait a moment ",
+        (Some(c), None) if c.again => " Changed on disk again ",
+        _ => " Changed on disk ",
+    }
+}
+
+/// What the conflict question says happened to the file.
+fn conflict_why(editor: &Editor) -> &'static str {
+    match (&editor.conflict, editor.recovered, editor.known_base()) {
+        (Some(c), _, _) if c.again => {
+            "changed on disk again while you were asked: this is the file now"
+        }
+        (_, true, Some(_)) => "changed on disk after your recovered text was typed",
+        (_, true, None) => {
+            "may have changed on disk after your recovered text was typed (the copy, from an earlier flowdeck, does not say)"
+        }
+        _ => "changed on disk after you opened it",
+    }
+}
+
 /// The conflict's diff: the file on disk (theirs) against the buffer (mine), unified.
 fn diff(frame: &mut Frame, area: Rect, editor: &Editor, top: usize, t: &Theme) {
     let theirs = editor
@@ -421,7 +446,12 @@ fn diff(frame: &mut Frame, area: Rect, editor: &Editor, top: usize, t: &Theme) {
     frame.render_widget(
         Paragraph::new(lines).block(block(
             format!(
-                " Diff · - on disk · + yours · j/k scroll · r reload · o overwrite · Esc back · {}/{shown} ",
+                " Diff{} · - on disk · + yours · j/k scroll · r reload · o overwrite · Esc back · {}/{shown} ",
+                match (&editor.conflict, editor.settling) {
+                    (_, Some(_)) => " · ⚠ changed again: r/o wait",
+                    (Some(c), None) if c.again => " · changed again",
+                    _ => "",
+                },
                 top + 1
             ),
             true,

@@ -55,9 +55,11 @@ pub struct Check {
 /// The file changed on disk while the buffer had changes of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
-    /// The version on disk now (`None`: the file was deleted).
+    /// The version on disk now (`None`: the file was deleted): what `o` replaces.
     pub version: Option<String>,
     pub text: String,
+    /// The file changed again while the question about it was open: the question says so.
+    pub again: bool,
 }
 
 /// A question the editor asks before it goes on.
@@ -90,7 +92,8 @@ pub struct Editor {
     pub file: String,
     /// The file's path, for `$EDITOR`.
     pub path: String,
-    /// The version on disk the buffer is based on (what a save expects to replace).
+    /// The version on disk the buffer is based on (what a save expects to replace); empty
+    /// when not known (a recovery copy of an earlier flowdeck), which no file's version is.
     pub base_version: String,
     pub text: TextArea<'static>,
     /// Bumped by every change of the text.
@@ -117,6 +120,9 @@ pub struct Editor {
     pub after_save: Option<Ask>,
     /// The completion list shown at the cursor, and the item chosen.
     pub completion: Option<(Completion, usize)>,
+    /// The conflict question's file changed again while it was open: `r` and `o` wait
+    /// (tui/settling.rs).
+    pub settling: Option<crate::tui::settling::Settling>,
 }
 
 impl Editor {
@@ -143,6 +149,7 @@ impl Editor {
             recovered: false,
             after_save: None,
             completion: None,
+            settling: None,
         }
     }
 
@@ -163,6 +170,11 @@ impl Editor {
             .iter()
             .flat_map(|c| c.violations.iter())
             .filter(move |v| v.line == Some(line))
+    }
+
+    /// The version the buffer is based on, when known.
+    pub fn known_base(&self) -> Option<&str> {
+        Some(self.base_version.as_str()).filter(|v| !v.is_empty())
     }
 
     /// Whether the last check found errors (warnings do not stop a save).
@@ -225,38 +237,74 @@ pub fn external(app: &mut App) -> Vec<Effect> {
 /// The file's text arrived: the editor opens on it, or on its recovery copy when one was
 /// left by an editor that did not close.
 pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect> {
+    let recovered = app
+        .recovered
+        .iter()
+        .position(|r| r.file == document.file)
+        .map(|at| app.recovered.remove(at));
+    let editor = match recovered.filter(|r| r.text != document.text) {
+        Some(copy) => {
+            let (editor, said) = recovering(workflow, document, copy);
+            app.message = Some(said);
+            editor
+        }
+        None => Editor::new(
+            workflow,
+            document.file,
+            document.path,
+            document.version,
+            &document.text,
+        ),
+    };
+    let edits = editor.edits;
+    app.editor = Some(editor);
+    app.mode = Mode::Edit;
+    vec![Effect::CheckLater(edits)]
+}
+
+/// The editor on a recovery copy of `document`'s file, and what to tell the person. A copy
+/// typed over another version than the file's now, or over one it does not record (an
+/// earlier flowdeck's), is a conflict with the file: saving asks (reload, overwrite, diff),
+/// so that a change made after the copy is never overwritten unseen.
+fn recovering(
+    workflow: String,
+    document: Document,
+    copy: crate::engine::Recovered,
+) -> (Editor, String) {
     let Document {
         file,
         path,
         version,
         text,
     } = document;
-    let recovered = app
-        .recovered
-        .iter()
-        .position(|r| r.file == file)
-        .map(|at| app.recovered.remove(at));
-    let mut editor = Editor::new(workflow, file, path, version, &text);
-    if let Some(copy) = recovered.filter(|r| r.text != text) {
-        editor = Editor::new(
-            editor.workflow,
-            editor.file,
-            editor.path,
-            editor.base_version,
-            &copy.text,
-        );
-        // Unsaved until saved: the copy is what the person had typed.
-        editor.edits = 1;
-        editor.recovered = true;
-        app.message = Some(format!(
+    let current = copy.base_version.as_deref() == Some(version.as_str());
+    let base = copy.base_version.unwrap_or_default();
+    let mut editor = Editor::new(workflow, file, path, base, &copy.text);
+    // Unsaved until saved: the copy is what the person had typed.
+    editor.edits = 1;
+    editor.recovered = true;
+    let said = if current {
+        format!(
             "{}: your unsaved edits were recovered (Ctrl-s saves them, Esc then d drops them)",
             editor.file
-        ));
-    }
-    let edits = editor.edits;
-    app.editor = Some(editor);
-    app.mode = Mode::Edit;
-    vec![Effect::CheckLater(edits)]
+        )
+    } else {
+        editor.conflict = Some(Conflict {
+            version: Some(version),
+            text,
+            again: false,
+        });
+        format!(
+            "{}: unsaved edits recovered; the file {} since · Ctrl-s asks",
+            editor.file,
+            if editor.known_base().is_some() {
+                "changed"
+            } else {
+                "may have changed"
+            }
+        )
+    };
+    (editor, said)
 }
 
 /// A key that no binding of the editor took: it edits the text.
@@ -355,5 +403,7 @@ pub fn undo(app: &mut App, redo: bool) -> Vec<Effect> {
     if done { changed(app) } else { Vec::new() }
 }
 
+#[cfg(test)]
+mod conflict_tests;
 #[cfg(test)]
 mod tests;

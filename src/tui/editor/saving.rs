@@ -1,13 +1,20 @@
 //! The buffer checked and saved: the debounced check, saving with the version the file was
 //! opened at, a file changed on disk by someone else (reloaded when the buffer is clean, a
 //! conflict the person settles when it is not), and the answers to the editor's questions.
+//!
+//! The conflict question is pinned to the version it shows: `o` replaces exactly that one
+//! (the store refuses any other). A newer change while the question is open replaces what it
+//! shows, says the file changed again, and holds `r` and `o` a moment (tui/settling.rs): a
+//! key pressed then was meant for the version shown before.
 
 use super::{Ask, Check, Conflict, Editor, close, lines_of};
 use crate::engine::editing::Draft;
 use crate::tui::effect::Effect;
 use crate::tui::keymap::Mode;
+use crate::tui::settling::Settling;
 use crate::tui::state::App;
 use ratatui_textarea::{CursorMove, TextArea};
+use std::time::Instant;
 
 /// Typing paused: check the buffer if it is still the text that paused.
 pub fn check_due(app: &mut App, edits: u64) -> Vec<Effect> {
@@ -24,6 +31,7 @@ pub fn check_due(app: &mut App, edits: u64) -> Vec<Effect> {
         effects.push(Effect::Recover {
             file: editor.file.clone(),
             text: text.clone(),
+            base_version: editor.known_base().map(str::to_string),
         });
     }
     effects.insert(0, Effect::Check { edits, text });
@@ -55,7 +63,9 @@ pub fn save(app: &mut App) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
         return Vec::new();
     };
-    if editor.conflict.is_some() {
+    if let Some(conflict) = &mut editor.conflict {
+        // A question of its own: nothing changed while it was open yet.
+        conflict.again = false;
         editor.ask = Some(Ask::Conflict);
         app.mode = Mode::EditAsk;
         return Vec::new();
@@ -161,7 +171,15 @@ pub fn disk(app: &mut App, workflow: &str, now: Option<(String, String)>) -> Vec
         None => (None, String::new()),
     };
     if version.as_deref() == Some(editor.base_version.as_str()) {
-        editor.conflict = None;
+        back_to_base(app);
+        return Vec::new();
+    }
+    if editor
+        .conflict
+        .as_ref()
+        .is_some_and(|c| c.version == version)
+    {
+        // Told twice (the event and a refused save both read the disk): nothing new.
         return Vec::new();
     }
     match version {
@@ -171,22 +189,61 @@ pub fn disk(app: &mut App, workflow: &str, now: Option<(String, String)>) -> Vec
             vec![Effect::CheckLater(editor.edits)]
         }
         version => {
-            let deleted = version.is_none();
-            editor.conflict = Some(Conflict { version, text });
-            app.message = Some(if deleted {
-                format!(
-                    "{} was deleted on disk: Ctrl-s saves your text again",
-                    editor.file
-                )
-            } else {
-                format!(
-                    "{} changed on disk: your changes are kept · Ctrl-s: reload, overwrite or diff",
-                    editor.file
-                )
-            });
+            conflicted(app, version, text, Instant::now());
             Vec::new()
         }
     }
+}
+
+/// The file is the version the buffer is based on again: no conflict, and no question about
+/// one left open.
+fn back_to_base(app: &mut App) {
+    let Some(editor) = &mut app.editor else {
+        return;
+    };
+    if editor.conflict.take().is_some() && editor.ask == Some(Ask::Conflict) {
+        editor.ask = None;
+        editor.diff = None;
+        editor.settling = None;
+        app.mode = Mode::Edit;
+        app.message = Some(format!(
+            "{} is back to the version you opened: nothing to settle",
+            editor.file
+        ));
+    }
+}
+
+/// The file on disk is `version` (`None`: deleted) with `text`, and the buffer has changes of
+/// its own. With the conflict question open, the question now shows this version, says the
+/// file changed again, and takes no `r` or `o` until `now` has settled.
+fn conflicted(app: &mut App, version: Option<String>, text: String, now: Instant) {
+    let Some(editor) = &mut app.editor else {
+        return;
+    };
+    let asked = editor.ask == Some(Ask::Conflict);
+    let deleted = version.is_none();
+    editor.conflict = Some(Conflict {
+        version,
+        text,
+        again: asked,
+    });
+    app.message = Some(match (asked, deleted) {
+        (true, _) => {
+            editor.settling = Some(Settling::from(now));
+            format!(
+                "{} changed on disk again while you were asked: the question shows it now",
+                editor.file
+            )
+        }
+        (false, true) => format!(
+            "{} was deleted on disk: Ctrl-s saves your text again",
+            editor.file
+        ),
+        (false, false) => format!(
+            "{} changed on disk: your changes are kept · Ctrl-s: reload, overwrite or diff",
+            editor.file
+        ),
+    });
 }
 
 /// The buffer becomes the file's text at `version`.
@@ -203,6 +260,7 @@ pub(super) fn reload(editor: &mut Editor, version: String, text: &str) {
     editor.edits += 1;
     editor.saved_edits = editor.edits;
     editor.conflict = None;
+    editor.settling = None;
     editor.recovered = false;
 }
 
@@ -225,6 +283,16 @@ pub fn answer(app: &mut App, choice: char) -> Vec<Effect> {
         };
         return Vec::new();
     };
+    if ask == Ask::Conflict
+        && matches!(choice, 'r' | 'o')
+        && app.editor.as_ref().is_some_and(|e| e.settling.is_some())
+    {
+        app.message = Some(
+            "the file changed again while you were asked: read the question again, then answer"
+                .into(),
+        );
+        return Vec::new();
+    }
     let effects = match (ask, choice) {
         (Ask::Conflict, 'd') => {
             if let Some(e) = &mut app.editor {

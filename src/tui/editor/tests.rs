@@ -13,21 +13,21 @@ use crate::tui::update::{Event, update};
 use crate::workflow::violation::Violation;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-const TEXT: &str =
+pub(super) const TEXT: &str =
     "name: deploy\ninitial_state: a\nstates:\n  a:\n    action: { tool: list_terminal_sessions }\n";
 
-fn ctrl(c: char) -> Event {
+pub(super) fn ctrl(c: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
-fn typed(app: &mut App, text: &str) -> Vec<Effect> {
+pub(super) fn typed(app: &mut App, text: &str) -> Vec<Effect> {
     text.chars()
         .flat_map(|c| update(app, key(KeyCode::Char(c))))
         .collect()
 }
 
 /// `E` on `deploy`, and its file (version `v1`) arriving with `text`.
-fn open_deploy(app: &mut App, text: &str) -> Vec<Effect> {
+pub(super) fn open_deploy(app: &mut App, text: &str) -> Vec<Effect> {
     assert_eq!(
         update(app, key(KeyCode::Char('E'))),
         vec![Effect::LoadDocument("deploy".into())]
@@ -104,7 +104,8 @@ fn typing_edits_the_text_and_a_pause_checks_it_and_keeps_a_recovery_copy() {
             },
             Effect::Recover {
                 file: "deploy.yaml".into(),
-                text
+                text,
+                base_version: Some("v1".into()),
             }
         ]
     );
@@ -165,7 +166,7 @@ fn a_text_renamed_inside_is_not_saved_over_another_workflow() {
 }
 
 /// `deploy` open, one change typed, and the file changed on disk to `v9`.
-fn in_conflict() -> App {
+pub(super) fn in_conflict() -> App {
     let mut app = editing();
     typed(&mut app, "#");
     let effects = update(
@@ -328,26 +329,6 @@ fn the_palette_opened_from_the_editor_returns_to_it() {
     assert_eq!(app.mode, Mode::Palette);
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode, Mode::Edit);
-}
-
-#[test]
-fn a_recovery_copy_opens_instead_of_the_file_as_unsaved_text() {
-    let mut app = App::new("workflows".into());
-    app.size = (120, 30);
-    app.workflows = vec![summary("deploy")];
-    update(
-        &mut app,
-        Event::Recovered(vec![crate::engine::Recovered {
-            file: "deploy.yaml".into(),
-            text: "name: deploy\n# typed before the crash\n".into(),
-        }]),
-    );
-    assert!(app.message.as_deref().unwrap_or("").contains("deploy.yaml"));
-    open_deploy(&mut app, TEXT);
-    let editor = app.editor.as_ref().unwrap();
-    assert!(editor.recovered && editor.dirty());
-    assert!(editor.contents().contains("typed before the crash"));
-    assert!(app.recovered.is_empty());
 }
 
 #[test]

@@ -29,10 +29,15 @@ pub(super) fn file_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> 
                 other => failed(other, "cannot check the text"),
             })
         }),
-        Effect::Recover { file, text } => {
+        Effect::Recover {
+            file,
+            text,
+            base_version,
+        } => {
             let request = Request::RecoverySave {
                 file: file.clone(),
                 text,
+                base_version,
             };
             later(link, done, request, move |a| {
                 a.err()

@@ -14,11 +14,15 @@ use crate::tui::update::Event;
 pub(super) fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
     match effect {
         // Quick (a small file written when approving), and answered before the next key.
-        Effect::DecideApproval { run_id, approve } => {
+        Effect::DecideApproval {
+            run_id,
+            fingerprint,
+            approve,
+        } => {
             let (link, done) = (out.link.clone(), out.done.clone());
             tokio::spawn(async move {
                 let error = link
-                    .decide(&run_id, approve)
+                    .decide(&run_id, &fingerprint, approve)
                     .await
                     .err()
                     .map(|e| format!("cannot answer the approval request: {e}"));

@@ -186,6 +186,7 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         | Event::Resize(..)
         | Event::Engine(_)
         | Event::Snapshot(_)
+        | Event::Tick(_)
         | Event::List(_)
         | Event::Plan { .. }
         | Event::Inputs { .. }

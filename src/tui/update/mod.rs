@@ -153,11 +153,15 @@ pub enum Event {
     },
     /// An effect failed: tell the person.
     Failed(String),
+    /// The instant the loop woke for ([`App::due`]): a changed question may take answers
+    /// again (settling.rs).
+    Tick(std::time::Instant),
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
     let mut effects = apply_event(app, event);
     super::approvals::show_if_due(app);
+    super::approvals::track(app, std::time::Instant::now());
     // While a manifest is open, the editor is what the keys go back to from any overlay.
     if app.mode == Mode::Normal && app.editor.is_some() {
         app.mode = Mode::Edit;
@@ -203,6 +207,10 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Engine(event) => super::apply::engine_event(app, *event),
         Event::Snapshot(snapshot) => super::apply::snapshot(app, *snapshot),
+        Event::Tick(now) => {
+            super::settling::tick(app, now);
+            Vec::new()
+        }
         other => answers::answered(app, other),
     }
 }
