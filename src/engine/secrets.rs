@@ -128,6 +128,58 @@ mod tests {
         assert!(Secrets::new([""]).is_empty());
     }
 
+    /// However a program draws a secret (wrapped at a random screen width after a random
+    /// prompt, a colour code or cursor move between letters, written in random pieces), the
+    /// screen's text as a step sees it, and the stream as a recording keeps it, never show
+    /// it once masked.
+    #[test]
+    fn a_secret_drawn_any_way_is_masked_on_the_screen_and_in_the_stream() {
+        use crate::term::mask::Masker;
+        use crate::term::screen::{Screen, Size};
+        let secret = "Hunter2Short-Pw9";
+        let secrets = Secrets::new([secret]);
+        let printed = |text: &str| -> String {
+            let mut scanner = crate::term::escapes::Scanner::default();
+            text.chars()
+                .filter(|&c| scanner.next(c) == crate::term::escapes::Class::Printed)
+                .collect()
+        };
+        let mut rng = fastrand::Rng::with_seed(0x5c4ee9);
+        const BETWEEN: &[&str] = &["", "", "\x1b[0m", "\x1b[31m", "\x1b[1D\x1b[1C", " \x08"];
+        for case in 0..500 {
+            let cols = rng.u16(20..=120);
+            let mut output = format!("$ {}", "p".repeat(rng.usize(..2 * usize::from(cols))));
+            for c in secret.chars() {
+                output.push(c);
+                output.push_str(BETWEEN[rng.usize(..BETWEEN.len())]);
+            }
+            output.push_str("\r\n$ ");
+            let mut screen = Screen::new(Size { cols, rows: 40 });
+            let mut masker = Masker::new(secrets.found.clone(), MASK);
+            let mut stream = String::new();
+            let mut at = 0;
+            while at < output.len() {
+                let mut to = (at + 1 + rng.usize(..16)).min(output.len());
+                while !output.is_char_boundary(to) {
+                    to += 1;
+                }
+                screen.feed(output[at..to].as_bytes());
+                stream.push_str(&masker.push(&output[at..to]));
+                at = to;
+            }
+            stream.push_str(&masker.finish());
+            let text = secrets.redact(&screen.text());
+            assert!(
+                !text.replace('\n', "").contains(secret),
+                "case {case}, {cols} columns: {output:?} -> {text:?}"
+            );
+            assert!(
+                !printed(&stream).contains(secret),
+                "case {case}: {output:?} -> {stream:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_secret_inside_another_is_masked_whole() {
         let s = Secrets::new(["abc", "xxabcxx"]);

@@ -221,3 +221,154 @@ async fn a_var_key_types_a_secret_into_a_silent_prompt_and_nothing_writes_it_dow
     assert_clean("the result", &serde_json::to_string(&result).unwrap());
     engine.shutdown().await;
 }
+
+/// A secret the terminal shows in the ways that once slipped past the masks.
+const SHOWN: &str = "Hunter2Short-Pw9";
+
+const SHOWN_MANY_WAYS: &str = r#"name: shown_many_ways
+description: A secret echoed after a prompt so wide that it wraps, printed a colour a letter, and printed in two writes.
+arguments:
+  TOKEN: { description: a password, secret: true }
+initial_state: ask
+states:
+  ask:
+    action: { tool: send_input, params: { input_text: "read -r -p \"$(printf '%0110d' 0)\" ANSWER\n" } }
+    transitions: [ { condition: always, next_state: prompted } ]
+  prompted:
+    action: { tool: await_output, params: { pattern: '0{110}$', since: last_input, timeout: 20 } }
+    transitions: [ { condition: success, next_state: type } ]
+  type:
+    description: Its echo wraps at the 120th column, in the middle of the secret.
+    action: { tool: send_input, params: { keys: [{ var: TOKEN }, { key: enter }] } }
+    transitions: [ { condition: always, next_state: read } ]
+  read:
+    action: { tool: run_command, params: { command: 'echo "read ${#ANSWER}"' } }
+    transitions: [ { condition: success, next_state: wrapped } ]
+  wrapped:
+    action: { tool: get_screen_content, params: {} }
+    transitions: [ { condition: always, next_state: colours } ]
+  colours:
+    action: { tool: run_command, params: { command: 'printf ''%s'' "$TOKEN" | while IFS= read -r -n1 c; do printf ''%s\033[0m'' "$c"; done; echo' } }
+    transitions: [ { condition: success, next_state: chunks } ]
+  chunks:
+    action: { tool: run_command, params: { command: 'printf "%s" "${TOKEN:0:7}"; sleep 0.3; printf "%s\n" "${TOKEN:7}"' } }
+    transitions: [ { condition: success, next_state: screen } ]
+  screen:
+    action: { tool: get_screen_content, params: {} }
+"#;
+
+/// The characters a terminal would print for `text`: escape sequences and control
+/// characters (line breaks among them) left out, as `vte` reads them.
+fn printed(text: &str) -> String {
+    struct Printed(String);
+    impl vte::Perform for Printed {
+        fn print(&mut self, c: char) {
+            self.0.push(c);
+        }
+    }
+    let mut out = Printed(String::new());
+    vte::Parser::new().advance(&mut out, text.as_bytes());
+    out.0
+}
+
+/// Fails when `text` shows SHOWN, whatever is between its letters.
+fn assert_not_shown(what: &str, text: &str) {
+    assert!(
+        !printed(text).contains(SHOWN) && !text.contains(SHOWN),
+        "{what} shows the secret:\n{text:?}"
+    );
+}
+
+/// Every string in a JSON value, checked as the terminal would show it.
+fn assert_json_not_shown(what: &str, value: &Value) {
+    match value {
+        Value::String(text) => assert_not_shown(what, text),
+        Value::Array(items) => items.iter().for_each(|i| assert_json_not_shown(what, i)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            assert_not_shown(what, k);
+            assert_json_not_shown(what, v);
+        }),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_secret_wrapped_coloured_or_cut_by_the_terminal_reaches_no_journal_event_result_cast_replay_or_draft()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shown_many_ways.yaml"), SHOWN_MANY_WAYS).unwrap();
+    let mut server = LineServer::start(dir.path());
+    server.initialize();
+    let result = server.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "shown_many_ways", "inputs": {"TOKEN": SHOWN}, "keep_session": true}),
+    );
+    assert_eq!(result["final_state"], "completed", "{result}");
+    // The run saw the secret where it was shown: masks stand there, in every form.
+    let log = result["execution_log"].to_string();
+    assert!(log.contains("read 16"), "{log}");
+    assert!(log.matches("********").count() >= 3, "{log}");
+    assert_json_not_shown("the run's result", &result);
+    let run_id = result["run_id"].as_str().unwrap();
+    let session = result["session_id"].as_str().unwrap();
+
+    let events = server.call(
+        3,
+        "run_events",
+        json!({"run_id": run_id, "wait_seconds": 0}),
+    );
+    assert!(!events["events"].as_array().unwrap().is_empty(), "{events}");
+    assert_json_not_shown("run_events", &events);
+
+    let draft = server.call(
+        4,
+        "workflow_draft_from_session",
+        json!({"session_id": session, "name": "drafted"}),
+    );
+    assert!(
+        draft["content"].as_str().unwrap().contains("read -r -p"),
+        "{draft}"
+    );
+    assert_json_not_shown("the draft of the run's session", &draft);
+    drop(server.stdin.take());
+    assert_eq!(server.exit_status(), Some(0));
+
+    // The journal and the recording, as written.
+    let runs = dir.path().join(".flowdeck/runs");
+    let journal = std::fs::read_to_string(runs.join(format!("{run_id}.jsonl"))).unwrap();
+    for line in journal.lines() {
+        assert_json_not_shown("the journal", &serde_json::from_str(line).unwrap());
+    }
+    let cast = std::fs::read_to_string(runs.join(format!("{run_id}.cast"))).unwrap();
+    let stream: String = cast
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str::<(f64, String, String)>(line).unwrap())
+        .filter(|(_, kind, _)| kind == "o")
+        .map(|(_, _, text)| text)
+        .collect();
+    assert!(stream.contains("read 16"), "{stream:?}");
+    assert_not_shown("the recording", &stream);
+
+    // Replayed: its plain text, and the stream as it was recorded.
+    for raw in [false, true] {
+        let mut replay = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+        replay
+            .arg("--workflows")
+            .arg(dir.path())
+            .args(["replay", run_id]);
+        if raw {
+            replay.arg("--raw");
+        }
+        let out = replay.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let shown = String::from_utf8(out.stdout).unwrap();
+        assert!(shown.contains("read 16"), "{shown:?}");
+        assert_not_shown(&format!("flowdeck replay (raw: {raw})"), &shown);
+    }
+}
