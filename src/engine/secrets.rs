@@ -163,7 +163,7 @@ mod tests {
                 while !output.is_char_boundary(to) {
                     to += 1;
                 }
-                screen.feed(output[at..to].as_bytes());
+                screen.feed(&output.as_bytes()[at..to]);
                 stream.push_str(&masker.push(&output[at..to]));
                 at = to;
             }
