@@ -110,6 +110,23 @@ impl Scanner {
     }
 }
 
+/// `text` cut every `cut` bytes, each cut moved on to a character's boundary: a stream as
+/// the tests feed it, in chunks.
+#[cfg(test)]
+pub(crate) fn pieces(text: &str, cut: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let mut to = (from + cut.max(1)).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        out.push(&text[from..to]);
+        from = to;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

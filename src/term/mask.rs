@@ -230,14 +230,8 @@ mod tests {
     fn masked_in_pieces(secrets: &[&str], text: &str, cut: usize) -> String {
         let mut masker = Masker::new(Needles::new(secrets), "***");
         let mut out = String::new();
-        let mut from = 0;
-        while from < text.len() {
-            let mut to = (from + cut).min(text.len());
-            while !text.is_char_boundary(to) {
-                to += 1;
-            }
-            out.push_str(&masker.push(&text[from..to]));
-            from = to;
+        for piece in crate::term::escapes::pieces(text, cut) {
+            out.push_str(&masker.push(piece));
         }
         out.push_str(&masker.finish());
         out

@@ -111,14 +111,7 @@ fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
     assert!(!plain.contains('\x1b'), "{plain:?}");
     let piped = flowdeck(dir.path(), &["replay", run_id, "--raw"]);
     assert!(piped.status.success());
-    let cast = std::fs::read_to_string(recordings[0].as_str().unwrap()).unwrap();
-    let stream: String = cast
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str::<(f64, String, String)>(line).unwrap())
-        .filter(|(_, kind, _)| kind == "o")
-        .map(|(_, _, text)| text)
-        .collect();
+    let stream = common::recorded_output(recordings[0].as_str().unwrap());
     assert_eq!(String::from_utf8(piped.stdout).unwrap(), stream);
 }
 

@@ -340,14 +340,8 @@ fn a_secret_wrapped_coloured_or_cut_by_the_terminal_reaches_no_journal_event_res
     for line in journal.lines() {
         assert_json_not_shown("the journal", &serde_json::from_str(line).unwrap());
     }
-    let cast = std::fs::read_to_string(runs.join(format!("{run_id}.cast"))).unwrap();
-    let stream: String = cast
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str::<(f64, String, String)>(line).unwrap())
-        .filter(|(_, kind, _)| kind == "o")
-        .map(|(_, _, text)| text)
-        .collect();
+    let stream =
+        common::recorded_output(&runs.join(format!("{run_id}.cast")).display().to_string());
     assert!(stream.contains("read 16"), "{stream:?}");
     assert_not_shown("the recording", &stream);
 

@@ -136,14 +136,8 @@ mod tests {
         for cut in 1..=text.len() {
             let mut drop = DropMarkers::default();
             let mut out = String::new();
-            let mut from = 0;
-            while from < text.len() {
-                let mut to = (from + cut).min(text.len());
-                while !text.is_char_boundary(to) {
-                    to += 1;
-                }
-                out.push_str(&drop.push(text[from..to].to_string()));
-                from = to;
+            for piece in crate::term::escapes::pieces(text, cut) {
+                out.push_str(&drop.push(piece.to_string()));
             }
             out.push_str(&drop.finish());
             assert_eq!(

@@ -142,17 +142,10 @@ mod tests {
 
     fn safe_in_pieces(text: &str, cut: usize) -> String {
         let mut safe = Safe::default();
-        let mut out = String::new();
-        let mut from = 0;
-        while from < text.len() {
-            let mut to = (from + cut).min(text.len());
-            while !text.is_char_boundary(to) {
-                to += 1;
-            }
-            out.push_str(&safe.filter(&text[from..to]));
-            from = to;
-        }
-        out
+        crate::term::escapes::pieces(text, cut)
+            .into_iter()
+            .map(|piece| safe.filter(piece))
+            .collect()
     }
 
     #[test]
