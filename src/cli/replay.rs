@@ -28,21 +28,53 @@ pub struct ReplayArgs {
     pub raw: bool,
 }
 
-/// What of the recording is written: what draws (to a terminal), the plain text (piped), or
-/// everything (`--raw`).
-enum Shown {
-    Safe(Safe),
-    Plain(Plain),
-    Raw,
+/// What of the recording reaches the terminal: what draws, or everything (`--raw`); and
+/// where that left the terminal, for the end to leave it as it was found.
+struct Shown {
+    raw: bool,
+    /// Reads every sequence, passed on or not: it knows whether the alternate screen is on.
+    safe: Safe,
+    /// The last text written ended a line.
+    ends_line: bool,
 }
 
 impl Shown {
-    fn of(text: &str, shown: &mut Shown) -> String {
-        match shown {
-            Shown::Safe(safe) => safe.filter(text),
-            Shown::Plain(plain) => plain.push(text),
-            Shown::Raw => text.to_string(),
+    fn new(raw: bool) -> Shown {
+        Shown {
+            raw,
+            safe: Safe::default(),
+            ends_line: true,
         }
+    }
+
+    fn of(&mut self, text: &str) -> String {
+        let safe = self.safe.filter(text);
+        let shown = if self.raw { text.to_string() } else { safe };
+        if let Some(last) = shown.chars().last() {
+            self.ends_line = last == '\n';
+        }
+        shown
+    }
+
+    /// What puts the terminal back as it was found: the modes a recorded program may have
+    /// left on turned off; those whose reset moves the cursor (scroll margins, origin mode,
+    /// the alternate screen) only if the recording turned them on; and the cursor below what
+    /// was played, or where the alternate screen found it.
+    fn restore(&self) -> String {
+        let modes = self.safe.modes();
+        let mut restore = String::from(RESTORE);
+        if modes.margins {
+            restore.push_str("\x1b[r");
+        }
+        if modes.origin {
+            restore.push_str("\x1b[?6l");
+        }
+        if modes.alternate {
+            restore.push_str("\x1b[?1049l");
+        } else if !self.ends_line {
+            restore.push_str("\r\n");
+        }
+        restore
     }
 }
 
@@ -51,18 +83,18 @@ impl Shown {
 const KEEP_TITLE: &str = "\x1b[22;0t";
 
 /// Modes a recorded program may have left on, turned off at the end so that the terminal
-/// is the person's again. First CAN and ST end any sequence a recording stopped inside (an
+/// is the person's again (none of these moves the cursor; [`Shown::restore`] adds those
+/// that do, when needed). First CAN and ST end any sequence a recording stopped inside (an
 /// OSC title cut at a chunk), so that what follows is not taken into it; then the title
-/// taken back from the stack, attributes,
-/// the character set, the scroll region, the cursor, the alternate screen, bracketed
+/// taken back from the stack, attributes, the character set, the cursor shown, bracketed
 /// paste, mouse and focus reporting, the kitty keyboard protocol, application cursor keys
-/// and keypad, autowrap, origin and insert modes.
+/// and keypad, autowrap and insert mode.
 const RESTORE: &str = concat!(
     "\x18\x1b\\",
     "\x1b[23;0t",
-    "\x1b[0m\x1b(B\x1b[r\x1b[?25h\x1b[?1049l\x1b[?2004l",
+    "\x1b[0m\x1b(B\x1b[?25h\x1b[?2004l",
     "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1004l",
-    "\x1b[<u\x1b[?1l\x1b>\x1b[?7h\x1b[?6l\x1b[4l",
+    "\x1b[<u\x1b[?1l\x1b>\x1b[?7h\x1b[4l",
 );
 
 /// The longest pause a replay plays (a recording's times are any JSON number).
@@ -72,16 +104,14 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
     let (path, others) = recording_of(folder, args)?;
     let reader = CastReader::open(&path)?;
     if !std::io::stdout().is_terminal() {
-        let mut shown = match args.raw {
-            true => Shown::Raw,
-            false => Shown::Plain(Plain::default()),
-        };
+        let mut plain = Plain::default();
         for event in reader {
             if let CastEvent::Output(_, text) = event? {
-                out.write_all(Shown::of(&text, &mut shown).as_bytes())?;
+                let text = if args.raw { text } else { plain.push(&text) };
+                out.write_all(text.as_bytes())?;
             }
         }
-        if let Shown::Plain(plain) = &mut shown {
+        if !args.raw {
             out.write_all(plain.finish().as_bytes())?;
         }
         out.flush()?;
@@ -96,11 +126,12 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
         );
     }
     out.write_all(KEEP_TITLE.as_bytes())?;
+    let mut shown = Shown::new(args.raw);
     let played = {
         let keys = Keys::take();
-        play(reader, args, &keys, out)
+        play(reader, args, &keys, &mut shown, out)
     };
-    out.write_all(RESTORE.as_bytes())?;
+    out.write_all(shown.restore().as_bytes())?;
     out.flush()?;
     played?;
     for (session, _) in others {
@@ -238,17 +269,19 @@ impl Drop for Keys {
 
 /// Plays the events at their times: each pause divided by the speed, none longer than the
 /// idle limit; the person's own pauses do not count.
-fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write) -> Result<()> {
+fn play(
+    reader: CastReader,
+    args: &ReplayArgs,
+    keys: &Keys,
+    shown: &mut Shown,
+    out: &mut impl Write,
+) -> Result<()> {
     // When the recording would have begun, had it played without the person's pauses.
     let mut clock = Instant::now();
     // Where in the recording the next event stands, in played seconds.
     let mut played = 0.0_f64;
     let mut last = 0.0_f64;
     let mut paused = false;
-    let mut shown = match args.raw {
-        true => Shown::Raw,
-        false => Shown::Safe(Safe::default()),
-    };
     for event in reader {
         let event = event?;
         let gap = (event.time() - last).max(0.0);
@@ -288,7 +321,7 @@ fn play(reader: CastReader, args: &ReplayArgs, keys: &Keys, out: &mut impl Write
             }
         }
         if let CastEvent::Output(_, text) = event {
-            out.write_all(Shown::of(&text, &mut shown).as_bytes())
+            out.write_all(shown.of(&text).as_bytes())
                 .context("cannot write the recording")?;
             out.flush()?;
         }

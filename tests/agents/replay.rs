@@ -338,3 +338,44 @@ fn flowdeck_recordings_turns_recording_off_or_caps_it_and_a_bad_value_is_told() 
         "{stderr}"
     );
 }
+
+/// What a person sees when a replay ends at their prompt: the replay's lines where it
+/// played them, and what comes next below them, nothing overwritten.
+#[test]
+fn a_replay_leaves_the_cursor_below_what_it_played() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lines.cast");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"version\": 2, \"width\": 80, \"height\": 24}\n",
+            "[0.01, \"o\", \"line one\\r\\n\"]\n",
+            "[0.02, \"o\", \"\\u001b[1mline two\\u001b[0m\"]\n",
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "printf 'before\\n'; {} replay {}; printf 'after\\n'",
+        env!("CARGO_BIN_EXE_flowdeck"),
+        path.display()
+    );
+    let terminals = Terminals::new(flowdeck::term::TermConfig::default());
+    let program = vec!["bash".to_string(), "-c".into(), script];
+    let session = common::studio::open(&terminals, program, None, (80, 24), Vec::new());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(
+        runtime.block_on(common::studio::exit_code(&session)),
+        Some(0)
+    );
+    let screen = session.content(flowdeck::term::Content::Screen);
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines,
+        ["before", "line one", "line two", "after"],
+        "{screen}"
+    );
+    runtime.block_on(terminals.close_all());
+}

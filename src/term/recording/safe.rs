@@ -27,6 +27,21 @@ pub struct Safe {
     /// The last sequence was dropped: a string terminator (`ESC \`) right after it ends it
     /// and goes with it.
     after_dropped: bool,
+    /// The modes that what was filtered left on, that move the cursor when turned off.
+    modes: Modes,
+}
+
+/// Modes a recording may leave on whose reset moves the cursor (so the end of a replay turns
+/// them off only when they were turned on).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Modes {
+    /// The alternate screen (a full-screen program's): leaving it restores the cursor saved
+    /// on entering it; leaving it when it was never entered moves the cursor there too.
+    pub alternate: bool,
+    /// A scroll region was set: resetting it moves the cursor home.
+    pub margins: bool,
+    /// Origin mode was set: resetting it moves the cursor home.
+    pub origin: bool,
 }
 
 impl Safe {
@@ -76,8 +91,42 @@ impl Safe {
             return;
         }
         self.after_dropped = false;
+        self.modes.follow(&sequence);
         if draws(&sequence) {
             out.push_str(&sequence);
+        }
+    }
+
+    /// The modes what was filtered left on.
+    pub fn modes(&self) -> Modes {
+        self.modes
+    }
+}
+
+impl Modes {
+    /// Follows one sequence: DEC private modes set and reset (`CSI ? … h`/`l`), scroll
+    /// margins (`CSI top;bottom r`; without parameters they are the whole screen again).
+    fn follow(&mut self, sequence: &str) {
+        let Some(csi) = sequence.strip_prefix("\x1b[") else {
+            return;
+        };
+        let Some(last) = csi.chars().last() else {
+            return;
+        };
+        let params = &csi[..csi.len() - last.len_utf8()];
+        if last == 'r' {
+            self.margins = !params.is_empty();
+            return;
+        }
+        let (Some(private), true) = (params.strip_prefix('?'), matches!(last, 'h' | 'l')) else {
+            return;
+        };
+        for mode in private.split(';') {
+            match mode {
+                "1049" | "1047" | "47" => self.alternate = last == 'h',
+                "6" => self.origin = last == 'h',
+                _ => {}
+            }
         }
     }
 }
@@ -163,6 +212,29 @@ mod tests {
         let want = "\x1b[1;31mred\x1b[0m click \x1b[2J\x1b[H\x1b(Bend\r\n";
         for cut in 1..=text.len() {
             assert_eq!(safe_in_pieces(text, cut), want, "cut every {cut} bytes");
+        }
+    }
+
+    #[test]
+    fn the_alternate_screen_is_known_whatever_the_cut() {
+        for (text, on) in [
+            ("a\x1b[?1049hb", true),
+            ("\x1b[?1049h\x1b[?1049l", false),
+            ("\x1b[?25;47h", true),
+            ("\x1b[?1h", false),
+        ] {
+            let mut safe = Safe::default();
+            safe.filter("\x1b[2;20r\x1b[?6h");
+            assert!(safe.modes().margins && safe.modes().origin);
+            safe.filter("\x1b[r\x1b[?6l");
+            assert_eq!(safe.modes(), Modes::default());
+            for cut in 1..=text.len() {
+                let mut safe = Safe::default();
+                for piece in crate::term::escapes::pieces(text, cut) {
+                    safe.filter(piece);
+                }
+                assert_eq!(safe.modes().alternate, on, "{text:?} cut every {cut}");
+            }
         }
     }
 
