@@ -8,7 +8,8 @@
 //! - A command that started an interactive program (a REPL, an installer's questions)
 //!   becomes `send_input` of its line, then, for each answer typed into it, an `await_output`
 //!   of the prompt that was on the screen (escaped as a regex, its numbers generalized) and
-//!   a `send_input` of the answer; then a wait for the shell's prompt as it came back.
+//!   a `send_input` of the answer; then a wait for the shell's prompt to come back, by the
+//!   character it ends with (never its text: the recorded user, host and directory).
 //! - An answer typed while the terminal did not echo (a password) becomes a secret argument,
 //!   typed with a `{var: NAME}` key: never literal text in the draft.
 //! - A credential typed on a command line (credentials.rs: `export API_TOKEN=…`, `-pPASS`,
@@ -200,7 +201,7 @@ impl States {
             self.push(format!("answer_{n}_{}", j + 1), typed, false);
         }
         if let Some(prompt) = &done.prompt_after {
-            self.push(format!("back_{n}"), await_prompt(prompt, timeout), false);
+            self.push(format!("back_{n}"), await_shell(prompt, timeout), false);
         }
     }
 
@@ -294,6 +295,30 @@ fn await_prompt(prompt: &str, timeout: u64) -> Value {
         return json!({"tool": "await_output", "params": {"quiet_ms": QUIET_MS, "timeout": timeout}});
     }
     json!({"tool": "await_output", "params": {"pattern": prompt_pattern(prompt), "timeout": timeout}})
+}
+
+/// A wait for the shell's prompt to come back: by the character it ends with (`$` or `#`
+/// alike, so the user does not matter), never by its text, which holds the recorded user,
+/// host and directory (`root@build-7:/tmp/tmp.x81Qz/demo# `) that a run elsewhere has not.
+/// A prompt that ends otherwise is waited for as the program falling quiet.
+fn await_shell(prompt: &str, timeout: u64) -> Value {
+    let end = prompt
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_end()
+        .chars()
+        .last();
+    let pattern = match end {
+        Some('$' | '#') => r"[$#]\s*$".to_string(),
+        Some(c @ ('%' | '>' | '❯' | '»' | '➜' | 'λ')) => {
+            format!(r"{}\s*$", regex::escape(&c.to_string()))
+        }
+        _ => {
+            return json!({"tool": "await_output", "params": {"quiet_ms": QUIET_MS, "timeout": timeout}});
+        }
+    };
+    json!({"tool": "await_output", "params": {"pattern": pattern, "timeout": timeout}})
 }
 
 /// How long a program that showed no prompt must be quiet before the draft types.
@@ -566,6 +591,36 @@ mod tests {
                 .yaml
                 .contains("# Credentials typed on command lines became secret arguments:")
         );
+    }
+
+    #[test]
+    fn the_shells_prompt_is_waited_for_by_its_last_character_never_its_text() {
+        let python = |prompt_after: &str| Done {
+            line: "python3".into(),
+            exit: Some(0),
+            seconds: 1.0,
+            answers: vec![Answer {
+                prompt: ">>> ".into(),
+                text: "exit()".into(),
+                hidden: false,
+            }],
+            prompt_after: Some(prompt_after.into()),
+        };
+        let pattern = |prompt_after: &str| {
+            let draft = draft("p", "", &[python(prompt_after)]).unwrap();
+            let wf = check_bytes(draft.yaml.as_bytes(), Format::Yaml)
+                .workflow
+                .unwrap();
+            match &wf.states["back_1"].action {
+                crate::workflow::action::Action::AwaitOutput(p) => (p.pattern.clone(), p.quiet_ms),
+                other => panic!("{other:?}"),
+            }
+        };
+        let shell = (Some(r"[$#]\s*$".to_string()), None);
+        assert_eq!(pattern("root@build-7:/tmp/tmp.x81Qz/demo# "), shell);
+        assert_eq!(pattern("me@laptop ~/src/app $"), shell);
+        assert_eq!(pattern("~/app % ").0.as_deref(), Some(r"%\s*$"));
+        assert_eq!(pattern("(no prompt char)"), (None, Some(QUIET_MS)));
     }
 
     #[test]
