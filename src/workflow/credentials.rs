@@ -117,10 +117,10 @@ static HEADER: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// A password in a URL's `user:password@`.
 static URL_PASSWORD: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'"]+:([^\s@/'"]+)@"#).ok());
-/// `-pPASSWORD` glued to the option, for the programs that take it so (for others `-p` is
-/// something else: `mkdir -p`).
+/// `-pPASSWORD` glued to the option (quoted or not), for the programs that take it so (for
+/// others `-p` is something else: `mkdir -p`).
 static GLUED_PASSWORD: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"(?:^|\s)-p([^\s'"]+)"#).ok());
+    LazyLock::new(|| Regex::new(r#"(?:^|\s)-p\S"#).ok());
 /// `-u user:password` (curl, wget).
 static USER_PASSWORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)['"]?[^\s:'"]+:([^\s'"]+)"#).ok()
@@ -255,15 +255,16 @@ impl Found<'_> {
             "USER_PASSWORD",
             "the password of -u user:password",
         );
-        if let Some(program) = program_of(line)
+        if let (Some(program), Some(re)) = (program_of(line), GLUED_PASSWORD.as_ref())
             && GLUED_P.contains(&program)
         {
-            let name = argument_name(&format!("{program}_password"));
-            each(
-                &GLUED_PASSWORD,
-                &name,
-                &format!("the password of {program} -p"),
-            );
+            // The whole word after `-p`, quotes and all.
+            for m in re.find_iter(line) {
+                let from = m.end() - 1;
+                let value = from..word_end(line, from);
+                let name = argument_name(&format!("{program}_password"));
+                self.add(value, name, format!("the password of {program} -p"));
+            }
         }
     }
 }
@@ -441,6 +442,10 @@ mod tests {
             (
                 "mysql -u root -pS3cret! mydb",
                 r#"mysql -u root -p"${MYSQL_PASSWORD}" mydb"#,
+            ),
+            (
+                "mysqldump -p'S3 cret' db",
+                r#"mysqldump -p"${MYSQLDUMP_PASSWORD}" db"#,
             ),
             (
                 r#"curl -H "Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789" https://api.github.com"#,

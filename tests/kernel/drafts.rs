@@ -336,3 +336,90 @@ async fn zsh_says_how_each_command_ended_too() {
     assert!(work.path().join("z/z-a").exists() && work.path().join("z/z-b").exists());
     engine.shutdown().await;
 }
+
+/// Credentials typed on command lines, as people type them: an exported key, a password glued
+/// to `-p`, a bearer token in a header. The draft holds none of them: each is a secret
+/// argument the lines refer to, and the draft, run in a fresh session with them given, types
+/// the same values where they were typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_typed_on_command_lines_become_secret_arguments_of_the_draft() {
+    let (_dir, work, engine, id) = procedure_in(json!({
+        "command": ["bash", "--norc", "--noprofile"],
+        "env": {"HISTFILE": "/dev/null"},
+    }))
+    .await;
+    let w = work.path().display().to_string();
+    let key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let password = "S3cret!pw";
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    // Stand-ins for mysql and curl that write down what they were given.
+    type_line(&engine, &id, &format!("cd {w}"));
+    type_line(
+        &engine,
+        &id,
+        "mysql() { printf '%s\\n' \"$@\" > mysql.args; }",
+    );
+    type_line(
+        &engine,
+        &id,
+        "curl() { printf '%s\\n' \"$@\" > curl.args; }",
+    );
+    type_line(&engine, &id, &format!("export AWS_SECRET_ACCESS_KEY={key}"));
+    type_line(
+        &engine,
+        &id,
+        &format!("mysql -u root -p'{password}' -e 'select 1'"),
+    );
+    type_line(
+        &engine,
+        &id,
+        &format!("curl -sf -H \"Authorization: Bearer {token}\" https://api.example.com"),
+    );
+    type_line(&engine, &id, "printf %s \"$AWS_SECRET_ACCESS_KEY\" > key");
+    shows(&engine, &id, r"> key\n.*[$#]\s*$").await;
+    let by_hand = |file: &str| std::fs::read_to_string(work.path().join(file)).unwrap();
+    let typed = (by_hand("mysql.args"), by_hand("curl.args"), by_hand("key"));
+
+    let drafted = engine
+        .workflow_draft_from_session(&id, "with_credentials", "")
+        .unwrap();
+    let yaml = &drafted.content;
+    for value in [key, password, token] {
+        assert!(!yaml.contains(value), "{value} in the draft:\n{yaml}");
+    }
+    assert_eq!(
+        drafted.secrets,
+        ["AWS_SECRET_ACCESS_KEY", "MYSQL_PASSWORD", "AUTH_TOKEN"],
+        "{yaml}"
+    );
+    assert_eq!(drafted.lifted.len(), 3, "{:?}", drafted.lifted);
+    engine
+        .save_draft_from_session(&id, "with_credentials", &Actor::Cli)
+        .unwrap();
+
+    for file in ["mysql.args", "curl.args", "key"] {
+        std::fs::remove_file(work.path().join(file)).unwrap();
+    }
+    let result = engine
+        .run(common::run_request(
+            "with_credentials",
+            &[
+                ("AWS_SECRET_ACCESS_KEY", key),
+                ("MYSQL_PASSWORD", password),
+                ("AUTH_TOKEN", token),
+            ],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{result:#?}\n{yaml}"
+    );
+    assert_eq!(
+        (by_hand("mysql.args"), by_hand("curl.args"), by_hand("key")),
+        typed,
+        "{yaml}"
+    );
+    engine.shutdown().await;
+}
