@@ -39,7 +39,7 @@ pub struct Cli {
     /// The studio's theme: dark, light, high-contrast, or NAME.yaml of your own in
     /// $XDG_CONFIG_HOME/flowdeck/themes/ (default ~/.config/flowdeck/themes/); a path with a /
     /// or ending in .yaml is a theme file
-    #[arg(long, global = true, env = "FLOWDECK_THEME", value_name = "NAME")]
+    #[arg(long, env = "FLOWDECK_THEME", value_name = "NAME")]
     pub theme: Option<String>,
 
     /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
@@ -47,7 +47,6 @@ pub struct Cli {
     /// open)
     #[arg(
         long,
-        global = true,
         env = "FLOWDECK_APPROVE",
         value_name = "WHAT",
         value_enum,
@@ -84,6 +83,16 @@ pub struct ServeArgs {
     /// Offer `wf_<name>` tools only for workflows matching this glob (repeatable)
     #[arg(long = "dynamic-filter", value_name = "GLOB")]
     dynamic_filters: Vec<String>,
+    /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
+    /// person has approved waits for a person's yes in a studio (refused when none is open)
+    #[arg(
+        long,
+        env = "FLOWDECK_APPROVE",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = Approve::Off
+    )]
+    approve: Approve,
 }
 
 /// `flowdeck serve`'s arguments.
@@ -140,6 +149,20 @@ pub enum Command {
     Tui,
     /// Print the manifest JSON Schema (draft 2020-12).
     Schema,
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    ///
+    /// For example `flowdeck completions bash > ~/.local/share/bash-completion/completions/flowdeck`,
+    /// `flowdeck completions zsh > "${fpath[1]}/_flowdeck"`, or
+    /// `flowdeck completions fish > ~/.config/fish/completions/flowdeck.fish`.
+    Completions {
+        /// The shell to complete in
+        shell: clap_complete::Shell,
+    },
+    /// Print flowdeck's manual page (roff), every command included.
+    ///
+    /// For example `flowdeck man > ~/.local/share/man/man1/flowdeck.1`, then `man flowdeck`;
+    /// or at once: `flowdeck man | man -l -`.
+    Man,
     /// Serve MCP on stdin/stdout for an agent (Claude Code, Claude Desktop, any MCP client).
     ///
     /// The agent is relayed to the folder's server (started in the background when none is
@@ -402,6 +425,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
         Some(Command::Serve(command)) => serve(&folder, command, approve),
+        Some(Command::Completions { shell }) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "flowdeck", &mut out);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Man) => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command).render(&mut out)?;
+            for sub in <Cli as clap::CommandFactory>::command().get_subcommands() {
+                if !sub.is_hide_set() {
+                    clap_mangen::Man::new(sub.clone())
+                        .title(format!("flowdeck-{}", sub.get_name()))
+                        .render(&mut out)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;

@@ -236,19 +236,72 @@ fn schema_command_prints_the_published_schema() {
     );
 }
 
+/// Every command's `--help`, and each lists only its own options: the studio's `--theme`
+/// only at the top, `--approve` there and on the commands that serve agents.
 #[test]
-fn every_command_has_help() {
-    for cmd in [
-        vec!["--help"],
-        vec!["validate", "--help"],
-        vec!["list", "--help"],
-        vec!["plan", "--help"],
-        vec!["schema", "--help"],
-    ] {
-        let out = flowdeck(&cmd);
-        assert_eq!(out.status.code(), Some(0), "{cmd:?}");
-        assert!(stdout(&out).contains("Usage:"), "{cmd:?}");
+fn every_command_has_help_with_only_its_own_options() {
+    let top = flowdeck(&["--help"]);
+    assert!(stdout(&top).contains("--theme"), "{}", stdout(&top));
+    let names: Vec<String> = stdout(&top)
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        // A command's line; a wrapped description goes on further in.
+        .filter_map(|l| l.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|name| name != "help")
+        .collect();
+    assert!(names.len() >= 10, "{names:?}");
+    for name in &names {
+        let out = flowdeck(&[name, "--help"]);
+        let help = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(help.contains("Usage:"), "{name}: {help}");
+        let options = help.split("Options:").nth(1).unwrap_or_default();
+        assert!(
+            !options.contains("--theme"),
+            "{name} lists the studio's --theme:\n{help}"
+        );
+        let serves = ["mcp", "serve"].contains(&name.as_str());
+        assert_eq!(options.contains("--approve"), serves, "{name}:\n{help}");
     }
+}
+
+/// Completion scripts that each shell reads without a syntax error, and a manual page.
+#[test]
+fn completions_for_each_shell_and_a_manual_page() {
+    for (shell, check) in [
+        ("bash", vec!["bash", "-n"]),
+        ("zsh", vec!["zsh", "-n"]),
+        ("fish", vec!["fish", "--no-execute"]),
+    ] {
+        let out = flowdeck(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = stdout(&out);
+        assert!(script.contains("replay"), "{shell}: {script}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("flowdeck.completion");
+        std::fs::write(&file, &script).unwrap();
+        let checked = Command::new(check[0])
+            .args(&check[1..])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            checked.status.success(),
+            "{shell} reads its script with an error: {}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
+    let bad = flowdeck(&["completions", "tcsh"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let man = stdout(&flowdeck(&["man"]));
+    assert!(man.contains(".TH flowdeck 1"), "{man}");
+    assert!(man.contains(".TH flowdeck-replay 1"), "{man}");
+    assert!(man.contains("\\-\\-raw"), "{man}");
 }
 
 /// Every invalid fixture, through the binary: exit status 1 and each expected violation printed
