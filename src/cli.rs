@@ -6,6 +6,7 @@
 
 mod fleet;
 mod inspect;
+mod manual;
 mod reach;
 mod record;
 mod replay;
@@ -425,23 +426,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Mcp(args)) => mcp(&folder, args, approve),
         Some(Command::Serve(command)) => serve(&folder, command, approve),
-        Some(Command::Completions { shell }) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut command, "flowdeck", &mut out);
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Man) => {
-            let command = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(command).render(&mut out)?;
-            for sub in <Cli as clap::CommandFactory>::command().get_subcommands() {
-                if !sub.is_hide_set() {
-                    clap_mangen::Man::new(sub.clone())
-                        .title(format!("flowdeck-{}", sub.get_name()))
-                        .render(&mut out)?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Completions { shell }) => manual::completions(shell, &mut out),
+        Some(Command::Man) => manual::man(&mut out),
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
         Some(Command::Schema) => {
             out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
