@@ -1,26 +1,30 @@
 //! The command line: `flowdeck validate`, `list`, `plan`, `schema`, `run`, `mcp`, `serve`,
-//! `approve`. A thin front end: it reads the folder through [`crate::store`] and the model
+//! `approve`, `ls`, `stop`, `runs`. A thin front end: it reads the folder through [`crate::store`] and the model
 //! through [`crate::workflow`], runs workflows through [`crate::engine`] (`cli/run.rs`), and
 //! only formats what they return. Here: the arguments and the dispatch; the folder's reports
 //! in `cli/inspect.rs`, the server's commands in `cli/serve.rs`.
 
 mod fleet;
 mod inspect;
+mod ls;
 mod manual;
 mod reach;
 mod record;
 mod replay;
 mod run;
+mod runs;
 mod serve;
+mod stop;
+mod words;
 
-use inspect::{list, show_plan, validate};
+use inspect::{list, schema, show_plan, validate};
 use serve::{approve_workflows, mcp, serve};
 
 use crate::store::Store;
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -282,6 +286,37 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// List your folder servers: folder, process, uptime, who is attached, what they hold.
+    ///
+    /// A folder's server is the background process the studio, `flowdeck mcp` or `flowdeck
+    /// run` attach to; it ends by itself once nothing is attached and nothing runs, and until
+    /// then it holds the terminals and runs people and agents started. Each server found in
+    /// your sockets' folder ($XDG_RUNTIME_DIR/flowdeck, else $TMPDIR/flowdeck-UID; and the one
+    /// the workflows folder's DIR/.flowdeck/server.json names) is asked over its socket, after
+    /// the same ownership checks as every front end, within 5 s: one that does not answer is
+    /// listed as not answering, a socket left by a server that died as stale. Exits 0, also
+    /// when no server runs.
+    #[command(after_long_help = ls::EXAMPLES)]
+    Ls(ls::LsArgs),
+    /// Stop a folder's server, as SIGTERM does: its runs canceled and journaled, its terminals
+    /// closed.
+    ///
+    /// When the server holds terminals or runs, a person at a terminal is shown them and asked
+    /// first; a script says --yes (without it and without a terminal, nothing is stopped and
+    /// the exit status is 2). It then waits up to 10 s for the server to end and says so. The
+    /// process signalled is the one the server names over its checked socket, and only if it
+    /// is yours and the one listening there.
+    #[command(after_long_help = stop::EXAMPLES)]
+    Stop(stop::StopArgs),
+    /// List the folder's runs, newest first: id, workflow, who started it, how it ended, when,
+    /// how long, recorded.
+    ///
+    /// Read from the folder's journal (DIR/.flowdeck/runs/), with or without a server up. Who
+    /// started a run: a person (at a terminal), an agent by its client's name, or cli
+    /// (`flowdeck run`). A run still going shows as running; one whose flowdeck died, as
+    /// interrupted. `flowdeck replay RUN_ID` plays a recorded one.
+    #[command(after_long_help = runs::EXAMPLES)]
+    Runs(runs::RunsArgs),
 }
 
 /// A number above zero, for `--speed` and `--idle-limit`.
@@ -429,10 +464,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Completions { shell }) => manual::completions(shell, &mut out),
         Some(Command::Man) => manual::man(&mut out),
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
-        Some(Command::Schema) => {
-            out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Some(Command::Ls(args)) => ls::ls(&folder, &args, &mut out),
+        Some(Command::Stop(args)) => stop::stop(&folder, &args, &mut out),
+        Some(Command::Runs(args)) => runs::runs(&folder, &args, &mut out),
+        Some(Command::Schema) => schema(&mut out),
     }
 }
 

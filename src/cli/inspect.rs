@@ -33,6 +33,12 @@ struct ValidateReport {
     reports: Vec<FileReport>,
 }
 
+/// `flowdeck schema`: the manifests' JSON Schema.
+pub(super) fn schema(out: &mut impl Write) -> Result<ExitCode> {
+    out.write_all(crate::workflow::schema::workflow_schema_text().as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(super) fn validate(paths: &[PathBuf], json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let mut reports = Vec::new();
     for path in paths {

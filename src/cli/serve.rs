@@ -158,6 +158,9 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
                 "cannot record where the server listens ({e}): front ends with another socket folder will not find it"
             );
         }
+        if let Some(serving) = &serving {
+            host.attendance().count_http(serving.sessions());
+        }
         let attached = match &serving {
             Some(serving) => crate::server::lifetime::together(host.clients(), serving.sessions()),
             None => host.clients(),

@@ -81,6 +81,13 @@ impl Connection {
         &self.welcome
     }
 
+    /// The process listening on the socket, as the kernel says (`SO_PEERCRED`), when it
+    /// can tell: what a front end compares with the pid a server reports before it signals
+    /// one.
+    pub fn peer_pid(&self) -> Option<i32> {
+        self.read.get_ref().as_ref().peer_cred().ok()?.pid()
+    }
+
     /// The stream's two halves, for the protocol that follows the hello, and the welcome.
     pub fn into_parts(self) -> (BufReader<OwnedReadHalf>, OwnedWriteHalf, Welcome) {
         (self.read, self.write, self.welcome)
@@ -126,6 +133,23 @@ pub async fn connect(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The server listening on `socket` (one `flowdeck ls` found in the sockets' folder),
+/// checked as [`connect`] checks a folder's before a byte is written, and greeted with
+/// `hello`; `None` when nothing listens there (the socket of a server that died).
+pub async fn connect_at(socket: &Path, hello: &Hello) -> anyhow::Result<Option<Connection>> {
+    let Some(stream) = checked(socket).await? else {
+        return Ok(None);
+    };
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let welcome = hello::greet(&mut read, &mut write, hello, socket).await?;
+    Ok(Some(Connection {
+        read,
+        write,
+        welcome,
+    }))
 }
 
 /// A checked stream to the folder's server, started if `if_none` says so.

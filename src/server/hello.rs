@@ -24,7 +24,7 @@ const MAX_HELLO: u64 = 64 * 1024;
 
 /// The kinds of client a hello may name (`client`), as the refusal of an unknown one lists
 /// them.
-pub const KINDS: [&str; 4] = ["mcp", "studio", "cli", "approve"];
+pub const KINDS: [&str; 5] = ["mcp", "studio", "cli", "approve", "status"];
 
 /// The version this binary says it is. Debug builds take `FLOWDECK_FAKE_VERSION` instead, so
 /// that a test can play a rebuilt binary against a running server.
@@ -71,6 +71,9 @@ pub enum Client {
     /// `flowdeck approve`: the workflows whose current content a person approves for agents'
     /// runs. One [`protocol::Approved`](super::protocol::Approved) line answers each.
     Approve { workflows: Vec<String> },
+    /// `flowdeck ls` and `flowdeck stop`: the server answers with what it holds, one
+    /// [`State`](super::status::State) line, and closes.
+    Status {},
 }
 
 /// The server's answer.
@@ -449,6 +452,7 @@ mod tests {
             },
             Client::Cli {},
             Client::Approve { workflows: vec![] },
+            Client::Status {},
         ];
         for client in every {
             // A kind added to `Client` must be added here, and to KINDS.
@@ -456,7 +460,8 @@ mod tests {
                 Client::Mcp { .. }
                 | Client::Studio { .. }
                 | Client::Cli {}
-                | Client::Approve { .. } => {}
+                | Client::Approve { .. }
+                | Client::Status {} => {}
             }
             let tag = serde_json::to_value(Hello::new(client)).expect("a hello")["client"].clone();
             assert!(KINDS.iter().any(|k| tag == *k), "{tag} in {KINDS:?}");

@@ -9,8 +9,10 @@
 //! connection that says nothing within [`FIRST_LINE`] is closed, and the lines a client can
 //! make repeat in the log are said at most once a period.
 
+use super::attendance::{Attendance, Attendee};
 use super::hello::{self, Client, First, Hello, Welcome};
 use super::socket::{self, SocketError};
+use super::status::Facts;
 use crate::conn::FIRST_LINE;
 use crate::conn::accept::Acceptor;
 use crate::conn::throttle::Throttle;
@@ -46,9 +48,15 @@ pub struct Host {
     /// Asks the accept loop to stop accepting if nobody is connected (see [`Host::retire`]).
     retire: tokio::sync::mpsc::Sender<tokio::sync::oneshot::Sender<bool>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    attendance: Attendance,
 }
 
 impl Host {
+    /// Who is attached (`flowdeck ls`): the agents of MCP over HTTP are counted in it too.
+    pub fn attendance(&self) -> &Attendance {
+        &self.attendance
+    }
+
     /// The socket clients connect to.
     pub fn socket(&self) -> &Path {
         &self.socket
@@ -96,13 +104,19 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
     let stop = CancellationToken::new();
     let (count, clients) = tokio::sync::watch::channel(0);
     let (retire, retiring) = tokio::sync::mpsc::channel(1);
+    let attendance = Attendance::default();
+    let facts = Facts {
+        folder: folder.to_path_buf(),
+        started: std::time::SystemTime::now(),
+        attendance: attendance.clone(),
+    };
     let task = tokio::spawn(accept(
         Listening {
             listener,
             socket: socket.clone(),
             retiring,
         },
-        folder.to_path_buf(),
+        facts,
         engine,
         options,
         stop.clone(),
@@ -122,6 +136,7 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
         clients,
         retire,
         task: Some(task),
+        attendance,
     })
 }
 
@@ -134,7 +149,7 @@ struct Listening {
 
 async fn accept(
     listening: Listening,
-    folder: PathBuf,
+    facts: Facts,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
@@ -180,7 +195,7 @@ async fn accept(
                 let client = Connection {
                     who,
                     pid: peer.pid().and_then(|p| u32::try_from(p).ok()),
-                    folder: folder.clone(),
+                    facts: facts.clone(),
                     engine: engine.clone(),
                     options: options.clone(),
                     stop: stop.clone(),
@@ -294,7 +309,7 @@ struct Connection {
     who: String,
     /// The connecting process, as the kernel says (for who may approve: peer.rs).
     pid: Option<u32>,
-    folder: PathBuf,
+    facts: Facts,
     engine: Arc<Engine>,
     options: McpOptions,
     stop: CancellationToken,
@@ -322,7 +337,7 @@ impl Connection {
         let hello = match first {
             First::Hello(hello) => hello,
             First::Unknown(unknown) => {
-                let refusal = Welcome::not_understood(&unknown, &self.folder);
+                let refusal = Welcome::not_understood(&unknown, &self.facts.folder);
                 self.send_welcome(&mut write, &refusal).await;
                 return;
             }
@@ -348,17 +363,18 @@ impl Connection {
             Client::Approve { workflows } => {
                 super::approve::serve(&self.engine, &workflows, &mut write).await;
             }
+            Client::Status {} => super::status::serve(&self.engine, &self.facts, &mut write).await,
         }
     }
 
     /// The answer to a hello: refused, or welcomed with what this client may do here.
     async fn welcome(&self, hello: &Hello) -> Welcome {
-        let mut welcome = Welcome::to(hello, &self.folder);
+        let mut welcome = Welcome::to(hello, &self.facts.folder);
         if welcome.refused.is_some() {
             return welcome;
         }
         match &hello.client {
-            Client::Mcp { .. } | Client::Cli {} => {}
+            Client::Mcp { .. } | Client::Cli {} | Client::Status {} => {}
             Client::Studio { approve_agent_runs } => {
                 if *approve_agent_runs {
                     self.engine.turn_on_approval_mode();
@@ -418,6 +434,11 @@ impl Connection {
         let counted = Attached::new(self.studios.clone());
         let studios = self.studios.subscribe();
         let person = welcome.person.unwrap_or_else(crate::actor::Actor::person);
+        let at = match &person {
+            crate::actor::Actor::Person { at } => at.clone(),
+            _ => String::new(),
+        };
+        let _present = self.facts.attendance.arrive(Attendee::Studio { at });
         self.serve_studio_protocol(read, write, (person, approver, studios), false)
             .await;
         drop(counted);
@@ -430,6 +451,7 @@ impl Connection {
         write: tokio::net::unix::OwnedWriteHalf,
     ) {
         tracing::info!("{} attached the command line", self.who);
+        let _present = self.facts.attendance.arrive(Attendee::Cli);
         let refused = "the command line does not answer approval requests";
         // Not a studio: never counted as one.
         let studios = tokio::sync::watch::channel(0).1;
@@ -458,6 +480,15 @@ impl Connection {
                 return;
             }
         };
+        // Named as its client named itself in `initialize`, as its actor is (mcp/server).
+        let name = running
+            .peer_info()
+            .map(|info| info.client_info.name.clone())
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or_else(|| "unnamed client".into());
+        let _present = self.facts.attendance.arrive(Attendee::Agent {
+            name: crate::workflow::names::sanitize(&name),
+        });
         let token = running.cancellation_token();
         tokio::select! {
             reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),

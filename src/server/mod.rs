@@ -10,6 +10,8 @@
 //! - [`host`]: accepting connections (peer uid checked) and serving each: an agent's MCP
 //!   session on the shared engine;
 //! - [`approve`]: `flowdeck approve` answered by the server;
+//! - [`status`], [`attendance`]: what a server holds and who is attached, for `flowdeck ls`
+//!   and `flowdeck stop`;
 //! - [`peer`]: whether a connecting process may answer approval requests (the threat model);
 //! - [`lifetime`], [`spawn`]: a server started in the background by the first front end
 //!   that needs it, detached from it, and ending by itself once idle;
@@ -21,6 +23,7 @@
 //! It is not MCP's: MCP is one of the protocols served here.
 
 pub mod approve;
+pub mod attendance;
 pub mod client;
 pub mod connect;
 pub mod hello;
@@ -33,4 +36,5 @@ pub mod protocol;
 pub mod relay;
 pub mod socket;
 pub mod spawn;
+pub mod status;
 pub mod studio;

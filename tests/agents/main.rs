@@ -14,6 +14,7 @@ mod http;
 mod lifecycle;
 mod mcp;
 mod mcp_wire;
+mod open_server;
 mod real_clients;
 mod record;
 mod relative_folder;

@@ -48,6 +48,14 @@ impl Journal {
 
     /// The workflow named by a journal's first line (its `run_started`), read alone.
     pub(super) fn first_line_workflow(&self, run_id: &str) -> Option<String> {
+        match self.first_line(run_id)? {
+            RunEvent::RunStarted { workflow, .. } => Some(workflow),
+            _ => None,
+        }
+    }
+
+    /// A journal's first line (its `run_started`), read alone.
+    pub(super) fn first_line(&self, run_id: &str) -> Option<RunEvent> {
         use std::io::BufRead;
         let file = File::open(self.path(run_id)).ok()?;
         let mut line = Vec::new();
@@ -55,12 +63,8 @@ impl Journal {
             .take(1 << 20)
             .read_until(b'\n', &mut line)
             .ok()?;
-        match serde_json::from_slice::<JournalEvent>(line.trim_ascii_end())
-            .ok()?
-            .body
-        {
-            RunEvent::RunStarted { workflow, .. } => Some(workflow),
-            _ => None,
-        }
+        serde_json::from_slice::<JournalEvent>(line.trim_ascii_end())
+            .ok()
+            .map(|event| event.body)
     }
 }

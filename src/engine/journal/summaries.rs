@@ -52,6 +52,18 @@ impl Journal {
         Some(summary)
     }
 
+    /// Who started a run, as its first line says (`None` for a journal of a flowdeck that
+    /// did not write it down, or one that cannot be read).
+    pub fn started_by(&self, run_id: &str) -> Option<crate::actor::Actor> {
+        if !is_run_id(run_id) {
+            return None;
+        }
+        match self.first_line(run_id)? {
+            RunEvent::RunStarted { actor, .. } => actor,
+            _ => None,
+        }
+    }
+
     /// Runs, newest first, of one workflow or all, at most `limit`.
     pub fn list(&self, workflow: Option<&str>, limit: usize) -> Vec<RunSummary> {
         let names: Vec<String> = match fs::read_dir(&self.dir) {
