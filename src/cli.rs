@@ -383,6 +383,21 @@ fn init_logging() {
         .try_init();
 }
 
+/// The studio on this terminal, until the person leaves it.
+fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<ExitCode> {
+    let log = crate::logfile::init(&folder, crate::logfile::STUDIO);
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(crate::tui::run(crate::tui::StudioOptions {
+        folder,
+        log,
+        theme,
+        engine: engine_config(true, approve)?,
+    }));
+    // Blocking readers of the terminal must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    outcome
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     recordings_from_env()?;
     let studio = opens_studio(&cli);
@@ -392,17 +407,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();
     if studio {
-        let log = crate::logfile::init(&folder, crate::logfile::STUDIO);
-        let runtime = runtime()?;
-        let outcome = runtime.block_on(crate::tui::run(crate::tui::StudioOptions {
-            folder,
-            log,
-            theme: cli.theme,
-            engine: engine_config(true, approve)?,
-        }));
-        // Blocking readers of the terminal must not hold the exit.
-        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-        return outcome;
+        return open_studio(folder, cli.theme, approve);
     }
     match cli.command {
         None | Some(Command::Tui) | Some(Command::List { json: false }) => {
