@@ -620,6 +620,12 @@ async fn two_studios_share_the_live_state_and_the_one_typing_owns_the_input_and_
     expect(&a, "from-b-42").await;
     expect(&a, r"cropped: \d+x\d+, sized by another studio").await;
     expect_gone(&b, "sized by another studio").await;
+    // B's output fills its taller pane: A, drawing it cropped, shows the rows around the
+    // cursor (the latest lines and the prompt), not the top rows.
+    b.send_text("seq 1 80; echo tail-$((6*7))\r", "test")
+        .unwrap();
+    expect(&b, r"(?m)^\W*tail-42").await;
+    expect(&a, r"(?m)^\W*tail-42").await;
     b.send_text("\u{7}", "test").unwrap();
     detach(&b).await;
     quit(&a).await;

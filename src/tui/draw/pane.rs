@@ -235,19 +235,26 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
         return;
     }
     let mut cursor = None;
+    let mut view = Viewport::default();
     let buf = frame.buffer_mut();
     cx.screens.with_screen(&pane.session_id, &mut |screen| {
-        cursor = render_screen(screen, inner, buf, t.colour);
+        view = Viewport::following_cursor(screen, inner);
+        cursor = render_screen(screen, inner, view, buf, t.colour);
         if let Some(sel) = selection.filter(|s| s.surface == Surface::Screen) {
             let mut line = |n: u64| screen.row_text(n);
             let bounds = selection::bounds(sel, &mut line);
-            mark_selection(buf, inner, 0, bounds);
+            mark_selection(buf, inner, u64::from(view.top), bounds);
         }
     });
     // A hit on a full-screen program's screen is marked where it is.
     if let Some(hit) = hit.filter(|h| h.source == Source::Screen) {
-        let row = inner.y + (hit.line.saturating_sub(1)).min(u64::from(u16::MAX)) as u16;
+        let line = hit
+            .line
+            .saturating_sub(1)
+            .saturating_sub(u64::from(view.top));
+        let row = inner.y + line.min(u64::from(u16::MAX)) as u16;
         for col in hit.column..hit.column + hit.length.max(1) {
+            let col = col.saturating_sub(usize::from(view.left));
             let x = inner
                 .x
                 .saturating_add(col.min(usize::from(u16::MAX)) as u16);
@@ -260,9 +267,13 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
         }
     }
     if let Some(c) = copy_cursor {
-        let row = c.line.min(u64::from(u16::MAX)) as u16;
-        if row < inner.height && c.col < inner.width {
-            frame.set_cursor_position(Position::new(inner.x + c.col, inner.y + row));
+        let row = c
+            .line
+            .saturating_sub(u64::from(view.top))
+            .min(u64::from(u16::MAX)) as u16;
+        let col = c.col.saturating_sub(view.left);
+        if row < inner.height && col < inner.width {
+            frame.set_cursor_position(Position::new(inner.x + col, inner.y + row));
         }
     } else if selected
         && app.mode == Mode::Focus
@@ -324,21 +335,55 @@ fn marked(text: &str, column: usize, length: usize) -> Line<'static> {
     ])
 }
 
-/// Copies the screen's cells into `buf`; returns where the cursor is, when it is shown and
-/// inside `area`. Without `colour` (`NO_COLOR`) the program's colours are dropped and its
-/// attributes kept.
+/// Which part of a screen larger than its box is drawn: the first row and column in view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Viewport {
+    pub top: u16,
+    pub left: u16,
+}
+
+impl Viewport {
+    /// The part around the cursor, as tmux shows a window larger than its client: a screen
+    /// sized by another studio shows its latest lines and its prompt, not its top rows. One
+    /// that fits is drawn whole from its corner.
+    pub fn following_cursor(screen: &Mirror, area: Rect) -> Viewport {
+        let along = |size: u16, room: u16, cursor: u16| -> u16 {
+            if size <= room || room == 0 {
+                return 0;
+            }
+            cursor
+                .saturating_add(1)
+                .saturating_sub(room)
+                .min(size - room)
+        };
+        Viewport {
+            top: along(screen.rows, area.height, screen.cursor_row),
+            left: along(screen.cols, area.width, screen.cursor_col),
+        }
+    }
+}
+
+/// Copies the screen's cells in `view` into `buf`; returns where the cursor is, when it is
+/// shown and inside `area`. Without `colour` (`NO_COLOR`) the program's colours are dropped
+/// and its attributes kept.
 pub fn render_screen(
     screen: &Mirror,
     area: Rect,
+    view: Viewport,
     buf: &mut Buffer,
     colour: bool,
 ) -> Option<Position> {
-    for row in 0..screen.rows.min(area.height) {
-        for cell in screen.cells(row) {
-            if cell.col >= screen.cols.min(area.width) {
+    let rows = screen.rows.saturating_sub(view.top).min(area.height);
+    for row in 0..rows {
+        for cell in screen.cells(view.top + row) {
+            if cell.col < view.left {
+                continue;
+            }
+            let col = cell.col - view.left;
+            if col >= (screen.cols - view.left).min(area.width) {
                 break;
             }
-            let at = Position::new(area.x + cell.col, area.y + row);
+            let at = Position::new(area.x + col, area.y + row);
             let Some(target) = buf.cell_mut(at) else {
                 continue;
             };
@@ -354,7 +399,8 @@ pub fn render_screen(
             target.set_style(style_of(cell.style, colour));
         }
     }
-    let (row, col) = (screen.cursor_row, screen.cursor_col);
+    let row = screen.cursor_row.checked_sub(view.top)?;
+    let col = screen.cursor_col.checked_sub(view.left)?;
     (screen.cursor_visible && row < area.height && col < area.width)
         .then(|| Position::new(area.x + col, area.y + row))
 }
@@ -390,5 +436,58 @@ fn colour(c: Colour) -> Color {
         Colour::Default => Color::Reset,
         Colour::Indexed(i) => Color::Indexed(i),
         Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mirror(rows: u16, cols: u16, cursor: (u16, u16)) -> Mirror {
+        let mut screen = crate::term::screen::Screen::new(crate::term::screen::Size { cols, rows });
+        let mut text = String::new();
+        for row in 0..rows {
+            text.push_str(&format!("\x1b[{};1Hrow-{row}", row + 1));
+        }
+        text.push_str(&format!("\x1b[{};{}H", cursor.0 + 1, cursor.1 + 1));
+        screen.feed(text.as_bytes());
+        Mirror::of(screen.vt())
+    }
+
+    #[test]
+    fn a_screen_larger_than_its_box_shows_the_rows_and_columns_around_the_cursor() {
+        let area = Rect::new(0, 0, 20, 10);
+        // Fits: from the corner.
+        let fits = mirror(10, 20, (9, 19));
+        assert_eq!(Viewport::following_cursor(&fits, area), Viewport::default());
+        // Taller, the cursor at the bottom: the last ten rows.
+        let tall = mirror(30, 20, (29, 0));
+        assert_eq!(
+            Viewport::following_cursor(&tall, area),
+            Viewport { top: 20, left: 0 }
+        );
+        // The cursor near the top: from the top.
+        assert_eq!(
+            Viewport::following_cursor(&mirror(30, 20, (3, 0)), area),
+            Viewport::default()
+        );
+        // Wider, the cursor at column 50 of 80: the columns up to it.
+        let wide = mirror(10, 80, (0, 50));
+        assert_eq!(
+            Viewport::following_cursor(&wide, area),
+            Viewport { top: 0, left: 31 }
+        );
+
+        let mut buf = Buffer::empty(area);
+        let at = render_screen(
+            &tall,
+            area,
+            Viewport::following_cursor(&tall, area),
+            &mut buf,
+            true,
+        );
+        let first: String = (0..6).map(|x| buf[(x, 0)].symbol().to_string()).collect();
+        assert_eq!(first, "row-20");
+        assert_eq!(at, Some(Position::new(0, 9)));
     }
 }
