@@ -6,6 +6,7 @@
 mod common;
 
 mod approval_rights;
+mod bundled;
 mod cli;
 mod cli_run;
 mod host;
