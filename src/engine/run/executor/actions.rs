@@ -2,7 +2,6 @@
 //! as the transitions see it: a status, the output it observed, and its result for the log.
 
 use super::Exec;
-use super::contract_io::Patience;
 use super::record::to_log_value;
 use crate::engine::transition::{StepOutcome, StepStatus};
 use crate::engine::{Engine, EngineError};
@@ -79,14 +78,7 @@ impl Exec<'_> {
             self.start_recording(id);
         }
         let sid = session.as_deref().unwrap_or_default();
-        // Stored values reach the shell before a step that types there can use them.
-        match action {
-            Action::RunCommand(_) | Action::SetEnv(_) => {
-                self.export_held(sid, Patience::ShellNeeded).await;
-            }
-            Action::SendInput(_) => self.export_held(sid, Patience::AtPromptNow).await,
-            _ => {}
-        }
+        self.export_held_before(sid, action).await;
         match action {
             Action::OpenTerminal(p) => match engine.open_session(p, &actor) {
                 Ok(session) => {

@@ -7,7 +7,7 @@ use crate::engine::contract;
 use crate::engine::contract::ContractPhase;
 use crate::engine::result::FinalState;
 use crate::engine::secrets::Secrets;
-use crate::workflow::action::SetEnvParams;
+use crate::workflow::action::{Action, SetEnvParams};
 use crate::workflow::model::Scalar;
 use indexmap::IndexMap;
 use serde_json::json;
@@ -206,11 +206,22 @@ impl Exec<'_> {
         self.export_held(session, Patience::AtPromptNow).await;
     }
 
+    /// Before a step's action: the values held for its session exported when the step types
+    /// there, so that what it types can use them.
+    pub(super) async fn export_held_before(&mut self, session: &str, action: &Action) {
+        let patience = match action {
+            Action::RunCommand(_) | Action::SetEnv(_) => Patience::ShellNeeded,
+            Action::SendInput(_) => Patience::AtPromptNow,
+            _ => return,
+        };
+        self.export_held(session, patience).await;
+    }
+
     /// Exports the values held for `session` if its shell is at its prompt. A step that needs
     /// the shell anyway (a command, `set_env`) gives a program that is ending the moment the
     /// command itself would; one that only types waits for nothing, so that an export is
     /// never typed into a program in the foreground (the values stay held for a later step).
-    pub(super) async fn export_held(&mut self, session: &str, patience: Patience) {
+    async fn export_held(&mut self, session: &str, patience: Patience) {
         if self.held.get(session).is_none_or(IndexMap::is_empty) {
             return;
         }
@@ -249,7 +260,7 @@ impl Exec<'_> {
 
 /// How long exporting held values may wait for the shell's prompt.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Patience {
+enum Patience {
     /// Only if the shell is at its prompt now: the step types, maybe into a program.
     AtPromptNow,
     /// As long as a command gives a program that is ending: the step needs the shell.
