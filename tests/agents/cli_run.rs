@@ -73,9 +73,14 @@ fn failures_exit_non_zero_with_a_clear_message() {
     );
     assert!(stdout.contains("export PROJECT_ROOT=value"), "{stdout}");
 
-    let out = flowdeck(workflows.path(), &["run", "no_such_workflow"], "");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("workflow_not_found"));
+    // A name no workflow has could not start: 2, the closest name, and no journal.
+    let out = flowdeck(workflows.path(), &["run", "git_helth"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("workflow 'git_helth' not found") && stderr.contains("'git_health'"),
+        "{stderr}"
+    );
 
     let out = flowdeck(
         workflows.path(),

@@ -8,6 +8,7 @@ mod common;
 mod approval_rights;
 mod bundled;
 mod cli;
+mod cli_answers;
 mod cli_run;
 mod host;
 mod hosts;
