@@ -156,6 +156,8 @@ pub enum Command {
     /// saying which. Logs go to stderr; stdout carries only the protocol. It ends once the
     /// client closed stdin and every answer owed was written, or on SIGTERM; a call the agent
     /// was waiting on is cancelled, while the runs and terminals it started stay in the server.
+    /// Typed by a person at a terminal, it first says on stderr what it is for and how to give
+    /// it to an agent (`flowdeck` alone opens the studio), then serves all the same.
     Mcp(ServeArgs),
     /// Run the folder's server in the foreground: the engine every front end attaches to (the
     /// studio, and agents through `flowdeck mcp`) on the folder's local socket, until SIGTERM

@@ -15,6 +15,7 @@ mod hosts;
 mod http;
 mod lifecycle;
 mod mcp;
+mod mcp_at_a_terminal;
 mod mcp_wire;
 mod real_clients;
 mod record;
