@@ -294,3 +294,49 @@ fn plan_and_validate_name_what_is_wrong_as_run_does() {
     );
     assert_eq!(journal_files(dir), 0);
 }
+
+/// A workflow whose secret argument its command prints.
+const SECRETIVE: &str = r#"name: secretive
+description: Uses a token.
+arguments:
+  TOKEN: { description: a token, secret: true }
+return_values:
+  TOKEN_LENGTH: { description: how long the token was }
+initial_state: use
+states:
+  use:
+    action: { tool: run_command, params: { command: 'echo "using $TOKEN"; export TOKEN_LENGTH=${#TOKEN}' } }
+"#;
+
+/// A secret exported in the person's environment reaches the run, in the server too, and
+/// nothing the run writes holds it: not the answer, the journal or the recording.
+#[test]
+fn a_secret_taken_from_the_environment_stays_secret_both_ways() {
+    const TOKEN: &str = "s3cr3t-from-env-42";
+    let (folder, runtime) = common::tiny_folder();
+    let dir = folder.path();
+    std::fs::write(dir.join("secretive.yaml"), SECRETIVE).unwrap();
+    let run = || {
+        let answer = ask(
+            dir,
+            runtime.path(),
+            &["run", "secretive"],
+            &[("TOKEN", TOKEN)],
+        );
+        assert_eq!(answer.code, Some(0), "{answer:?}");
+        assert!(answer.stdout.contains("TOKEN_LENGTH=18"), "{answer:?}");
+        assert!(!format!("{answer:?}").contains(TOKEN), "{answer:?}");
+    };
+    run();
+    let _server = common::Killed(common::serve_with(dir, runtime.path(), &[]));
+    run();
+    let mut files = 0;
+    for file in std::fs::read_dir(dir.join(".flowdeck/runs")).unwrap() {
+        let path = file.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        assert!(!text.contains(TOKEN), "{} holds the secret", path.display());
+        files += 1;
+    }
+    // Two runs: a journal and a recording each.
+    assert_eq!(files, 4);
+}
