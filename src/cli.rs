@@ -5,9 +5,11 @@
 //! in `cli/inspect.rs`, the server's commands in `cli/serve.rs`.
 
 mod fleet;
+mod inputs;
 mod inspect;
 mod ls;
 mod manual;
+mod named;
 mod reach;
 mod record;
 mod replay;
@@ -127,10 +129,11 @@ pub enum Command {
     /// Validate manifests: every violation as `file:line:col: rule: message (path)`.
     ///
     /// PATHs may be files or folders (a folder is checked as a workflows folder, so duplicate
-    /// names and file names that do not match are reported too). Without PATH, the workflows
-    /// folder is checked. Exits 1 when any manifest has errors.
+    /// names and file names that do not match are reported too), or the name of a workflow of
+    /// the folder. Without PATH, the workflows folder is checked. Exits 1 when any manifest
+    /// has errors, 2 when a PATH is neither a file nor a workflow's name.
     Validate {
-        /// Files or folders to check [default: the workflows folder]
+        /// Files, folders or workflow names to check [default: the workflows folder]
         paths: Vec<PathBuf>,
         /// Print a JSON report instead of lines
         #[arg(long)]
@@ -143,9 +146,12 @@ pub enum Command {
         json: bool,
     },
     /// Show a workflow's step plan: its states in run order, with their actions and transitions.
+    ///
+    /// Without NAME, lists the workflows of the folder. A name no workflow has exits 2 with
+    /// the closest name there is; a broken file is named with its errors, as `validate` does.
     Plan {
-        /// The workflow's name
-        name: String,
+        /// The workflow's name [default: list the workflows]
+        name: Option<String>,
         /// Print JSON instead of text
         #[arg(long)]
         json: bool,
@@ -178,6 +184,8 @@ pub enum Command {
     /// saying which. Logs go to stderr; stdout carries only the protocol. It ends once the
     /// client closed stdin and every answer owed was written, or on SIGTERM; a call the agent
     /// was waiting on is cancelled, while the runs and terminals it started stay in the server.
+    /// Typed by a person at a terminal, it first says on stderr what it is for and how to give
+    /// it to an agent (`flowdeck` alone opens the studio), then serves all the same.
     Mcp(ServeArgs),
     /// Run the folder's server in the foreground: the engine every front end attaches to (the
     /// studio, and agents through `flowdeck mcp`) on the folder's local socket, until SIGTERM
@@ -205,14 +213,19 @@ pub enum Command {
     /// Run a workflow headless: progress on stderr, the result on stdout.
     ///
     /// The run gets a terminal session of its own (your $SHELL), closed at the end. Inputs
-    /// fill the workflow's arguments; arguments not given fall back to their defaults.
-    /// `prompt` steps are asked on stderr and answered with a line of stdin. Ctrl-C cancels
-    /// the run. With the folder's server up (a studio or an agent on the folder), the run
-    /// happens there and an open studio shows it. Exits 0 when the run completed, 1 when it
-    /// ended any other way, 2 when it could not start.
+    /// fill the workflow's arguments; an argument not given is taken from your environment
+    /// (`export LOG_DIR=/var/log`; only the workflow's declared arguments are read), else
+    /// its default. On another host (--on, or the workflow's `host:`), the far shell's
+    /// environment is used instead. `prompt` steps are asked on stderr and answered with a
+    /// line of stdin. Ctrl-C cancels the run. With the folder's server up (a studio or an
+    /// agent on the folder), the run happens there and an open studio shows it; the answer
+    /// is the same either way. Exits 0 when the run completed; 1 when it ended any other way,
+    /// or its file is invalid (its errors are printed as `validate` prints them); 2 when it
+    /// could not start (a name no workflow has, with the closest one there is: nothing is
+    /// run or journaled). Without NAME, lists the workflows.
     Run {
-        /// The workflow's name
-        name: String,
+        /// The workflow's name [default: list the workflows]
+        name: Option<String>,
         /// A value for an argument (repeatable): -i PROJECT_ROOT=/src/app
         #[arg(short = 'i', long = "input", value_name = "KEY=VALUE")]
         inputs: Vec<String>,
@@ -414,17 +427,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             list(&folder, false, &mut out)
         }
         Some(Command::List { json }) => list(&folder, json, &mut out),
-        Some(Command::Validate { paths, json }) => {
-            let paths = if paths.is_empty() {
-                vec![folder]
-            } else {
-                paths
-            };
-            validate(&paths, json, &mut out)
-        }
-        Some(Command::Plan { name, json }) => show_plan(&folder, &name, json, &mut out),
+        Some(Command::Validate { paths, json }) => validate(&folder, &paths, json, &mut out),
+        Some(Command::Plan { name, json }) => show_plan(&folder, name, json, &mut out),
+        Some(Command::Run { name: None, .. }) => named::choose(&folder, "run"),
         Some(Command::Run {
-            name,
+            name: Some(name),
             inputs,
             session_keep,
             on,

@@ -3,8 +3,9 @@
 //! line per host, or every result with `--json`; the exit status is 0 only when every
 //! host's run completed.
 
+use super::inputs::parse_inputs;
 use super::reach::Host;
-use super::run::{RunArgs, parse_inputs};
+use super::run::RunArgs;
 use crate::engine::fleet::{DEFAULT_PARALLEL, FleetResult};
 use crate::engine::request::{Reply, Request};
 use crate::workflow::names::sanitize;
@@ -20,6 +21,12 @@ pub(super) fn run(
     on: Vec<String>,
     out: &mut impl Write,
 ) -> Result<ExitCode> {
+    let store = super::open_store(folder)?;
+    if let Err(refusal) = super::named::find(&store, folder, &args.name) {
+        return refusal.tell(folder, args.json, out);
+    }
+    drop(store);
+    // The hosts' shells have their own environments: only what is given travels.
     let inputs = parse_inputs(&args.inputs)?;
     if args.keep_session {
         bail!("--session-keep keeps one run's terminal; a fleet's runs close theirs");

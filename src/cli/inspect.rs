@@ -2,6 +2,7 @@
 //! and why), `flowdeck list` (each workflow and whether it can run) and `flowdeck plan` (a
 //! workflow's states and transitions in the order a run meets them).
 
+use super::named::Refusal;
 use super::open_store;
 use crate::store::{Entry, FileRead, Store, WorkflowStatus};
 use crate::workflow::names::sanitize;
@@ -39,10 +40,26 @@ pub(super) fn schema(out: &mut impl Write) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn validate(paths: &[PathBuf], json: bool, out: &mut impl Write) -> Result<ExitCode> {
+pub(super) fn validate(
+    folder: &Path,
+    paths: &[PathBuf],
+    json: bool,
+    out: &mut impl Write,
+) -> Result<ExitCode> {
     let mut reports = Vec::new();
+    let folder_only = [folder.to_path_buf()];
+    let paths = if paths.is_empty() {
+        &folder_only[..]
+    } else {
+        paths
+    };
     for path in paths {
-        if path.is_dir() {
+        if let Some(name) = workflow_name(path).filter(|_| path != folder) {
+            match by_name(folder, name)? {
+                Ok(mut named) => reports.append(&mut named),
+                Err(refusal) => return refusal.tell(folder, json, out),
+            }
+        } else if path.is_dir() {
             let store = open_store(path)?;
             let catalog = store.catalog();
             for entry in catalog.entries() {
@@ -100,6 +117,32 @@ pub(super) fn validate(paths: &[PathBuf], json: bool, out: &mut impl Write) -> R
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `path` as a workflow's name: a word that names no file here, as a person types
+/// `flowdeck validate git_health`.
+fn workflow_name(path: &Path) -> Option<&str> {
+    let name = path.to_str()?;
+    let word = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (word && !path.exists()).then_some(name)
+}
+
+/// The reports of the files that define workflow `name` in the folder (or would, when broken
+/// past reading its name), or what to tell when none does.
+fn by_name(folder: &Path, name: &str) -> Result<Result<Vec<FileReport>, Refusal>> {
+    let store = open_store(folder)?;
+    let catalog = store.catalog();
+    let files = catalog.files_for(name);
+    if files.is_empty() {
+        return Ok(Err(Refusal::Unknown {
+            name: name.to_string(),
+            suggestion: super::named::suggestion(&store, name),
+        }));
+    }
+    Ok(Ok(files
+        .into_iter()
+        .map(|entry| entry_report(&folder.join(&entry.file_name), entry))
+        .collect()))
 }
 
 fn entry_report(path: &Path, entry: &Entry) -> FileReport {
@@ -257,13 +300,20 @@ pub(super) fn list(folder: &Path, json: bool, out: &mut impl Write) -> Result<Ex
 
 // --- plan ----------------------------------------------------------------------------------
 
+/// The plan of workflow `name`; without a name, the workflows to choose from.
 pub(super) fn show_plan(
     folder: &Path,
-    name: &str,
+    name: Option<String>,
     json: bool,
     out: &mut impl Write,
 ) -> Result<ExitCode> {
+    let Some(name) = name.as_deref() else {
+        return super::named::choose(folder, "plan");
+    };
     let store = open_store(folder)?;
+    if let Err(refusal) = super::named::find(&store, folder, name) {
+        return refusal.tell(folder, json, out);
+    }
     let entry = store.entry(name)?;
     let (workflow, note) = match (entry.current(), &entry.last_good) {
         (Some(w), _) => (w.clone(), None),

@@ -43,22 +43,20 @@ impl RunArgs {
     }
 }
 
-/// Parses `KEY=VALUE` inputs (the value may itself hold `=`).
-pub(super) fn parse_inputs(inputs: &[String]) -> Result<IndexMap<String, String>> {
-    let mut parsed = IndexMap::new();
-    for input in inputs {
-        let Some((key, value)) = input.split_once('=') else {
-            bail!("input {} is not KEY=VALUE", sanitize(input));
-        };
-        if parsed.insert(key.to_string(), value.to_string()).is_some() {
-            bail!("input {} is given twice", sanitize(key));
-        }
-    }
-    Ok(parsed)
-}
-
+/// Runs the workflow and prints its result. Whatever could stop it before it starts (a name
+/// no file defines, a broken file, inputs that are not KEY=VALUE) is decided here, before
+/// the folder's server is reached, and the inputs are completed from this command's
+/// environment here too: the same answer, exit status and advice whoever runs it.
 pub fn run(folder: &Path, args: RunArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let inputs = parse_inputs(&args.inputs)?;
+    let store = super::open_store(folder)?;
+    let workflow = match super::named::find(&store, folder, &args.name) {
+        Ok(workflow) => workflow,
+        Err(refusal) => return refusal.tell(folder, args.json, out),
+    };
+    drop(store);
+    let inputs = super::inputs::for_run(&workflow, &args.inputs, args.host.is_some(), |name| {
+        std::env::var_os(name)
+    })?;
     let runtime = super::runtime()?;
     let outcome = runtime.block_on(async {
         // Registered first: a hang-up or a kill request from here on cancels the run and
@@ -541,18 +539,4 @@ async fn print_result(
         writeln!(out, "{}", sanitize(&screen.content))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inputs_are_key_value_pairs() {
-        let parsed = parse_inputs(&["A=1".into(), "B=x=y".into(), "C=".into()]).unwrap();
-        assert_eq!(parsed["B"], "x=y");
-        assert_eq!(parsed["C"], "");
-        assert!(parse_inputs(&["novalue".into()]).is_err());
-        assert!(parse_inputs(&["A=1".into(), "A=2".into()]).is_err());
-    }
 }

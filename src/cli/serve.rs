@@ -6,7 +6,7 @@
 use super::{FOLDER_HELP, ServeArgs, ServeCommand, engine_config, open_engine, runtime};
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -45,6 +45,9 @@ pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitC
     let options = mcp_options(args, approve)?;
     // Checked up front for a clear error before a server is started for it.
     folder_must_exist(folder)?;
+    if std::io::stdin().is_terminal() {
+        tell_a_person(folder);
+    }
     let server_options = crate::server::spawn::ServerOptions {
         approve_agent_runs: approve,
     };
@@ -288,6 +291,27 @@ fn tell_http(serving: &crate::server::http::Serving, background: bool) {
 
 /// A line for the person who started the server, on stderr; lost, not a panic, when stderr
 /// is gone (the server goes on serving).
+/// `flowdeck mcp` typed at a terminal waits silently for JSON-RPC, which reads as a hang:
+/// say what it is for and how to use it instead. Stdout stays the protocol's; it goes on
+/// serving, since a person may be trying the wire by hand.
+fn tell_a_person(folder: &Path) {
+    let dir = folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf());
+    let dir = sanitize(&dir.display().to_string());
+    let _ = write!(
+        std::io::stderr(),
+        "flowdeck mcp is the MCP server for agents: an agent's host (Claude Code, Claude Desktop, \
+         Cursor, any MCP client) starts it and speaks JSON-RPC on its stdin and stdout.\n\
+         To give an agent this folder's workflows:\n\
+         \x20 Claude Code:   claude mcp add flowdeck -- flowdeck mcp --workflows {dir}\n\
+         \x20 other clients: the command `flowdeck` with arguments [\"mcp\", \"--workflows\", \"{dir}\"]\n\
+         \x20 (`flowdeck mcp --help` says more)\n\
+         To work with the workflows yourself, `flowdeck` opens the studio.\n\
+         Serving on this terminal now: Ctrl-D or Ctrl-C ends it.\n"
+    );
+}
+
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "flowdeck: {line}");
 }

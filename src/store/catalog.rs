@@ -61,6 +61,26 @@ impl Catalog {
         self.entries.values().filter(|e| e.name() == name).collect()
     }
 
+    /// The files that define workflow `name`; when none does, the files that would but whose
+    /// name cannot be read (`name.yaml`, `.yml` or `.json` that does not parse), so that a
+    /// person who broke broken.yaml and runs `broken` is told the file is broken, not that
+    /// no workflow has that name. A file that declares the name always wins over a stem.
+    pub fn files_for(&self, name: &str) -> Vec<&Entry> {
+        let named = self.files_named(name);
+        if !named.is_empty() {
+            return named;
+        }
+        self.entries
+            .values()
+            .filter(|e| {
+                e.name() == e.file_name
+                    && e.file_name
+                        .rsplit_once('.')
+                        .is_some_and(|(stem, _)| stem == name)
+            })
+            .collect()
+    }
+
     /// Whether the catalog holds this version of the file already, so that reading it again
     /// needs no new check. A file without content (not a regular file) is always checked.
     pub fn holds(&self, file_name: &str, version: &str) -> bool {

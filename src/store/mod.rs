@@ -363,7 +363,8 @@ impl Store {
     }
 
     /// The workflow to run under `name`: the current version when valid, else the last valid
-    /// one. Two files with the name, or a file that never was valid, is an error.
+    /// one. Two files with the name, or a file that never was valid, is an error; so is
+    /// `name.yaml` (or .yml, .json) when it does not parse and no file declares `name`.
     pub fn runnable(&self, name: &str) -> Result<(Arc<Workflow>, String), StoreError> {
         self.runnable_good(name)
             .map(|good| (good.workflow, good.version))
@@ -372,7 +373,7 @@ impl Store {
     /// [`Store::runnable`] with the bytes of the version that runs (what a person approves).
     pub fn runnable_good(&self, name: &str) -> Result<LastGood, StoreError> {
         let catalog = self.catalog();
-        let files = catalog.files_named(name);
+        let files = catalog.files_for(name);
         match files.as_slice() {
             [] => Err(StoreError::NotFound(name.to_string())),
             [entry] => match &entry.last_good {

@@ -6,13 +6,16 @@
 mod common;
 
 mod approval_rights;
+mod bundled;
 mod cli;
+mod cli_answers;
 mod cli_run;
 mod host;
 mod hosts;
 mod http;
 mod lifecycle;
 mod mcp;
+mod mcp_at_a_terminal;
 mod mcp_wire;
 mod open_server;
 mod real_clients;

@@ -6,6 +6,7 @@
 mod common;
 
 mod approval;
+mod captures;
 mod drafts;
 mod engine_terminal;
 mod events;

@@ -449,14 +449,31 @@ async fn loops_stop_at_max_steps_and_runs_time_out() {
 
 #[tokio::test]
 async fn not_found_and_never_valid_end_before_any_state() {
-    let (_dir, engine) = with_manifest(
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
         "broken.yaml",
         "name: broken\ndescription: x\ninitial_state: nowhere\nstates: {}\n",
     );
+    // A file that does not parse declares no name: its stem is asked for, and it is said
+    // broken where it broke, not "not found" (issue 37, F26).
+    write(
+        dir.path(),
+        "unparsable.yaml",
+        "name: unparsable\ndescription: [oops\n",
+    );
+    let engine = engine_in(dir.path(), 8);
     let result = engine.run(request("no_such_flow", &[])).await.unwrap();
     assert_final(&result, FinalState::WorkflowNotFound);
     let result = engine.run(request("broken", &[])).await.unwrap();
     assert_final(&result, FinalState::DefinitionInvalid);
+    let result = engine.run(request("unparsable", &[])).await.unwrap();
+    assert_final(&result, FinalState::DefinitionInvalid);
+    let error = result.error.unwrap();
+    assert!(
+        error.contains("unparsable.yaml") && error.contains("line 3: YAML syntax error"),
+        "{error}"
+    );
     let inline = RunRequest {
         workflow: WorkflowSource::Inline("name: inline\ndescription: x\ninitial_state: a\nstates:\n  a: { action: { tool: nope } }\n".into()),
         ..request("", &[])
@@ -468,8 +485,8 @@ async fn not_found_and_never_valid_end_before_any_state() {
         error.contains("the manifest is invalid") && error.contains("/states/a/action/tool"),
         "{error}"
     );
-    // Both are in the history too.
-    assert_eq!(engine.run_list(None, 10).runs.len(), 3);
+    // All are in the history too.
+    assert_eq!(engine.run_list(None, 10).runs.len(), 4);
 }
 
 const WAITER: &str = r#"

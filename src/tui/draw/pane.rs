@@ -248,23 +248,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
     });
     // A hit on a full-screen program's screen is marked where it is.
     if let Some(hit) = hit.filter(|h| h.source == Source::Screen) {
-        let line = hit
-            .line
-            .saturating_sub(1)
-            .saturating_sub(u64::from(view.top));
-        let row = inner.y + line.min(u64::from(u16::MAX)) as u16;
-        for col in hit.column..hit.column + hit.length.max(1) {
-            let col = col.saturating_sub(usize::from(view.left));
-            let x = inner
-                .x
-                .saturating_add(col.min(usize::from(u16::MAX)) as u16);
-            if row < inner.bottom()
-                && x < inner.right()
-                && let Some(cell) = buf.cell_mut(Position::new(x, row))
-            {
-                cell.modifier.insert(Modifier::REVERSED | Modifier::BOLD);
-            }
-        }
+        mark_screen_hit(frame.buffer_mut(), inner, view, hit);
     }
     if let Some(c) = copy_cursor {
         let row = c
@@ -280,6 +264,29 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
         && let Some(at) = cursor
     {
         frame.set_cursor_position(at);
+    }
+}
+
+/// Marks a search's hit on the screen in view, in reverse video.
+fn mark_screen_hit(buf: &mut Buffer, inner: Rect, view: Viewport, hit: &Hit) {
+    // Above the rows in view: not shown.
+    let Some(line) = hit.line.saturating_sub(1).checked_sub(u64::from(view.top)) else {
+        return;
+    };
+    let row = inner.y + line.min(u64::from(u16::MAX)) as u16;
+    for col in hit.column..hit.column + hit.length.max(1) {
+        let Some(col) = col.checked_sub(usize::from(view.left)) else {
+            continue;
+        };
+        let x = inner
+            .x
+            .saturating_add(col.min(usize::from(u16::MAX)) as u16);
+        if row < inner.bottom()
+            && x < inner.right()
+            && let Some(cell) = buf.cell_mut(Position::new(x, row))
+        {
+            cell.modifier.insert(Modifier::REVERSED | Modifier::BOLD);
+        }
     }
 }
 

@@ -78,6 +78,7 @@ impl Exec<'_> {
             self.start_recording(id);
         }
         let sid = session.as_deref().unwrap_or_default();
+        self.export_held_before(sid, action).await;
         match action {
             Action::OpenTerminal(p) => match engine.open_session(p, &actor) {
                 Ok(session) => {

@@ -7,7 +7,7 @@ use crate::engine::contract;
 use crate::engine::contract::ContractPhase;
 use crate::engine::result::FinalState;
 use crate::engine::secrets::Secrets;
-use crate::workflow::action::SetEnvParams;
+use crate::workflow::action::{Action, SetEnvParams};
 use crate::workflow::model::Scalar;
 use indexmap::IndexMap;
 use serde_json::json;
@@ -149,6 +149,11 @@ impl Exec<'_> {
                     .await;
             }
         }
+        // A value stored last and still held would otherwise lose to an older one the
+        // session had.
+        if let Some(id) = self.session.clone() {
+            self.export_held(&id, Patience::AtPromptNow).await;
+        }
         let session_values = self.session_env(&names, "return values").await;
         let read: IndexMap<String, String> = session_values
             .iter()
@@ -180,9 +185,12 @@ impl Exec<'_> {
         })
     }
 
-    /// Stores values as run variables and exports them into the shell when it is at its
-    /// prompt (a program in the foreground, such as a server the run started, keeps them as
-    /// run variables only).
+    /// Stores values as run variables and exports them into the session's shell as soon as it
+    /// is at its prompt. The program whose output matched usually still has the terminal
+    /// (an installer printing its last line, a REPL): the values are held until the shell is
+    /// back, and exported before the next step that types there ([`Exec::export_held`]).
+    /// Exporting only at the moment of the match lost them whenever the program was a moment
+    /// from its end, and the next command read an empty variable.
     pub(super) async fn store_vars(&mut self, session: &str, values: Vec<(String, String)>) {
         if values.is_empty() {
             return;
@@ -191,26 +199,70 @@ impl Exec<'_> {
         // (the echo of the export), journaled or shown again in the terminal's recording.
         self.learn_secrets(&values.iter().cloned().collect());
         self.vars.extend(values.iter().cloned());
-        let at_prompt = self
+        self.held
+            .entry(session.to_string())
+            .or_default()
+            .extend(values);
+        self.export_held(session, Patience::AtPromptNow).await;
+    }
+
+    /// Before a step's action: the values held for its session exported when the step types
+    /// there, so that what it types can use them.
+    pub(super) async fn export_held_before(&mut self, session: &str, action: &Action) {
+        let patience = match action {
+            Action::RunCommand(_) | Action::SetEnv(_) => Patience::ShellNeeded,
+            Action::SendInput(_) => Patience::AtPromptNow,
+            _ => return,
+        };
+        self.export_held(session, patience).await;
+    }
+
+    /// Exports the values held for `session` if its shell is at its prompt. A step that needs
+    /// the shell anyway (a command, `set_env`) gives a program that is ending the moment the
+    /// command itself would; one that only types waits for nothing, so that an export is
+    /// never typed into a program in the foreground (the values stay held for a later step).
+    async fn export_held(&mut self, session: &str, patience: Patience) {
+        if self.held.get(session).is_none_or(IndexMap::is_empty) {
+            return;
+        }
+        let Ok(terminal) = self.engine.terminals().get(session) else {
+            return;
+        };
+        let at_prompt = match patience {
+            Patience::AtPromptNow => terminal.require_shell_prompt().is_ok(),
+            Patience::ShellNeeded => crate::term::shell::ready_shell(
+                &terminal,
+                Duration::from_secs_f64(CONTRACT_TIMEOUT),
+            )
+            .await
+            .is_ok(),
+        };
+        if !at_prompt {
+            return;
+        }
+        let values = self.held.swap_remove(session).unwrap_or_default();
+        let params = SetEnvParams {
+            session_id: None,
+            vars: values
+                .into_iter()
+                .map(|(k, v)| (k, Scalar::String(v)))
+                .collect(),
+        };
+        if let Err(e) = self
             .engine
-            .terminals()
-            .get(session)
-            .is_ok_and(|s| s.require_shell_prompt().is_ok());
-        if at_prompt {
-            let params = SetEnvParams {
-                session_id: None,
-                vars: values
-                    .into_iter()
-                    .map(|(k, v)| (k, Scalar::String(v)))
-                    .collect(),
-            };
-            if let Err(e) = self
-                .engine
-                .set_env(session, &params, Some(CONTRACT_TIMEOUT), &self.actor())
-                .await
-            {
-                tracing::debug!("captured values not exported: {e}");
-            }
+            .set_env(session, &params, Some(CONTRACT_TIMEOUT), &self.actor())
+            .await
+        {
+            tracing::debug!("stored values not exported into session {session}: {e}");
         }
     }
+}
+
+/// How long exporting held values may wait for the shell's prompt.
+#[derive(Debug, Clone, Copy)]
+enum Patience {
+    /// Only if the shell is at its prompt now: the step types, maybe into a program.
+    AtPromptNow,
+    /// As long as a command gives a program that is ending: the step needs the shell.
+    ShellNeeded,
 }

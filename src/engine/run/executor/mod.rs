@@ -87,6 +87,9 @@ pub(super) struct Exec<'a> {
     /// The sessions the run works in: told its secrets, which its steps may type, so that a
     /// draft made of what was typed there never holds them (term/deeds/).
     worked_in: Vec<String>,
+    /// Values a step stored (captures, answers) not yet exported into their session's shell,
+    /// by session: the program that printed them still had the terminal (contract_io.rs).
+    held: IndexMap<String, IndexMap<String, String>>,
 }
 
 /// Runs the plan to its end and returns the result; never panics on what the workflow or
@@ -114,6 +117,7 @@ pub(super) async fn execute(
         asking: None,
         recordings: Vec::new(),
         worked_in: Vec::new(),
+        held: IndexMap::new(),
     };
     // A session opened for the run is the run's from the first instant: a cancel that comes
     // before the first state (even before the executor first runs) still closes it.
