@@ -450,15 +450,15 @@ fn colour(c: Colour) -> Color {
 mod tests {
     use super::*;
 
+    /// A screen whose rows say their number, with the cursor at `cursor`.
     fn mirror(rows: u16, cols: u16, cursor: (u16, u16)) -> Mirror {
-        let mut screen = crate::term::screen::Screen::new(crate::term::screen::Size { cols, rows });
-        let mut text = String::new();
+        let size = |n: u16| std::num::NonZero::new(n).expect("a size above 0");
+        let mut parser = vt100::Parser::new(size(rows), size(cols), 0);
         for row in 0..rows {
-            text.push_str(&format!("\x1b[{};1Hrow-{row}", row + 1));
+            parser.process(format!("\x1b[{};1Hrow-{row}", row + 1).as_bytes());
         }
-        text.push_str(&format!("\x1b[{};{}H", cursor.0 + 1, cursor.1 + 1));
-        screen.feed(text.as_bytes());
-        Mirror::of(screen.vt())
+        parser.process(format!("\x1b[{};{}H", cursor.0 + 1, cursor.1 + 1).as_bytes());
+        Mirror::of(parser.screen())
     }
 
     #[test]
