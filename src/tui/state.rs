@@ -284,6 +284,8 @@ pub struct App {
     /// it, so that the next `r` runs the workflow they made (the listing that follows the
     /// engine's answer may still be one read before the file existed).
     pub select_when_listed: Option<String>,
+    /// The pane `x` asks about closing (its program still runs), while the question is open.
+    pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
