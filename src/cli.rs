@@ -398,7 +398,15 @@ fn init_logging() {
 
 /// The studio on this terminal, until the person leaves it.
 fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<ExitCode> {
-    let log = crate::logfile::init(&folder, crate::logfile::STUDIO);
+    // A folder that is not there yet is one `A` creates: the log waits elsewhere meanwhile
+    // rather than fail and say so on the first screen.
+    let missing =
+        std::fs::symlink_metadata(&folder).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let log = if missing {
+        crate::logfile::init_for_missing(&folder, crate::logfile::STUDIO)
+    } else {
+        crate::logfile::init(&folder, crate::logfile::STUDIO)
+    };
     let runtime = runtime()?;
     let outcome = runtime.block_on(crate::tui::run(crate::tui::StudioOptions {
         folder,

@@ -13,7 +13,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex};
 use tokio::sync::watch;
@@ -71,9 +71,43 @@ impl Write for Watched {
 /// the log `name` of the folder, and returns its path; or says why it cannot be written, with
 /// the log then thrown away.
 pub fn init(folder: &Path, name: &str) -> Result<PathBuf, String> {
+    start(open(folder, name), folder, name)
+}
+
+/// Sends this process's log to the log `name` in this user's state folder
+/// (`$XDG_STATE_HOME/flowdeck`, else `~/.local/state/flowdeck`), for a folder that does
+/// not exist yet: a studio started where there is no `workflows/` is a newcomer's first
+/// minute, and creating the folder just for a log (or saying it cannot be written) would
+/// be an alarm about nothing they did.
+pub fn init_for_missing(folder: &Path, name: &str) -> Result<PathBuf, String> {
+    let opened = user_state_dir().and_then(|dir| open_in(&dir, name));
+    start(opened, folder, name)
+}
+
+/// This user's own state folder for flowdeck, created owner-only.
+fn user_state_dir() -> Result<PathBuf, String> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state")))
+        .ok_or_else(|| "neither XDG_STATE_HOME nor HOME is set".to_string())?;
+    let dir = base.join("flowdeck");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn start(
+    opened: Result<(PathBuf, File), String>,
+    folder: &Path,
+    name: &str,
+) -> Result<PathBuf, String> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FLOWDECK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,flowdeck=info"));
-    match open(folder, name) {
+    match opened {
         Ok((path, file)) => {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(filter)
@@ -110,9 +144,15 @@ pub fn path(folder: &Path, name: &str) -> PathBuf {
     folder.join(crate::store::META_DIR).join(name)
 }
 
-fn open(folder: &Path, name: &str) -> Result<(PathBuf, std::fs::File), String> {
+/// The log `name` in the folder's state folder.
+fn open(folder: &Path, name: &str) -> Result<(PathBuf, File), String> {
     let dir = crate::store::state_dir::ensure(folder)
         .map_err(|e| format!("{}: {e}", folder.join(crate::store::META_DIR).display()))?;
+    open_in(&dir, name)
+}
+
+/// The log `name` in `dir`, set aside first when long.
+fn open_in(dir: &Path, name: &str) -> Result<(PathBuf, File), String> {
     let path = dir.join(name);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > ROTATE_AT) {
         let _ = std::fs::rename(&path, dir.join(format!("{name}.1")));

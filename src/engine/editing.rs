@@ -154,6 +154,19 @@ impl Engine {
             )));
         }
         let content = rewrite_name(text.as_bytes(), format, name)?;
+        // A first workflow in a folder that does not exist yet (a binary installed and
+        // started where there is no `workflows/`): asking for a new workflow is asking for
+        // its folder too. Only a missing one: a file or an unreadable folder there is the
+        // person's to settle, and saving says why it fails.
+        let root = self.store().root().to_path_buf();
+        if std::fs::symlink_metadata(&root).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            std::fs::create_dir_all(&root).map_err(|source| crate::store::StoreError::Io {
+                path: root.clone(),
+                source,
+            })?;
+            tracing::info!("created the workflows folder {}", root.display());
+        }
         self.save_tagged(
             SaveRequest {
                 content: &content,

@@ -22,6 +22,8 @@ pub enum Mode {
     Help,
     /// Asked whether to quit while a run is in progress.
     ConfirmQuit,
+    /// Asked whether to close a pane whose program still runs (`x`).
+    ConfirmClose,
     /// Typing a search in the shown pane's output.
     Search,
     /// Reading the selected workflow's problems.
@@ -58,6 +60,7 @@ impl Mode {
             Mode::Prompt => "prompt",
             Mode::Help => "help",
             Mode::ConfirmQuit => "quit?",
+            Mode::ConfirmClose => "close?",
             Mode::Search => "pane search",
             Mode::Problems => "problems",
             Mode::Runs => "runs",
@@ -144,8 +147,8 @@ use KeyCode::{
 // `Mode::Copy` is written out: a bare `Copy` would shadow the derive.
 use KeyCode::{Delete as Del, F};
 use Mode::{
-    ConfirmQuit, Edit, EditAsk, EditFind, Filter, Focus, Form, Help, Name, Normal, Palette,
-    Problems, Prompt, Runs, Search,
+    ConfirmClose, ConfirmQuit, Edit, EditAsk, EditFind, Filter, Focus, Form, Help, Name, Normal,
+    Palette, Problems, Prompt, Runs, Search,
 };
 
 /// Every key the studio knows, mode by mode, in the order help lists them.
@@ -237,6 +240,9 @@ pub const BINDINGS: &[Binding] = &[
     hint(ConfirmQuit, Char('d'), "d", Command::Detach),
     hint(ConfirmQuit, Char('n'), "n", Command::No),
     bind(ConfirmQuit, Esc, "Esc", Command::No),
+    hint(ConfirmClose, Char('y'), "y", Command::Yes),
+    hint(ConfirmClose, Char('n'), "n", Command::No),
+    bind(ConfirmClose, Esc, "Esc", Command::No),
     hint(Search, Enter, "Enter", Command::Confirm),
     hint(Search, Esc, "Esc", Command::Close),
     bind(Search, Backspace, "Backspace", Command::DeleteChar),

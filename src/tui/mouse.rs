@@ -54,7 +54,7 @@ pub fn on_mouse(
                 _ => Vec::new(),
             };
         }
-        Mode::Form | Mode::Prompt | Mode::ConfirmQuit => return Vec::new(),
+        Mode::Form | Mode::Prompt | Mode::ConfirmQuit | Mode::ConfirmClose => return Vec::new(),
         _ => {}
     }
     match event.kind {

@@ -78,6 +78,9 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
         Ok(name) => {
             app.naming = None;
             app.mode = Mode::Normal;
+            if !matches!(purpose, NameFor::Delete(_)) {
+                app.select_when_listed = Some(name.clone());
+            }
             let mut effects = vec![Effect::ReloadList];
             match purpose {
                 NameFor::Draft(_) => {

@@ -280,6 +280,12 @@ pub struct App {
     /// A workflow whose file was removed while its plan was shown: the plan says so (with its
     /// run's outcome) until another workflow's plan replaces it.
     pub gone: Option<String>,
+    /// A workflow the person just made or renamed: the list selects it once a listing holds
+    /// it, so that the next `r` runs the workflow they made (the listing that follows the
+    /// engine's answer may still be one read before the file existed).
+    pub select_when_listed: Option<String>,
+    /// The pane `x` asks about closing (its program still runs), while the question is open.
+    pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
@@ -480,6 +486,12 @@ impl App {
 
     /// Keeps the selection inside the list after it shrank.
     pub fn clamp_selection(&mut self) {
+        if let Some(name) = &self.select_when_listed
+            && let Some(at) = self.visible().iter().position(|w| &w.name == name)
+        {
+            self.selected = at;
+            self.select_when_listed = None;
+        }
         let n = self.visible().len();
         self.selected = self.selected.min(n.saturating_sub(1));
         self.pane = self.pane.min(self.panes.len().saturating_sub(1));

@@ -216,6 +216,31 @@ async fn a_workflow_from_a_template_is_created_run_renamed_and_deleted() {
     quit(&s).await;
 }
 
+/// The README's tutorial: `A`, a name, `Esc`; the list is left on the new workflow (not on
+/// the row chosen before), so that the next `r` runs the workflow just made (issue 37 F1).
+#[tokio::test]
+async fn a_new_workflow_is_selected_when_its_editor_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tiny.yaml"), TINY).unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let s = studio_on(&terminals, dir.path(), Vec::new());
+    // tiny is selected; the new workflow lists below it.
+    expect(&s, r"Plan · tiny").await;
+    send(&s, "A");
+    expect(&s, "New workflow").await;
+    send(&s, "your_check\r");
+    expect(&s, r"Edit · your_check\.yaml").await;
+    send(&s, "\x1b");
+    expect(&s, r"Workflows \(2\)").await;
+    expect(&s, r"▶ your_check").await;
+    expect(&s, r"Plan · your_check").await;
+    send(&s, "r");
+    expect(&s, "Run your_check").await;
+    send(&s, "\x1b");
+    expect_gone(&s, "Run your_check").await;
+    quit(&s).await;
+}
+
 #[tokio::test]
 async fn quitting_with_unsaved_text_asks_and_a_kill_leaves_a_recovery_copy() {
     let (dir, terminals, s) = editing_tiny().await;

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::LONG;
-use common::studio::{ASKER, expect, on_screen, open, quit};
+use common::studio::{ASKER, expect, expect_gone, on_screen, open, quit};
 use flowdeck::term::{Content, Session, TermConfig, Terminals, WaitOutcome};
 use std::sync::Arc;
 
@@ -259,4 +259,84 @@ async fn a_shells_history_is_scrolled_and_searched() {
     session.send_text("\u{1b}[F", "test").unwrap();
     expect(&session, r"\] · /\^29\.\$ hit 2 of 10 ─").await;
     quit(&session).await;
+}
+
+/// `x` on a pane whose program still runs asks first (`n` keeps it, `y` closes it); a pane
+/// whose program has ended closes at once (issue 37 F14).
+#[tokio::test]
+async fn x_asks_before_killing_a_running_program_and_not_once_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = common::studio::studio(&terminals, dir.path(), 100, 30);
+    expect(&session, r"Workflows \(0\)").await;
+    session.send_text("t", "test").unwrap();
+    expect(&session, r"\[s\d+ · ").await;
+    session.send_text("x", "test").unwrap();
+    expect(&session, r"still runs its program").await;
+    expect(&session, r"Close it\? y / n").await;
+    session.send_text("n", "test").unwrap();
+    expect_gone(&session, r"Close it\?").await;
+    expect(&session, r"\[s\d+ · ").await;
+    session.send_text("x", "test").unwrap();
+    expect(&session, r"Close it\? y / n").await;
+    session.send_text("y", "test").unwrap();
+    expect_gone(&session, r"\[s\d+ · ").await;
+
+    // A shell that has exited: nothing to lose, no question.
+    session.send_text("t", "test").unwrap();
+    expect(&session, r"\[s\d+ · ").await;
+    session.send_text("i", "test").unwrap();
+    expect(&session, "FOCUS").await;
+    session.send_text("exit\r", "test").unwrap();
+    expect(&session, r"exit code \d").await;
+    session.send_text("\u{7}", "test").unwrap();
+    expect_gone(&session, "FOCUS").await;
+    session.send_text("x", "test").unwrap();
+    expect_gone(&session, r"\[s\d+ · ").await;
+    let screen = session.content(Content::Screen);
+    assert!(!screen.contains("Close it?"), "{screen}");
+    quit(&session).await;
+}
+
+/// The person's `t` shell opens where they started the studio, even when the folder's
+/// server was started from another directory (an agent's, here a first studio's) (issue 37
+/// F13).
+#[tokio::test]
+async fn a_persons_shell_opens_in_the_studios_working_directory() {
+    let folder = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let mine = tempfile::tempdir().unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let workflows = folder.path().display().to_string();
+    // The server starts from `theirs`, and a shell keeps it up after this studio detaches.
+    let first = common::studio::studio_with(
+        &terminals,
+        &["--workflows", &workflows],
+        Some(theirs.path()),
+        100,
+        30,
+    );
+    expect(&first, r"Workflows \(0\)").await;
+    first.send_text("t", "test").unwrap();
+    expect(&first, r"\[s\d+ · ").await;
+    common::studio::detach(&first).await;
+
+    let second = common::studio::studio_with(
+        &terminals,
+        &["--workflows", &workflows],
+        Some(mine.path()),
+        100,
+        30,
+    );
+    expect(&second, r"Workflows \(0\)").await;
+    second.send_text("t", "test").unwrap();
+    expect(&second, r"\[s2 · ").await;
+    second.send_text("i", "test").unwrap();
+    expect(&second, "FOCUS").await;
+    second.send_text("echo \"here=$(pwd)\"\r", "test").unwrap();
+    let here = mine.path().canonicalize().unwrap().display().to_string();
+    expect(&second, &format!("here={}", regex::escape(&here))).await;
+    second.send_text("\u{7}", "test").unwrap();
+    expect_gone(&second, "FOCUS").await;
+    quit(&second).await;
 }

@@ -161,7 +161,28 @@ fn items<'a>(
 /// What an empty list says: why the folder cannot be read, that it holds no workflows, or
 /// that none matches the filter.
 fn nothing_listed<'a>(app: &App, t: &Theme) -> Vec<Line<'a>> {
-    if let Some(problem) = &app.folder_problem {
+    let missing = app
+        .folder_problem
+        .as_ref()
+        .is_some_and(|p| p.kind == crate::engine::FolderProblemKind::Missing);
+    if missing {
+        // Not a fault: a studio started where no workflows are yet (a binary just
+        // installed). `A` makes the folder with the first workflow (engine/editing.rs).
+        vec![
+            Line::styled(
+                format!("{} does not exist yet", clean(&app.folder)),
+                Style::default().fg(t.foreground),
+            ),
+            Line::styled(
+                "A creates it and your first workflow from a template",
+                Style::default().fg(t.foreground),
+            ),
+            Line::styled(
+                "or start flowdeck with --workflows DIR · t opens a shell",
+                Style::default().fg(t.muted),
+            ),
+        ]
+    } else if let Some(problem) = &app.folder_problem {
         // What is wrong, the OS's words, what to do, and that nothing more is needed
         // once it is done: the engine follows the folder.
         vec![
@@ -183,7 +204,11 @@ fn nothing_listed<'a>(app: &App, t: &Theme) -> Vec<Line<'a>> {
                 Style::default().fg(t.muted),
             ),
             Line::styled(
-                "put a NAME.yaml or NAME.json manifest there (docs/WORKFLOWS.md): it shows up here at once",
+                "A creates your first workflow from a template",
+                Style::default().fg(t.foreground),
+            ),
+            Line::styled(
+                "or put a NAME.yaml manifest there: it shows up here at once",
                 Style::default().fg(t.muted),
             ),
         ]

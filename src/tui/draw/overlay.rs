@@ -198,6 +198,36 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     );
 }
 
+/// `x` on a pane whose program still runs: closing it kills that program (an agent's
+/// terminal, a build), so it is asked first.
+pub fn confirm_close(frame: &mut Frame, cx: &Ctx) {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let Some(session_id) = &cx.app.closing else {
+        return;
+    };
+    let whose = cx
+        .app
+        .panes
+        .iter()
+        .find(|p| &p.session_id == session_id)
+        .and_then(|p| p.opened_by.as_ref())
+        .map(|a| format!(" (opened by {})", clean(&cx.app.who(a))))
+        .unwrap_or_default();
+    let lines = vec![
+        Line::raw(format!(
+            "{}{whose} still runs its program: closing kills it.",
+            clean(session_id)
+        )),
+        Line::styled("Close it? y / n", bold),
+    ];
+    let area = centered(frame.area(), 72, 4);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(boxed(" Close ".into(), cx)),
+        area,
+    );
+}
+
 /// The selected workflow's violations, one a line: where, how bad, which rule, what.
 pub fn problems(frame: &mut Frame, cx: &Ctx) {
     let t = cx.theme;
@@ -265,6 +295,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Mode::Form => form(frame, cx),
         Mode::Prompt => prompt(frame, cx),
         Mode::ConfirmQuit => confirm_quit(frame, cx),
+        Mode::ConfirmClose => confirm_close(frame, cx),
         Mode::Problems => problems(frame, cx),
         Mode::Runs => super::runs::draw(frame, cx),
         Mode::Palette => palette(frame, cx),

@@ -69,7 +69,13 @@ fn no_plan(frame: &mut Frame, area: Rect, cx: &Ctx) {
     {
         return gone(frame, area, cx, name);
     }
-    let text = if app.folder_problem.is_some() {
+    let missing = app
+        .folder_problem
+        .as_ref()
+        .is_some_and(|p| p.kind == crate::engine::FolderProblemKind::Missing);
+    let text = if missing || app.workflows.is_empty() && app.folder_problem.is_none() {
+        "nothing to plan yet: A creates a workflow from a template"
+    } else if app.folder_problem.is_some() {
         "nothing to plan until the workflows folder can be read (the list says why)"
     } else {
         "select a workflow"

@@ -26,6 +26,12 @@ pub(super) fn terminal_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effe
             let params = OpenTerminalParams {
                 cols: Some(cols),
                 rows: Some(rows),
+                // The person's shell starts where they started the studio, not where the
+                // folder's server happens to run (an agent's directory, when an agent
+                // started it). A directory gone or not UTF-8 leaves it to the server.
+                cwd: std::env::current_dir()
+                    .ok()
+                    .and_then(|d| d.to_str().map(str::to_string)),
                 ..Default::default()
             };
             open_pane(link, done, params);

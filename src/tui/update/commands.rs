@@ -93,8 +93,17 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Approve => return approvals::decide(app, true),
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
+        Command::Yes if app.mode == Mode::ConfirmClose => {
+            app.mode = Mode::Normal;
+            if let Some(session_id) = app.closing.take() {
+                return vec![Effect::CloseSession(session_id)];
+            }
+        }
         Command::Yes => return quitting::end_and_quit(app),
-        Command::No => app.mode = Mode::Normal,
+        Command::No => {
+            app.closing = None;
+            app.mode = Mode::Normal;
+        }
         Command::Palette => {
             app.palette = Some(Palette::default());
             app.mode = Mode::Palette;

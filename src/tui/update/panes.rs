@@ -45,8 +45,16 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::ClosePane => {
+            // A program that still runs (an agent's terminal, a build) dies with its pane:
+            // asked first. One that has ended has nothing left to lose.
             if let Some(pane) = app.focused_pane() {
-                return vec![Effect::CloseSession(pane.session_id.clone())];
+                let session_id = pane.session_id.clone();
+                if pane.running {
+                    app.closing = Some(session_id);
+                    app.mode = Mode::ConfirmClose;
+                } else {
+                    return vec![Effect::CloseSession(session_id)];
+                }
             }
         }
         Command::DraftWorkflow => match app.focused_pane() {
