@@ -170,7 +170,7 @@ fn print(report: &Report, dir: &Path, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "not answering: {}: {}",
-            silent.socket.display(),
+            sanitize(&silent.socket.display().to_string()),
             sanitize(&silent.error)
         )?;
     }
@@ -181,7 +181,7 @@ fn print(report: &Report, dir: &Path, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "stale: {} (its server{whose} has ended; the next server of its folder replaces it)",
-            stale.socket.display()
+            sanitize(&stale.socket.display().to_string())
         )?;
     }
     Ok(())

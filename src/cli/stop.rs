@@ -55,6 +55,9 @@ pub(super) fn stop(folder: &Path, args: &StopArgs, out: &mut impl Write) -> Resu
         eprintln!("flowdeck: no flowdeck server serves {shown}");
         return Ok(ExitCode::from(1));
     };
+    // Held from now on: whatever the person takes to answer, the signal goes to this
+    // process, never to one that took its number after it ended.
+    let server = pinned(&state)?;
     if state.holds_anything() && !args.yes {
         if !std::io::stdin().is_terminal() {
             eprintln!(
@@ -68,7 +71,8 @@ pub(super) fn stop(folder: &Path, args: &StopArgs, out: &mut impl Write) -> Resu
             return Ok(ExitCode::from(1));
         }
     }
-    terminate(&state)?;
+    rustix::process::pidfd_send_signal(&server, rustix::process::Signal::TERM)
+        .map_err(|e| anyhow::anyhow!("cannot signal the server (process {}): {e}", state.pid))?;
     if gone_within(state.pid, DEADLINE) {
         writeln!(
             out,
@@ -105,29 +109,35 @@ fn confirmed(state: &State) -> Result<bool> {
     ))
 }
 
-/// SIGTERM to the server, once its process is found to be this user's.
-fn terminate(state: &State) -> Result<()> {
+/// The server's process, held by a pidfd, once it is found to be this user's (the pid was
+/// matched with the socket's `SO_PEERCRED` by status.rs).
+fn pinned(state: &State) -> Result<std::os::fd::OwnedFd> {
     use std::os::unix::fs::MetadataExt;
-    let Ok(pid) = i32::try_from(state.pid) else {
-        bail!("the server reported process {}: not a process", state.pid);
+    let Some(pid) = i32::try_from(state.pid)
+        .ok()
+        .filter(|&pid| pid > 1 && state.pid != std::process::id())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        bail!(
+            "the server reported process {}: flowdeck will not signal it",
+            state.pid
+        );
     };
-    if pid <= 1 || state.pid == std::process::id() {
-        bail!("the server reported process {pid}: flowdeck will not signal it");
-    }
+    let server = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+        .map_err(|e| anyhow::anyhow!("the server's process {} cannot be held: {e}", state.pid))?;
     let me = rustix::process::getuid().as_raw();
-    match std::fs::metadata(format!("/proc/{pid}")) {
-        Ok(meta) if meta.uid() == me => {}
+    match std::fs::metadata(format!("/proc/{}", state.pid)) {
+        Ok(meta) if meta.uid() == me => Ok(server),
         Ok(meta) => bail!(
-            "the server reported process {pid}, which runs as uid {}, not as you: nothing was signalled",
+            "the server reported process {}, which runs as uid {}, not as you: nothing was signalled",
+            state.pid,
             meta.uid()
         ),
-        Err(e) => bail!("the server reported process {pid}, which cannot be looked at: {e}"),
+        Err(e) => bail!(
+            "the server reported process {}, which cannot be looked at: {e}",
+            state.pid
+        ),
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .map_err(|e| anyhow::anyhow!("cannot signal the server (process {pid}): {e}"))
 }
 
 /// Whether process `pid` has ended by `deadline`: gone, or a zombie its parent has not

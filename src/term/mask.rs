@@ -10,15 +10,19 @@
 //! covered is replaced by the mask, followed by the sequences and controls that were
 //! between its letters, so that the screen is drawn as before around it.
 
-use super::escapes::{Class, Scanner};
+use super::escapes::{Class, Kind, Scanner};
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Printed characters held beyond a secret's length at the end of a chunk: a backspace at
-/// the start of the next chunk may take one back (a shell's echo at the screen's edge
-/// writes a space and a backspace).
-const SLACK: usize = 2;
+/// Printed characters held beyond a secret's length at the end of a chunk: backspaces in the
+/// next chunks may take that many back (a shell's echo at the screen's edge writes a space
+/// and a backspace; a person types a secret, erases some and goes on, a key an event).
+const SLACK: usize = 32;
+/// The longest text of an OSC, DCS or APC string held to be masked whole (a window title set
+/// to the command line holds what was typed): past it, the string is masked as far as it
+/// came and let out.
+const STRING_HELD: usize = 64 << 10;
 
 /// Secret values, ready to be found; cheap to clone.
 #[derive(Debug, Clone, Default)]
@@ -30,10 +34,12 @@ pub struct Needles {
 
 impl Needles {
     pub fn new<S: AsRef<str>>(values: &[S]) -> Needles {
-        let values: Vec<&str> = values
+        // Looked for in printed characters, which holds no control: a value with a tab or a
+        // line break is looked for without them.
+        let values: Vec<String> = values
             .iter()
-            .map(AsRef::as_ref)
-            .filter(|v| !v.is_empty())
+            .map(|v| v.as_ref().chars().filter(|c| !c.is_control()).collect())
+            .filter(|v: &String| !v.is_empty())
             .collect();
         if values.is_empty() {
             return Needles::default();
@@ -98,6 +104,11 @@ pub struct Masker {
     /// Its printed characters, as the screen would have them (backspaced ones taken back).
     shown: String,
     places: Vec<Shown>,
+    /// Where in `raw` the sequence being read began (its ESC).
+    sequence_at: usize,
+    /// An OSC, DCS, SOS, PM or APC string being read: where its ESC and its text begin in
+    /// `raw`. Its text is masked as a whole once it ends, and held until then.
+    string: Option<(usize, usize)>,
 }
 
 impl Masker {
@@ -109,6 +120,8 @@ impl Masker {
             raw: String::new(),
             shown: String::new(),
             places: Vec::new(),
+            sequence_at: 0,
+            string: None,
         }
     }
 
@@ -134,16 +147,55 @@ impl Masker {
                         self.shown.truncate(erased.at);
                     }
                 }
+                Class::Sequence { starts: true, .. } => {
+                    self.end_string(&finder, start);
+                    self.sequence_at = start;
+                }
+                Class::Sequence {
+                    kind: Kind::Osc | Kind::Dcs | Kind::Str,
+                    ..
+                } if self.string.is_none() => {
+                    self.string = Some((self.sequence_at, self.raw.len()));
+                }
                 _ => {}
+            }
+            if self.scanner.in_text() {
+                self.end_string(&finder, start);
+            } else if let Some((_, text)) = self.string
+                && self.raw.len() - text > STRING_HELD
+            {
+                self.end_string(&finder, self.raw.len());
             }
         }
         let hold = self.needles.longest.saturating_sub(1) + SLACK;
         let keep_from = self.places.len().saturating_sub(hold);
-        let cut = match self.places.get(keep_from) {
+        let mut cut = match self.places.get(keep_from) {
             Some(first_held) => first_held.start,
             None => self.raw.len(),
         };
+        // A string not ended yet is held from its ESC, so that a new masker can take over.
+        if let Some((esc, _)) = self.string {
+            cut = cut.min(esc);
+        }
+        let keep_from = self.places.partition_point(|p| p.start < cut);
         self.let_out(&finder, keep_from, cut)
+    }
+
+    /// The string being read ended before byte `end` of `raw` (its terminator, or where it
+    /// is given up): its text is masked where it stands. Nothing printed follows a string
+    /// still being read, so no held place moves.
+    fn end_string(&mut self, finder: &AhoCorasick, end: usize) {
+        let Some((_, text)) = self.string.take() else {
+            return;
+        };
+        let end = end.max(text);
+        if finder.is_match(&self.raw[text..end]) {
+            let masked = finder.replace_all(
+                &self.raw[text..end],
+                &vec![self.mask.as_str(); finder.patterns_len()],
+            );
+            self.raw.replace_range(text..end, &masked);
+        }
     }
 
     /// The text held for a masker that takes over (with more secrets): it begins where a
@@ -151,6 +203,7 @@ impl Masker {
     pub fn take_held(&mut self) -> String {
         self.shown.clear();
         self.places.clear();
+        self.string = None;
         std::mem::take(&mut self.raw)
     }
 
@@ -160,6 +213,7 @@ impl Masker {
         let Some(finder) = self.needles.finder.clone() else {
             return std::mem::take(&mut self.raw);
         };
+        self.end_string(&finder, self.raw.len());
         let all = self.places.len();
         let end = self.raw.len();
         self.let_out(&finder, all, end)
@@ -280,12 +334,68 @@ mod tests {
     }
 
     #[test]
-    fn text_inside_sequences_is_not_printed_so_not_a_secret() {
-        let needles = Needles::new(&["title"]);
-        assert_eq!(
-            needles.mask("\x1b]0;title\x07title", "*"),
-            "\x1b]0;title\x07*"
-        );
+    fn a_secret_in_a_title_or_a_link_is_masked_in_it_however_the_stream_is_cut() {
+        // A shell that sets the window title to the command line; a link with a password.
+        let text = "a\x1b]0;export TOKEN=s3cr3t-v4l\x07b \x1b]8;;https://u:s3cr3t-v4l@h/\x1b\\l\x1b]8;;\x1b\\ c";
+        let want = "a\x1b]0;export TOKEN=***\x07b \x1b]8;;https://u:***@h/\x1b\\l\x1b]8;;\x1b\\ c";
+        for cut in 1..=text.len() {
+            assert_eq!(
+                masked_in_pieces(&["s3cr3t-v4l"], text, cut),
+                want,
+                "cut every {cut}"
+            );
+        }
+        assert_eq!(Needles::new(&["s3cr3t-v4l"]).mask(text, "***"), want);
+    }
+
+    #[test]
+    fn a_secret_with_a_control_in_it_is_masked_as_shown() {
+        let needles = Needles::new(&["tab\tsecret-9f", "line1\nline2"]);
+        assert_eq!(needles.mask("x tab\tsecret-9f y", "*"), "x *\t y");
+        assert_eq!(needles.mask("line1\r\nline2.", "*"), "*\r\n.");
+    }
+
+    #[test]
+    fn a_secret_typed_erased_and_typed_again_a_key_at_a_time_is_masked() {
+        // A person's keys, each its own event: the end of the secret erased and typed again.
+        let keys = [
+            "a",
+            "b",
+            "c",
+            "d",
+            "e",
+            "X",
+            "Y",
+            "Z",
+            "\x08 \x08",
+            "\x08 \x08",
+            "\x08 \x08",
+            "f",
+            "\r\n",
+        ];
+        let mut masker = Masker::new(Needles::new(&["abcdef"]), "***");
+        let mut out = String::new();
+        for key in keys {
+            out.push_str(&masker.push(key));
+        }
+        out.push_str(&masker.finish());
+        assert!(!printed(&out).contains("abcdef"), "{out:?}");
+    }
+
+    /// What a terminal prints of `text`.
+    fn printed(text: &str) -> String {
+        let mut scanner = Scanner::default();
+        let mut shown: Vec<char> = Vec::new();
+        for c in text.chars() {
+            match scanner.next(c) {
+                Class::Printed => shown.push(c),
+                Class::Control if c == '\x08' => {
+                    shown.pop();
+                }
+                _ => {}
+            }
+        }
+        shown.into_iter().collect()
     }
 
     #[test]

@@ -222,11 +222,19 @@ pub fn adopt_orphans() {
 
 /// Reaps zombie children of this process that are not in `keep` (the leaders whose own
 /// waiter threads reap them). These are orphans adopted from closed or running sessions.
+/// A child in this process's own session is one this process started itself (`tmux` for
+/// the clipboard, the folder's server, a test's `flowdeck mcp`): whoever started it waits
+/// for its exit status, which reaping it here would take away (`ECHILD`).
 pub fn reap_adopted(keep: &HashSet<i32>) -> usize {
     let own = std::process::id() as i32;
+    let own_session = proc_info(own).map(|me| me.session);
     let mut reaped = 0;
     for info in all_pids().into_iter().filter_map(proc_info) {
-        if info.ppid != own || !info.zombie || keep.contains(&info.pid) {
+        if info.ppid != own
+            || !info.zombie
+            || keep.contains(&info.pid)
+            || Some(info.session) == own_session
+        {
             continue;
         }
         // ECHILD: someone else reaped it first, which is as good.

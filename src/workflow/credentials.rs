@@ -104,9 +104,11 @@ static TOKENS: LazyLock<Vec<(Regex, &'static str, &'static str)>> = LazyLock::ne
 /// `NAME=` at the start of a shell word (after `export`, `env`, a `;`), with its name.
 static ASSIGNMENT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)="#).ok());
-/// `--name=value` or `--name value`, with the option's name.
+/// `--name=value`, with the option's name. Not `--name value`: too many such options take
+/// no value (`psql --password mydb` asks for one; `--password-stdin` reads one), and the next
+/// word would be taken for a secret.
 static LONG_OPTION: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"(?:^|\s)--([A-Za-z][A-Za-z0-9_-]*)(=|\s+)"#).ok());
+    LazyLock::new(|| Regex::new(r#"(?:^|\s)--([A-Za-z][A-Za-z0-9_-]*)="#).ok());
 /// An authorization header's credential (after its scheme, if it has one).
 static HEADER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
@@ -120,7 +122,7 @@ static URL_PASSWORD: LazyLock<Option<Regex>> =
 /// `-pPASSWORD` glued to the option (quoted or not), for the programs that take it so (for
 /// others `-p` is something else: `mkdir -p`).
 static GLUED_PASSWORD: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"(?:^|\s)-p\S"#).ok());
+    LazyLock::new(|| Regex::new(r#"(?:^|\s)-p(\S)"#).ok());
 /// `-u user:password` (curl, wget).
 static USER_PASSWORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r#"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=)['"]?[^\s:'"]+:([^\s'"]+)"#).ok()
@@ -201,7 +203,7 @@ impl Found<'_> {
         }
     }
 
-    /// `--password=value`, `--api-key value`: the whole value word.
+    /// `--password=value`, `--api-key=value`: the whole value word.
     fn long_options(&mut self) {
         let Some(re) = LONG_OPTION.as_ref() else {
             return;
@@ -210,7 +212,7 @@ impl Found<'_> {
             let (Some(name), Some(all)) = (c.get(1), c.get(0)) else {
                 continue;
             };
-            if !is_secret_name(name.as_str()) || self.line[all.end()..].starts_with('-') {
+            if !is_secret_name(name.as_str()) {
                 continue;
             }
             let value = all.end()..word_end(self.line, all.end());
@@ -259,8 +261,9 @@ impl Found<'_> {
             && GLUED_P.contains(&program)
         {
             // The whole word after `-p`, quotes and all.
-            for m in re.find_iter(line) {
-                let from = m.end() - 1;
+            for c in re.captures_iter(line) {
+                let Some(first) = c.get(1) else { continue };
+                let from = first.start();
                 let value = from..word_end(line, from);
                 let name = argument_name(&format!("{program}_password"));
                 self.add(value, name, format!("the password of {program} -p"));
@@ -312,8 +315,14 @@ fn argument_name(name: &str) -> String {
 }
 
 /// Where the shell word that starts at `from` ends: at the first blank or `;&|)` outside
-/// quotes.
+/// quotes, or, for a word inside quotes that began before it (`sh -c 'export K=v'`), where
+/// those quotes close.
 fn word_end(line: &str, from: usize) -> usize {
+    let enclosing = match quoting_at(line, from) {
+        Quoting::None => None,
+        Quoting::Single => Some('\''),
+        Quoting::Double => Some('"'),
+    };
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in line[from..].char_indices() {
@@ -324,6 +333,7 @@ fn word_end(line: &str, from: usize) -> usize {
             (_, '\\') => escaped = true,
             (Some('"'), '"') => quote = None,
             (Some(_), _) => {}
+            (None, q) if Some(q) == enclosing => return from + i,
             (None, '\'' | '"') => quote = Some(c),
             (None, c) if c.is_whitespace() || ";&|)".contains(c) => return from + i,
             (None, _) => {}
@@ -464,13 +474,22 @@ mod tests {
                 r#"psql --password="${PASSWORD}" -h db"#,
             ),
             (
-                "TOKEN='it s' ./deploy.sh --api-key abc123",
-                r#"TOKEN="${TOKEN}" ./deploy.sh --api-key "${API_KEY}""#,
+                "TOKEN='it s' ./deploy.sh --api-key=abc123",
+                r#"TOKEN="${TOKEN}" ./deploy.sh --api-key="${API_KEY}""#,
             ),
             (
                 "curl -u bob:pw1 https://x",
                 r#"curl -u bob:"${USER_PASSWORD}" https://x"#,
             ),
+            (
+                "sh -c 'export API_TOKEN=abc123; ./go'",
+                r#"sh -c 'export API_TOKEN='"${API_TOKEN}"'; ./go'"#,
+            ),
+            (
+                r#"ssh h "export API_TOKEN=abc123""#,
+                r#"ssh h "export API_TOKEN=${API_TOKEN}""#,
+            ),
+            ("mysql -pñandú db", r#"mysql -p"${MYSQL_PASSWORD}" db"#),
         ];
         for (line, want) in cases {
             assert_eq!(lifted(line).0, want, "{line}");
@@ -487,6 +506,8 @@ mod tests {
             "grep -r password src/",
             "make install",
             "echo --token-file=~/.t",
+            "psql --password mydb",
+            "docker login --password-stdin ghcr.io",
         ] {
             assert_eq!(lifted(line), (line.to_string(), Vec::new()), "{line}");
         }

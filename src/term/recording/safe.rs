@@ -49,22 +49,31 @@ impl Safe {
         let mut out = String::with_capacity(text.len());
         for c in text.chars() {
             match self.scanner.next(c) {
+                // C1 controls written as characters (U+009B is CSI, U+009D OSC to some
+                // terminals): never passed on.
+                Class::Printed if is_c1(c) => {}
                 Class::Printed => {
                     self.after_dropped = false;
                     out.push(c);
                 }
-                Class::Control if self.pending.is_empty() => {
-                    self.after_dropped = false;
-                    out.push(c);
+                // A control executes where it stands, inside a sequence too: out at once,
+                // so that what is left of the sequence is judged as the terminal reads it.
+                Class::Control => {
+                    if self.pending.is_empty() {
+                        self.after_dropped = false;
+                    }
+                    if c != '\x7f' {
+                        out.push(c);
+                    }
                 }
-                // Executed inside a sequence the terminal reads on: it stays in it.
-                Class::Control => self.pending.push(c),
                 Class::Sequence { starts: true, .. } => {
                     // An unfinished sequence is ended by this one in the terminal too.
                     self.end_sequence(&mut out);
                     self.pending.push(c);
                 }
                 Class::Sequence { kind, .. } => match kind {
+                    // DEL inside a sequence does nothing to a terminal: left out.
+                    Kind::Csi | Kind::Esc if c == '\x7f' => {}
                     Kind::Csi | Kind::Esc if !self.dropping => self.pending.push(c),
                     _ => {
                         self.pending.clear();
@@ -131,22 +140,44 @@ impl Modes {
     }
 }
 
-/// Whether a CSI or ESC sequence only draws: not a question to the terminal (device status
-/// and attributes, `$p` mode requests: the answers would arrive as typed input) nor a move,
-/// resize or title report of its window (XTWINOPS), nor overlong.
+/// Whether a CSI or ESC sequence only draws: moves the cursor, sets colours and attributes,
+/// erases, scrolls, inserts or deletes, sets modes and margins; never one that asks the
+/// terminal something (the answer would arrive as typed input: device status and attributes,
+/// `$p` mode requests, XTVERSION, kitty's keyboard query, DECID) nor one that acts on its
+/// window (XTWINOPS `t`). What is not known to draw is left out.
 fn draws(sequence: &str) -> bool {
     let Some(csi) = sequence.strip_prefix("\x1b[") else {
-        return true;
+        // ESC Z asks the terminal who it is.
+        return sequence != "\x1bZ";
     };
     if sequence.len() > LONGEST_CSI {
         return false;
     }
-    let asks = match csi.chars().last() {
-        Some('n' | 'c' | 't') => true,
-        Some('p') => csi.contains('$'),
-        _ => false,
+    let Some(last) = csi.chars().last() else {
+        return false;
     };
-    !asks
+    let body = &csi[..csi.len() - last.len_utf8()];
+    let private = body
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '?' | '>' | '<' | '='));
+    let intermediates: String = body.chars().filter(|c| (' '..='/').contains(c)).collect();
+    match (private, intermediates.as_str(), last) {
+        // DEC private modes, selective erase.
+        (Some('?'), "", 'h' | 'l' | 'J' | 'K') => true,
+        // kitty's keyboard modes pushed and popped (its query is `CSI ? u`).
+        (Some('>' | '<' | '='), "", 'u') => true,
+        (Some(_), _, _) => false,
+        // The cursor's shape.
+        (None, " ", 'q') => true,
+        (None, "", f) => "ABCDEFGHIJKLMPSTXZ@`abdefghlmrsu".contains(f),
+        _ => false,
+    }
+}
+
+/// A C1 control character (U+0080 to U+009F).
+fn is_c1(c: char) -> bool {
+    ('\u{80}'..='\u{9f}').contains(&c)
 }
 
 /// A recording's plain text, as `asciinema cat` would print it without its sequences:
@@ -163,6 +194,7 @@ impl Plain {
         let mut out = String::new();
         for c in text.chars() {
             match (self.scanner.next(c), c) {
+                (Class::Printed, c) if is_c1(c) => {}
                 (Class::Printed, _) | (Class::Control, '\r' | '\x08' | '\t') => self.line.push(c),
                 (Class::Control, '\n') => {
                     out.push_str(render_line(&self.line).trim_end());
@@ -207,9 +239,11 @@ mod tests {
             "\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\",
             "\x1b_Gf=100;AAAA\x1b\\",
             "\x1b[6n\x1b[c\x1b[21t\x1b[?2004$p",
+            // Hidden: a control or DEL inside, C1 controls as characters, DECID.
+            "\x1b\n[6n\x1b[\x7f21t\u{9d}52;c;eA==\u{9c}\u{9b}6n\x1bZ\x1b[>q\x1b[?u\x1b[5x",
             "\x1b[2J\x1b[H\x1b(Bend\r\n",
         );
-        let want = "\x1b[1;31mred\x1b[0m click \x1b[2J\x1b[H\x1b(Bend\r\n";
+        let want = "\x1b[1;31mred\x1b[0m click \n52;c;eA==6n\x1b[2J\x1b[H\x1b(Bend\r\n";
         for cut in 1..=text.len() {
             assert_eq!(safe_in_pieces(text, cut), want, "cut every {cut} bytes");
         }
