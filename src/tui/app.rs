@@ -138,10 +138,13 @@ async fn hosted(
         .context("cannot open the workflows folder")?;
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
+    // A folder that does not exist yet is a newcomer's first minute: the list says so and
+    // how to make it; a word of servers and agents would only alarm.
+    let first_minute = !options.folder.exists();
     app.message = message.or_else(|| {
-        Some(format!(
-            "agents cannot reach this studio, which hosts the folder itself: {why}"
-        ))
+        (!first_minute).then(|| {
+            format!("agents cannot reach this studio, which hosts the folder itself: {why}")
+        })
     });
     // The person at this studio answers agents' approval requests, if any agent could ask.
     let link = Link::Local {

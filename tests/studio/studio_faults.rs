@@ -288,6 +288,8 @@ async fn a_first_workflow_is_made_where_no_workflows_folder_is() {
     expect(&session, "A creates it and your first workflow").await;
     let screen = session.content(Content::Screen);
     assert!(!screen.contains("log"), "{screen}");
+    // Nothing a newcomer cannot act on: no word of servers and agents yet.
+    assert!(!screen.contains("agents cannot reach"), "{screen}");
     session.send_text("A", "test").unwrap();
     expect(&session, "New workflow").await;
     session.send_text("first_check\r", "test").unwrap();
