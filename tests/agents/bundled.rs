@@ -8,36 +8,18 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::common;
 
 /// `flowdeck run NAME --json` with `inputs`, `stdin` answering its questions; the result.
 fn run_json(workflows: &Path, name: &str, inputs: &[String], stdin: &str) -> Value {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
-    command
-        .arg("--workflows")
-        .arg(workflows)
-        .args(["run", name, "--json"])
-        .env("SHELL", "/bin/bash");
+    let mut args = vec!["run", name, "--json"];
     for input in inputs {
-        command.args(["-i", input]);
+        args.extend(["-i", input.as_str()]);
     }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::flowdeck_fed(workflows, &args, stdin);
     let told = || {
         format!(
             "{name}: exit {:?}\nstdout:\n{}\nstderr:\n{}",

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::json;
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -17,23 +16,7 @@ fn bundled_copy() -> tempfile::TempDir {
 }
 
 fn flowdeck(workflows: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(workflows)
-        .args(args)
-        .env("SHELL", "/bin/bash")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    common::flowdeck_fed(workflows, args, stdin)
 }
 
 fn assert_green(out: &Output, name: &str) -> String {

@@ -518,3 +518,27 @@ pub fn run_to_success(dir: &Path, workflow: &str) -> std::process::Output {
     );
     ran
 }
+
+/// `flowdeck --workflows DIR ARGS` as a script runs it, with `stdin` written to it (answers to
+/// `prompt` steps) and closed: its exit status and output.
+pub fn flowdeck_fed(workflows: &Path, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(workflows)
+        .args(args)
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
