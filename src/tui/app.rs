@@ -6,6 +6,7 @@
 mod event_loop;
 
 use super::link::{Inbox, Link};
+use super::quitting::farewell;
 use super::state::App;
 use super::terminal;
 use super::theme::Theme;
@@ -15,6 +16,7 @@ use crate::server::hello::{Client, Hello};
 use crate::signals::Termination;
 use anyhow::{Context, Result};
 use event_loop::{Shown, event_loop};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,8 +34,9 @@ pub struct StudioOptions {
 
 /// How the studio's loop ended.
 enum Ended {
-    /// The person quit, a termination signal came, or the terminal went away.
-    Quit,
+    /// The person quit (with the studio as it was then), or a termination signal came or the
+    /// terminal went away (`None`: nobody is there to read a last line).
+    Quit(Option<Box<App>>),
     /// The studio's own code kept failing: its screen is given up, with this reason.
     GaveUp(String),
 }
@@ -114,7 +117,15 @@ async fn attached(
     app.attached = true;
     app.me = me;
     match show(&link, inbox, app, &theme, options, termination).await? {
-        Ended::Quit => Ok(ExitCode::SUCCESS),
+        Ended::Quit(app) => {
+            // The terminal is the person's again: one line of what goes on without them.
+            if let Some(line) =
+                app.and_then(|app| farewell(&app, &reattach_command(&options.folder)))
+            {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Ended::GaveUp(why) => {
             eprintln!(
                 "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); the folder's server goes on"
@@ -157,7 +168,7 @@ async fn hosted(
     };
     drop(link);
     let outcome = match outcome {
-        Ok(Ended::Quit) => Ok(ExitCode::SUCCESS),
+        Ok(Ended::Quit(_)) => Ok(ExitCode::SUCCESS),
         Ok(Ended::GaveUp(why)) => {
             // The terminal is the person's again (cooked): plain lines.
             eprintln!(
@@ -170,6 +181,38 @@ async fn hosted(
     };
     engine.shutdown().await;
     outcome
+}
+
+/// The command that opens this folder's studio again from where the person is: `flowdeck`
+/// for `./workflows`, else `flowdeck DIR`.
+fn reattach_command(folder: &std::path::Path) -> String {
+    let here = std::env::current_dir().ok();
+    let default = here.as_ref().map(|d| d.join("workflows"));
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b
+            || a.canonicalize()
+                .ok()
+                .zip(b.canonicalize().ok())
+                .is_some_and(|(a, b)| a == b)
+    };
+    if default.as_deref().is_some_and(|d| same(folder, d)) {
+        return "flowdeck".into();
+    }
+    let shown = here
+        .as_deref()
+        .and_then(|d| folder.strip_prefix(d).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(folder);
+    let shown = crate::workflow::names::sanitize(&shown.display().to_string());
+    // A path the shell would split or expand is quoted.
+    if shown
+        .chars()
+        .all(|c| c.is_alphanumeric() || "/._-+,@%:".contains(c))
+    {
+        format!("flowdeck {shown}")
+    } else {
+        format!("flowdeck '{}'", shown.replace('\'', "'\\''"))
+    }
 }
 
 /// What the studio says first in approval mode: who answers an agent's run of content no

@@ -65,6 +65,101 @@ pub fn persons_work(app: &App) -> PersonsWork {
     }
 }
 
+/// What the question names, one line each: every terminal and run the person started that
+/// would keep the folder's server alive, so that nobody quits past work they forgot (a
+/// finished run's shell still lives until it is closed).
+pub fn staying(app: &App) -> Vec<String> {
+    let work = persons_work(app);
+    let terminals = work.sessions.iter().filter_map(|id| {
+        let pane = app.panes.iter().find(|p| &p.session_id == id)?;
+        let program = pane
+            .name
+            .clone()
+            .or_else(|| {
+                // `bash`, not `/bin/bash`: the list names what runs, not where it lives.
+                let program = std::path::Path::new(pane.command.first()?);
+                Some(program.file_name()?.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "a program".into());
+        let place = pane
+            .host
+            .as_ref()
+            .map(|h| format!(" on {h}"))
+            .unwrap_or_default();
+        // A run's own terminal outlives the run: say so, it is the one people forget.
+        let after = app
+            .runs
+            .values()
+            .find(|r| r.session_id.as_ref() == Some(id))
+            .map(|r| format!(", left by the {} run", r.workflow))
+            .unwrap_or_default();
+        Some(format!("terminal {id}: {program}{place}{after}"))
+    });
+    let runs = work.runs.iter().filter_map(|id| {
+        let run = app.runs.get(id)?;
+        let at = match (&run.prompt, &run.current_state) {
+            (Some(_), _) => ", waiting for an answer".to_string(),
+            (None, Some(state)) => format!(", at {state}"),
+            (None, None) => String::new(),
+        };
+        Some(format!("run of {} ({id}){at}", run.workflow))
+    });
+    terminals.chain(runs).collect()
+}
+
+/// The line the terminal keeps after an attached studio ends: what goes on in the folder's
+/// server and how to come back or end it, so that no server lives on unseen. `reattach` is
+/// the command that opens this folder's studio again.
+pub fn farewell(app: &App, reattach: &str) -> Option<String> {
+    if !app.attached {
+        return None;
+    }
+    let terminals = app.panes.iter().filter(|p| p.running).count();
+    let agents_terminals = app
+        .panes
+        .iter()
+        .filter(|p| p.running && p.opened_by.as_ref().is_some_and(|a| !a.is_person()))
+        .count();
+    let runs = app.runs.values().filter(|r| r.active()).count();
+    let others = app.studios.saturating_sub(1);
+    let count = |n: usize, one: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {one}s")),
+    };
+    let mut live: Vec<String> = [count(terminals, "terminal"), count(runs, "run")]
+        .into_iter()
+        .flatten()
+        .collect();
+    if agents_terminals > 0 {
+        let whose = match (agents_terminals == terminals, agents_terminals) {
+            (true, 1) => "an agent's".to_string(),
+            (true, _) => "agents'".to_string(),
+            (false, 1) => "1 of them an agent's".to_string(),
+            (false, n) => format!("{n} of them agents'"),
+        };
+        if let Some(first) = live.first_mut() {
+            first.push_str(&format!(" ({whose})"));
+        }
+    }
+    // Printed on the person's terminal: a folder name holds no escape sequence there either.
+    let folder = crate::workflow::names::sanitize(&app.folder);
+    if live.is_empty() && others == 0 {
+        return Some(format!(
+            "flowdeck: nothing left running in {folder}; its server ends once no agent uses it"
+        ));
+    }
+    match others {
+        0 => {}
+        1 => live.push("1 other studio attached".into()),
+        n => live.push(format!("{n} other studios attached")),
+    }
+    Some(format!(
+        "flowdeck: the server of {folder} goes on with {}: `{reattach}` reattaches, `flowdeck stop` ends it",
+        live.join(" and ")
+    ))
+}
+
 /// Everything that still runs, for a studio that hosts the folder (its quit ends it all).
 fn anything_runs(app: &App) -> bool {
     app.any_run_active() || app.panes.iter().any(|p| p.running)

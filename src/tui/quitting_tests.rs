@@ -140,3 +140,67 @@ fn a_studio_hosting_the_folder_cannot_detach_and_asks_whenever_anything_runs() {
     update(&mut app, key(KeyCode::Char('y')));
     assert!(app.quit);
 }
+
+#[test]
+fn the_question_names_each_terminal_and_run_the_person_would_leave_behind() {
+    let mut app = app();
+    app.panes[0].command = vec!["bash".into()];
+    app.runs.get_mut("r1").unwrap().current_state = Some("deploy".into());
+    // r1's terminal s3 outlives its run: once the run has ended, the shell is still the
+    // person's to end, and the question says which run left it.
+    assert_eq!(
+        super::quitting::staying(&app),
+        ["terminal s1: bash", "run of build (r1), at deploy"]
+    );
+    let run = app.runs.get_mut("r1").unwrap();
+    run.phase = Phase::Finished;
+    app.panes[2].command = vec!["bash".into()];
+    assert_eq!(
+        super::quitting::staying(&app),
+        [
+            "terminal s1: bash",
+            "terminal s3: bash, left by the build run"
+        ]
+    );
+}
+
+#[test]
+fn the_last_line_says_what_goes_on_and_how_to_come_back() {
+    use super::quitting::farewell;
+    let mut app = app();
+    app.folder = "/home/ann/proj/workflows".into();
+    assert_eq!(
+        farewell(&app, "flowdeck").as_deref(),
+        Some(
+            "flowdeck: the server of /home/ann/proj/workflows goes on with 3 terminals (1 of them an agent's) and 2 runs: `flowdeck` reattaches, `flowdeck stop` ends it"
+        )
+    );
+    app.panes.retain(|p| p.opened_by == Some(agent()));
+    app.runs.clear();
+    app.studios = 3;
+    assert_eq!(
+        farewell(&app, "flowdeck proj").as_deref(),
+        Some(
+            "flowdeck: the server of /home/ann/proj/workflows goes on with 1 terminal (an agent's) and 2 other studios attached: `flowdeck proj` reattaches, `flowdeck stop` ends it"
+        )
+    );
+    app.panes.clear();
+    app.studios = 1;
+    assert_eq!(
+        farewell(&app, "flowdeck").as_deref(),
+        Some(
+            "flowdeck: nothing left running in /home/ann/proj/workflows; its server ends once no agent uses it"
+        )
+    );
+    // A studio that hosts the folder ends everything with it: nothing goes on to speak of.
+    app.attached = false;
+    assert_eq!(farewell(&app, "flowdeck"), None);
+    // A folder's name reaches the person's terminal without its escape sequences.
+    app.attached = true;
+    app.folder = "/tmp/\u{1b}]0;pwned\u{7}x".into();
+    let line = farewell(&app, "flowdeck").unwrap();
+    assert!(
+        !line.contains('\u{1b}') && !line.contains('\u{7}'),
+        "{line:?}"
+    );
+}

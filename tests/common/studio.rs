@@ -154,7 +154,7 @@ pub async fn quit(session: &Session) {
     session.send_text("q", "test").unwrap();
     let r = session
         .await_output(AwaitSpec {
-            stop_patterns: vec![regex::Regex::new(r"Quit\? y / n|End them\? y").unwrap()],
+            stop_patterns: vec![regex::Regex::new(r"Quit\? y / n|y end them and quit").unwrap()],
             ..on_screen("never printed")
         })
         .await

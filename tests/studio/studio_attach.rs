@@ -339,6 +339,16 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
     first.send_text("\u{7}", "test").unwrap();
     expect_gone(&first, "FOCUS").await;
     detach(&first).await;
+    // The terminal keeps one line: what goes on in the server, and how to come back or end it.
+    let left = first.content(Content::Screen).replace('\n', "");
+    assert!(
+        regex::Regex::new(
+            r"flowdeck: the server of \S+ goes on with 1 terminal: `flowdeck \S+` reattaches, `flowdeck stop` ends it"
+        )
+        .unwrap()
+        .is_match(&left),
+        "the studio's last line: {left}"
+    );
 
     // The server goes on with the shell, which goes on printing with no studio attached; an
     // agent opens a terminal of its own there.
@@ -380,13 +390,23 @@ async fn studio_first_detach_and_come_back_then_quit_asks_and_ends_only_the_pers
 
     // `q` asks about the person's shell alone; `n` stays.
     second.send_text("q", "test").unwrap();
-    expect(&second, "Still running, started in the studio: 1 terminal").await;
-    expect(&second, r"End them\? y / d keep them running / n stay").await;
+    expect(&second, "Still running, started by you:").await;
+    expect(&second, "• terminal s1: bash").await;
+    expect(
+        &second,
+        "y end them and quit · d leave them running · n stay",
+    )
+    .await;
+    assert!(
+        !second.content(Content::Screen).contains("terminal s2"),
+        "the agent's terminal is not the person's to end:\n{}",
+        second.content(Content::Screen)
+    );
     second.send_text("n", "test").unwrap();
-    expect_gone(&second, "End them").await;
+    expect_gone(&second, "end them and quit").await;
     // `y` ends it, and the studio exits once it has ended.
     second.send_text("q", "test").unwrap();
-    expect(&second, r"End them\? y").await;
+    expect(&second, r"y end them and quit").await;
     second.send_text("y", "test").unwrap();
     let ended = second
         .await_output(common::studio::on_screen("never printed"))

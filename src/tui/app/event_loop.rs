@@ -121,7 +121,7 @@ pub(super) async fn event_loop(
             }
         }
         if studio.app.quit {
-            return Ok(Ended::Quit);
+            return Ok(Ended::Quit(Some(Box::new(studio.app))));
         }
         studio.watch_shown();
         match studio.draw_when_due(tui, theme)? {
@@ -303,7 +303,7 @@ impl<'a> Studio<'a> {
                 let trouble = from.own_log.borrow_and_update().clone();
                 self.pending.push_back(Event::LogTrouble { server: false, trouble });
             }
-            _ = from.termination.recv() => return Ok(Some(Ended::Quit)),
+            _ = from.termination.recv() => return Ok(Some(Ended::Quit(None))),
             _ = tokio::time::sleep_until(frame_due.unwrap_or_else(Instant::now)), if frame_due.is_some() => {}
             _ = tokio::time::sleep_until(settled.unwrap_or_else(Instant::now)), if settled.is_some() => {
                 self.pending.push_back(Event::Tick(std::time::Instant::now()));
@@ -335,7 +335,7 @@ impl<'a> Studio<'a> {
             Some(Ok(TermEvent::Resize(cols, rows))) => Event::Resize(cols, rows),
             Some(Err(e)) => return Err(anyhow::Error::new(e).context("reading the terminal")),
             // The terminal is gone: nobody is left to show anything to.
-            None => return Ok(Some(Ended::Quit)),
+            None => return Ok(Some(Ended::Quit(None))),
         };
         self.pending.push_back(event);
         Ok(None)

@@ -2,7 +2,7 @@
 //! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
-use super::text::clean;
+use super::text::{clean, shorten};
 use crate::tui::keymap::{self, Mode};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -175,22 +175,40 @@ pub fn prompt(frame: &mut Frame, cx: &Ctx) {
 
 pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let lines = if cx.app.attached {
-        let work = crate::tui::quitting::persons_work(cx.app);
-        vec![
-            Line::raw(format!(
-                "Still running, started in the studio: {}.",
-                work.describe()
-            )),
-            Line::styled("End them? y / d keep them running / n stay", bold),
-        ]
+    let mut lines = Vec::new();
+    if cx.app.attached {
+        let staying = crate::tui::quitting::staying(cx.app);
+        // Room for the box, the two lines around the list and the answer.
+        let room = usize::from(frame.area().height.saturating_sub(6)).max(1);
+        lines.push(Line::raw("Still running, started by you:"));
+        let shown = if staying.len() > room {
+            room - 1
+        } else {
+            staying.len()
+        };
+        // The box is 72 wide: 2 for its sides, 4 for the bullet.
+        let width = usize::from(frame.area().width.min(72)).saturating_sub(6);
+        for item in &staying[..shown] {
+            lines.push(Line::raw(format!("  • {}", shorten(&clean(item), width))));
+        }
+        if shown < staying.len() {
+            lines.push(Line::raw(format!("  … and {} more", staying.len() - shown)));
+        }
+        lines.push(Line::raw(
+            "They keep the folder's server running after you go.",
+        ));
+        lines.push(Line::styled(
+            "y end them and quit · d leave them running · n stay",
+            bold,
+        ));
     } else {
-        vec![
-            Line::raw("This studio hosts the folder: quitting ends its terminals and runs."),
-            Line::styled("Quit? y / n", bold),
-        ]
-    };
-    let area = centered(frame.area(), 72, 5);
+        lines.push(Line::raw(
+            "This studio hosts the folder: quitting ends its terminals and runs.",
+        ));
+        lines.push(Line::styled("Quit? y / n", bold));
+    }
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let area = centered(frame.area(), 72, height);
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(lines).block(boxed(" Quit ".into(), cx)),
