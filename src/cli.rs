@@ -4,6 +4,7 @@
 //! only formats what they return. Here: the arguments and the dispatch; the folder's reports
 //! in `cli/inspect.rs`, the server's commands in `cli/serve.rs`.
 
+mod docs;
 mod fleet;
 mod inputs;
 mod inspect;
@@ -169,6 +170,15 @@ pub enum Command {
         /// The shell to complete in
         shell: clap_complete::Shell,
     },
+    /// Read flowdeck's documentation, built in: the manifest reference, the studio's keys, the
+    /// MCP tools.
+    ///
+    /// `flowdeck docs` lists the topics; `flowdeck docs workflows` shows one (through `$PAGER`
+    /// at a terminal, printed as it is when piped).
+    Docs {
+        /// readme, workflows, studio, mcp, glossary or architecture
+        topic: Option<String>,
+    },
     /// Print flowdeck's manual page (roff), every command included.
     ///
     /// For example `flowdeck man > ~/.local/share/man/man1/flowdeck.1`, then `man flowdeck`;
@@ -290,7 +300,7 @@ pub enum Command {
     /// what was typed into a program it started (a REPL, an installer's questions) becomes
     /// `send_input` after an `await_output` of the prompt that was seen; what was typed where
     /// it was not shown (a password) becomes a secret argument, never text in the draft. Tidy
-    /// the draft before you run it (docs/WORKFLOWS.md, "Drafts").
+    /// the draft before you run it (`flowdeck docs workflows`, "Drafts").
     Record {
         /// The workflow's name: lowercase letters, digits and _
         name: String,
@@ -483,6 +493,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Serve(command)) => serve(&folder, command, approve),
         Some(Command::Completions { shell }) => manual::completions(shell, &mut out),
         Some(Command::Man) => manual::man(&mut out),
+        Some(Command::Docs { topic }) => docs::docs(topic.as_deref(), &mut out),
         Some(Command::Approve { names }) => approve_workflows(&folder, &names, &mut out),
         Some(Command::Ls(args)) => ls::ls(&folder, &args, &mut out),
         Some(Command::Stop(args)) => stop::stop(&folder, &args, &mut out),

@@ -102,7 +102,7 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, Stri
     // A map of strings, numbers and lists always serializes.
     let yaml = serde_norway::to_string(&Value::Object(root)).unwrap_or_default();
     let mut header = String::from(
-        "# Drafted by flowdeck from what was done by hand: tidy it (docs/WORKFLOWS.md, \"Drafts\").\n",
+        "# Drafted by flowdeck from what was done by hand: tidy it (`flowdeck docs workflows`, \"Drafts\").\n",
     );
     if !states.lifted.is_empty() {
         header.push_str("# Credentials typed on command lines became secret arguments:\n");

@@ -304,6 +304,28 @@ fn completions_for_each_shell_and_a_manual_page() {
     assert!(man.contains("\\-\\-raw"), "{man}");
 }
 
+/// The docs a message or the studio points to are in the binary: an installed flowdeck with
+/// no checkout reads the manifest reference as the repository has it.
+#[test]
+fn the_docs_are_built_in_and_an_unknown_topic_is_named() {
+    let out = flowdeck(&["docs"]);
+    assert_eq!(out.status.code(), Some(0));
+    for topic in ["readme", "workflows", "studio", "mcp"] {
+        assert!(stdout(&out).contains(topic), "{}", stdout(&out));
+    }
+    let workflows = flowdeck(&["docs", "workflows"]);
+    assert_eq!(workflows.status.code(), Some(0));
+    assert_eq!(
+        stdout(&workflows),
+        std::fs::read_to_string(repo("docs/WORKFLOWS.md")).unwrap(),
+        "piped, the text is printed as it is"
+    );
+    let typo = flowdeck(&["docs", "studoi"]);
+    assert_eq!(typo.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&typo.stderr);
+    assert!(said.contains("did you mean studio?"), "{said}");
+}
+
 /// Every invalid fixture, through the binary: exit status 1 and each expected violation printed
 /// as `file:line:col: rule: message (path)`.
 #[test]

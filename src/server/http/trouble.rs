@@ -26,6 +26,6 @@ pub fn get() -> Option<String> {
 /// studio's status line shows what fits), then what it means and what to do.
 pub fn sentence(error: &dyn std::fmt::Display) -> String {
     format!(
-        "{error}: agents set up for that address may be reaching another program, which would receive their requests and token; free the port or choose another (FLOWDECK_HTTP), and prefer the generated token (docs/MCP.md)"
+        "{error}: agents set up for that address may be reaching another program, which would receive their requests and token; free the port or choose another (FLOWDECK_HTTP), and prefer the generated token (`flowdeck docs mcp`)"
     )
 }

@@ -74,7 +74,9 @@ fn no_plan(frame: &mut Frame, area: Rect, cx: &Ctx) {
         .as_ref()
         .is_some_and(|p| p.kind == crate::engine::FolderProblemKind::Missing);
     let text = if missing || app.workflows.is_empty() && app.folder_problem.is_none() {
-        "nothing to plan yet: A creates a workflow from a template"
+        // A newcomer's first screen: where to read how a manifest is written, with no
+        // checkout at hand (the docs are in the binary).
+        "nothing to plan yet: A creates a workflow from a template\n\nhow to write one: flowdeck docs workflows"
     } else if app.folder_problem.is_some() {
         "nothing to plan until the workflows folder can be read (the list says why)"
     } else {
