@@ -71,7 +71,7 @@ pub(super) fn runs(folder: &Path, args: &RunsArgs, out: &mut impl Write) -> Resu
     let runs: Vec<Listed> = journal
         .list(args.workflow.as_deref(), usize::from(args.limit))
         .into_iter()
-        .map(|summary| listed(&journal, summary))
+        .map(listed)
         .collect();
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &Report { runs })?;
@@ -92,11 +92,10 @@ pub(super) fn runs(folder: &Path, args: &RunsArgs, out: &mut impl Write) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-fn listed(journal: &Journal, summary: RunSummary) -> Listed {
-    let started_by = journal.started_by(&summary.run_id);
+fn listed(summary: RunSummary) -> Listed {
     Listed {
-        who: who(started_by.as_ref()),
-        started_by,
+        who: who(summary.started_by.as_ref()),
+        started_by: summary.started_by,
         state: summary
             .final_state
             .as_ref()

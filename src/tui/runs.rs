@@ -91,6 +91,7 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
     if let RunEvent::RunStarted {
         workflow,
         session_id,
+        actor,
         ..
     } = line
         && *workflow == view.workflow
@@ -103,6 +104,7 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
                 workflow.clone(),
                 crate::engine::journal::now(),
                 session_id.clone(),
+                actor.clone(),
             ),
         );
         if view.run_id.is_some() {

@@ -21,6 +21,7 @@ fn run(id: &str, final_state: Option<&str>) -> RunSummary {
         workflow: "build".into(),
         started_at: "2026-01-01T10:00:00.000Z".into(),
         session_id: None,
+        started_by: None,
         final_state: final_state.map(|word| WrittenFinalState::Unknown(word.to_string())),
         success: final_state.map(|_| true),
         states_executed: None,

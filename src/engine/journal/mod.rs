@@ -128,6 +128,9 @@ pub struct RunSummary {
     pub workflow: String,
     pub started_at: String,
     pub session_id: Option<String>,
+    /// Who started it, as its first line says (absent in journals of older flowdeck versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<Actor>,
     /// `None` while the run is going (or if it never finished: a crash).
     pub final_state: Option<WrittenFinalState>,
     pub success: Option<bool>,
@@ -151,12 +154,14 @@ impl RunSummary {
         workflow: String,
         started_at: String,
         session_id: Option<String>,
+        started_by: Option<Actor>,
     ) -> Self {
         RunSummary {
             run_id,
             workflow,
             started_at,
             session_id,
+            started_by,
             final_state: None,
             success: None,
             states_executed: None,

@@ -22,12 +22,14 @@ impl Journal {
                 run_id,
                 workflow,
                 session_id,
+                actor,
                 ..
             } => Some(RunSummary::started(
                 run_id.clone(),
                 workflow.clone(),
                 event.at.clone(),
                 session_id.clone(),
+                actor.clone(),
             )),
             _ => None,
         })?;
@@ -50,18 +52,6 @@ impl Journal {
             })
             .collect();
         Some(summary)
-    }
-
-    /// Who started a run, as its first line says (`None` for a journal of a flowdeck that
-    /// did not write it down, or one that cannot be read).
-    pub fn started_by(&self, run_id: &str) -> Option<crate::actor::Actor> {
-        if !is_run_id(run_id) {
-            return None;
-        }
-        match self.first_line(run_id)? {
-            RunEvent::RunStarted { actor, .. } => actor,
-            _ => None,
-        }
     }
 
     /// Runs, newest first, of one workflow or all, at most `limit`.

@@ -6,7 +6,7 @@ use super::overlay::{boxed, centered};
 use super::text::{clean, duration};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
-use crate::tui::state::RunsView;
+use crate::tui::state::{App, RunsView};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -19,8 +19,8 @@ fn clock(at: &str) -> String {
     clean(at.get(11..19).unwrap_or(at))
 }
 
-/// A past run, one line: id, started, final state, duration, feedback.
-pub fn run_line(run: &RunSummary) -> String {
+/// A past run, one line: id, who started it, started, final state, duration, feedback.
+pub fn run_line(run: &RunSummary, who: &str) -> String {
     let state = match (&run.final_state, run.success) {
         (Some(s), Some(true)) => format!("{} ✓", clean(s.as_str())),
         (Some(s), _) => format!("{} ✗", clean(s.as_str())),
@@ -30,8 +30,9 @@ pub fn run_line(run: &RunSummary) -> String {
     let started = clean(&run.started_at.replace('T', " "));
     let started = started.get(..19).unwrap_or(&started);
     format!(
-        "{}  {started}  {state}  {took}  feedback {}{}",
+        "{}  {}  {started}  {state}  {took}  feedback {}{}",
         clean(&run.run_id),
+        clean(who),
         run.feedback.len(),
         if run.recorded { "  recorded" } else { "" }
     )
@@ -234,7 +235,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     .areas(inner);
     let t = cx.theme;
     frame.render_widget(
-        Paragraph::new(run_list(view, usize::from(list_rows), t)),
+        Paragraph::new(run_list(cx.app, view, usize::from(list_rows), t)),
         list_area,
     );
     frame.render_widget(
@@ -246,7 +247,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
 }
 
 /// The runs, `rows` of them, scrolled to keep the selection in view.
-fn run_list<'a>(view: &RunsView, rows: usize, t: &Theme) -> Vec<Line<'a>> {
+fn run_list<'a>(app: &App, view: &RunsView, rows: usize, t: &Theme) -> Vec<Line<'a>> {
     if view.runs.is_empty() {
         return vec![Line::styled(
             "no runs yet: r runs it",
@@ -267,7 +268,12 @@ fn run_list<'a>(view: &RunsView, rows: usize, t: &Theme) -> Vec<Line<'a>> {
             } else {
                 Style::default().fg(t.foreground)
             };
-            Line::styled(run_line(run), style)
+            // `you`, `agent claude-code`, `cli`: whose run it was, as the journal says.
+            let who = run
+                .started_by
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |actor| app.who(actor));
+            Line::styled(run_line(run, &who), style)
         })
         .collect()
 }
@@ -313,7 +319,53 @@ fn journal_lines<'a>(view: &RunsView, area: Rect, t: &Theme) -> Vec<Line<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::FinalState;
+    use crate::engine::{Actor, FinalState};
+
+    #[test]
+    fn each_run_says_who_started_it() {
+        let run = |id: &str, by: Option<Actor>| RunSummary {
+            started_by: by,
+            ..RunSummary::started(
+                id.into(),
+                "build".into(),
+                "2026-11-23T10:00:00.000Z".into(),
+                None,
+                None,
+            )
+        };
+        let mut app = App::new("workflows".into());
+        app.me = Some(Actor::Person { at: "pts/1".into() });
+        let view = RunsView {
+            workflow: "build".into(),
+            runs: vec![
+                run(
+                    "r3",
+                    Some(Actor::Agent {
+                        client: "claude-code".into(),
+                        connection: "c1".into(),
+                    }),
+                ),
+                run("r2", Some(Actor::Person { at: "pts/1".into() })),
+                run("r1", Some(Actor::Person { at: "pts/2".into() })),
+                run("r0", None),
+            ],
+            ..RunsView::default()
+        };
+        let theme = Theme::default();
+        let lines: Vec<String> = run_list(&app, &view, 10, &theme)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let who: Vec<&str> = lines
+            .iter()
+            .map(|l| l.split("  ").nth(1).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            who,
+            ["agent: claude-code", "you", "the person at pts/2", "-"],
+            "{lines:#?}"
+        );
+    }
 
     #[test]
     fn a_long_journal_line_wraps_under_its_text_with_the_return_values() {
