@@ -117,13 +117,10 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Ok((cols, rows)) = crossterm::terminal::size()
-        && (cols < reader.header.width || rows < reader.header.height)
+    if let Ok(here) = crossterm::terminal::size()
+        && let Some(note) = size_note((reader.header.width, reader.header.height), here)
     {
-        eprintln!(
-            "flowdeck: the recording is {}x{} and this terminal {cols}x{rows}: long lines wrap",
-            reader.header.width, reader.header.height
-        );
+        eprintln!("{note}");
     }
     out.write_all(KEEP_TITLE.as_bytes())?;
     let mut shown = Shown::new(args.raw);
@@ -327,4 +324,50 @@ fn play(
         }
     }
     Ok(())
+}
+
+/// What a terminal smaller than the recording changes, said before the replay: narrower,
+/// long lines wrap; shorter, a full-screen program's bottom rows have no room (a shell's
+/// lines only scroll sooner). `None` when the recording fits.
+fn size_note(recorded: (u16, u16), here: (u16, u16)) -> Option<String> {
+    let ((width, height), (cols, rows)) = (recorded, here);
+    let narrower = (cols < width).then_some("long lines wrap".to_string());
+    let shorter = (rows < height).then(|| match height - rows {
+        1 => "a full-screen program's bottom row has no room".to_string(),
+        n => format!("a full-screen program's bottom {n} rows have no room"),
+    });
+    let effects: Vec<String> = [narrower, shorter].into_iter().flatten().collect();
+    (!effects.is_empty()).then(|| {
+        format!(
+            "flowdeck: the recording is {width}x{height} and this terminal {cols}x{rows}: {}",
+            effects.join(", and ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_note;
+
+    #[test]
+    fn the_size_note_says_what_a_smaller_terminal_changes_and_only_that() {
+        assert_eq!(size_note((120, 30), (158, 40)), None);
+        assert_eq!(size_note((120, 30), (120, 30)), None);
+        assert_eq!(
+            size_note((120, 30), (158, 22)).as_deref(),
+            Some(
+                "flowdeck: the recording is 120x30 and this terminal 158x22: a full-screen program's bottom 8 rows have no room"
+            )
+        );
+        assert_eq!(
+            size_note((120, 30), (80, 40)).as_deref(),
+            Some("flowdeck: the recording is 120x30 and this terminal 80x40: long lines wrap")
+        );
+        assert_eq!(
+            size_note((120, 30), (80, 29)).as_deref(),
+            Some(
+                "flowdeck: the recording is 120x30 and this terminal 80x29: long lines wrap, and a full-screen program's bottom row has no room"
+            )
+        );
+    }
 }

@@ -218,6 +218,7 @@ fn journal_text_is_sanitized() {
             condition: Some("x\u{7}".into()),
         },
         &theme,
+        &|actor| actor.label(),
     );
     assert!(
         !text.chars().any(crate::workflow::names::is_dangerous_char),

@@ -39,8 +39,13 @@ pub fn run_line(run: &RunSummary, who: &str) -> String {
 }
 
 /// What one journal line says, and how it is coloured.
-pub fn event_text(event: &RunEvent, theme: &Theme) -> (String, Color) {
-    (event_words(event), event_colour(event, theme))
+/// `who` names an actor as the studio does (`you` for its person).
+pub fn event_text(
+    event: &RunEvent,
+    theme: &Theme,
+    who: &dyn Fn(&crate::engine::Actor) -> String,
+) -> (String, Color) {
+    (event_words(event, who), event_colour(event, theme))
 }
 
 /// A journal line's colour: how a run, a step or a contract check went, or what waits.
@@ -57,13 +62,13 @@ fn event_colour(event: &RunEvent, theme: &Theme) -> Color {
 }
 
 /// What a journal line says.
-fn event_words(event: &RunEvent) -> String {
+fn event_words(event: &RunEvent, who: &dyn Fn(&crate::engine::Actor) -> String) -> String {
     let c = |s: &str| clean(s);
     match event {
         RunEvent::RunStarted { inputs, actor, .. } => {
             let by = actor
                 .as_ref()
-                .map(|a| format!(" by {}", c(&a.to_string())))
+                .map(|a| format!(" by {}", c(&who(a))))
                 .unwrap_or_default();
             format!("run started{by}{}", pairs(inputs))
         }
@@ -184,8 +189,8 @@ fn feedback_text(score: Option<f64>, text: Option<&str>) -> String {
 
 /// A journal line as rows of at most `width` cells: a long one (an error, a prompt, return
 /// values) wraps under its text rather than being cut.
-fn journal_rows<'a>(event: &JournalEvent, theme: &Theme, width: usize) -> Vec<Line<'a>> {
-    let (text, colour) = event_text(&event.body, theme);
+fn journal_rows<'a>(app: &App, event: &JournalEvent, theme: &Theme, width: usize) -> Vec<Line<'a>> {
+    let (text, colour) = event_text(&event.body, theme, &|actor| app.who(actor));
     let prefix = format!("{:>3} {} ", event.seq, clock(&event.at));
     let indent = prefix.chars().count();
     let room = width.saturating_sub(indent).max(10);
@@ -242,7 +247,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         Paragraph::new(journal_rule(view, rule_area.width, t)),
         rule_area,
     );
-    let journal = journal_lines(view, journal_area, t);
+    let journal = journal_lines(cx.app, view, journal_area, t);
     frame.render_widget(Paragraph::new(journal), journal_area);
 }
 
@@ -292,7 +297,7 @@ fn journal_rule<'a>(view: &RunsView, width: u16, t: &Theme) -> Line<'a> {
 }
 
 /// The journal's lines up to `offset` from the end, as many as their rows fill `area`.
-fn journal_lines<'a>(view: &RunsView, area: Rect, t: &Theme) -> Vec<Line<'a>> {
+fn journal_lines<'a>(app: &App, view: &RunsView, area: Rect, t: &Theme) -> Vec<Line<'a>> {
     if !view.loaded && view.journal.is_empty() {
         return if view.run_id.is_some() {
             vec![Line::styled("reading…", Style::default().fg(t.muted))]
@@ -305,7 +310,7 @@ fn journal_lines<'a>(view: &RunsView, area: Rect, t: &Theme) -> Vec<Line<'a>> {
     let width = usize::from(area.width);
     let mut rows: Vec<Line> = Vec::new();
     for event in view.journal[..end].iter().rev() {
-        let mut lines = journal_rows(event, t, width);
+        let mut lines = journal_rows(app, event, t, width);
         lines.append(&mut rows);
         rows = lines;
         if rows.len() >= height {
@@ -384,7 +389,7 @@ mod tests {
                 cancelled_by: None,
             },
         };
-        let rows = journal_rows(&event, &Theme::default(), 50);
+        let rows = journal_rows(&App::new("w".into()), &event, &Theme::default(), 50);
         assert!(rows.len() > 1, "{rows:?}");
         let text: Vec<String> = rows
             .iter()
