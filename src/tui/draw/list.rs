@@ -1,6 +1,6 @@
 //! The workflow list: each workflow with its state, filtered as the person types.
 
-use super::text::{ago, clean};
+use super::text::{ago, cells, clean, shorten};
 use super::{Ctx, block};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
@@ -23,7 +23,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         title.push_str(&format!("/{} ", clean(&app.filter)));
     }
     let now = Utc::now();
-    let labels: Vec<(String, Color)> = visible
+    let labels: Vec<Label> = visible
         .iter()
         .map(|w| match app.active_run_of(&w.name) {
             Some(run) => run_label(run, t),
@@ -47,55 +47,98 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     }
 }
 
+/// A workflow's state as the list says it, longest first: the list shows the longest form
+/// that fits beside the names, down to a glyph, so that a narrow list (80 columns) keeps
+/// whole names and still tells a broken workflow from a running one at a glance.
+struct Label {
+    forms: Vec<String>,
+    colour: Color,
+}
+
+impl Label {
+    fn new(colour: Color, forms: &[String]) -> Label {
+        Label {
+            forms: forms.to_vec(),
+            colour,
+        }
+    }
+
+    /// The shortest form's width: what a name must leave room for.
+    fn least(&self) -> usize {
+        self.forms.last().map_or(0, |f| cells(f))
+    }
+
+    /// The longest form that fits in `room` cells (the shortest cut to it, if none does).
+    fn within(&self, room: usize) -> String {
+        self.forms
+            .iter()
+            .find(|f| cells(f) <= room)
+            .cloned()
+            .unwrap_or_else(|| shorten(self.forms.last().map_or("", String::as_str), room))
+    }
+}
+
 /// The label of a workflow with a run going: whose run, or that it waits for approval.
-fn run_label(run: &RunView, t: &Theme) -> (String, Color) {
+fn run_label(run: &RunView, t: &Theme) -> Label {
     match &run.actor {
         _ if run.phase == crate::engine::Phase::AwaitingApproval => {
-            ("? approve".to_string(), t.warning)
+            Label::new(t.warning, &["? approve".into(), "?".into()])
         }
         // Whose run it is comes first: a narrow list cuts the end of a label.
-        Some(agent @ crate::engine::Actor::Agent { .. }) => {
-            (format!("● {}", clean(&agent.label())), t.running)
-        }
-        _ => ("● running".to_string(), t.running),
+        Some(agent @ crate::engine::Actor::Agent { .. }) => Label::new(
+            t.running,
+            &[
+                format!("● {}", clean(&agent.label())),
+                "● agent".into(),
+                "●".into(),
+            ],
+        ),
+        _ => Label::new(t.running, &["● running".into(), "●".into()]),
     }
 }
 
 /// The label of a workflow at rest: its problems, or how its last run ended and when.
-fn status_label(w: &WorkflowSummary, now: DateTime<Utc>, t: &Theme) -> (String, Color) {
+fn status_label(w: &WorkflowSummary, now: DateTime<Utc>, t: &Theme) -> Label {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     match w.status {
-        WorkflowStatus::Invalid => (
-            format!(
-                "✗ {} error{}",
-                w.errors,
-                if w.errors == 1 { "" } else { "s" }
-            ),
+        WorkflowStatus::Invalid => Label::new(
             t.error,
+            &[
+                format!("✗ {} error{}", w.errors, plural(w.errors)),
+                format!("✗ {}", w.errors),
+                "✗".into(),
+            ],
         ),
-        WorkflowStatus::Warnings => (
-            format!(
-                "! {} warning{}",
-                w.warnings,
-                if w.warnings == 1 { "" } else { "s" }
-            ),
+        WorkflowStatus::Warnings => Label::new(
             t.warning,
+            &[
+                format!("! {} warning{}", w.warnings, plural(w.warnings)),
+                format!("! {}", w.warnings),
+                "!".into(),
+            ],
         ),
         WorkflowStatus::Valid => {
             // When the last run ended, as an age: `3m`, `2h`, `5d`.
-            let when = w
-                .last_run_at
-                .as_deref()
-                .and_then(|at| ago(at, now))
-                .map(|a| format!(" · {a}"))
-                .unwrap_or_default();
+            let when = w.last_run_at.as_deref().and_then(|at| ago(at, now));
+            let dated = |text: String| match &when {
+                Some(age) => vec![format!("{text} · {age}"), text],
+                None => vec![text],
+            };
             match &w.last_result {
                 // Only a run that completed earns the tick: a last run that
                 // failed, timed out or was cancelled is marked as such.
                 Some(last) if *last == FinalState::Completed => {
-                    (format!("✓ {}{when}", clean(last.as_str())), t.valid)
+                    let mut forms = dated(format!("✓ {}", clean(last.as_str())));
+                    forms.push("✓".into());
+                    Label::new(t.valid, &forms)
                 }
-                Some(last) => (format!("✗ {}{when}", clean(last.as_str())), t.error),
-                None => ("valid".to_string(), t.valid),
+                Some(last) => {
+                    let mut forms = dated(format!("✗ {}", clean(last.as_str())));
+                    forms.push("✗".into());
+                    Label::new(t.error, &forms)
+                }
+                // Nothing to warn of and no run yet: a narrow list says nothing.
+                None => Label::new(t.valid, &["valid".into(), String::new()]),
             }
         }
     }
@@ -107,40 +150,32 @@ fn items<'a>(
     cx: &Ctx,
     area: Rect,
     visible: &[&WorkflowSummary],
-    labels: Vec<(String, Color)>,
+    labels: Vec<Label>,
 ) -> Vec<ListItem<'a>> {
     let (app, t) = (cx.app, cx.theme);
-    // Inside the border and the selection mark: the names first, then a space and the state
-    // labels in what is left. A narrow list keeps at least a short label (`✓ completed`) and
-    // cuts the rest of it (its age) before it cuts names.
+    // Inside the border and the selection mark: the names first, whole if the labels' least
+    // forms leave room, then a space and each label in the longest form that fits.
     let room = usize::from(area.width).saturating_sub(2 + 2);
-    let label_width = labels
-        .iter()
-        .map(|l| l.0.chars().count())
-        .max()
-        .unwrap_or(0);
+    let least = labels.iter().map(Label::least).max().unwrap_or(0);
     let name_width = visible
         .iter()
-        .map(|w| w.name.chars().count())
+        .map(|w| cells(&clean(&w.name)))
         .max()
         .unwrap_or(0)
-        .min(room.saturating_sub(1 + label_width.min(11)))
+        .min(room.saturating_sub(1 + least))
         .max(4);
     let label_room = room.saturating_sub(name_width + 1);
     visible
         .iter()
         .zip(labels)
         .enumerate()
-        .map(|(at, (w, (label, colour)))| {
+        .map(|(at, (w, label))| {
             let mut lines = vec![Line::from(vec![
                 Span::styled(
                     format!("{} ", fit(&clean(&w.name), name_width)),
                     Style::default().fg(t.foreground),
                 ),
-                Span::styled(
-                    fit(&label, label_room).trim_end().to_string(),
-                    Style::default().fg(colour),
-                ),
+                Span::styled(label.within(label_room), Style::default().fg(label.colour)),
             ])];
             // The selected broken file says what is wrong first, without `e`: a file that
             // broke while it was open should not look merely "invalid".
@@ -220,16 +255,11 @@ fn nothing_listed<'a>(app: &App, t: &Theme) -> Vec<Line<'a>> {
     }
 }
 
-/// `text` cut or padded to `width` characters, with `…` where it was cut.
+/// `text` cut (with `…`) or padded to `width` cells.
 fn fit(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    if count <= width {
-        format!("{text:<width$}")
-    } else {
-        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
+    let cut = shorten(text, width);
+    let pad = width.saturating_sub(cells(&cut));
+    format!("{cut}{}", " ".repeat(pad))
 }
 
 /// The workflow drawn on row `row` (0 = the first row inside the box) of a list `height`

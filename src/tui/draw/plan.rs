@@ -162,7 +162,7 @@ fn steps<'a>(
     let room = inner.saturating_sub(indent);
     let mut lines = Vec::new();
     for step in &plan.steps {
-        let mut line = step_line(step, run, width, t);
+        let mut line = step_line(step, run, width, inner, t);
         if let Some(n) = at.counts.get(&step.state) {
             let what = if at.on_hosts { "host" } else { "run" };
             line.spans.push(Span::styled(
@@ -183,7 +183,13 @@ fn steps<'a>(
 
 /// A state's own line: its number, its mark (where the run is, or how the state ended),
 /// its name padded to `width`, its action, and its status and duration once it ran.
-fn step_line<'a>(step: &PlanStep, run: Option<&RunView>, width: usize, t: &Theme) -> Line<'a> {
+fn step_line<'a>(
+    step: &PlanStep,
+    run: Option<&RunView>,
+    width: usize,
+    inner: usize,
+    t: &Theme,
+) -> Line<'a> {
     let current =
         run.is_some_and(|r| r.active() && r.current_state.as_deref() == Some(step.state.as_str()));
     let mark = run.and_then(|r| r.steps.get(&step.state));
@@ -197,17 +203,20 @@ fn step_line<'a>(step: &PlanStep, run: Option<&RunView>, width: usize, t: &Theme
     if current {
         style = style.patch(t.selection());
     }
+    let name = format!("{:<width$}  ", clean(&step.state));
+    let outcome = mark.map(|m| format!("  {} {}", m.status.as_str(), duration(m.elapsed_ms)));
+    // The action is cut with `…` where the pane ends, before how the state went, which is
+    // the news of a run.
+    let taken = 5 + cells(&name) + outcome.as_deref().map_or(0, cells);
+    let action = shorten(&clean(&step.action), inner.saturating_sub(taken));
     let mut spans = vec![
         Span::styled(format!("{:>2} ", step.number), Style::default().fg(t.muted)),
         Span::styled(format!("{symbol} "), Style::default().fg(colour)),
-        Span::styled(format!("{:<width$}  ", clean(&step.state)), style),
-        Span::styled(clean(&step.action), Style::default().fg(t.foreground)),
+        Span::styled(name, style),
+        Span::styled(action, Style::default().fg(t.foreground)),
     ];
-    if let Some(m) = mark {
-        spans.push(Span::styled(
-            format!("  {} {}", m.status.as_str(), duration(m.elapsed_ms)),
-            Style::default().fg(t.muted),
-        ));
+    if let Some(outcome) = outcome {
+        spans.push(Span::styled(outcome, Style::default().fg(t.muted)));
     }
     Line::from(spans)
 }
