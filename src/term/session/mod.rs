@@ -244,18 +244,30 @@ impl Session {
     /// returns the size applied.
     pub fn resize(&self, cols: u16, rows: u16) -> Result<Size, TermError> {
         let (size, _) = Size::clamped(cols, rows);
-        self.master
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .resize(pty_size(size))
-            .map_err(|e| TermError::Io {
-                session: self.id.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })?;
+        // Under the `live` lock, which output is read under: a program answers SIGWINCH by
+        // drawing for the new size at once, and that output must not reach a screen still of
+        // the old size (it is lost there, and nothing draws it again).
         let mut live = self.shared.lock();
+        let old = live.screen.size();
         live.screen.resize(size);
         for tap in &mut live.taps {
             tap.resize(size);
+        }
+        let resized = self
+            .master
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .resize(pty_size(size));
+        if let Err(e) = resized {
+            // The program still has the old size: so does its screen.
+            live.screen.resize(old);
+            for tap in &mut live.taps {
+                tap.resize(old);
+            }
+            return Err(TermError::Io {
+                session: self.id.clone(),
+                source: std::io::Error::other(e.to_string()),
+            });
         }
         Ok(size)
     }
