@@ -4,6 +4,7 @@
 //! frames a second and keys are still read between them), and sleeps otherwise.
 
 mod event_loop;
+mod handover;
 
 use super::link::{Inbox, Link};
 use super::quitting::farewell;
@@ -39,6 +40,16 @@ enum Ended {
     Quit(Option<Box<App>>),
     /// The studio's own code kept failing: its screen is given up, with this reason.
     GaveUp(String),
+    /// A studio hosting a folder that did not exist saw it made: a server takes it over,
+    /// and a studio attached to it goes on from here (handover.rs).
+    HandOver(handover::Carried),
+}
+
+/// How a studio that hosted the folder ended.
+enum Hosted {
+    Ended(ExitCode),
+    /// The folder exists now: the studio goes on attached to its server.
+    HandOver(handover::Carried),
 }
 
 /// Opens the studio on the folder and runs it until the person quits or detaches, or a
@@ -46,7 +57,8 @@ enum Ended {
 /// the folder's server, starting one when none answers, so that what runs goes on when it
 /// ends. Only when no server can be started for the folder (it does not exist yet, or the
 /// socket's folder is unusable) does the studio open the engine itself, saying why agents
-/// cannot reach it; then everything ends with it.
+/// cannot reach it; then everything ends with it. A folder that did not exist is handed over
+/// to a server once the person has made it (handover.rs).
 pub async fn run(options: StudioOptions) -> Result<ExitCode> {
     {
         // Before the terminal is taken: a kill request from here on still restores it.
@@ -57,21 +69,33 @@ pub async fn run(options: StudioOptions) -> Result<ExitCode> {
         let hello = Hello::new(Client::Studio {
             approve_agent_runs: options.engine.approve_agent_runs,
         });
-        let reach = connect(&options.folder, &hello, IfNone::Start(server));
-        let reached = tokio::select! {
-            reached = reach => reached,
-            signal = termination.recv() => {
-                tracing::info!("{signal} while reaching the folder's server: ending");
-                return Ok(ExitCode::from(1));
-            }
-        };
-        match reached {
-            Ok(Some(connection)) => attached(connection, &options, &mut termination).await,
-            Ok(None) => anyhow::bail!("no server answers for {}", options.folder.display()),
-            Err(why) if cannot_host(&why) => {
-                hosted(&options, &mut termination, why.to_string()).await
-            }
-            Err(why) => Err(why),
+        let mut carried = None;
+        loop {
+            let reach = connect(&options.folder, &hello, IfNone::Start(server));
+            let reached = tokio::select! {
+                reached = reach => reached,
+                signal = termination.recv() => {
+                    tracing::info!("{signal} while reaching the folder's server: ending");
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            return match reached {
+                Ok(Some(connection)) => {
+                    attached(connection, &options, &mut termination, carried).await
+                }
+                Ok(None) => anyhow::bail!("no server answers for {}", options.folder.display()),
+                Err(why) if cannot_host(&why) => {
+                    match hosted(&options, &mut termination, why.to_string(), carried).await? {
+                        Hosted::Ended(code) => Ok(code),
+                        Hosted::HandOver(what) => {
+                            tracing::info!("the folder exists now: handing it over to a server");
+                            carried = Some(what);
+                            continue;
+                        }
+                    }
+                }
+                Err(why) => Err(why),
+            };
         }
     }
 }
@@ -98,6 +122,7 @@ async fn attached(
     connection: crate::server::connect::Connection,
     options: &StudioOptions,
     termination: &mut Termination,
+    carried: Option<handover::Carried>,
 ) -> Result<ExitCode> {
     let (remote, inbound) = crate::server::client::Remote::attach(connection, &options.folder);
     tracing::info!("attached to {}", remote.server);
@@ -116,7 +141,10 @@ async fn attached(
     app.message = message.or(approval);
     app.attached = true;
     app.me = me;
-    match show(&link, inbox, app, &theme, options, termination).await? {
+    if let Some(carried) = carried {
+        carried.onto(&mut app);
+    }
+    match show(&link, inbox, app, &theme, options, termination, false).await? {
         Ended::Quit(app) => {
             // The terminal is the person's again: one line of what goes on without them.
             if let Some(line) =
@@ -132,6 +160,8 @@ async fn attached(
             );
             Ok(ExitCode::from(2))
         }
+        // Only a hosting studio hands over.
+        Ended::HandOver(_) => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -141,7 +171,8 @@ async fn hosted(
     options: &StudioOptions,
     termination: &mut Termination,
     why: String,
-) -> Result<ExitCode> {
+    carried: Option<handover::Carried>,
+) -> Result<Hosted> {
     tracing::warn!("no server for the folder ({why}): the studio hosts it");
     // A folder that is missing or unreadable opens the studio all the same: the list says
     // what is wrong and follows the folder once it is fixed; shells work meanwhile.
@@ -157,25 +188,40 @@ async fn hosted(
             format!("agents cannot reach this studio, which hosts the folder itself: {why}")
         })
     });
+    if let Some(carried) = carried {
+        carried.onto(&mut app);
+    }
     // The person at this studio answers agents' approval requests, if any agent could ask.
     let link = Link::Local {
         engine: engine.clone(),
         approver: Arc::new(engine.attach_approver()),
     };
     let outcome = match link.inbox(None) {
-        Some(inbox) => show(&link, inbox, app, &theme, options, termination).await,
+        Some(inbox) => {
+            show(
+                &link,
+                inbox,
+                app,
+                &theme,
+                options,
+                termination,
+                first_minute,
+            )
+            .await
+        }
         None => Err(anyhow::anyhow!("no events from the engine")),
     };
     drop(link);
     let outcome = match outcome {
-        Ok(Ended::Quit(_)) => Ok(ExitCode::SUCCESS),
+        Ok(Ended::Quit(_)) => Ok(Hosted::Ended(ExitCode::SUCCESS)),
+        Ok(Ended::HandOver(carried)) => Ok(Hosted::HandOver(carried)),
         Ok(Ended::GaveUp(why)) => {
             // The terminal is the person's again (cooked): plain lines.
             eprintln!(
                 "flowdeck: the studio stopped after repeated internal errors (a bug: {why}); details in {}",
                 log_name(options)
             );
-            Ok(ExitCode::from(2))
+            Ok(Hosted::Ended(ExitCode::from(2)))
         }
         Err(e) => Err(e),
     };
@@ -254,6 +300,7 @@ async fn show(
     theme: &Theme,
     options: &StudioOptions,
     termination: &mut Termination,
+    hands_over: bool,
 ) -> Result<Ended> {
     // Asked before the terminal is taken: tmux answers on its own socket.
     app.clipboard_hint = super::clipboard::hint();
@@ -265,7 +312,7 @@ async fn show(
                 theme,
                 log: &log,
             };
-            let outcome = event_loop(link, inbox, shown, app, termination).await;
+            let outcome = event_loop(link, inbox, shown, app, termination, hands_over).await;
             drop(guard);
             outcome
         }

@@ -300,7 +300,43 @@ async fn a_first_workflow_is_made_where_no_workflows_folder_is() {
     expect(&session, r"▶ first_check").await;
     let screen = session.content(Content::Screen);
     assert!(!screen.contains("log"), "{screen}");
-    studio::quit(&session).await;
+
+    // The folder exists now and nothing lives in the studio's own engine: it hands the
+    // folder over to a server and attaches, as any studio is, so agents can reach it.
+    let folder = cwd.path().join("workflows").canonicalize().unwrap();
+    let runtime = studio::quiet_env()
+        .into_iter()
+        .find(|(k, _)| k == "XDG_RUNTIME_DIR")
+        .map(|(_, v)| v)
+        .unwrap();
+    let attached = common::wait_until(LONG, "the studio attached to the folder's server", || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+            .args(["ls", "--json"])
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        let server = report["servers"]
+            .as_array()?
+            .iter()
+            .find(|s| s["folder"] == serde_json::json!(folder.display().to_string()))?
+            .clone();
+        let studios = server["attached"]
+            .as_array()?
+            .iter()
+            .filter(|a| a.to_string().contains("studio"))
+            .count();
+        (studios == 1).then_some(server)
+    });
+    expect(&session, r"▶ first_check").await;
+    // Attached, `d` detaches; the terminal keeps the studio's last line.
+    session.send_text("d", "test").unwrap();
+    assert_eq!(studio::exit_code(&session).await, Some(0));
+    let left = session.content(Content::Screen).replace('\n', "");
+    assert!(
+        left.contains("flowdeck: nothing left running in"),
+        "{left}\n(server: {attached:#})"
+    );
 }
 
 #[tokio::test]

@@ -27,7 +27,9 @@ use std::pin::Pin;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-/// Where the studio draws, and with what.
+/// Where the studio draws, and with what. `hands_over`: the studio hosts the folder because
+/// it did not exist, and ends (`Ended::HandOver`) once it can give it to a server
+/// (handover.rs).
 pub(super) struct Shown<'a> {
     pub tui: &'a mut Tui,
     pub theme: &'a Theme,
@@ -85,6 +87,7 @@ pub(super) async fn event_loop(
     shown: Shown<'_>,
     app: App,
     termination: &mut Termination,
+    hands_over: bool,
 ) -> Result<Ended> {
     let Shown { tui, theme, log } = shown;
     let size = tui.size()?;
@@ -122,6 +125,9 @@ pub(super) async fn event_loop(
         }
         if studio.app.quit {
             return Ok(Ended::Quit(Some(Box::new(studio.app))));
+        }
+        if hands_over && super::handover::ready(&studio.app) {
+            return Ok(Ended::HandOver(super::handover::Carried::from(&studio.app)));
         }
         studio.watch_shown();
         match studio.draw_when_due(tui, theme)? {
