@@ -361,12 +361,13 @@ fn no_two_children_of_a_module_import_each_other_in_a_circle() {
         .iter()
         .map(|f| (f.clone(), module_of(f.strip_prefix(&src).unwrap())))
         .collect();
-    // Each (top, child) edge, with where it was first seen.
-    let mut edges: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
-    let children: BTreeSet<(String, String)> = modules
+    // Each (parent, child) → sibling edge, at every depth (`engine` → `run`, and inside
+    // `engine::run`, `start` → `ending`), with where it was first seen.
+    type Edges = BTreeMap<(Vec<String>, String), BTreeMap<String, String>>;
+    let mut edges: Edges = BTreeMap::new();
+    let children: BTreeSet<(Vec<String>, String)> = modules
         .iter()
-        .filter(|(_, m)| m.len() >= 2)
-        .map(|(_, m)| (m[0].clone(), m[1].clone()))
+        .flat_map(|(_, m)| (1..m.len()).map(move |k| (m[..k].to_vec(), m[k].clone())))
         .collect();
     for (file, module) in &modules {
         let name = file.file_name().unwrap().to_string_lossy();
@@ -378,27 +379,32 @@ fn no_two_children_of_a_module_import_each_other_in_a_circle() {
         let outside_tests = text.lines().take(lines_outside_tests(&text));
         let code = uncommented(&outside_tests.collect::<Vec<_>>().join("\n"));
         for (at, path) in paths(&code, module) {
-            let sibling = path.get(1).filter(|_| path[0] == module[0]);
-            let Some(sibling) = sibling.filter(|s| **s != module[1]) else {
-                continue;
-            };
-            if children.contains(&(module[0].clone(), sibling.clone())) {
-                let line = code[..at].matches('\n').count() + 1;
-                let relative = file.strip_prefix(&src).unwrap().display();
-                edges
-                    .entry((module[0].clone(), module[1].clone()))
-                    .or_default()
-                    .entry(sibling.clone())
-                    .or_insert_with(|| format!("src/{relative}:{line}"));
+            for k in 1..module.len() {
+                let parent = &module[..k];
+                let Some(sibling) = path.get(k) else {
+                    continue;
+                };
+                if path[..k] != *parent || *sibling == module[k] {
+                    continue;
+                }
+                if children.contains(&(parent.to_vec(), sibling.clone())) {
+                    let line = code[..at].matches('\n').count() + 1;
+                    let relative = file.strip_prefix(&src).unwrap().display();
+                    edges
+                        .entry((parent.to_vec(), module[k].clone()))
+                        .or_default()
+                        .entry(sibling.clone())
+                        .or_insert_with(|| format!("src/{relative}:{line}"));
+                }
             }
         }
     }
-    let reaches = |from: &(String, String), to: &str| {
+    let reaches = |parent: &[String], from: &str, to: &str| {
         let mut seen = BTreeSet::new();
-        let mut stack = vec![from.1.clone()];
+        let mut stack = vec![from.to_string()];
         while let Some(at) = stack.pop() {
             for next in edges
-                .get(&(from.0.clone(), at))
+                .get(&(parent.to_vec(), at))
                 .into_iter()
                 .flat_map(|e| e.keys())
             {
@@ -413,14 +419,15 @@ fn no_two_children_of_a_module_import_each_other_in_a_circle() {
         false
     };
     let mut wrong = Vec::new();
-    for ((top, child), uses) in &edges {
-        if ONE_MODEL.iter().any(|(model, _)| model == top) {
+    for ((parent, child), uses) in &edges {
+        if ONE_MODEL.iter().any(|(model, _)| *model == parent[0]) {
             continue;
         }
+        let parent_path = parent.join("::");
         for (sibling, at) in uses {
-            if reaches(&(top.clone(), sibling.clone()), child) {
+            if reaches(parent, sibling, child) {
                 wrong.push(format!(
-                    "{at}: `{top}::{child}` uses `{top}::{sibling}`, which leads back to it"
+                    "{at}: `{parent_path}::{child}` uses `{parent_path}::{sibling}`, which leads back to it"
                 ));
             }
         }

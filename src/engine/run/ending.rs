@@ -7,9 +7,9 @@
 //! built by [`Ending::into_result`], also the one read back from a journal of an earlier
 //! process ([`result_from_journal`]).
 
-use super::follow::StartedRun;
 use super::registry::{ActiveRun, Phase, RunStatus};
-use super::start::{Launch, RunRequest};
+use super::request::{Launch, RunRequest};
+use super::started::StartedRun;
 use crate::engine::Engine;
 use crate::engine::events::Actor;
 use crate::engine::journal::{self, JournalEvent, JournalWriter, RunEvent, now, span_ms};
@@ -17,21 +17,6 @@ use crate::engine::result::{Ending, FinalState, RunResult};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::watch;
-
-/// A result for a run whose executor vanished (it cannot, short of a bug): an honest error.
-pub(super) fn orphan_result(run_id: &str) -> RunResult {
-    let at = now();
-    Ending::unstarted(
-        run_id,
-        "",
-        None,
-        None,
-        FinalState::Error,
-        "the run's executor stopped without a result".into(),
-        at.clone(),
-    )
-    .into_result(at, None)
-}
 
 impl Engine {
     /// Ends a run: its journal's last line is written and its lock let go, the workflow's run

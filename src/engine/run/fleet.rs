@@ -3,7 +3,7 @@
 //! its own (a host that is down fails its run; the others go on). Hosts are named one by
 //! one, or by groups written once in the folder's `hosts.conf`.
 
-use super::start::RunRequest;
+use super::request::RunRequest;
 use crate::engine::error::StartError;
 use crate::engine::hosts_file::HostsFile;
 use crate::engine::result::{FinalState, RunResult};

@@ -4,10 +4,10 @@
 //! [`Engine::publish_run_line`]; [`RunNews::of`] is the one reading of those events for one
 //! run, whether they come from an engine here or from the folder's server.
 
-use super::ending::orphan_result;
 use super::history::MAX_PAGE;
-use super::registry::{Phase, RunStatus};
-use super::start::RunRequest;
+use super::registry::Phase;
+use super::request::RunRequest;
+use super::started::StartedRun;
 use crate::engine::events::{Actor, Change, EngineEvent, RunEvent};
 use crate::engine::journal::JournalEvent;
 use crate::engine::result::RunResult;
@@ -17,38 +17,9 @@ use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
-use tokio::sync::watch;
 
 /// The longest a `run_events` call waits for new events.
 pub const MAX_EVENTS_WAIT: Duration = Duration::from_secs(60);
-
-/// A run that has started (or ended before its first state).
-#[derive(Debug)]
-pub struct StartedRun {
-    pub run_id: String,
-    pub(super) status: watch::Receiver<RunStatus>,
-}
-
-impl StartedRun {
-    pub fn status(&self) -> RunStatus {
-        self.status.borrow().clone()
-    }
-
-    /// Waits for the run's result.
-    pub async fn finished(mut self) -> RunResult {
-        self.wait().await
-    }
-
-    async fn wait(&mut self) -> RunResult {
-        let ended = match self.status.wait_for(|s| s.result.is_some()).await {
-            Ok(status) => status.result.clone(),
-            Err(_) => None,
-        };
-        ended
-            .or_else(|| self.status.borrow().result.clone())
-            .unwrap_or_else(|| orphan_result(&self.run_id))
-    }
-}
 
 /// What one of the engine's events says about one run, for whoever follows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! as the transitions see it: a status, the output it observed, and its result for the log.
 
 use super::Exec;
-use super::record::to_log_value;
+use super::bounded::to_log_value;
 use crate::engine::transition::{StepOutcome, StepStatus};
 use crate::engine::{Engine, EngineError};
 use crate::term::{AwaitResult, CommandOutcome, WaitOutcome};

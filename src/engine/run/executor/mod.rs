@@ -8,6 +8,7 @@
 //! `prompt` step's question waits for its answer in `prompt.rs`; `states.rs` is the loop.
 
 mod actions;
+mod bounded;
 mod contract_io;
 mod prompt;
 mod record;

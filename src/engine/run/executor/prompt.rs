@@ -5,7 +5,7 @@
 use super::super::{ActiveRun, PendingPrompt, Phase};
 use super::Exec;
 use super::actions::Acted;
-use super::record::shorten;
+use super::bounded::shorten;
 #[cfg(doc)]
 use crate::engine::Engine;
 use crate::engine::events::Actor;

@@ -6,17 +6,15 @@
 use super::super::ActiveRun;
 use super::Exec;
 use super::actions::Acted;
+use super::bounded::shorten;
 use crate::engine::Engine;
 use crate::engine::contract::{ContractPhase, MASK};
 use crate::engine::events::Actor;
 use crate::engine::journal::{JournalEvent, RunEvent, now};
 use crate::engine::transition::{StepStatus, Taken};
 use crate::workflow::model::Workflow;
-use serde::Serialize;
 use serde_json::{Value, json};
 
-/// Longest text kept for one string in the execution log.
-const LOG_TEXT: usize = 16 * 1024;
 /// Output kept in a journal step line.
 const JOURNAL_OUTPUT: usize = 500;
 
@@ -174,31 +172,4 @@ pub(super) fn masked_params(wf: &Workflow, mut params: Value) -> Value {
         }
     }
     params
-}
-
-/// A result for the log: long strings shortened so that one step cannot bloat it.
-pub(super) fn to_log_value(result: &impl Serialize) -> Value {
-    fn bound(v: &mut Value) {
-        match v {
-            Value::String(s) if s.len() > LOG_TEXT => *s = shorten(s, LOG_TEXT),
-            Value::Array(items) => items.iter_mut().for_each(bound),
-            Value::Object(map) => map.values_mut().for_each(bound),
-            _ => {}
-        }
-    }
-    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
-    bound(&mut value);
-    value
-}
-
-/// The end of a text, at most `max` bytes, with a marker when cut.
-pub(super) fn shorten(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("[...{} bytes cut...]{}", start, &text[start..])
 }
