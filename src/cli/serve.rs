@@ -116,8 +116,10 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             // Another front end's server won the folder: it serves, this one goes quietly.
             return anyhow::Ok(());
         };
-        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
-            .context(FOLDER_HELP)?;
+        let mut config = engine_config(true, approve)?;
+        config.close_abandoned_after = command.close_abandoned_after.0;
+        let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
+        engine.watch_abandoned();
         // HTTP before the socket: a front end welcomed by this server is told if HTTP
         // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
@@ -169,12 +171,17 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             None => host.clients(),
         };
         let background = command.background.then_some(attached);
-        until_stopped(&engine, folder, &host, &mut termination, background).await;
+        let told = tell_events(&engine, command.background);
+        let why = until_stopped(&engine, folder, &host, &mut termination, background).await;
         http_stop.cancel();
         drop(serving);
         host.stop().await;
         engine.shutdown().await;
         drop(claim);
+        told.finish().await;
+        if !command.background {
+            say(&format!("stopped ({why})"));
+        }
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -223,16 +230,49 @@ async fn start_http(
     Ok(crate::server::http::start(engine, &socket, options, http, stop.clone()).await?)
 }
 
+/// Tells the engine's events as lines (serve_log.rs): on stderr in the foreground, in the
+/// server's log in the background. The token's cancel tells what is left and ends it; the
+/// task is waited for, so that the lines come before the last one.
+fn tell_events(engine: &crate::engine::Engine, background: bool) -> TellingEvents {
+    let done = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(super::serve_log::tell(
+        engine.subscribe(),
+        done.clone(),
+        move |line| {
+            if background {
+                tracing::info!("{line}");
+            } else {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+        },
+    ));
+    TellingEvents { done, task }
+}
+
+/// The task telling the engine's events.
+struct TellingEvents {
+    done: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TellingEvents {
+    async fn finish(self) {
+        self.done.cancel();
+        // Its last lines are already queued: it ends at once.
+        let _ = self.task.await;
+    }
+}
+
 /// Serves until a termination signal or, for a server a front end started (`background`:
 /// how many front ends are attached, over the socket and over HTTP), until nothing is
-/// attached and nothing runs.
+/// attached and nothing runs. Returns why it stopped.
 async fn until_stopped(
     engine: &std::sync::Arc<crate::engine::Engine>,
     folder: &Path,
     host: &crate::server::host::Host,
     termination: &mut crate::signals::Termination,
     background: Option<tokio::sync::watch::Receiver<usize>>,
-) {
+) -> String {
     if let Some(attached) = background {
         tracing::info!(
             "serving {} on {}",
@@ -257,8 +297,12 @@ async fn until_stopped(
         tokio::select! {
             () = idle_then_retired => {
                 tracing::info!("nothing attached and nothing running: ending");
+                "nothing attached and nothing running".into()
             }
-            signal = termination.recv() => tracing::info!("{signal}: stopping"),
+            signal = termination.recv() => {
+                tracing::info!("{signal}: stopping");
+                format!("{signal}")
+            }
         }
     } else {
         say(&format!(
@@ -268,6 +312,10 @@ async fn until_stopped(
         ));
         let signal = termination.recv().await;
         tracing::info!("{signal}: stopping");
+        say(&format!(
+            "{signal}: stopping (runs in progress are cancelled, terminals closed)"
+        ));
+        format!("{signal}")
     }
 }
 
