@@ -24,3 +24,4 @@ mod relative_folder;
 mod replay;
 mod server_limits;
 mod trust;
+mod unwatched;
