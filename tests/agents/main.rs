@@ -10,6 +10,7 @@ mod bundled;
 mod cli;
 mod cli_answers;
 mod cli_run;
+mod ghost_runs;
 mod host;
 mod hosts;
 mod http;
