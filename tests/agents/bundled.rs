@@ -257,3 +257,38 @@ fn interactive_installer_installs_every_time() {
         );
     }
 }
+
+/// An install that fails ends as a failure, not `✓ completed` with INSTALL_STATUS=FAILED: a
+/// TMPDIR that does not exist fails the very first step (its temporary directory).
+#[test]
+fn interactive_installer_that_fails_ends_failed_and_says_why() {
+    let workflows = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(workflows.path())
+        .args(["run", "interactive_installer", "--json"])
+        .env("SHELL", "/bin/bash")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("TMPDIR", runtime.path().join("not-there"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let told = format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{told}"));
+    assert!(!out.status.success(), "{told}");
+    assert_eq!(result["success"], false, "{told}");
+    assert_eq!(result["final_state"], "return_validation_failed", "{told}");
+    assert_returns(&result, &[("INSTALL_STATUS", "FAILED")]);
+    assert!(result["return_values"].get("INSTALL_PREFIX").is_none(), "{told}");
+    assert!(
+        states_of(&result).contains(&"mark_failed".to_string()),
+        "{:?}",
+        states_of(&result)
+    );
+}
