@@ -18,6 +18,7 @@ mod runs;
 mod serve;
 mod serve_log;
 mod stop;
+mod unwatched;
 mod words;
 
 use inspect::{list, schema, show_plan, validate};
@@ -124,26 +125,17 @@ pub struct ServeCommand {
     #[arg(long, env = "FLOWDECK_HTTP_ALLOW_REMOTE", requires = "http")]
     http_allow_remote: bool,
     /// Close a terminal an agent opened once its agent has gone and nobody has looked at it
-    /// (no studio showed it, no tool call read or wrote it) for this long: 24h, 90m, 30s,
-    /// 500ms, or off. Closing is written in the audit log; `flowdeck ls` shows such
-    /// terminals until then. From FLOWDECK_CLOSE_ABANDONED_AFTER too, which also reaches the
-    /// server that the studio or `flowdeck mcp` starts in the background
+    /// (no studio showed it, no tool call read or wrote it) for this long: 24h, 90m, 30s, or
+    /// off; written in the audit log, shown by `flowdeck ls` until then. From
+    /// FLOWDECK_CLOSE_ABANDONED_AFTER too, which also reaches a server started in the background
     #[arg(
         long,
         env = "FLOWDECK_CLOSE_ABANDONED_AFTER",
         value_name = "DURATION",
         default_value = "24h",
-        value_parser = abandon_after
+        value_parser = unwatched::abandon_after
     )]
-    close_abandoned_after: AbandonAfter,
-}
-
-/// How long a gone agent's terminal nobody looks at is kept (`None`: for ever).
-#[derive(Debug, Clone, Copy)]
-struct AbandonAfter(Option<std::time::Duration>);
-
-fn abandon_after(text: &str) -> Result<AbandonAfter, String> {
-    crate::engine::abandoned::parse_after(text).map(AbandonAfter)
+    close_abandoned_after: unwatched::AbandonAfter,
 }
 
 #[derive(Debug, Subcommand)]
@@ -443,13 +435,7 @@ fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<
 
 fn run(cli: Cli) -> Result<ExitCode> {
     recordings_from_env()?;
-    // Checked by every command as it starts, as FLOWDECK_RECORDINGS is: a bad value is told
-    // here, not in the log of a server started in the background.
-    if let Some(text) = std::env::var_os("FLOWDECK_CLOSE_ABANDONED_AFTER") {
-        let text = text.to_string_lossy();
-        crate::engine::abandoned::parse_after(&text)
-            .map_err(|why| anyhow::anyhow!("FLOWDECK_CLOSE_ABANDONED_AFTER={text}: {why}"))?;
-    }
+    unwatched::check_env()?;
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
     let approve = cli.approve == Approve::AgentRuns;

@@ -116,10 +116,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             // Another front end's server won the folder: it serves, this one goes quietly.
             return anyhow::Ok(());
         };
-        let mut config = engine_config(true, approve)?;
-        config.close_abandoned_after = command.close_abandoned_after.0;
-        let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
-        engine.watch_abandoned();
+        let engine = open_served(folder, approve, command.close_abandoned_after.0)?;
         // HTTP before the socket: a front end welcomed by this server is told if HTTP
         // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
@@ -178,14 +175,24 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
         host.stop().await;
         engine.shutdown().await;
         drop(claim);
-        told.finish().await;
-        if !command.background {
-            say(&format!("stopped ({why})"));
-        }
+        told.finish(&why).await;
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The served folder's engine, closing what nobody watches after `abandoned_after`.
+fn open_served(
+    folder: &Path,
+    approve: bool,
+    abandoned_after: Option<std::time::Duration>,
+) -> Result<std::sync::Arc<crate::engine::Engine>> {
+    let mut config = engine_config(true, approve)?;
+    config.close_abandoned_after = abandoned_after;
+    let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
+    engine.watch_abandoned();
+    Ok(engine)
 }
 
 /// The folder claimed for this server (engine/claim.rs): `Some(None)` when it cannot hold the lock
@@ -246,20 +253,29 @@ fn tell_events(engine: &crate::engine::Engine, background: bool) -> TellingEvent
             }
         },
     ));
-    TellingEvents { done, task }
+    TellingEvents {
+        done,
+        task,
+        background,
+    }
 }
 
 /// The task telling the engine's events.
 struct TellingEvents {
     done: tokio_util::sync::CancellationToken,
     task: tokio::task::JoinHandle<()>,
+    background: bool,
 }
 
 impl TellingEvents {
-    async fn finish(self) {
+    /// Tells what is left, then that the server stopped and why (in the foreground).
+    async fn finish(self, why: &str) {
         self.done.cancel();
         // Its last lines are already queued: it ends at once.
         let _ = self.task.await;
+        if !self.background {
+            say(&format!("stopped ({why})"));
+        }
     }
 }
 
@@ -301,7 +317,7 @@ async fn until_stopped(
             }
             signal = termination.recv() => {
                 tracing::info!("{signal}: stopping");
-                format!("{signal}")
+                signal.to_string()
             }
         }
     } else {
@@ -315,7 +331,7 @@ async fn until_stopped(
         say(&format!(
             "{signal}: stopping (runs in progress are cancelled, terminals closed)"
         ));
-        format!("{signal}")
+        signal.to_string()
     }
 }
 

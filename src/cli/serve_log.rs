@@ -121,9 +121,10 @@ impl Narrator {
                 error,
                 ..
             } => {
-                let (workflow, by) = self.runs.remove(run_id).unwrap_or_else(|| {
-                    ("a workflow".into(), "someone".into())
-                });
+                let (workflow, by) = self
+                    .runs
+                    .remove(run_id)
+                    .unwrap_or_else(|| ("a workflow".into(), "someone".into()));
                 let mark = if *success { "✓" } else { "✗" };
                 let why = error
                     .as_deref()
@@ -166,7 +167,11 @@ fn who_of(actor: &Actor) -> String {
 /// `14:03:27` of an event's RFC 3339 time, in local time.
 fn clock(at: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(at)
-        .map(|t| t.with_timezone(&chrono::Local).format("%H:%M:%S").to_string())
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%H:%M:%S")
+                .to_string()
+        })
         .unwrap_or_else(|_| at.to_string())
 }
 

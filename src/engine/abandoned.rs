@@ -31,7 +31,9 @@ pub fn parse_after(text: &str) -> Result<Option<Duration>, String> {
     if text.eq_ignore_ascii_case("off") {
         return Ok(None);
     }
-    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
     let number: u64 = number
         .parse()
@@ -69,8 +71,10 @@ impl Engine {
             .filter_map(|r| r.session_id)
             .collect();
         let now = Instant::now();
-        self.terminals()
-            .list()
+        let sessions = self.terminals().list();
+        self.attention
+            .keep_only(&sessions.iter().map(|s| s.session_id.as_str()).collect());
+        sessions
             .into_iter()
             .filter_map(|s| {
                 let Some(Actor::Agent { client, connection }) = &s.opened_by else {
@@ -82,7 +86,8 @@ impl Engine {
                 {
                     return None;
                 }
-                let unwatched = now.saturating_duration_since(self.attention.last_looked(&s.session_id));
+                let unwatched =
+                    now.saturating_duration_since(self.attention.last_looked(&s.session_id));
                 Some(Abandoned {
                     agent: client.clone(),
                     closes_in_ms: u64::try_from(after.saturating_sub(unwatched).as_millis())
@@ -120,7 +125,10 @@ impl Engine {
                 },
             );
             self.audit_abandoned(&abandoned, after);
-            match self.exit_terminal(&abandoned.session_id, &Actor::System).await {
+            match self
+                .exit_terminal(&abandoned.session_id, &Actor::System)
+                .await
+            {
                 Ok(_) => {
                     closed += 1;
                     self.attention.forget(&abandoned.session_id);

@@ -57,13 +57,21 @@ impl Attention {
 
     /// Whether the agent's connection is attached.
     pub(super) fn connected(&self, connection: &str) -> bool {
-        self.lock().present.values().any(
-            |a| matches!(a, Actor::Agent { connection: c, .. } if c == connection),
-        )
+        self.lock()
+            .present
+            .values()
+            .any(|a| matches!(a, Actor::Agent { connection: c, .. } if c == connection))
     }
 
     pub(super) fn forget(&self, session_id: &str) {
         self.lock().looked.remove(session_id);
+    }
+
+    /// Forgets the sessions that are no longer open (closed by anyone).
+    pub(super) fn keep_only(&self, open: &HashSet<&str>) {
+        self.lock()
+            .looked
+            .retain(|id, _| open.contains(id.as_str()));
     }
 }
 
@@ -129,7 +137,11 @@ impl Engine {
         self.terminals()
             .list()
             .into_iter()
-            .filter(|s| s.opened_by.as_ref().is_some_and(|by| same_front_end(by, who)))
+            .filter(|s| {
+                s.opened_by
+                    .as_ref()
+                    .is_some_and(|by| same_front_end(by, who))
+            })
             .map(|s| s.session_id)
             .collect()
     }
@@ -157,7 +169,12 @@ impl Drop for Presence {
         for session in &kept {
             engine.attention.look(session);
         }
-        engine.publish(who, Change::Detached { terminals: kept.len() });
+        engine.publish(
+            who,
+            Change::Detached {
+                terminals: kept.len(),
+            },
+        );
     }
 }
 

@@ -122,7 +122,10 @@ impl Engine {
     pub(super) fn append_audit(&self, entry: &AuditEntry) -> std::io::Result<()> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let path = self.state_dir().map_err(std::io::Error::other)?.join("audit.jsonl");
+        let path = self
+            .state_dir()
+            .map_err(std::io::Error::other)?
+            .join("audit.jsonl");
         let line = serde_json::to_string(entry).map_err(std::io::Error::other)? + "\n";
         std::fs::OpenOptions::new()
             .create(true)

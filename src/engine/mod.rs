@@ -326,7 +326,10 @@ impl Engine {
     }
 
     /// The last finished run of each workflow the metadata names, read from its journal.
-    fn last_runs(&self, meta: &std::collections::BTreeMap<String, meta::WorkflowMeta>) -> Vec<RunStatus> {
+    fn last_runs(
+        &self,
+        meta: &std::collections::BTreeMap<String, meta::WorkflowMeta>,
+    ) -> Vec<RunStatus> {
         meta.values()
             .filter_map(|m| m.last_run_id.as_deref())
             .filter_map(|id| self.run_status(id).ok())

@@ -285,7 +285,10 @@ fn interactive_installer_that_fails_ends_failed_and_says_why() {
     assert_eq!(result["success"], false, "{told}");
     assert_eq!(result["final_state"], "return_validation_failed", "{told}");
     assert_returns(&result, &[("INSTALL_STATUS", "FAILED")]);
-    assert!(result["return_values"].get("INSTALL_PREFIX").is_none(), "{told}");
+    assert!(
+        result["return_values"].get("INSTALL_PREFIX").is_none(),
+        "{told}"
+    );
     assert!(
         states_of(&result).contains(&"mark_failed".to_string()),
         "{:?}",

@@ -86,7 +86,10 @@ fn line_with(lines: &mpsc::Receiver<String>, part: &str, seen: &mut Vec<String>)
                     return line;
                 }
             }
-            Err(_) => panic!("no line with {part:?} within {LONG:?}; read:\n{}", seen.join("\n")),
+            Err(_) => panic!(
+                "no line with {part:?} within {LONG:?}; read:\n{}",
+                seen.join("\n")
+            ),
         }
     }
 }
@@ -108,13 +111,20 @@ fn a_gone_agents_terminal_is_listed_as_abandoned_then_closed_and_a_connected_one
     drop(leaving);
     line_with(&lines, "agent wire left; its terminal stays", &mut seen);
 
-    let abandoned = wait_until(LONG, "ls to list the gone agent's terminal as abandoned", || {
-        terminal(&listed(dir.path(), runtime.path()), &left)?["abandoned"]
-            .as_object()
-            .cloned()
-    });
+    let abandoned = wait_until(
+        LONG,
+        "ls to list the gone agent's terminal as abandoned",
+        || {
+            terminal(&listed(dir.path(), runtime.path()), &left)?["abandoned"]
+                .as_object()
+                .cloned()
+        },
+    );
     assert_eq!(abandoned["agent"], "wire", "{abandoned:?}");
-    assert!(abandoned["closes_in_s"].as_u64().unwrap() <= 3, "{abandoned:?}");
+    assert!(
+        abandoned["closes_in_s"].as_u64().unwrap() <= 3,
+        "{abandoned:?}"
+    );
     let shown = ls_text(dir.path(), runtime.path());
     assert!(
         shown.contains("abandoned: 1 terminal of agent wire, who left; closed in"),
@@ -126,7 +136,10 @@ fn a_gone_agents_terminal_is_listed_as_abandoned_then_closed_and_a_connected_one
 
     // Closed once its time is up, and said so; the connected agent's terminal is still held.
     let closing = line_with(&lines, "closing terminal", &mut seen);
-    assert!(closing.contains(&left) && closing.contains("agent wire"), "{closing}");
+    assert!(
+        closing.contains(&left) && closing.contains("agent wire"),
+        "{closing}"
+    );
     line_with(&lines, &format!("terminal {left} closed"), &mut seen);
     let after = listed(dir.path(), runtime.path());
     assert!(terminal(&after, &left).is_none(), "{after:#}");
@@ -137,7 +150,10 @@ fn a_gone_agents_terminal_is_listed_as_abandoned_then_closed_and_a_connected_one
         .lines()
         .find(|l| l.contains("close_abandoned_terminal"))
         .unwrap_or_else(|| panic!("no audit line in {audit}"));
-    assert!(entry.contains(&left) && entry.contains("nobody looked at it"), "{entry}");
+    assert!(
+        entry.contains(&left) && entry.contains("nobody looked at it"),
+        "{entry}"
+    );
     // A tool call on the kept terminal still works: it was never closed.
     staying.call(3, "get_screen_content", json!({"session_id": kept}));
 }
@@ -152,7 +168,11 @@ fn serve_says_who_attaches_and_leaves_what_runs_and_why_it_stops() {
     let mut agent = common::mcp_agent(dir.path(), runtime.path(), &[]);
     line_with(&lines, "agent wire attached", &mut seen);
     let session = agent.open_bash(2);
-    line_with(&lines, &format!("terminal {session} opened by agent wire"), &mut seen);
+    line_with(
+        &lines,
+        &format!("terminal {session} opened by agent wire"),
+        &mut seen,
+    );
     agent.call(3, "run_workflow", json!({"workflow_name": "tiny"}));
     line_with(&lines, "of tiny started by agent wire", &mut seen);
     let ended = line_with(&lines, "of tiny by agent wire ended", &mut seen);

@@ -10,7 +10,7 @@ use crate::common;
 
 use common::line_client::LineServer;
 use common::studio::{expect, open, quit};
-use common::{LONG, Killed};
+use common::{Killed, LONG};
 use flowdeck::term::{Content, TermConfig, Terminals};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -32,7 +32,11 @@ fn serve(folder: &Path, runtime: &Path, args: &[&str]) -> Killed {
 }
 
 /// The studio on `folder`, attached to the server under `runtime`.
-fn studio(terminals: &Terminals, folder: &Path, runtime: &Path) -> std::sync::Arc<flowdeck::term::Session> {
+fn studio(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+) -> std::sync::Arc<flowdeck::term::Session> {
     let program = vec![
         env!("CARGO_BIN_EXE_flowdeck").to_string(),
         "--workflows".into(),
@@ -66,7 +70,9 @@ async fn with_agent<T: Send + 'static>(
 
 /// The agent's `flowdeck mcp` ended, its exit waited for.
 async fn gone(agent: LineServer) {
-    tokio::task::spawn_blocking(move || drop(agent)).await.unwrap();
+    tokio::task::spawn_blocking(move || drop(agent))
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,7 +118,11 @@ async fn a_studio_attaching_shows_the_last_result_of_runs_that_ended_before() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_terminal_a_studio_shows_is_not_closed_when_its_agent_has_gone() {
     let (folder, runtime) = common::tiny_folder();
-    let _server = serve(folder.path(), runtime.path(), &["--close-abandoned-after", "2s"]);
+    let _server = serve(
+        folder.path(),
+        runtime.path(),
+        &["--close-abandoned-after", "2s"],
+    );
     let agent = agent(folder.path(), runtime.path()).await;
     let (agent, ids) = with_agent(agent, |a| {
         let first = a.open_bash(2);

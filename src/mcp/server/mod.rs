@@ -179,7 +179,11 @@ impl FlowdeckServer {
 
     /// The agent is attached to the engine, told once, under the name its client gave.
     fn be_present(&self, engine: &Arc<Engine>, peer: &Peer<RoleServer>) {
-        let mut presence = self.inner.presence.lock().unwrap_or_else(|p| p.into_inner());
+        let mut presence = self
+            .inner
+            .presence
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if presence.is_none() {
             *presence = Some(engine.arrive(self.actor(peer)));
         }
