@@ -28,6 +28,9 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
         };
         let mut view = RunView::from_status(&status);
         view.finished = Some(finished);
+        // Its session may be of an earlier server, whose ids a session of this one reuses:
+        // a pane is never labelled with a past run.
+        view.session_id = None;
         // Older than every run the studio follows: the newest stays the one a plan shows.
         app.runs.shift_insert(0, status.run_id, view);
     }
