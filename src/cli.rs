@@ -17,7 +17,9 @@ mod replay;
 mod run;
 mod runs;
 mod serve;
+mod serve_log;
 mod stop;
+mod unwatched;
 mod words;
 
 use inspect::{list, schema, show_plan, validate};
@@ -123,6 +125,18 @@ pub struct ServeCommand {
     /// can type into your terminals: prefer an ssh tunnel to a loopback address)
     #[arg(long, env = "FLOWDECK_HTTP_ALLOW_REMOTE", requires = "http")]
     http_allow_remote: bool,
+    /// Close a terminal an agent opened once its agent has gone and nobody has looked at it
+    /// (no studio showed it, no tool call read or wrote it) for this long: 24h, 90m, 30s, or
+    /// off; written in the audit log, shown by `flowdeck ls` until then. From
+    /// FLOWDECK_CLOSE_ABANDONED_AFTER too, which also reaches a server started in the background
+    #[arg(
+        long,
+        env = "FLOWDECK_CLOSE_ABANDONED_AFTER",
+        value_name = "DURATION",
+        default_value = "24h",
+        value_parser = unwatched::abandon_after
+    )]
+    close_abandoned_after: unwatched::AbandonAfter,
 }
 
 #[derive(Debug, Subcommand)]
@@ -431,6 +445,7 @@ fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<
 
 fn run(cli: Cli) -> Result<ExitCode> {
     recordings_from_env()?;
+    unwatched::check_env()?;
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
     let approve = cli.approve == Approve::AgentRuns;

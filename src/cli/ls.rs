@@ -200,6 +200,9 @@ pub(super) fn describe(state: &State, out: &mut impl Write) -> Result<()> {
     )?;
     writeln!(out, "  attached: {}", attached(state))?;
     writeln!(out, "  holds: {}", held(state))?;
+    if let Some(line) = abandoned(state) {
+        writeln!(out, "  {line}")?;
+    }
     let waiting = state
         .runs
         .iter()
@@ -249,8 +252,8 @@ fn attached(state: &State) -> String {
     if state.http_agents > 0 {
         parts.push(count(
             state.http_agents,
-            "agent over HTTP",
-            "agents over HTTP",
+            "MCP session over HTTP",
+            "MCP sessions over HTTP",
         ));
     }
     if clis > 0 {
@@ -261,6 +264,31 @@ fn attached(state: &State) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// `abandoned: 2 terminals of agent claude-code, who left; closed in 23h 59m unless looked
+/// at`, when some terminal's agent has gone and nobody looks at it (engine/abandoned.rs).
+fn abandoned(state: &State) -> Option<String> {
+    let abandoned: Vec<_> = state
+        .terminals
+        .iter()
+        .filter_map(|t| t.abandoned.as_ref())
+        .collect();
+    let first = abandoned.iter().map(|a| a.closes_in_s).min()?;
+    let mut agents: Vec<String> = abandoned.iter().map(|a| sanitize(&a.agent)).collect();
+    agents.dedup();
+    let word = if agents.len() == 1 { "agent" } else { "agents" };
+    let when = if abandoned.len() == 1 {
+        "closed"
+    } else {
+        "the first closed"
+    };
+    Some(format!(
+        "abandoned: {} of {word} {}, who left; {when} in {} unless looked at",
+        count(abandoned.len(), "terminal", "terminals"),
+        agents.join(", "),
+        lasting(Duration::from_secs(first))
+    ))
 }
 
 /// `2 terminals (1 running), 1 run (deploy, by agent claude-code)`, or `nothing`.

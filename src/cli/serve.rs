@@ -116,8 +116,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             // Another front end's server won the folder: it serves, this one goes quietly.
             return anyhow::Ok(());
         };
-        let engine = crate::engine::Engine::open_lenient(folder, engine_config(true, approve)?)
-            .context(FOLDER_HELP)?;
+        let engine = open_served(folder, approve, command.close_abandoned_after.0)?;
         // HTTP before the socket: a front end welcomed by this server is told if HTTP
         // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
@@ -169,16 +168,31 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             None => host.clients(),
         };
         let background = command.background.then_some(attached);
-        until_stopped(&engine, folder, &host, &mut termination, background).await;
+        let told = tell_events(&engine, command.background);
+        let why = until_stopped(&engine, folder, &host, &mut termination, background).await;
         http_stop.cancel();
         drop(serving);
         host.stop().await;
         engine.shutdown().await;
         drop(claim);
+        told.finish(&why).await;
         anyhow::Ok(())
     })?;
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The served folder's engine, closing what nobody watches after `abandoned_after`.
+fn open_served(
+    folder: &Path,
+    approve: bool,
+    abandoned_after: Option<std::time::Duration>,
+) -> Result<std::sync::Arc<crate::engine::Engine>> {
+    let mut config = engine_config(true, approve)?;
+    config.close_abandoned_after = abandoned_after;
+    let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
+    engine.watch_abandoned();
+    Ok(engine)
 }
 
 /// The folder claimed for this server (engine/claim.rs): `Some(None)` when it cannot hold the lock
@@ -223,16 +237,58 @@ async fn start_http(
     Ok(crate::server::http::start(engine, &socket, options, http, stop.clone()).await?)
 }
 
+/// Tells the engine's events as lines (serve_log.rs): on stderr in the foreground, in the
+/// server's log in the background. The token's cancel tells what is left and ends it; the
+/// task is waited for, so that the lines come before the last one.
+fn tell_events(engine: &crate::engine::Engine, background: bool) -> TellingEvents {
+    let done = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(super::serve_log::tell(
+        engine.subscribe(),
+        done.clone(),
+        move |line| {
+            if background {
+                tracing::info!("{line}");
+            } else {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+        },
+    ));
+    TellingEvents {
+        done,
+        task,
+        background,
+    }
+}
+
+/// The task telling the engine's events.
+struct TellingEvents {
+    done: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+    background: bool,
+}
+
+impl TellingEvents {
+    /// Tells what is left, then that the server stopped and why (in the foreground).
+    async fn finish(self, why: &str) {
+        self.done.cancel();
+        // Its last lines are already queued: it ends at once.
+        let _ = self.task.await;
+        if !self.background {
+            say(&format!("stopped ({why})"));
+        }
+    }
+}
+
 /// Serves until a termination signal or, for a server a front end started (`background`:
 /// how many front ends are attached, over the socket and over HTTP), until nothing is
-/// attached and nothing runs.
+/// attached and nothing runs. Returns why it stopped.
 async fn until_stopped(
     engine: &std::sync::Arc<crate::engine::Engine>,
     folder: &Path,
     host: &crate::server::host::Host,
     termination: &mut crate::signals::Termination,
     background: Option<tokio::sync::watch::Receiver<usize>>,
-) {
+) -> String {
     if let Some(attached) = background {
         tracing::info!(
             "serving {} on {}",
@@ -257,8 +313,12 @@ async fn until_stopped(
         tokio::select! {
             () = idle_then_retired => {
                 tracing::info!("nothing attached and nothing running: ending");
+                "nothing attached and nothing running".into()
             }
-            signal = termination.recv() => tracing::info!("{signal}: stopping"),
+            signal = termination.recv() => {
+                tracing::info!("{signal}: stopping");
+                signal.to_string()
+            }
         }
     } else {
         say(&format!(
@@ -268,6 +328,10 @@ async fn until_stopped(
         ));
         let signal = termination.recv().await;
         tracing::info!("{signal}: stopping");
+        say(&format!(
+            "{signal}: stopping (runs in progress are cancelled, terminals closed)"
+        ));
+        signal.to_string()
     }
 }
 

@@ -116,6 +116,25 @@ impl From<AuditOutcome> for String {
 }
 
 impl Engine {
+    /// Appends a line the engine itself writes (the closing of an abandoned terminal): rare,
+    /// so opened for each line, beside the MCP server's writer of tool calls, whose lines
+    /// are appended whole as these are.
+    pub(super) fn append_audit(&self, entry: &AuditEntry) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self
+            .state_dir()
+            .map_err(std::io::Error::other)?
+            .join("audit.jsonl");
+        let line = serde_json::to_string(entry).map_err(std::io::Error::other)? + "\n";
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?
+            .write_all(line.as_bytes())
+    }
+
     /// The last `limit` tool calls of the audit log, oldest first (the rotated file is read
     /// too when the current one holds fewer). Torn or foreign lines are skipped.
     pub fn audit_tail(&self, limit: usize) -> Vec<AuditEntry> {

@@ -216,13 +216,17 @@ pub fn resolve_inputs(
     }
 }
 
+/// The required return values that were not set, and the values that were.
+pub type Missing = (Vec<String>, IndexMap<String, String>);
+
 /// The return values: read from the session (`session`), else from run variables (a capture
-/// into a return value's name). Returns the values (secrets masked) or the missing names.
+/// into a return value's name). Returns the values (secrets masked), or the missing names
+/// and the values that were there (a failed run still says what it set: `STATUS=FAILED`).
 pub fn check_returns(
     workflow: &Workflow,
     session: &IndexMap<String, Option<String>>,
     run_vars: &IndexMap<String, String>,
-) -> Result<IndexMap<String, String>, Vec<String>> {
+) -> Result<IndexMap<String, String>, Missing> {
     let mut values = IndexMap::new();
     let mut missing = Vec::new();
     for (name, var) in &workflow.return_values {
@@ -242,7 +246,7 @@ pub fn check_returns(
     if missing.is_empty() {
         Ok(values)
     } else {
-        Err(missing)
+        Err((missing, values))
     }
 }
 
@@ -377,8 +381,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(values["STATUS"], "captured");
-        let missing = check_returns(&w, &IndexMap::new(), &IndexMap::new()).unwrap_err();
+        let (missing, found) = check_returns(&w, &IndexMap::new(), &IndexMap::new()).unwrap_err();
         assert_eq!(missing, ["STATUS", "KEY"]);
+        assert!(found.is_empty());
+        let (missing, found) =
+            check_returns(&w, &IndexMap::new(), &map(&[("KEY", "k")])).unwrap_err();
+        assert_eq!(missing, ["STATUS"]);
+        assert_eq!(
+            found,
+            map(&[("KEY", MASK)]),
+            "what was set is said, secrets masked"
+        );
         assert_eq!(
             masked(&w, &map(&[("TOKEN", "t"), ("TARGET", "build")]))["TOKEN"],
             MASK

@@ -97,6 +97,22 @@ pub enum Change {
     SessionClosed {
         session_id: String,
     },
+    /// The session is about to be closed because nobody watches it: its agent (by its
+    /// client's name) has gone and nobody looked at it for `unwatched_ms` (abandoned.rs).
+    /// `session_closed` follows.
+    SessionAbandoned {
+        session_id: String,
+        name: Option<String>,
+        agent: String,
+        unwatched_ms: u64,
+    },
+    /// A front end attached: the event's actor is who (a person's studio, an agent's
+    /// connection by its client's name).
+    Attached {},
+    /// The event's actor detached; `terminals` it opened stay open.
+    Detached {
+        terminals: usize,
+    },
     /// The run history of one workflow (or of all, for `None`) was deleted; runs in
     /// progress were kept.
     HistoryPurged {
@@ -149,7 +165,8 @@ impl EngineEvent {
             | Change::SessionInputRejected { session_id, .. }
             | Change::SessionExited { session_id, .. }
             | Change::SessionFailed { session_id, .. }
-            | Change::SessionClosed { session_id } => Some(session_id),
+            | Change::SessionClosed { session_id }
+            | Change::SessionAbandoned { session_id, .. } => Some(session_id),
             _ => None,
         }
     }

@@ -13,6 +13,8 @@
 //! - [`search`]: searching a session's output, for the MCP tool and the studio's pane search;
 //! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
+pub mod abandoned;
+pub mod attention;
 pub mod audit_log;
 pub mod authoring;
 pub mod claim;
@@ -82,6 +84,9 @@ pub struct EngineConfig {
     /// Runs record their sessions as asciicast files beside their journals, each at most
     /// this many bytes; `None`: they do not.
     pub recording_cap: Option<u64>,
+    /// Terminals an agent opened, whose agent has gone and that nobody has looked at for
+    /// this long, are closed (abandoned.rs); `None`: never.
+    pub close_abandoned_after: Option<std::time::Duration>,
 }
 
 impl Default for EngineConfig {
@@ -94,6 +99,7 @@ impl Default for EngineConfig {
             approve_agent_runs: false,
             ssh_command: None,
             recording_cap: Some(crate::term::recording::DEFAULT_CAP),
+            close_abandoned_after: Some(abandoned::DEFAULT_AFTER),
         }
     }
 }
@@ -113,6 +119,10 @@ pub struct Snapshot {
     /// Whether agents' runs of content no person approved wait for a person (approval.rs).
     #[serde(default)]
     pub approval_mode: bool,
+    /// The last run that ended of each workflow, as its journal says (its execution log left
+    /// out): what a studio attaching shows in the plan of a workflow it saw no run of.
+    #[serde(default)]
+    pub last_runs: Vec<RunStatus>,
 }
 
 /// How long shutdown waits for cancelled runs to journal how they ended.
@@ -137,6 +147,8 @@ pub struct Engine {
     /// Approval mode: on from the start (`config.approve_agent_runs`) or turned on by a
     /// person later; never off again while the engine lives.
     approval_mode: std::sync::atomic::AtomicBool,
+    /// Who is attached and what they look at (attention.rs).
+    attention: attention::Attention,
 }
 
 impl Engine {
@@ -178,6 +190,7 @@ impl Engine {
             events,
             input_holders: Default::default(),
             approvers: Default::default(),
+            attention: Default::default(),
         });
         // Each ends as any run ends: its journal's last line (written by the recovery) and its
         // workflow's run count and last result.
@@ -300,6 +313,7 @@ impl Engine {
         // Run counts and last results are a file shared with other flowdeck processes: read
         // before holding the event stream still, which a slow disk must not hold up.
         let meta = self.metadata.all();
+        let last_runs = self.last_runs(&meta);
         self.events.at_rest(|seq| Snapshot {
             seq,
             workflows: self.workflow_list_with(&meta).workflows,
@@ -307,7 +321,26 @@ impl Engine {
             runs: self.runs.list_active(),
             folder_problem: self.store.folder_problem(),
             approval_mode: self.approval_mode(),
+            last_runs,
         })
+    }
+
+    /// The last finished run of each workflow the metadata names, read from its journal.
+    fn last_runs(
+        &self,
+        meta: &std::collections::BTreeMap<String, meta::WorkflowMeta>,
+    ) -> Vec<RunStatus> {
+        meta.values()
+            .filter_map(|m| m.last_run_id.as_deref())
+            .filter_map(|id| self.run_status(id).ok())
+            .filter(|status| status.status == Phase::Finished)
+            .map(|mut status| {
+                if let Some(result) = status.result.as_mut() {
+                    result.execution_log.clear();
+                }
+                status
+            })
+            .collect()
     }
 
     /// Whether anything lives here: a terminal whose program runs, or a run in progress.

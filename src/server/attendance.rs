@@ -1,8 +1,9 @@
-//! Who is attached to the server now: each studio (with its person), each agent (by the
-//! name its client gave in `initialize`) and each `flowdeck run`, for `flowdeck ls` to show
-//! (status.rs). A connection is present while the [`Present`] it was given lives, so it
-//! leaves the list however it ends. Agents over HTTP are counted, not named: their sessions
-//! are rmcp's (http/sessions.rs).
+//! Who is attached to the server's socket now: each studio (with its person) and each
+//! `flowdeck run`, for `flowdeck ls` to show (status.rs), and how many MCP sessions are open
+//! over HTTP. A connection is present while the [`Present`] it was given lives, so it leaves
+//! the list however it ends. Agents, on the socket or over HTTP, are the engine's to know
+//! (engine/attention.rs: attached on `initialize`, by their clients' names); status.rs lists
+//! them from there.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -439,6 +439,7 @@ impl Connection {
             _ => String::new(),
         };
         let _present = self.facts.attendance.arrive(Attendee::Studio { at });
+        let _told = self.engine.arrive(person.clone());
         self.serve_studio_protocol(read, write, (person, approver, studios), false)
             .await;
         drop(counted);
@@ -470,6 +471,7 @@ impl Connection {
         // itself up, not the host or the other clients.
         let transport = wire::WireTransport::new(read, write, &self.who);
         let server = FlowdeckServer::with_engine(self.engine.clone(), options);
+        let leaving = server.clone();
         let who = self.who;
         let running = match server.serve(transport).await {
             Ok(running) => running,
@@ -480,20 +482,14 @@ impl Connection {
                 return;
             }
         };
-        // Named as its client named itself in `initialize`, as its actor is (mcp/server).
-        let name = running
-            .peer_info()
-            .map(|info| info.client_info.name.clone())
-            .filter(|name| !name.trim().is_empty())
-            .unwrap_or_else(|| "unnamed client".into());
-        let _present = self.facts.attendance.arrive(Attendee::Agent {
-            name: crate::workflow::names::sanitize(&name),
-        });
+        // Attached to the engine (named as its client named itself) by the server itself, on
+        // `initialize`, so that agents over HTTP are too (mcp/server).
         let token = running.cancellation_token();
         tokio::select! {
             reason = running.waiting() => tracing::info!("{who} left: {reason:?}"),
             () = self.stop.cancelled() => token.cancel(),
         }
+        leaving.leave();
     }
 }
 

@@ -190,6 +190,7 @@ mod tests {
             runs: Vec::new(),
             folder_problem: None,
             approval_mode: false,
+            last_runs: Vec::new(),
         }));
         assert_eq!(feed.push(snapshot), Fed::Queued);
         assert_eq!(feed.push(screen(2)), Fed::Queued, "caught up");

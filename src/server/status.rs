@@ -51,6 +51,19 @@ pub struct Terminal {
     /// Its program still runs (else it ended and the session is not closed yet).
     pub running: bool,
     pub opened_by: Option<Actor>,
+    /// Set when its agent has gone and nobody looks at it: it will be closed (the engine's
+    /// policy on what nobody watches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<Abandoned>,
+}
+
+/// A terminal nobody watches, until it is closed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Abandoned {
+    /// The agent that opened it and has gone, by its client's name.
+    pub agent: String,
+    /// In how many seconds it is closed, unless someone looks at it meanwhile.
+    pub closes_in_s: u64,
 }
 
 /// A run a server holds.
@@ -83,10 +96,15 @@ pub async fn serve<W: AsyncWrite + Unpin>(engine: &Arc<Engine>, facts: &Facts, w
     // The snapshot reads the workflows' run counts from the folder's state file.
     let snapshot = tokio::task::spawn_blocking(move || {
         let approvals = engine.approvals_pending().len();
-        (engine.snapshot(), approvals)
+        (
+            engine.snapshot(),
+            approvals,
+            engine.attached(),
+            engine.abandoned(),
+        )
     })
     .await;
-    let Ok((snapshot, approvals_pending)) = snapshot else {
+    let Ok((snapshot, approvals_pending, engine_attached, abandoned)) = snapshot else {
         return;
     };
     let state = State {
@@ -99,15 +117,22 @@ pub async fn serve<W: AsyncWrite + Unpin>(engine: &Arc<Engine>, facts: &Facts, w
         started_at: chrono::DateTime::<chrono::Utc>::from(facts.started)
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         uptime_s: facts.started.elapsed().map_or(0, |d| d.as_secs()),
-        attached: facts.attendance.now(),
+        attached: attached(&engine_attached, facts),
         http_agents: facts.attendance.http_agents(),
         terminals: snapshot
             .sessions
             .into_iter()
             .map(|s| Terminal {
-                session_id: s.session_id,
+                session_id: s.session_id.clone(),
                 name: s.name,
                 running: s.running,
+                abandoned: abandoned
+                    .iter()
+                    .find(|a| a.session_id == s.session_id)
+                    .map(|a| Abandoned {
+                        agent: a.agent.clone(),
+                        closes_in_s: a.closes_in_ms.div_ceil(1000),
+                    }),
                 opened_by: s.opened_by,
             })
             .collect(),
@@ -127,6 +152,24 @@ pub async fn serve<W: AsyncWrite + Unpin>(engine: &Arc<Engine>, facts: &Facts, w
         let _ = crate::conn::outbox::write_line(write, &line, Some(ANSWER_WAIT)).await;
     }
     let _ = write.shutdown().await;
+}
+
+/// Who is attached: the studios and `flowdeck run`s on the socket, then the agents the
+/// engine knows (on the socket or over HTTP), by their clients' names.
+fn attached(engine_attached: &[Actor], facts: &Facts) -> Vec<Attendee> {
+    let mut attached: Vec<Attendee> = facts
+        .attendance
+        .now()
+        .into_iter()
+        .filter(|a| !matches!(a, Attendee::Agent { .. }))
+        .collect();
+    attached.extend(engine_attached.iter().filter_map(|a| match a {
+        Actor::Agent { client, .. } => Some(Attendee::Agent {
+            name: crate::workflow::names::sanitize(client),
+        }),
+        _ => None,
+    }));
+    attached
 }
 
 /// Why a server's answer is not taken.
@@ -224,8 +267,9 @@ mod tests {
         let engine =
             Engine::open(folder.path(), crate::engine::EngineConfig::default()).expect("an engine");
         let attendance = Attendance::default();
-        let _agent = attendance.arrive(Attendee::Agent {
-            name: "claude-code".into(),
+        let _agent = engine.arrive(Actor::Agent {
+            client: "claude-code".into(),
+            connection: "c1".into(),
         });
         let facts = Facts {
             folder: folder.path().to_path_buf(),

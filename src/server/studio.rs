@@ -356,7 +356,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     } = writer;
     // Subscribed before the snapshot: no event falls between them.
     let mut events = engine.subscribe();
-    let mut screens = Screens::default();
+    let mut screens = Screens {
+        viewer: Some(engine.viewer()),
+        ..Screens::default()
+    };
     // How many studios first: what the studio does with the snapshot (fit the panes it shows
     // to its screen, or leave them to the studio that sized them) depends on it.
     let attached = *studios.borrow_and_update();
@@ -454,6 +457,8 @@ struct Screens {
     /// Sessions the studio typed into, until when their changes (the echo) are sent at once,
     /// not a frame later, so that typing feels immediate ([`ECHO_WINDOW`]).
     typed: HashMap<String, Instant>,
+    /// What the studio shows, told to the engine: someone looks at those terminals.
+    viewer: Option<crate::engine::attention::Viewer>,
 }
 
 impl Screens {
@@ -468,6 +473,9 @@ impl Screens {
             if !self.sent.contains_key(id) {
                 self.dirty.insert(id.clone());
             }
+        }
+        if let Some(viewer) = &self.viewer {
+            viewer.show(&sessions);
         }
         self.watched = sessions;
     }

@@ -18,6 +18,22 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
             run.phase = Phase::Finished;
         }
     }
+    // Runs that ended before this studio saw them: their results in their plans.
+    for status in snapshot.last_runs {
+        if app.runs.contains_key(&status.run_id) {
+            continue;
+        }
+        let Some(finished) = status.result.as_ref().map(Finished::from_result) else {
+            continue;
+        };
+        let mut view = RunView::from_status(&status);
+        view.finished = Some(finished);
+        // Its session may be of an earlier server, whose ids a session of this one reuses:
+        // a pane is never labelled with a past run.
+        view.session_id = None;
+        // Older than every run the studio follows: the newest stays the one a plan shows.
+        app.runs.shift_insert(0, status.run_id, view);
+    }
     for status in &snapshot.runs {
         let view = app
             .runs
@@ -95,6 +111,16 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             Vec::new()
         }
         Change::SessionClosed { session_id } => session_closed(app, &session_id),
+        Change::SessionAbandoned {
+            session_id, agent, ..
+        } => {
+            app.message = Some(format!(
+                "closed {session_id}: agent {agent} left it and nobody looked at it"
+            ));
+            Vec::new()
+        }
+        Change::Attached {} => Vec::new(),
+        Change::Detached { terminals } => agent_left(app, &actor, terminals),
         Change::Run {
             run_id,
             journal_seq,
@@ -312,16 +338,37 @@ fn stop_answering(app: &mut App, run_id: &str) {
     }
 }
 
-/// The run's result kept for its plan; what the status line says of it.
+/// An agent left: the person is told, with what it leaves open (a person's studio leaving
+/// is theirs to know).
+fn agent_left(app: &mut App, actor: &Actor, terminals: usize) -> Vec<Effect> {
+    let Actor::Agent { client, .. } = actor else {
+        return Vec::new();
+    };
+    let kept = match terminals {
+        0 => String::new(),
+        1 => "; its terminal stays".into(),
+        n => format!("; its {n} terminals stay"),
+    };
+    let left = format!("agent {client} left{kept}");
+    app.message = Some(left.clone());
+    attention(app, left)
+}
+
+/// The run's result kept for its plan; what the status line says of it: an agent's run by
+/// the agent's name, so that it is never taken for the person's own.
 fn finish(run: &mut RunView, finished: Finished) -> String {
     run.phase = Phase::Finished;
     run.prompt = None;
-    let ended = format!(
-        "{} ended: {} in {}",
-        run.workflow,
-        finished.final_state,
-        super::draw::text::duration(finished.duration_ms)
-    );
+    let took = super::draw::text::duration(finished.duration_ms);
+    let ended = match &run.actor {
+        Some(Actor::Agent { client, .. }) => format!(
+            "agent {client}'s run of {} {} {} in {took}",
+            run.workflow,
+            if finished.success { "✓" } else { "✗" },
+            finished.final_state,
+        ),
+        _ => format!("{} ended: {} in {took}", run.workflow, finished.final_state),
+    };
     run.finished = Some(finished);
     ended
 }

@@ -359,6 +359,7 @@ fn a_new_snapshot_reads_the_requests_again() {
             runs: Vec::new(),
             folder_problem: None,
             approval_mode: true,
+            last_runs: Vec::new(),
         })),
     );
     assert!(

@@ -50,6 +50,19 @@ pub struct Finished {
     pub duration_ms: f64,
 }
 
+impl Finished {
+    /// How a run ended, as its result says.
+    pub fn from_result(result: &crate::engine::RunResult) -> Finished {
+        Finished {
+            final_state: result.final_state.into(),
+            success: result.success,
+            error: result.error.clone(),
+            return_values: result.return_values.clone(),
+            duration_ms: result.duration_ms,
+        }
+    }
+}
+
 /// A run as the studio follows it, from its journal lines.
 #[derive(Debug, Clone)]
 pub struct RunView {

@@ -174,7 +174,7 @@ fn every_bundled_workflow_returns_success() {
     assert_returns(&built, &[("BUILD_STATUS", "SUCCESS")]);
 
     let made = run_json(w, "make_build", &[format!("PROJECT_ROOT={root}")], "");
-    assert_returns(&made, &[("BUILD_STATUS", "SUCCESS")]);
+    assert_returns(&made, &[("BUILD_STATUS", "SUCCESS"), ("COMPLETED", "true")]);
     assert!(project.path().join("out/app").exists());
 
     let health = run_json(w, "git_health", std::slice::from_ref(&repo_dir), "");
@@ -206,6 +206,7 @@ fn every_bundled_workflow_returns_success() {
             ("SERVICE_STATUS", "HEALTHY"),
             ("HTTP_STATUS", "200"),
             ("SERVICE_STOPPED", "true"),
+            ("COMPLETED", "true"),
         ],
     );
 
@@ -228,7 +229,11 @@ fn every_bundled_workflow_returns_success() {
     );
     assert_returns(
         &archived,
-        &[("ARCHIVE_STATUS", "ARCHIVED"), ("ARCHIVE_FILE_COUNT", "3")],
+        &[
+            ("ARCHIVE_STATUS", "ARCHIVED"),
+            ("ARCHIVE_FILE_COUNT", "3"),
+            ("COMPLETED", "true"),
+        ],
     );
 
     let installed = run_json(w, "interactive_installer", &[], "");
@@ -255,5 +260,86 @@ fn interactive_installer_installs_every_time() {
             "round {round}: {:?}",
             states_of(&result)
         );
+    }
+}
+
+/// An install that fails ends as a failure, not `✓ completed` with INSTALL_STATUS=FAILED: a
+/// TMPDIR that does not exist fails the very first step (its temporary directory).
+#[test]
+fn interactive_installer_that_fails_ends_failed_and_says_why() {
+    let workflows = common::bundled_workflows_copy();
+    let runtime = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(workflows.path())
+        .args(["run", "interactive_installer", "--json"])
+        .env("SHELL", "/bin/bash")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("TMPDIR", runtime.path().join("not-there"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let told = format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{told}"));
+    assert!(!out.status.success(), "{told}");
+    assert_eq!(result["success"], false, "{told}");
+    assert_eq!(result["final_state"], "return_validation_failed", "{told}");
+    assert_returns(&result, &[("INSTALL_STATUS", "FAILED")]);
+    assert!(
+        result["return_values"].get("INSTALL_PREFIX").is_none(),
+        "{told}"
+    );
+    assert!(
+        states_of(&result).contains(&"mark_failed".to_string()),
+        "{:?}",
+        states_of(&result)
+    );
+}
+
+/// A bundled workflow whose work fails ends as a failure, its status value still returned,
+/// never `completed`: make_build where no makefile is, archive_logs of a folder that is not.
+#[test]
+fn bundled_workflows_that_fail_end_failed_with_their_status() {
+    let workflows = common::bundled_workflows_copy();
+    let empty = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "make_build",
+            "PROJECT_ROOT",
+            ("BUILD_STATUS", "NO_MAKEFILE"),
+        ),
+        (
+            "archive_logs",
+            "LOG_DIR",
+            ("ARCHIVE_STATUS", "INVALID_ARGUMENTS"),
+        ),
+    ];
+    for (name, input, status) in cases {
+        let missing = empty.path().join("not-there");
+        let folder = if name == "archive_logs" {
+            &missing
+        } else {
+            empty.path()
+        };
+        let input = format!("{input}={}", folder.display());
+        let out =
+            common::flowdeck_fed(workflows.path(), &["run", name, "-i", &input, "--json"], "");
+        let told = format!(
+            "{name}: exit {:?}\nstdout:\n{}\nstderr:\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{told}"));
+        assert!(!out.status.success(), "{told}");
+        assert_eq!(result["final_state"], "return_validation_failed", "{told}");
+        assert_returns(&result, &[status]);
+        assert!(result["return_values"].get("COMPLETED").is_none(), "{told}");
     }
 }

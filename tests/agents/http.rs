@@ -900,3 +900,34 @@ async fn a_terminal_an_http_agent_opens_is_shown_in_an_attached_studio() {
     common::studio::quit(&studio).await;
     drop(host);
 }
+
+/// `flowdeck ls --json` under `runtime`: the first server listed.
+fn listed(folder: &Path, runtime: &Path) -> Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder)
+        .args(["ls", "--json"])
+        .env("XDG_RUNTIME_DIR", runtime)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["servers"][0].clone()
+}
+
+#[test]
+fn ls_names_an_agent_over_http_by_its_client_until_its_session_ends() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let session = host.session();
+    let server = common::wait_until(LONG, "ls to name the HTTP agent", || {
+        let server = listed(folder.path(), runtime.path());
+        (server["attached"] == json!([{"kind": "agent", "name": "raw-http"}])).then_some(server)
+    });
+    assert_eq!(server["http_agents"], 1, "{server:#}");
+    let ended = request_delete(host.port, &host.bearer(), &session);
+    assert_eq!(ended.status, 204, "{ended:?}");
+    common::wait_until(LONG, "the HTTP agent to leave the list", || {
+        (listed(folder.path(), runtime.path())["attached"] == json!([])).then_some(())
+    });
+}

@@ -149,6 +149,7 @@ pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConf
         approve_agent_runs: false,
         ssh_command: None,
         recording_cap: Some(flowdeck::term::recording::DEFAULT_CAP),
+        close_abandoned_after: None,
     }
 }
 

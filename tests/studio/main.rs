@@ -5,6 +5,7 @@
 mod common;
 
 mod studio_agent;
+mod studio_agents_told;
 mod studio_attach;
 mod studio_drafts;
 mod studio_editor;

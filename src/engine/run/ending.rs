@@ -196,6 +196,47 @@ impl Engine {
         }
     }
 
+    /// A run of a workflow that does not exist: its result, written nowhere and told to
+    /// nobody but its caller (and `run_status`, while this engine lives).
+    pub(super) fn not_found(
+        &self,
+        run_id: &str,
+        name: &str,
+        request: &RunRequest,
+        error: String,
+        started_at: String,
+    ) -> StartedRun {
+        let ending = Ending::unstarted(
+            run_id,
+            name,
+            None,
+            request.session_id.clone(),
+            FinalState::WorkflowNotFound,
+            error,
+            started_at.clone(),
+        );
+        let result = ending.into_result(crate::engine::journal::now(), None);
+        let status = RunStatus {
+            run_id: run_id.to_string(),
+            workflow_name: name.to_string(),
+            status: Phase::Finished,
+            session_id: request.session_id.clone(),
+            current_state: None,
+            states_executed: 0,
+            started_at,
+            started_by: Some(request.actor.clone()),
+            prompt: None,
+            last_event: 0,
+            result: Some(result),
+        };
+        self.runs().record_finished(status.clone());
+        let (_, receiver) = watch::channel(status);
+        StartedRun {
+            run_id: run_id.to_string(),
+            status: receiver,
+        }
+    }
+
     /// The journal and result of a run that ended before its first state.
     #[allow(clippy::too_many_arguments)]
     async fn journal_unstarted(
@@ -346,7 +387,11 @@ mod tests {
         assert_recorded(&engine, &buggy, FinalState::Error);
         // Before it started: no such workflow.
         let ghost = ended(&engine, request("ghost", Actor::Cli)).await;
-        assert_recorded(&engine, &ghost, FinalState::WorkflowNotFound);
+        assert_eq!(ghost.final_state, FinalState::WorkflowNotFound);
+        // Nothing ran: no journal, no history, no run count.
+        assert!(engine.run_list(Some("ghost"), 100).runs.is_empty());
+        assert_eq!(engine.metadata().get("ghost").runs, 0);
+        assert!(engine.journal().read(&ghost.run_id, 0, 10).is_err());
         // A person's no.
         let started = engine
             .start_run(request("denied", agent()))

@@ -24,8 +24,8 @@ use super::started::StartedRun;
 
 impl Engine {
     /// Starts a run. A workflow that does not exist or was never valid ends at once with
-    /// `workflow_not_found` / `definition_invalid`; a busy session or the run limit is an
-    /// error.
+    /// `workflow_not_found` (journaled nowhere: nothing ran) / `definition_invalid`; a busy
+    /// session or the run limit is an error.
     pub async fn start_run(
         self: &Arc<Self>,
         request: RunRequest,
@@ -46,6 +46,12 @@ impl Engine {
         };
         let resolved = match self.resolve(&request.workflow) {
             Ok(found) => found,
+            // No such workflow: nothing ran, so nothing is written (no journal, no history, no
+            // run count), whichever front end asked: `flowdeck run` and an agent alike.
+            Err((FinalState::WorkflowNotFound, error)) => {
+                self.journal().release(&run_id);
+                return Ok(self.not_found(&run_id, &requested_name, &request, error, started_at));
+            }
             Err((final_state, error)) => {
                 return Ok(self
                     .ended_before_start(

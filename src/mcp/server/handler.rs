@@ -51,6 +51,7 @@ impl ServerHandler for FlowdeckServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let Ok(engine) = self.engine().await {
+            self.be_present(&engine, &context.peer);
             self.start_forwarding(&engine, context.peer);
         }
     }
@@ -83,6 +84,13 @@ impl ServerHandler for FlowdeckServer {
         let loaded = self.loaded().await?;
         let engine = loaded.engine.clone();
         let actor = self.actor(&context.peer);
+        // A client of the 2026 protocol may call without `initialize`: present from its
+        // first call.
+        self.be_present(&engine, &context.peer);
+        // Whatever the call does to a terminal, someone is looking at it (abandoned.rs).
+        if let Some(session) = args.get("session_id").and_then(Value::as_str) {
+            engine.looked_at(session);
+        }
         let audited = AuditedCall {
             tool: name.clone(),
             actor: actor.clone(),

@@ -67,6 +67,9 @@ struct Inner {
     tasks: rmcp::task_manager::TaskManager,
     /// This connection's name in actors: unique among the engine's connections.
     connection: String,
+    /// The agent attached to the engine, from its `initialize` (or first call) until it
+    /// leaves (host.rs) or this server is dropped (an HTTP session ended).
+    presence: Mutex<Option<crate::engine::attention::Presence>>,
 }
 
 impl std::fmt::Debug for FlowdeckServer {
@@ -107,6 +110,7 @@ impl FlowdeckServer {
                 forwarding: AtomicBool::new(false),
                 calls: AtomicU64::new(0),
                 tasks: rmcp::task_manager::TaskManager::new(),
+                presence: Mutex::new(None),
                 connection: {
                     static NEXT: AtomicU64 = AtomicU64::new(1);
                     format!(
@@ -173,6 +177,30 @@ impl FlowdeckServer {
         }
     }
 
+    /// The agent is attached to the engine, told once, under the name its client gave.
+    fn be_present(&self, engine: &Arc<Engine>, peer: &Peer<RoleServer>) {
+        let mut presence = self
+            .inner
+            .presence
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if presence.is_none() {
+            *presence = Some(engine.arrive(self.actor(peer)));
+        }
+    }
+
+    /// The agent left (its connection ended): told now, not when the last task holding this
+    /// server ends.
+    pub fn leave(&self) {
+        let presence = self
+            .inner
+            .presence
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(presence);
+    }
+
     fn dynamic_enabled(&self) -> bool {
         // A dynamic tool runs a workflow: never in read-only mode.
         self.inner.options.toolsets.contains(&Toolset::Dynamic) && !self.inner.options.read_only
@@ -217,10 +245,16 @@ impl FlowdeckServer {
         if self.inner.forwarding.swap(true, Ordering::SeqCst) {
             return;
         }
-        let server = self.clone();
+        // Held weakly: an HTTP session's server is dropped when the session ends, and with it
+        // the agent's presence, which this task must not keep.
+        let server = Arc::downgrade(&self.inner);
         let mut events = engine.subscribe();
         tokio::spawn(async move {
             while let Some(touched) = next_touched(&mut events).await {
+                let Some(inner) = server.upgrade() else {
+                    break;
+                };
+                let server = FlowdeckServer { inner };
                 if !touched.is_empty() {
                     let _ = peer.notify_tool_list_changed().await;
                     let _ = peer.notify_resource_list_changed().await;

@@ -166,22 +166,24 @@ impl Exec<'_> {
             Ok(values) => {
                 json!({"valid": true, "missing_vars": [], "values": values, "validation_type": "return_values"})
             }
-            Err(missing) => {
-                json!({"valid": false, "missing_vars": missing, "validation_type": "return_values"})
+            Err((missing, values)) => {
+                json!({"valid": false, "missing_vars": missing, "values": values, "validation_type": "return_values"})
             }
         };
         self.record_contract(ContractPhase::ReturnValues, checked.is_ok(), detail)
             .await;
-        checked.map_err(|missing| {
+        checked.map_err(|(missing, values)| {
             let expected: Vec<&str> = self.wf.return_values.keys().map(String::as_str).collect();
-            Stop::new(
+            let mut stop = Stop::new(
                 FinalState::ReturnValidationFailed,
                 format!(
                     "Workflow failed to set required return values: {}. Expected variables: {}",
                     missing.join(", "),
                     expected.join(", ")
                 ),
-            )
+            );
+            stop.return_values = values;
+            stop
         })
     }
 

@@ -56,6 +56,9 @@ pub struct RunPlan {
 pub(super) struct Stop {
     final_state: FinalState,
     error: String,
+    /// The return values that were set, when the output contract failed: a failed run
+    /// still says what it found (`INSTALL_STATUS=FAILED`).
+    return_values: IndexMap<String, String>,
 }
 
 impl Stop {
@@ -63,6 +66,7 @@ impl Stop {
         Stop {
             final_state,
             error: error.into(),
+            return_values: IndexMap::new(),
         }
     }
 }
@@ -134,7 +138,7 @@ pub(super) async fn execute(
     let recordings = exec.finish_recordings().await;
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),
-        Err(stop) => (stop.final_state, Some(stop.error), IndexMap::new()),
+        Err(stop) => (stop.final_state, Some(stop.error), stop.return_values),
     };
     let error = exec.secrets.redact_opt(error);
     for entry in &mut exec.log {
