@@ -151,6 +151,7 @@ pub const PALETTE: &[Command] = &[
     Command::Filter,
     Command::Problems,
     Command::Runs,
+    Command::Replay,
     Command::NextView,
     Command::PrevView,
     Command::Edit,
@@ -245,7 +246,7 @@ impl Command {
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",
-                'd' => "diff (a conflict) / drop your changes (leaving)",
+                'd' => "changed on disk: show the diff; leaving: drop your changes",
                 's' => "save, then go on",
                 'y' => "yes",
                 _ => "answer",

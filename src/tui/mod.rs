@@ -23,6 +23,7 @@ pub mod editor;
 pub mod effect;
 pub mod effects;
 pub mod form;
+pub mod help;
 pub mod history;
 pub mod keymap;
 pub mod keys;
@@ -61,5 +62,7 @@ mod runs_tests;
 mod test_support;
 #[cfg(test)]
 mod themes_tests;
+#[cfg(test)]
+mod overlays_tests;
 #[cfg(test)]
 mod update_tests;

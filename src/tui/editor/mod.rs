@@ -15,7 +15,8 @@ pub use finding::{
 };
 pub use saving::{SaveFailure, answer, changed_on_disk, check_due, checked, disk, save, saved};
 pub use view::{
-    cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark, next_problem, page,
+    answer_label, cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark,
+    next_problem, page,
     shown_char,
 };
 

@@ -145,6 +145,23 @@ pub fn choices(ask: Ask) -> &'static [char] {
     }
 }
 
+/// What answering `ask` with `c` does, in the words of the status line: each question's
+/// keys say plainly what they do there (`d` shows the diff of a conflict, but drops the
+/// changes when leaving).
+pub fn answer_label(ask: Ask, c: char) -> Option<&'static str> {
+    Some(match (ask, c) {
+        (Ask::Conflict, 'r') => "reload the file (drops your text)",
+        (Ask::Conflict, 'o') => "overwrite the file with your text",
+        (Ask::Conflict, 'd') => "show the diff",
+        (Ask::SaveInvalid, 'y') => "save anyway",
+        (Ask::Leave, 's') => "save and close",
+        (Ask::Leave, 'd') => "drop your changes and close",
+        (Ask::Quit, 's') => "save and quit",
+        (Ask::Quit, 'd') => "drop your changes and quit",
+        _ => return None,
+    })
+}
+
 /// A severity's mark in the gutter.
 pub fn mark(severity: Severity) -> &'static str {
     match severity {

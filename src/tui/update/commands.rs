@@ -107,6 +107,8 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Palette => {
             app.palette = Some(Palette::default());
             app.mode = Mode::Palette;
+            // The person's own themes, listed again: one added since shows up.
+            return vec![Effect::ListThemes];
         }
         Command::Audit => return vec![Effect::LoadAudit],
         Command::ToggleMouse => {
