@@ -208,6 +208,16 @@ pub fn layout(mode: Mode, view: View, cols: u16) -> Vec<Vec<Piece>> {
         .collect()
 }
 
+/// Where help was opened, in its title: the view for the studio's own keys, else the mode.
+pub fn place(mode: Mode, view: View) -> &'static str {
+    match (mode, view) {
+        (Mode::Normal, View::List) => "workflow list",
+        (Mode::Normal, View::Plan) => "plan",
+        (Mode::Normal, View::Panes) => "panes",
+        (mode, _) => mode.title(),
+    }
+}
+
 /// The last line of help: where every other key is.
 pub const ALL_KEYS: &str = "all keys: Ctrl-p (the command palette finds any command)";
 

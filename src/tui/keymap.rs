@@ -251,6 +251,7 @@ pub const BINDINGS: &[Binding] = &[
     hint(Search, Enter, "Enter", Command::Confirm),
     hint(Search, Esc, "Esc", Command::Close),
     bind(Search, Backspace, "Backspace", Command::DeleteChar),
+    hint(Problems, Enter, "Enter", Command::Confirm),
     hint(Problems, Esc, "Esc", Command::Close),
     bind(Problems, Char('e'), "e", Command::Close),
     bind(Problems, Char('q'), "q", Command::Close),

@@ -290,3 +290,42 @@ fn replay_from_the_palette_opens_the_runs_to_choose_from() {
     let effects = palette_choose(&mut app, "replay");
     assert_eq!(effects, vec![Effect::LoadRuns("archive_logs".into())]);
 }
+
+#[test]
+fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
+    use crate::workflow::violation::Violation;
+    let mut app = studio();
+    let mut first = Violation::error("unknown_key", "/states/a/x", "unknown key 'x'");
+    first.line = Some(2);
+    first.column = Some(3);
+    let mut second = Violation::error("type", "/states/a/timeout", "expected number");
+    second.line = Some(4);
+    second.column = Some(5);
+    update(
+        &mut app,
+        Event::Problems {
+            workflow: "archive_logs".into(),
+            problems: Ok(("archive_logs.yaml".into(), vec![first, second])),
+        },
+    );
+    assert_eq!(app.mode, Mode::Problems);
+    update(&mut app, key(KeyCode::Char('j')));
+    let effects = update(&mut app, key(KeyCode::Enter));
+    assert_eq!(effects, vec![Effect::LoadDocument("archive_logs".into())]);
+    assert!(app.problems.is_none());
+    update(
+        &mut app,
+        Event::Document {
+            workflow: "archive_logs".into(),
+            document: Ok(super::editor::Document {
+                file: "archive_logs.yaml".into(),
+                path: "/w/archive_logs.yaml".into(),
+                version: "v1".into(),
+                text: "name: a\ndescription: d\ninitial_state: s\ntimeout: abc\n".into(),
+            }),
+        },
+    );
+    assert_eq!(app.mode, Mode::Edit);
+    let cursor = app.editor.as_ref().map(|e| e.text.cursor());
+    assert_eq!(cursor, Some((3, 4)), "line 4, column 5");
+}

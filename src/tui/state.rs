@@ -295,6 +295,9 @@ pub struct App {
     pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
+    /// Where the editor's cursor goes when the file asked for arrives: a problem's line and
+    /// column (Enter in the problems view).
+    pub open_at: Option<(usize, usize)>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
     pub recovered: Vec<crate::engine::Recovered>,
     /// Naming a new, duplicated or renamed workflow.

@@ -242,13 +242,9 @@ fn note(frame: &mut Frame, area: Rect, editor: &Editor, t: &Theme) {
     let text = match editor.violations_on(line).next() {
         Some(v) => Line::styled(
             format!(
-                "line {line}: {} ({}){}",
-                clean(&v.message),
+                "line {line}: {} ({})",
+                super::text::violation_message(&v.message, v.expected.as_deref()),
                 clean(&v.rule),
-                v.expected
-                    .as_ref()
-                    .map(|e| format!(", expected {}", clean(e)))
-                    .unwrap_or_default()
             ),
             Style::default().fg(match v.severity {
                 Severity::Error => t.error,

@@ -77,10 +77,11 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
     let area = centered(frame.area(), width, height);
     let pages = rows.len().div_ceil(page).max(1);
+    let place = help::place(app.help_of, app.view);
     let title = if pages > 1 {
         format!(
             " Keys · {} · page {} of {pages} · PgDn/Space more · Esc closes ",
-            app.help_of.title(),
+            place,
             if top + page >= rows.len() {
                 pages
             } else {
@@ -88,7 +89,7 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
             },
         )
     } else {
-        format!(" Keys · {} · Esc closes ", app.help_of.title())
+        format!(" Keys · {place} · Esc closes ")
     };
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
@@ -192,7 +193,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
     };
     let file = clean(&view.file);
     let mut lines = Vec::new();
-    for v in view.violations.iter().skip(view.top) {
+    for (i, v) in view.violations.iter().enumerate().skip(view.top) {
         let place = match (v.line, v.column) {
             (Some(line), Some(col)) => format!("{file}:{line}:{col}"),
             (Some(line), None) => format!("{file}:{line}"),
@@ -202,8 +203,15 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             crate::workflow::violation::Severity::Error => t.error,
             crate::workflow::violation::Severity::Warning => t.warning,
         };
+        // The problem on top is the one Enter opens.
+        let (marker, place_style) = if i == view.top {
+            ("▶ ", Style::default().fg(t.accent).patch(t.selection()))
+        } else {
+            ("  ", Style::default().fg(t.accent))
+        };
         lines.push(Line::from(vec![
-            Span::styled(place, Style::default().fg(t.accent)),
+            Span::styled(marker, Style::default().fg(t.accent)),
+            Span::styled(place, place_style),
             Span::raw(" "),
             Span::styled(
                 v.severity.to_string(),
@@ -212,17 +220,14 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             Span::raw(" "),
             Span::styled(clean(&v.rule), Style::default().fg(t.muted)),
         ]));
-        let mut message = clean(&v.message);
-        if let Some(expected) = &v.expected {
-            message.push_str(&format!(" (expected {})", clean(expected)));
-        }
+        let message = text::violation_message(&v.message, v.expected.as_deref());
         lines.push(Line::styled(
-            format!("  {message}"),
+            format!("    {message}"),
             Style::default().fg(t.foreground),
         ));
         if !v.path.is_empty() {
             lines.push(Line::styled(
-                format!("  at {}", clean(&v.path)),
+                format!("    at {}", clean(&v.path)),
                 Style::default().fg(t.muted),
             ));
         }
@@ -235,7 +240,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             .wrap(Wrap { trim: false })
             .block(boxed(
                 format!(
-                    " Problems · {} · {n} · j/k scroll · Esc closes ",
+                    " Problems · {} · {n} · j/k choose · Enter edits there · Esc ",
                     clean(&view.workflow)
                 ),
                 cx,
@@ -342,11 +347,15 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
     };
     let (title, what) = match &naming.purpose {
         NameFor::New(at) => {
-            let template = crate::engine::editing::TEMPLATES.get(*at);
+            let templates = crate::engine::editing::TEMPLATES;
+            let template = templates.get(*at);
+            // The template on a row of its own: its title with the arrows fits 80 columns.
             (
                 " New workflow ".to_string(),
                 format!(
-                    "from the template ◂ {} ▸ (←/→)",
+                    "from a template ({} of {}, ←/→ choose):\n◂ {} ▸",
+                    at + 1,
+                    templates.len(),
                     template.map_or("", |t| t.title)
                 ),
             )
@@ -368,8 +377,13 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
             format!("from what was typed in {}", clean(session_id)),
         ),
     };
-    let lines = vec![
-        Line::styled(what, Style::default().fg(t.foreground)),
+    let width = 72.min(frame.area().width);
+    let mut lines: Vec<Line> = what
+        .lines()
+        .flat_map(|line| text::wrap(line, usize::from(width.saturating_sub(2))))
+        .map(|row| Line::styled(row, Style::default().fg(t.foreground)))
+        .collect();
+    lines.extend([
         Line::raw(""),
         Line::from(vec![
             Span::styled("name: ", Style::default().fg(t.muted)),
@@ -383,8 +397,9 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
             "lowercase letters, digits and _ · Enter · Esc cancels",
             Style::default().fg(t.muted),
         ),
-    ];
-    let area = centered(frame.area(), 72, 7);
+    ]);
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let area = centered(frame.area(), width, height);
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }

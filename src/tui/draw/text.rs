@@ -68,6 +68,18 @@ pub fn wrap(text: &str, room: usize) -> Vec<String> {
     rows
 }
 
+/// A violation's message with what was expected, said once: the schema's messages already
+/// say `expected number, found …`, and saying it again reads as a second problem.
+pub fn violation_message(message: &str, expected: Option<&str>) -> String {
+    let message = clean(message);
+    match expected.map(clean) {
+        Some(e) if !message.contains(&format!("expected {e}")) => {
+            format!("{message} (expected {e})")
+        }
+        _ => message,
+    }
+}
+
 /// `3 ms`, `1.2 s`, `2 min 5 s`.
 pub fn duration(ms: f64) -> String {
     if ms < 1000.0 {
@@ -111,6 +123,19 @@ mod tests {
         // From a clock ahead of ours: not in the future.
         assert_eq!(at("2026-11-23T12:05:00Z").as_deref(), Some("now"));
         assert_eq!(at("yesterday"), None);
+    }
+
+    #[test]
+    fn what_was_expected_is_said_once() {
+        assert_eq!(
+            violation_message("expected number, found string 'abc'", Some("number")),
+            "expected number, found string 'abc'"
+        );
+        assert_eq!(
+            violation_message("unknown key 'x'", Some("one of a, b")),
+            "unknown key 'x' (expected one of a, b)"
+        );
+        assert_eq!(violation_message("missing", None), "missing");
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub fn page(app: &mut App, pages: isize) {
 }
 
 pub(super) fn jump(editor: &mut Editor, row: usize, col: usize) {
+    editor.steps.interrupt();
     editor.text.move_cursor(CursorMove::Jump(
         u16::try_from(row).unwrap_or(u16::MAX),
         u16::try_from(col).unwrap_or(u16::MAX),

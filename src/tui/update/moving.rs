@@ -158,6 +158,24 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => naming::submit(app),
+        Mode::Problems => {
+            // The problem on top of the view: the editor at its line.
+            let Some(view) = app.problems.take() else {
+                app.mode = Mode::Normal;
+                return Vec::new();
+            };
+            app.mode = Mode::Normal;
+            let at = view.violations.get(view.top).and_then(|v| v.line.map(|l| (l, v.column)));
+            match at {
+                Some((line, column)) => {
+                    editor::open_at(app, view.workflow, line, column.unwrap_or(1))
+                }
+                None => {
+                    app.message = Some("this problem has no line: the editor opens at the top".into());
+                    editor::open_at(app, view.workflow, 1, 1)
+                }
+            }
+        }
         Mode::Complete => editor::accept_completion(app),
         Mode::Palette => {
             let selected = app.palette.as_ref().map_or(0, |p| p.selected);
