@@ -242,9 +242,9 @@ fn note(frame: &mut Frame, area: Rect, editor: &Editor, t: &Theme) {
     let text = match editor.violations_on(line).next() {
         Some(v) => Line::styled(
             format!(
-                "line {line}: {} ({})",
-                super::text::violation_message(&v.message, v.expected.as_deref()),
+                "line {line}: {}: {}",
                 clean(&v.rule),
+                super::text::violation_message(&v.message, v.expected.as_deref()),
             ),
             Style::default().fg(match v.severity {
                 Severity::Error => t.error,

@@ -151,14 +151,14 @@ pub fn choices(ask: Ask) -> &'static [char] {
 /// changes when leaving).
 pub fn answer_label(ask: Ask, c: char) -> Option<&'static str> {
     Some(match (ask, c) {
-        (Ask::Conflict, 'r') => "reload the file (drops your text)",
-        (Ask::Conflict, 'o') => "overwrite the file with your text",
-        (Ask::Conflict, 'd') => "show the diff",
+        (Ask::Conflict, 'r') => "reload theirs",
+        (Ask::Conflict, 'o') => "overwrite with yours",
+        (Ask::Conflict, 'd') => "diff",
         (Ask::SaveInvalid, 'y') => "save anyway",
-        (Ask::Leave, 's') => "save and close",
-        (Ask::Leave, 'd') => "drop your changes and close",
-        (Ask::Quit, 's') => "save and quit",
-        (Ask::Quit, 'd') => "drop your changes and quit",
+        (Ask::Leave, 's') => "save, close",
+        (Ask::Leave, 'd') => "drop changes, close",
+        (Ask::Quit, 's') => "save, quit",
+        (Ask::Quit, 'd') => "drop changes, quit",
         _ => return None,
     })
 }
