@@ -229,5 +229,7 @@ pub fn page(rows: u16) -> usize {
 
 /// The first row of the last page.
 pub fn last_top(mode: Mode, view: View, size: (u16, u16)) -> usize {
-    layout(mode, view, size.0).len().saturating_sub(page(size.1))
+    layout(mode, view, size.0)
+        .len()
+        .saturating_sub(page(size.1))
 }

@@ -55,6 +55,8 @@ mod editor_unicode_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
+mod overlays_tests;
+#[cfg(test)]
 mod quitting_tests;
 #[cfg(test)]
 mod runs_tests;
@@ -62,7 +64,5 @@ mod runs_tests;
 mod test_support;
 #[cfg(test)]
 mod themes_tests;
-#[cfg(test)]
-mod overlays_tests;
 #[cfg(test)]
 mod update_tests;

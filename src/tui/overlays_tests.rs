@@ -76,7 +76,10 @@ fn a_long_form_keeps_its_focused_field_and_footer_on_screen_at_80x24() {
     update(&mut app, key(KeyCode::BackTab));
     let screen = drawn_text(&app, 80, 24);
     assert!(screen.contains("▶ on host"), "{screen}");
-    assert!(screen.contains(" more ╮"), "what is above is said:\n{screen}");
+    assert!(
+        screen.contains(" more ╮"),
+        "what is above is said:\n{screen}"
+    );
 }
 
 #[test]
@@ -272,10 +275,7 @@ fn the_palette_lists_the_persons_themes_as_entries() {
         Event::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL)),
     );
     assert_eq!(effects, vec![Effect::ListThemes]);
-    update(
-        &mut app,
-        Event::Themes(vec!["dark".into(), "mine".into()]),
-    );
+    update(&mut app, Event::Themes(vec!["dark".into(), "mine".into()]));
     let found = app
         .palette_matches()
         .into_iter()

@@ -128,7 +128,9 @@ mod tests {
     use super::*;
 
     fn themes() -> Vec<String> {
-        ["dark", "high-contrast", "light"].map(String::from).to_vec()
+        ["dark", "high-contrast", "light"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn first(query: &str) -> Action {
@@ -179,7 +181,10 @@ mod tests {
     #[test]
     fn each_theme_is_an_entry_of_its_own() {
         assert_eq!(first("theme light"), Action::Theme("light".into()));
-        assert_eq!(first("high-contrast"), Action::Theme("high-contrast".into()));
+        assert_eq!(
+            first("high-contrast"),
+            Action::Theme("high-contrast".into())
+        );
         let themes_found = matches("theme", &themes(), "dark");
         assert!(
             themes_found[..3]

@@ -58,7 +58,10 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
                     let keys = format!("  {:<12}", k.keys);
                     let room = column.saturating_sub(text::cells(&keys));
                     spans.push(Span::styled(keys, Style::default().fg(t.warning)));
-                    (text::shorten(k.what, room), Style::default().fg(t.foreground))
+                    (
+                        text::shorten(k.what, room),
+                        Style::default().fg(t.foreground),
+                    )
                 }
                 Piece::Blank => (String::new(), Style::default()),
             };

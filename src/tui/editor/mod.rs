@@ -17,8 +17,7 @@ pub use finding::{
 pub use saving::{SaveFailure, answer, changed_on_disk, check_due, checked, disk, save, saved};
 pub use view::{
     answer_label, cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark,
-    next_problem, page,
-    shown_char,
+    next_problem, page, shown_char,
 };
 
 use super::effect::Effect;
@@ -366,9 +365,10 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         && !key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-    editor
-        .steps
-        .before(&editor.text, if typing { Edit::Typing } else { Edit::Other });
+    editor.steps.before(
+        &editor.text,
+        if typing { Edit::Typing } else { Edit::Other },
+    );
     // A conflict waits for the person's choice; typing goes on meanwhile.
     let edited = editor.text.input(key);
     editor.steps.after(edited);

@@ -39,7 +39,11 @@ fn one_ctrl_z_undoes_one_enter_and_the_next_the_typing_before_it() {
     update(&mut app, ctrl('z'));
     assert_eq!(lines(&app)[3], "  ", "the typing after Enter first");
     update(&mut app, ctrl('z'));
-    assert_eq!(lines(&app), typed_line, "then the Enter, indentation and all");
+    assert_eq!(
+        lines(&app),
+        typed_line,
+        "then the Enter, indentation and all"
+    );
     update(&mut app, ctrl('z'));
     assert_eq!(lines(&app), before, "then the run of typing, whole");
     // And forward again, a step at a time.

@@ -3,10 +3,10 @@
 use super::super::command::Command;
 use super::super::copy;
 use super::super::effect::Effect;
-use super::super::history;
 use super::super::help;
-use super::super::palette::Action;
+use super::super::history;
 use super::super::keymap::Mode;
+use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::{App, View};
 use super::super::{editor, naming};
@@ -158,24 +158,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => naming::submit(app),
-        Mode::Problems => {
-            // The problem on top of the view: the editor at its line.
-            let Some(view) = app.problems.take() else {
-                app.mode = Mode::Normal;
-                return Vec::new();
-            };
-            app.mode = Mode::Normal;
-            let at = view.violations.get(view.top).and_then(|v| v.line.map(|l| (l, v.column)));
-            match at {
-                Some((line, column)) => {
-                    editor::open_at(app, view.workflow, line, column.unwrap_or(1))
-                }
-                None => {
-                    app.message = Some("this problem has no line: the editor opens at the top".into());
-                    editor::open_at(app, view.workflow, 1, 1)
-                }
-            }
-        }
+        Mode::Problems => open_problem(app),
         Mode::Complete => editor::accept_completion(app),
         Mode::Palette => {
             let selected = app.palette.as_ref().map_or(0, |p| p.selected);
@@ -206,6 +189,27 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             View::Panes => run_command(app, Command::Focus),
             View::Plan => Vec::new(),
         },
+    }
+}
+
+/// Enter in the problems view: the editor at the line of the problem on top.
+fn open_problem(app: &mut App) -> Vec<Effect> {
+    // The problem on top of the view: the editor at its line.
+    let Some(view) = app.problems.take() else {
+        app.mode = Mode::Normal;
+        return Vec::new();
+    };
+    app.mode = Mode::Normal;
+    let at = view
+        .violations
+        .get(view.top)
+        .and_then(|v| v.line.map(|l| (l, v.column)));
+    match at {
+        Some((line, column)) => editor::open_at(app, view.workflow, line, column.unwrap_or(1)),
+        None => {
+            app.message = Some("this problem has no line: the editor opens at the top".into());
+            editor::open_at(app, view.workflow, 1, 1)
+        }
     }
 }
 
