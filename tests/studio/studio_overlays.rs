@@ -104,3 +104,37 @@ async fn the_binary_scrolls_a_long_form_to_its_focused_field_at_80x24() {
     common::studio::expect_gone(&session, "Enter runs · Tab").await;
     quit(&session).await;
 }
+
+/// The binary: the palette finds the light theme by its words and the studio switches to it
+/// at once (drawn in the light theme's foreground from then on).
+#[tokio::test]
+async fn the_binary_switches_its_theme_from_the_palette() {
+    use common::studio::{expect, quit, studio as binary};
+    let dir = common::bundled_workflows_copy();
+    let terminals = flowdeck::term::Terminals::new(flowdeck::term::TermConfig::default());
+    let session = binary(&terminals, dir.path(), 100, 30);
+    expect(&session, "archive_logs").await;
+    session.send_text("\x10", "test").unwrap();
+    expect(&session, "Commands").await;
+    session.send_text("theme light", "test").unwrap();
+    expect(&session, r"> theme light").await;
+    session.send_text("\r", "test").unwrap();
+    expect(&session, r"│ theme light").await;
+    // The list's name is drawn in the light theme's foreground now.
+    let light = flowdeck::tui::themes::load(Some("light"), None)
+        .0
+        .foreground;
+    let ratatui::style::Color::Rgb(r, g, b) = light else {
+        panic!("the light theme's foreground is not a colour: {light:?}");
+    };
+    let drawn = session.with_screen(|s| {
+        (0..30).any(|row| {
+            (0..100).any(|col| {
+                s.cell(row, col)
+                    .is_some_and(|c| c.fgcolor() == vt100::Color::Rgb(r, g, b))
+            })
+        })
+    });
+    assert!(drawn, "nothing drawn in the light theme's foreground");
+    quit(&session).await;
+}
