@@ -83,7 +83,7 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
     let place = help::place(app.help_of, app.view);
     let title = if pages > 1 {
         format!(
-            " Keys · {} · page {} of {pages} · PgDn/Space more · Esc closes ",
+            " Keys · {} · page {}/{pages} · PgDn more · Esc closes ",
             place,
             if top + page >= rows.len() {
                 pages
