@@ -43,6 +43,9 @@ pub enum Command {
     ChoicePrev,
     /// The next choice of an enum field in the inputs form.
     ChoiceNext,
+    /// Space in the inputs form: the next choice of a field picked from choices (a boolean
+    /// toggles), a space in a typed one.
+    Toggle,
     DeleteChar,
     /// Scroll the shown pane's history a page up (older).
     ScrollUp,
@@ -203,6 +206,7 @@ impl Command {
             Command::No => "no",
             Command::ChoicePrev => "previous choice",
             Command::ChoiceNext => "next choice",
+            Command::Toggle => "toggle a boolean, the next choice (a space in text)",
             Command::DeleteChar => "delete a character",
             Command::ScrollUp => "scroll the pane's history a page up",
             Command::ScrollDown => "scroll a page down (at the bottom: live again)",

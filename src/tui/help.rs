@@ -96,6 +96,7 @@ impl Group {
             | C::Right
             | C::ChoicePrev
             | C::ChoiceNext
+            | C::Toggle
             | C::DeleteChar
             | C::Yes
             | C::No => Group::Move,

@@ -329,3 +329,19 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
     let cursor = app.editor.as_ref().map(|e| e.text.cursor());
     assert_eq!(cursor, Some((3, 4)), "line 4, column 5");
 }
+
+#[test]
+fn space_is_a_space_in_a_typed_field_and_help_lists_it_for_the_form() {
+    let mut app = studio();
+    long_form(&mut app);
+    for c in "a b".chars() {
+        update(&mut app, key(KeyCode::Char(c)));
+    }
+    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    assert_eq!(value.as_deref(), Some("a b"));
+    let keys: Vec<String> = super::help::groups(Mode::Form, View::List)
+        .into_iter()
+        .flat_map(|(_, k)| k.into_iter().map(|k| k.keys))
+        .collect();
+    assert!(keys.contains(&"Space".to_string()), "{keys:?}");
+}
