@@ -345,3 +345,45 @@ fn space_is_a_space_in_a_typed_field_and_help_lists_it_for_the_form() {
         .collect();
     assert!(keys.contains(&"Space".to_string()), "{keys:?}");
 }
+
+#[test]
+fn every_templates_title_fits_the_new_workflow_box_at_80_columns() {
+    let mut app = studio();
+    app.size = (80, 24);
+    update(&mut app, key(KeyCode::Char('A')));
+    for template in crate::engine::editing::TEMPLATES {
+        let screen = drawn_text(&app, 80, 24);
+        assert!(
+            screen.contains(&format!("◂ {} ▸", template.title)),
+            "{}:\n{screen}",
+            template.title
+        );
+        update(&mut app, key(KeyCode::Right));
+    }
+}
+
+#[test]
+fn the_editors_title_says_what_its_counts_are() {
+    let mut app = studio();
+    app.size = (100, 30);
+    let mut editor = super::editor::Editor::new(
+        "w".into(),
+        "w.yaml".into(),
+        "/w.yaml".into(),
+        "v".into(),
+        "name: w\n",
+    );
+    editor.checked_edits = editor.edits;
+    editor.check = Some(super::editor::Check {
+        errors: 1,
+        warnings: 0,
+        violations: Vec::new(),
+        name: None,
+        plan: None,
+    });
+    app.editor = Some(editor);
+    app.mode = Mode::Edit;
+    let screen = drawn_text(&app, 100, 30);
+    assert!(screen.contains("· ✗ 1 error "), "{screen}");
+    assert!(!screen.contains("! 0"), "{screen}");
+}
