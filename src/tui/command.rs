@@ -43,6 +43,9 @@ pub enum Command {
     ChoicePrev,
     /// The next choice of an enum field in the inputs form.
     ChoiceNext,
+    /// Space in the inputs form: the next choice of a field picked from choices (a boolean
+    /// toggles), a space in a typed one.
+    Toggle,
     DeleteChar,
     /// Scroll the shown pane's history a page up (older).
     ScrollUp,
@@ -151,6 +154,7 @@ pub const PALETTE: &[Command] = &[
     Command::Filter,
     Command::Problems,
     Command::Runs,
+    Command::Replay,
     Command::NextView,
     Command::PrevView,
     Command::Edit,
@@ -202,6 +206,7 @@ impl Command {
             Command::No => "no",
             Command::ChoicePrev => "previous choice",
             Command::ChoiceNext => "next choice",
+            Command::Toggle => "toggle a boolean, the next choice (a space in text)",
             Command::DeleteChar => "delete a character",
             Command::ScrollUp => "scroll the pane's history a page up",
             Command::ScrollDown => "scroll a page down (at the bottom: live again)",
@@ -245,7 +250,7 @@ impl Command {
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",
-                'd' => "diff (a conflict) / drop your changes (leaving)",
+                'd' => "changed on disk: show the diff; leaving: drop your changes",
                 's' => "save, then go on",
                 'y' => "yes",
                 _ => "answer",

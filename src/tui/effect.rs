@@ -7,6 +7,10 @@ use indexmap::IndexMap;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
+    /// The themes the person can switch to: the bundled ones and those of their folder.
+    ListThemes,
+    /// Switch the studio's colours to this theme (read from the person's folder, or bundled).
+    LoadTheme(String),
     /// Read the workflow list again (a manifest changed on disk).
     ReloadList,
     /// End these terminals and runs (what the person started), then quit.

@@ -15,6 +15,18 @@ pub struct Field {
     pub error: Option<String>,
 }
 
+impl Field {
+    /// The values the field is picked from, when it is not typed: an enum's choices, or
+    /// `true` and `false` for a boolean.
+    pub fn options(&self) -> Option<Vec<String>> {
+        match &self.spec.choices {
+            Some(choices) => Some(choices.clone()),
+            None if self.spec.kind == "boolean" => Some(vec!["true".into(), "false".into()]),
+            None => None,
+        }
+    }
+}
+
 /// The name of the form's last field, where the host goes.
 pub const HOST_FIELD: &str = "on host";
 
@@ -82,35 +94,43 @@ impl InputsForm {
     }
 
     pub fn type_char(&mut self, c: char) {
-        if let Some(field) = self.fields.get_mut(self.selected) {
-            // A field with choices is picked, not typed: free text could only be wrong.
-            if field.spec.choices.is_none() {
-                field.value.push(c);
-                field.error = check(field);
-            }
+        let Some(field) = self.fields.get_mut(self.selected) else {
+            return;
+        };
+        // A field with choices (an enum, a boolean) is picked, not typed: free text could
+        // only be wrong. Space picks the next, as it ticks a checkbox.
+        if field.options().is_none() {
+            field.value.push(c);
+            field.error = check(field);
+        } else if c == ' ' {
+            self.cycle_choice(1);
         }
     }
 
     pub fn delete_char(&mut self) {
         if let Some(field) = self.fields.get_mut(self.selected)
-            && field.spec.choices.is_none()
+            && field.options().is_none()
         {
             field.value.pop();
             field.error = check(field);
         }
     }
 
-    /// Moves an enum field to its previous (-1) or next (+1) choice.
+    /// Moves an enum field to its previous (-1) or next (+1) choice; toggles a boolean.
     pub fn cycle_choice(&mut self, delta: isize) {
         let Some(field) = self.fields.get_mut(self.selected) else {
             return;
         };
-        let Some(choices) = field.spec.choices.as_ref().filter(|c| !c.is_empty()) else {
+        let Some(options) = field.options().filter(|o| !o.is_empty()) else {
             return;
         };
-        let at = choices.iter().position(|c| *c == field.value).unwrap_or(0) as isize;
-        let next = (at + delta).rem_euclid(choices.len() as isize) as usize;
-        field.value = choices[next].clone();
+        let next = match options.iter().position(|o| *o == field.value) {
+            Some(at) => (at as isize + delta).rem_euclid(options.len() as isize) as usize,
+            // Unset yet: the first step lands on the first or the last choice.
+            None if delta < 0 => options.len() - 1,
+            None => 0,
+        };
+        field.value = options[next].clone();
         field.error = None;
     }
 

@@ -223,8 +223,9 @@ pub const BINDINGS: &[Binding] = &[
     bind(Form, Down, "↓", Command::Down),
     bind(Form, BackTab, "Shift-Tab", Command::Up),
     bind(Form, Up, "↑", Command::Up),
-    hint(Form, Left, "←", Command::ChoicePrev),
-    hint(Form, Right, "→", Command::ChoiceNext),
+    bind(Form, Left, "←", Command::ChoicePrev),
+    bind(Form, Right, "→", Command::ChoiceNext),
+    hint(Form, Char(' '), "Space", Command::Toggle),
     bind(Form, Backspace, "Backspace", Command::DeleteChar),
     hint(Prompt, Enter, "Enter", Command::Confirm),
     hint(Prompt, Esc, "Esc", Command::Close),
@@ -236,6 +237,11 @@ pub const BINDINGS: &[Binding] = &[
     bind(Help, Down, "↓", Command::Down),
     bind(Help, Char('k'), "k", Command::Up),
     bind(Help, Up, "↑", Command::Up),
+    bind(Help, PageDown, "PgDn", Command::ScrollDown),
+    bind(Help, Char(' '), "Space", Command::ScrollDown),
+    bind(Help, PageUp, "PgUp", Command::ScrollUp),
+    bind(Help, Home, "Home", Command::ScrollTop),
+    bind(Help, End, "End", Command::ScrollLive),
     hint(ConfirmQuit, Char('y'), "y", Command::Yes),
     hint(ConfirmQuit, Char('d'), "d", Command::Detach),
     hint(ConfirmQuit, Char('n'), "n", Command::No),
@@ -246,6 +252,7 @@ pub const BINDINGS: &[Binding] = &[
     hint(Search, Enter, "Enter", Command::Confirm),
     hint(Search, Esc, "Esc", Command::Close),
     bind(Search, Backspace, "Backspace", Command::DeleteChar),
+    hint(Problems, Enter, "Enter", Command::Confirm),
     hint(Problems, Esc, "Esc", Command::Close),
     bind(Problems, Char('e'), "e", Command::Close),
     bind(Problems, Char('q'), "q", Command::Close),
@@ -371,27 +378,18 @@ pub fn lookup(mode: Mode, view: View, key: &KeyEvent) -> Option<Command> {
         .map(|b| b.command)
 }
 
-/// The lines of the help overlay: every mode's keys with what they do.
-pub fn help_lines() -> Vec<(Mode, &'static str, &'static str)> {
-    BINDINGS
-        .iter()
-        .enumerate()
-        // A key bound twice to one command (once as a view's hint) is listed once.
-        .filter(|(i, b)| {
-            !BINDINGS[..*i].iter().any(|a| {
-                (a.mode, a.code, a.modifiers, a.command) == (b.mode, b.code, b.modifiers, b.command)
-            })
-        })
-        .map(|(_, b)| (b.mode, b.label, b.command.describe()))
-        .collect()
-}
-
-/// How many lines the help overlay has: each mode's title, its keys, a blank line between.
-pub fn help_height() -> usize {
-    let lines = help_lines();
-    let mut modes: Vec<Mode> = lines.iter().map(|l| l.0).collect();
-    modes.dedup();
-    lines.len() + modes.len() * 2 - 1
+/// Every key that holds in `mode` with `view` active, with its command, in the table's order
+/// (a key the view binds hides the mode's binding of it): what help lists.
+pub fn keys_in(mode: Mode, view: View) -> Vec<(&'static str, Command)> {
+    let mut taken = Vec::new();
+    let mut keys = Vec::new();
+    for b in active(mode, view) {
+        if !taken.contains(&(b.code, b.modifiers)) {
+            taken.push((b.code, b.modifiers));
+            keys.push((b.label, b.command));
+        }
+    }
+    keys
 }
 
 /// The status line's keys for `mode` in `view`: `r run · t shell · ...`.
@@ -433,6 +431,7 @@ fn short(command: Command) -> &'static str {
         Command::Close => "close",
         Command::Down => "next field",
         Command::ChoicePrev | Command::ChoiceNext => "choice",
+        Command::Toggle => "toggle",
         Command::Yes => "yes",
         Command::No => "no",
         Command::Approve => "approve",
@@ -458,7 +457,7 @@ fn short(command: Command) -> &'static str {
         Command::Complete => "complete",
         Command::Choose('r') => "reload",
         Command::Choose('o') => "overwrite",
-        Command::Choose('d') => "diff/drop",
+        Command::Choose('d') => "diff or drop",
         Command::Choose('s') => "save",
         other => other.describe(),
     }

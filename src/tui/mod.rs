@@ -23,6 +23,7 @@ pub mod editor;
 pub mod effect;
 pub mod effects;
 pub mod form;
+pub mod help;
 pub mod history;
 pub mod keymap;
 pub mod keys;
@@ -53,6 +54,8 @@ mod copy_tests;
 mod editor_unicode_tests;
 #[cfg(test)]
 mod history_tests;
+#[cfg(test)]
+mod overlays_tests;
 #[cfg(test)]
 mod quitting_tests;
 #[cfg(test)]

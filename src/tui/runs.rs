@@ -149,6 +149,11 @@ pub fn follow(app: &mut App) {
 
 /// `p`: the selected run's recording, played in a new pane (the view closes on it).
 pub fn replay(app: &mut App) -> Vec<Effect> {
+    if app.runs_view.is_none() {
+        // From the palette: the runs to choose from first.
+        app.message = Some("choose a run: p replays its recording".into());
+        return open(app);
+    }
     let Some(run_id) = app.runs_view.as_ref().and_then(|v| v.run_id.clone()) else {
         app.message = Some("no run selected".into());
         return Vec::new();

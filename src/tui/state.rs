@@ -257,8 +257,10 @@ pub struct App {
     pub problems: Option<ProblemsView>,
     /// The selected workflow's runs and a run's journal, while they are shown.
     pub runs_view: Option<RunsView>,
-    /// The first line of the help overlay shown (it scrolls when the terminal is short).
+    /// The first row of the help overlay shown (it pages when the terminal is short).
     pub help_top: usize,
+    /// The mode help was opened from: the one whose keys it shows.
+    pub help_of: Mode,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.
@@ -272,6 +274,11 @@ pub struct App {
     pub zoom: bool,
     /// The command palette, while it is open.
     pub palette: Option<Palette>,
+    /// The colours the studio is drawn in; the palette switches them.
+    pub theme: super::theme::Theme,
+    /// The themes the palette offers: the bundled ones, then as the person's folder lists
+    /// them when the palette opens.
+    pub themes: Vec<String>,
     /// Text selected in a pane (mouse drag or copy mode).
     pub selection: Option<Selection>,
     /// The copy mode's cursor, while the keyboard selects.
@@ -301,6 +308,9 @@ pub struct App {
     pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
+    /// Where the editor's cursor goes when the file asked for arrives: a problem's line and
+    /// column (Enter in the problems view).
+    pub open_at: Option<(usize, usize)>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
     pub recovered: Vec<crate::engine::Recovered>,
     /// Naming a new, duplicated or renamed workflow.
@@ -380,6 +390,14 @@ pub struct Palette {
     pub selected: usize,
 }
 
+impl App {
+    /// The palette's entries for what is typed in it.
+    pub fn palette_matches(&self) -> Vec<super::palette::Entry> {
+        let query = self.palette.as_ref().map_or("", |p| p.query.as_str());
+        super::palette::matches(query, &self.themes, &self.theme.name)
+    }
+}
+
 /// A place in a pane's content: a row of the live screen, or a line of the history (its
 /// number, 1 = the session's first line), and a column in cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -446,6 +464,10 @@ impl App {
             size: (80, 24),
             mouse: true,
             term_focused: true,
+            themes: super::themes::BUNDLED
+                .iter()
+                .map(|(name, _)| name.to_string())
+                .collect(),
             ..App::default()
         }
     }

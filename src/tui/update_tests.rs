@@ -2,7 +2,7 @@
 
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::keymap::{self, Mode};
+use super::keymap::Mode;
 use super::state::{App, View};
 use super::test_support::{key, shell_pane, summary};
 use super::update::{Event, update};
@@ -313,40 +313,6 @@ fn c_cancels_the_selected_workflows_run() {
 }
 
 #[test]
-fn help_is_generated_from_the_keymap_and_lists_every_binding() {
-    let lines = keymap::help_lines();
-    // Every binding is listed; a key bound to one command twice (once as a view's hint) once.
-    for b in keymap::BINDINGS {
-        assert!(
-            lines
-                .iter()
-                .any(|(mode, key, what)| (*mode, *key, *what)
-                    == (b.mode, b.label, b.command.describe())),
-            "{b:?}"
-        );
-    }
-    assert!(lines.len() < keymap::BINDINGS.len());
-    assert!(
-        lines
-            .iter()
-            .any(|(mode, key, _)| *mode == Mode::Focus && *key == "Ctrl-g")
-    );
-    let mut app = app();
-    update(&mut app, key(KeyCode::Char('?')));
-    assert_eq!(app.mode, Mode::Help);
-    // A short terminal: j scrolls the help, up to its last line.
-    app.size = (80, 24);
-    for _ in 0..500 {
-        update(&mut app, key(KeyCode::Char('j')));
-    }
-    assert_eq!(app.help_top, keymap::help_height() - 20);
-    update(&mut app, key(KeyCode::Char('k')));
-    assert_eq!(app.help_top, keymap::help_height() - 21);
-    update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
-}
-
-#[test]
 fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
     let mut app = app();
     update(&mut app, ctrl('p'));
@@ -372,7 +338,7 @@ fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
 
 #[test]
 fn every_palette_command_runs_from_the_palette_without_panicking() {
-    for (i, entry) in super::palette::matches("").iter().enumerate() {
+    for (i, entry) in app().palette_matches().iter().enumerate() {
         let mut app = app();
         app.panes.push(shell_pane(78, 10));
         update(&mut app, ctrl('p'));
@@ -384,7 +350,7 @@ fn every_palette_command_runs_from_the_palette_without_panicking() {
             app.mode,
             Mode::Palette,
             "{:?} left the palette open",
-            entry.command
+            entry.action
         );
     }
 }

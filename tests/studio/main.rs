@@ -13,6 +13,7 @@ mod studio_editor_views;
 mod studio_faults;
 mod studio_hosts;
 mod studio_mouse;
+mod studio_overlays;
 mod studio_pty;
 mod studio_render;
 mod studio_replay;

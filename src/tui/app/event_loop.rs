@@ -90,6 +90,9 @@ pub(super) async fn event_loop(
     hands_over: bool,
 ) -> Result<Ended> {
     let Shown { tui, theme, log } = shown;
+    // The palette switches themes: the one drawn is the state's from here on.
+    let mut app = app;
+    app.theme = theme.clone();
     let size = tui.size()?;
     let (done_tx, done_rx) = mpsc::unbounded_channel::<Event>();
     let mut studio = Studio::new(link, log, app, (size.width, size.height), done_tx);
@@ -130,7 +133,7 @@ pub(super) async fn event_loop(
             return Ok(Ended::HandOver(super::handover::Carried::from(&studio.app)));
         }
         studio.watch_shown();
-        match studio.draw_when_due(tui, theme)? {
+        match studio.draw_when_due(tui)? {
             AfterFrame::Wait => {}
             AfterFrame::Again => continue,
             AfterFrame::GaveUp(why) => return Ok(Ended::GaveUp(why)),
@@ -255,7 +258,7 @@ impl<'a> Studio<'a> {
     }
 
     /// Draws when something shown changed and a frame is due (an awaited echo is due at once).
-    fn draw_when_due(&mut self, tui: &mut Tui, theme: &Theme) -> Result<AfterFrame> {
+    fn draw_when_due(&mut self, tui: &mut Tui) -> Result<AfterFrame> {
         let due = self.echo_due || self.next_frame().is_none_or(|at| Instant::now() >= at);
         if !(self.dirty && due) {
             return Ok(AfterFrame::Wait);
@@ -264,7 +267,7 @@ impl<'a> Studio<'a> {
         let drawn = contain(|| {
             #[cfg(debug_assertions)]
             crate::tui::containment::inject::on_draw();
-            tui.draw(|frame| draw::draw(frame, &self.app, theme, self.link.screens()))
+            tui.draw(|frame| draw::draw(frame, &self.app, &self.app.theme, self.link.screens()))
                 .map(|_| ())
         });
         self.last_frame = Some(Instant::now());

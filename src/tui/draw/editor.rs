@@ -33,7 +33,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     match &editor.check {
         Some(c) if editor.checked_edits != editor.edits => title.push_str("· checking… "),
         Some(c) if c.errors + c.warnings == 0 => title.push_str("· ✓ valid "),
-        Some(c) => title.push_str(&format!("· ✗ {} ! {} ", c.errors, c.warnings)),
+        Some(c) => title.push_str(&format!("· {} ", problem_count(c.errors, c.warnings))),
         None => title.push_str("· checking… "),
     }
     frame.render_widget(block(title, true, t), areas.frame);
@@ -68,6 +68,16 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     }
     if cx.app.mode == Mode::Complete {
         completion(frame, areas.text, editor, t);
+    }
+}
+
+/// `✗ 2 errors`, `! 1 warning`, `✗ 1 error ! 3 warnings`: what the marks count, in words.
+fn problem_count(errors: usize, warnings: usize) -> String {
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, w) => format!("! {}", plural(w, "warning")),
+        (e, 0) => format!("✗ {}", plural(e, "error")),
+        (e, w) => format!("✗ {} ! {}", plural(e, "error"), plural(w, "warning")),
     }
 }
 
@@ -232,13 +242,9 @@ fn note(frame: &mut Frame, area: Rect, editor: &Editor, t: &Theme) {
     let text = match editor.violations_on(line).next() {
         Some(v) => Line::styled(
             format!(
-                "line {line}: {} ({}){}",
-                clean(&v.message),
+                "line {line}: {}: {}",
                 clean(&v.rule),
-                v.expected
-                    .as_ref()
-                    .map(|e| format!(", expected {}", clean(e)))
-                    .unwrap_or_default()
+                super::text::violation_message(&v.message, v.expected.as_deref()),
             ),
             Style::default().fg(match v.severity {
                 Severity::Error => t.error,

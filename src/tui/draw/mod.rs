@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod editor;
+pub mod form;
 pub mod list;
 pub mod overlay;
 pub mod pane;

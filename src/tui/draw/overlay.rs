@@ -2,8 +2,8 @@
 //! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
-use super::text::{clean, shorten};
-use crate::tui::keymap::{self, Mode};
+use super::text::{self, clean, shorten};
+use crate::tui::keymap::Mode;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -28,114 +28,74 @@ pub(super) fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
         .title(title)
 }
 
+/// The keys of the mode help was opened from, grouped, a page at a time, and where the rest
+/// are.
 pub fn help(frame: &mut Frame, cx: &Ctx) {
+    use crate::tui::help::{self, Piece};
     let t = cx.theme;
-    let mut lines = Vec::new();
-    let mut last = None;
-    for (mode, key, what) in keymap::help_lines() {
-        if last != Some(mode) {
-            if last.is_some() {
-                lines.push(Line::raw(""));
+    let app = cx.app;
+    let rows = help::layout(app.help_of, app.view, frame.area().width);
+    let columns = help::columns(frame.area().width);
+    let column = usize::from(help::COLUMN);
+    let gap = " ".repeat(usize::from(help::GAP));
+    let n = u16::try_from(columns).unwrap_or(1);
+    let width = help::COLUMN * n + help::GAP * (n - 1) + 2;
+    let page = help::page(frame.area().height);
+    let top = app.help_top.min(rows.len().saturating_sub(page));
+    let mut lines: Vec<Line> = Vec::new();
+    for row in rows.iter().skip(top).take(page) {
+        let mut spans = Vec::new();
+        for (i, piece) in row.iter().enumerate() {
+            if i > 0 {
+                spans.push(Span::raw(gap.clone()));
             }
-            lines.push(Line::styled(
-                mode.title().to_string(),
-                Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
-            ));
-            last = Some(mode);
-        }
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {key:<10}"), Style::default().fg(t.warning)),
-            Span::styled(what.to_string(), Style::default().fg(t.foreground)),
-        ]));
-    }
-    let area = centered(frame.area(), 66, frame.area().height.saturating_sub(2));
-    let shown = usize::from(area.height.saturating_sub(2));
-    let top = cx.app.help_top.min(lines.len().saturating_sub(shown));
-    let title = if lines.len() > shown {
-        format!(
-            " Keys {}-{} of {} · j/k scroll · Esc closes ",
-            top + 1,
-            (top + shown).min(lines.len()),
-            lines.len()
-        )
-    } else {
-        " Keys · Esc closes ".into()
-    };
-    frame.render_widget(Clear, area);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .scroll((u16::try_from(top).unwrap_or(u16::MAX), 0))
-            .block(boxed(title, cx)),
-        area,
-    );
-}
-
-pub fn form(frame: &mut Frame, cx: &Ctx) {
-    let t = cx.theme;
-    let Some(form) = &cx.app.form else {
-        return;
-    };
-    let mut lines = Vec::new();
-    for (i, field) in form.fields.iter().enumerate() {
-        let selected = i == form.selected;
-        let marker = if selected { "▶ " } else { "  " };
-        let required = if field.spec.required { "*" } else { "" };
-        let shown = if field.spec.secret {
-            "•".repeat(field.value.chars().count())
-        } else {
-            clean(&field.value)
-        };
-        let mut value_style = Style::default().fg(t.foreground);
-        if selected {
-            value_style = value_style.patch(t.selection());
-        }
-        let mut spans = vec![
-            Span::styled(marker, Style::default().fg(t.accent)),
-            Span::styled(
-                format!("{}{required} ", clean(&field.spec.name)),
-                Style::default().fg(t.accent),
-            ),
-            Span::styled(
-                format!("({}) ", field.spec.kind),
-                Style::default().fg(t.muted),
-            ),
-            Span::styled(
-                if field.spec.choices.is_some() {
-                    format!("◂ {shown} ▸")
-                } else {
-                    format!("{shown}▏")
-                },
-                value_style,
-            ),
-        ];
-        if let Some(e) = &field.error {
-            spans.push(Span::styled(
-                format!("  ✗ {}", clean(e)),
-                Style::default().fg(t.error),
-            ));
+            let (text, style) = match piece {
+                Piece::Group(title) => (
+                    title.to_string(),
+                    Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
+                ),
+                Piece::Keys(k) => {
+                    let keys = format!("  {:<12}", k.keys);
+                    let room = column.saturating_sub(text::cells(&keys));
+                    spans.push(Span::styled(keys, Style::default().fg(t.warning)));
+                    (
+                        text::shorten(k.what, room),
+                        Style::default().fg(t.foreground),
+                    )
+                }
+                Piece::Blank => (String::new(), Style::default()),
+            };
+            let used: usize = spans.iter().map(|s| text::cells(&s.content)).sum();
+            let end = (column + usize::from(help::GAP)) * i + column;
+            let pad = (end.saturating_sub(used)).saturating_sub(text::cells(&text));
+            spans.push(Span::styled(text, style));
+            spans.push(Span::raw(" ".repeat(pad)));
         }
         lines.push(Line::from(spans));
-        if !field.spec.description.is_empty() {
-            lines.push(Line::styled(
-                format!("    {}", clean(&field.spec.description)),
-                Style::default().fg(t.muted),
-            ));
-        }
     }
+    // Every page as tall as the first, so that paging does not move the box.
+    lines.resize(page.min(rows.len()), Line::raw(""));
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Enter runs · Tab next field · ←/→ choices · Esc cancels · * required",
-        Style::default().fg(t.muted),
-    ));
-    let height = (lines.len() as u16).saturating_add(2);
-    let area = centered(frame.area(), 76, height);
+    lines.push(Line::styled(help::ALL_KEYS, Style::default().fg(t.muted)));
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let area = centered(frame.area(), width, height);
+    let pages = rows.len().div_ceil(page).max(1);
+    let place = help::place(app.help_of, app.view);
+    let title = if pages > 1 {
+        format!(
+            " Keys · {} · page {}/{pages} · PgDn more · Esc closes ",
+            place,
+            if top + page >= rows.len() {
+                pages
+            } else {
+                top / page + 1
+            },
+        )
+    } else {
+        format!(" Keys · {place} · Esc closes ")
+    };
     frame.render_widget(Clear, area);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(boxed(format!(" Run {} ", clean(&form.workflow)), cx)),
-        area,
-    );
+    frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }
 
 pub fn prompt(frame: &mut Frame, cx: &Ctx) {
@@ -254,7 +214,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
     };
     let file = clean(&view.file);
     let mut lines = Vec::new();
-    for v in view.violations.iter().skip(view.top) {
+    for (i, v) in view.violations.iter().enumerate().skip(view.top) {
         let place = match (v.line, v.column) {
             (Some(line), Some(col)) => format!("{file}:{line}:{col}"),
             (Some(line), None) => format!("{file}:{line}"),
@@ -264,8 +224,15 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             crate::workflow::violation::Severity::Error => t.error,
             crate::workflow::violation::Severity::Warning => t.warning,
         };
+        // The problem on top is the one Enter opens.
+        let (marker, place_style) = if i == view.top {
+            ("▶ ", Style::default().fg(t.accent).patch(t.selection()))
+        } else {
+            ("  ", Style::default().fg(t.accent))
+        };
         lines.push(Line::from(vec![
-            Span::styled(place, Style::default().fg(t.accent)),
+            Span::styled(marker, Style::default().fg(t.accent)),
+            Span::styled(place, place_style),
             Span::raw(" "),
             Span::styled(
                 v.severity.to_string(),
@@ -274,17 +241,14 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             Span::raw(" "),
             Span::styled(clean(&v.rule), Style::default().fg(t.muted)),
         ]));
-        let mut message = clean(&v.message);
-        if let Some(expected) = &v.expected {
-            message.push_str(&format!(" (expected {})", clean(expected)));
-        }
+        let message = text::violation_message(&v.message, v.expected.as_deref());
         lines.push(Line::styled(
-            format!("  {message}"),
+            format!("    {message}"),
             Style::default().fg(t.foreground),
         ));
         if !v.path.is_empty() {
             lines.push(Line::styled(
-                format!("  at {}", clean(&v.path)),
+                format!("    at {}", clean(&v.path)),
                 Style::default().fg(t.muted),
             ));
         }
@@ -297,7 +261,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
             .wrap(Wrap { trim: false })
             .block(boxed(
                 format!(
-                    " Problems · {} · {n} · j/k scroll · Esc closes ",
+                    " Problems · {} · {n} · j/k choose · Enter edits there · Esc ",
                     clean(&view.workflow)
                 ),
                 cx,
@@ -310,7 +274,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
     match cx.app.mode {
         Mode::Help => help(frame, cx),
-        Mode::Form => form(frame, cx),
+        Mode::Form => super::form::draw(frame, cx),
         Mode::Prompt => prompt(frame, cx),
         Mode::ConfirmQuit => confirm_quit(frame, cx),
         Mode::ConfirmClose => confirm_close(frame, cx),
@@ -339,7 +303,7 @@ pub fn palette(frame: &mut Frame, cx: &Ctx) {
     let Some(palette) = &cx.app.palette else {
         return;
     };
-    let matches = crate::tui::palette::matches(&palette.query);
+    let matches = cx.app.palette_matches();
     let height = (matches.len() as u16 + 4).min(frame.area().height.saturating_sub(2));
     let area = centered(frame.area(), 72, height);
     let shown = usize::from(area.height.saturating_sub(4));
@@ -404,11 +368,15 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
     };
     let (title, what) = match &naming.purpose {
         NameFor::New(at) => {
-            let template = crate::engine::editing::TEMPLATES.get(*at);
+            let templates = crate::engine::editing::TEMPLATES;
+            let template = templates.get(*at);
+            // The template on a row of its own: its title with the arrows fits 80 columns.
             (
                 " New workflow ".to_string(),
                 format!(
-                    "from the template ◂ {} ▸ (←/→)",
+                    "from a template ({} of {}, ←/→ choose):\n◂ {} ▸",
+                    at + 1,
+                    templates.len(),
                     template.map_or("", |t| t.title)
                 ),
             )
@@ -430,8 +398,13 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
             format!("from what was typed in {}", clean(session_id)),
         ),
     };
-    let lines = vec![
-        Line::styled(what, Style::default().fg(t.foreground)),
+    let width = 72.min(frame.area().width);
+    let mut lines: Vec<Line> = what
+        .lines()
+        .flat_map(|line| text::wrap(line, usize::from(width.saturating_sub(2))))
+        .map(|row| Line::styled(row, Style::default().fg(t.foreground)))
+        .collect();
+    lines.extend([
         Line::raw(""),
         Line::from(vec![
             Span::styled("name: ", Style::default().fg(t.muted)),
@@ -445,8 +418,9 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
             "lowercase letters, digits and _ · Enter · Esc cancels",
             Style::default().fg(t.muted),
         ),
-    ];
-    let area = centered(frame.area(), 72, 7);
+    ]);
+    let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+    let area = centered(frame.area(), width, height);
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }

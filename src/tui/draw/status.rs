@@ -20,7 +20,13 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             (Command::Choose(c), Some(ask)) => crate::tui::editor::choices(ask).contains(c),
             _ => true,
         })
-        .map(|(key, what, _)| format!("{key} {what}"))
+        .map(|(key, what, command)| match (command, asked) {
+            (Command::Choose(c), Some(ask)) => {
+                let said = crate::tui::editor::answer_label(ask, c).unwrap_or(what);
+                format!("{key} {said}")
+            }
+            _ => format!("{key} {what}"),
+        })
         .collect();
     // On a narrow terminal, or beside a message, the middle hints give way first: the first
     // ones (run, shell, focus) and the last ones (palette, help, quit) are how a person finds

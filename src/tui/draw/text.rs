@@ -41,6 +41,45 @@ pub fn shorten(text: &str, room: usize) -> String {
     out
 }
 
+/// `text` broken into rows of at most `room` cells, between words where it can be (a word
+/// longer than a row is cut where the row ends). Never empty: an empty text is one empty row.
+pub fn wrap(text: &str, room: usize) -> Vec<String> {
+    let room = room.max(1);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    for word in text.split_whitespace() {
+        let gap = usize::from(!row.is_empty());
+        if !row.is_empty() && cells(&row) + gap + cells(word) > room {
+            rows.push(std::mem::take(&mut row));
+        }
+        if !row.is_empty() {
+            row.push(' ');
+        }
+        for c in word.chars() {
+            if cells(&row) + c.width().unwrap_or(0) > room && !row.is_empty() {
+                rows.push(std::mem::take(&mut row));
+            }
+            row.push(c);
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+/// A violation's message with what was expected, said once: the schema's messages already
+/// say `expected number, found …`, and saying it again reads as a second problem.
+pub fn violation_message(message: &str, expected: Option<&str>) -> String {
+    let message = clean(message);
+    match expected.map(clean) {
+        Some(e) if !message.contains(&format!("expected {e}")) => {
+            format!("{message} (expected {e})")
+        }
+        _ => message,
+    }
+}
+
 /// `3 ms`, `1.2 s`, `2 min 5 s`.
 pub fn duration(ms: f64) -> String {
     if ms < 1000.0 {
@@ -84,6 +123,29 @@ mod tests {
         // From a clock ahead of ours: not in the future.
         assert_eq!(at("2026-11-23T12:05:00Z").as_deref(), Some("now"));
         assert_eq!(at("yesterday"), None);
+    }
+
+    #[test]
+    fn what_was_expected_is_said_once() {
+        assert_eq!(
+            violation_message("expected number, found string 'abc'", Some("number")),
+            "expected number, found string 'abc'"
+        );
+        assert_eq!(
+            violation_message("unknown key 'x'", Some("one of a, b")),
+            "unknown key 'x' (expected one of a, b)"
+        );
+        assert_eq!(violation_message("missing", None), "missing");
+    }
+
+    #[test]
+    fn wrapped_text_breaks_between_words_and_cuts_only_a_word_too_long() {
+        assert_eq!(wrap("one two three", 7), ["one two", "three"]);
+        assert_eq!(wrap("", 5), [""]);
+        assert_eq!(wrap("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
+        for row in wrap("東京データ and more text", 4) {
+            assert!(cells(&row) <= 4, "{row:?}");
+        }
     }
 
     #[test]

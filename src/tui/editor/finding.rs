@@ -87,6 +87,7 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     // Both in characters, as the editor counts: the word typed so far is replaced.
+    editor.steps.before(&editor.text, super::undo::Edit::Other);
     let (_, col) = editor.text.cursor();
     let typed = found.start.min(col);
     for _ in typed..col {
@@ -98,6 +99,7 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
         text.push_str(": ");
     }
     editor.text.insert_str(text);
+    editor.steps.after(true);
     changed(app)
 }
 

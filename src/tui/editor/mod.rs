@@ -8,6 +8,7 @@
 
 mod finding;
 mod saving;
+mod undo;
 mod view;
 
 pub use finding::{
@@ -15,8 +16,8 @@ pub use finding::{
 };
 pub use saving::{SaveFailure, answer, changed_on_disk, check_due, checked, disk, save, saved};
 pub use view::{
-    cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark, next_problem, page,
-    shown_char,
+    answer_label, cell_width, choices, cycle_panel, follow_cursor, gutter_width, mark,
+    next_problem, page, shown_char,
 };
 
 use super::effect::Effect;
@@ -26,8 +27,9 @@ use super::state::App;
 use crate::workflow::completion::Completion;
 use crate::workflow::plan::Plan;
 use crate::workflow::violation::Violation;
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
+use undo::Edit;
 
 /// How long typing must pause before the buffer is checked (and its recovery copy written).
 pub const CHECK_AFTER_MS: u64 = 150;
@@ -123,12 +125,13 @@ pub struct Editor {
     /// The conflict question's file changed again while it was open: `r` and `o` wait
     /// (tui/settling.rs).
     pub settling: Option<crate::tui::settling::Settling>,
+    /// What Ctrl-z and Ctrl-y take back and forward.
+    pub steps: undo::Steps,
 }
 
 impl Editor {
     pub fn new(workflow: String, file: String, path: String, version: String, text: &str) -> Self {
-        let mut area = TextArea::new(lines_of(text));
-        area.set_max_histories(1000);
+        let area = undo::area(lines_of(text), (0, 0));
         Editor {
             workflow,
             file,
@@ -150,6 +153,7 @@ impl Editor {
             after_save: None,
             completion: None,
             settling: None,
+            steps: undo::Steps::default(),
         }
     }
 
@@ -200,6 +204,7 @@ pub fn text_size(app: &App) -> (usize, usize) {
 /// `E`: open the selected workflow's file. Unsaved text of another is never dropped for it:
 /// the person is asked first.
 pub fn open(app: &mut App) -> Vec<Effect> {
+    app.open_at = None;
     if let Some(editor) = app.editor.as_mut().filter(|e| e.dirty()) {
         editor.ask = Some(Ask::Leave);
         app.mode = Mode::EditAsk;
@@ -259,7 +264,34 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
     let edits = editor.edits;
     app.editor = Some(editor);
     app.mode = Mode::Edit;
+    if let Some((line, column)) = app.open_at.take() {
+        go_to(app, line, column);
+    }
     vec![Effect::CheckLater(edits)]
+}
+
+/// Enter on a problem: the editor at its line and column (1-based), on `workflow`'s file.
+/// The file already open goes there at once; another opens, and goes there when it arrives.
+pub fn open_at(app: &mut App, workflow: String, line: usize, column: usize) -> Vec<Effect> {
+    if app.editor.as_ref().is_some_and(|e| e.workflow == workflow) {
+        app.mode = Mode::Edit;
+        go_to(app, line, column);
+        return Vec::new();
+    }
+    if app.editor.as_ref().is_some_and(Editor::dirty) {
+        // Its unsaved text is asked about first (`open`); the problem is not gone.
+        return open(app);
+    }
+    app.open_at = Some((line, column));
+    vec![Effect::LoadDocument(workflow)]
+}
+
+fn go_to(app: &mut App, line: usize, column: usize) {
+    let (rows, cols) = text_size(app);
+    if let Some(editor) = &mut app.editor {
+        view::jump(editor, line.saturating_sub(1), column.saturating_sub(1));
+        follow_cursor(editor, rows, cols);
+    }
 }
 
 /// The editor on a recovery copy of `document`'s file, and what to tell the person. A copy
@@ -323,12 +355,24 @@ pub fn key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         if head.trim_end().ends_with(':') {
             indent.push_str("  ");
         }
+        editor.steps.before(&editor.text, Edit::Other);
         editor.text.insert_newline();
         editor.text.insert_str(indent);
+        editor.steps.after(true);
         return changed(app);
     }
+    let typing = matches!(key.code, crossterm::event::KeyCode::Char(_))
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    editor.steps.before(
+        &editor.text,
+        if typing { Edit::Typing } else { Edit::Other },
+    );
     // A conflict waits for the person's choice; typing goes on meanwhile.
-    if editor.text.input(key) {
+    let edited = editor.text.input(key);
+    editor.steps.after(edited);
+    if edited {
         return changed(app);
     }
     follow_cursor(editor, rows, cols);
@@ -341,7 +385,10 @@ pub fn paste(app: &mut App, text: &str) -> Vec<Effect> {
         return Vec::new();
     };
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    if editor.text.insert_str(text) {
+    editor.steps.before(&editor.text, Edit::Other);
+    let edited = editor.text.insert_str(text);
+    editor.steps.after(edited);
+    if edited {
         return changed(app);
     }
     Vec::new()
@@ -395,11 +442,7 @@ pub fn undo(app: &mut App, redo: bool) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
         return Vec::new();
     };
-    let done = if redo {
-        editor.text.redo()
-    } else {
-        editor.text.undo()
-    };
+    let done = editor.steps.undo(&mut editor.text, redo);
     if done { changed(app) } else { Vec::new() }
 }
 
@@ -407,3 +450,5 @@ pub fn undo(app: &mut App, redo: bool) -> Vec<Effect> {
 mod conflict_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod undo_tests;

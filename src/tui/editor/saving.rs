@@ -13,7 +13,6 @@ use crate::tui::effect::Effect;
 use crate::tui::keymap::Mode;
 use crate::tui::settling::Settling;
 use crate::tui::state::App;
-use ratatui_textarea::{CursorMove, TextArea};
 use std::time::Instant;
 
 /// Typing paused: check the buffer if it is still the text that paused.
@@ -248,14 +247,9 @@ fn conflicted(app: &mut App, version: Option<String>, text: String, now: Instant
 
 /// The buffer becomes the file's text at `version`.
 pub(super) fn reload(editor: &mut Editor, version: String, text: &str) {
-    let cursor = editor.text.cursor();
-    let mut area = TextArea::new(lines_of(text));
-    area.set_max_histories(1000);
-    area.move_cursor(CursorMove::Jump(
-        u16::try_from(cursor.0).unwrap_or(u16::MAX),
-        u16::try_from(cursor.1).unwrap_or(u16::MAX),
-    ));
-    editor.text = area;
+    // What was undone before is of another text: the steps start again here.
+    editor.text = super::undo::area(lines_of(text), editor.text.cursor());
+    editor.steps = super::undo::Steps::default();
     editor.base_version = version;
     editor.edits += 1;
     editor.saved_edits = editor.edits;

@@ -81,6 +81,7 @@ pub fn page(app: &mut App, pages: isize) {
 }
 
 pub(super) fn jump(editor: &mut Editor, row: usize, col: usize) {
+    editor.steps.interrupt();
     editor.text.move_cursor(CursorMove::Jump(
         u16::try_from(row).unwrap_or(u16::MAX),
         u16::try_from(col).unwrap_or(u16::MAX),
@@ -143,6 +144,23 @@ pub fn choices(ask: Ask) -> &'static [char] {
         Ask::SaveInvalid => &['y'],
         Ask::Leave | Ask::Quit => &['s', 'd'],
     }
+}
+
+/// What answering `ask` with `c` does, in the words of the status line: each question's
+/// keys say plainly what they do there (`d` shows the diff of a conflict, but drops the
+/// changes when leaving).
+pub fn answer_label(ask: Ask, c: char) -> Option<&'static str> {
+    Some(match (ask, c) {
+        (Ask::Conflict, 'r') => "reload theirs",
+        (Ask::Conflict, 'o') => "overwrite with yours",
+        (Ask::Conflict, 'd') => "diff",
+        (Ask::SaveInvalid, 'y') => "save anyway",
+        (Ask::Leave, 's') => "save, close",
+        (Ask::Leave, 'd') => "drop changes, close",
+        (Ask::Quit, 's') => "save, quit",
+        (Ask::Quit, 'd') => "drop changes, quit",
+        _ => return None,
+    })
 }
 
 /// A severity's mark in the gutter.

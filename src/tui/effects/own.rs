@@ -8,6 +8,7 @@ use crate::tui::effect::Effect;
 use crate::tui::link::Ask;
 use crate::tui::state::Selection;
 use crate::tui::terminal;
+use crate::tui::themes;
 use crate::tui::update::Event;
 
 /// The effects that are the studio's own, carried out here; any other is given back.
@@ -34,6 +35,19 @@ pub(super) fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect>
             });
         }
         Effect::ExternalEditor(path) => *out.external = Some(path),
+        // A small folder listed and a small file read: before the next key.
+        Effect::ListThemes => {
+            let names = themes::available(themes::user_dir_from_env().as_deref());
+            out.now.push_back(Event::Themes(names));
+        }
+        Effect::LoadTheme(name) => {
+            let (theme, warning) =
+                themes::load(Some(&name), themes::user_dir_from_env().as_deref());
+            out.now.push_back(Event::Theme {
+                theme: Box::new(theme),
+                warning,
+            });
+        }
         Effect::CopyScreen(selection) => {
             let text = out
                 .link

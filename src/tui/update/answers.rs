@@ -93,6 +93,20 @@ fn views(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Named { purpose, result } => naming::named(app, purpose, result),
         Event::Nothing => Vec::new(),
+        Event::Themes(names) => {
+            app.themes = names;
+            Vec::new()
+        }
+        Event::Theme { theme, warning } => {
+            // NO_COLOR wins over any theme chosen later: the colours stay off.
+            app.theme = if app.theme.colour {
+                *theme
+            } else {
+                theme.without_colour()
+            };
+            let name = app.theme.name.clone();
+            say(app, warning.unwrap_or_else(|| format!("theme {name}")))
+        }
         Event::Approvals { pending, error } => {
             super::super::approvals::loaded(app, pending, error);
             Vec::new()
@@ -202,6 +216,8 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         | Event::Audit(_)
         | Event::Named { .. }
         | Event::Nothing
+        | Event::Themes(_)
+        | Event::Theme { .. }
         | Event::Approvals { .. }
         | Event::Copied(_)
         | Event::CursorLocated { .. }

@@ -34,6 +34,12 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         C::Close => close(app),
         C::DeleteChar => delete_char(app),
         C::ChoicePrev | C::ChoiceNext => choose(app, command),
+        C::Toggle => {
+            if let Some(form) = &mut app.form {
+                form.type_char(' ');
+            }
+            Vec::new()
+        }
         C::Run
         | C::RunOn
         | C::Cancel
@@ -107,6 +113,8 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Palette => {
             app.palette = Some(Palette::default());
             app.mode = Mode::Palette;
+            // The person's own themes, listed again: one added since shows up.
+            return vec![Effect::ListThemes];
         }
         Command::Audit => return vec![Effect::LoadAudit],
         Command::ToggleMouse => {

@@ -142,6 +142,14 @@ pub enum Event {
     EditFile(String),
     /// The external editor returned.
     ExternalDone(Result<(), String>),
+    /// The themes the palette may offer, by name.
+    Themes(Vec<String>),
+    /// A theme read to switch to, and what is wrong with it (it was replaced, a colour
+    /// was not understood).
+    Theme {
+        theme: Box<super::theme::Theme>,
+        warning: Option<String>,
+    },
     /// An effect finished with nothing to tell.
     Nothing,
     /// The audit log's latest tool calls, oldest first.

@@ -3,8 +3,10 @@
 use super::super::command::Command;
 use super::super::copy;
 use super::super::effect::Effect;
+use super::super::help;
 use super::super::history;
-use super::super::keymap::{self, Mode};
+use super::super::keymap::Mode;
+use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::{App, View};
 use super::super::{editor, naming};
@@ -26,12 +28,25 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
             app.view = View::List;
         }
         Command::Help => {
+            // From the palette the mode is already back to normal: the editor's keys are
+            // the ones wanted while it is open.
+            app.help_of = match app.mode {
+                Mode::Normal if app.editor.is_some() => Mode::Edit,
+                Mode::Help => app.help_of,
+                mode => mode,
+            };
             app.mode = Mode::Help;
             app.help_top = 0;
         }
         _ => {}
     }
     Vec::new()
+}
+
+/// Moves help `delta` rows, no further than its last page.
+pub(super) fn scroll_help(app: &mut App, delta: isize) {
+    let last = help::last_top(app.help_of, app.view, app.size);
+    app.help_top = app.help_top.saturating_add_signed(delta).min(last);
 }
 
 /// A page of an overlay as tall as the screen (its border and the status line aside).
@@ -48,10 +63,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Help, _) => {
-            // The overlay is the terminal's height less 2, inside its border.
-            let shown = usize::from(app.size.1).saturating_sub(4);
-            let last = keymap::help_height().saturating_sub(shown);
-            app.help_top = app.help_top.saturating_add_signed(delta).min(last);
+            scroll_help(app, delta);
             Vec::new()
         }
         (Mode::Problems, _) => {
@@ -63,8 +75,8 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
         }
         (Mode::Runs, _) => runs::move_by(app, delta),
         (Mode::Palette, _) => {
+            let n = app.palette_matches().len();
             if let Some(p) = &mut app.palette {
-                let n = super::super::palette::matches(&p.query).len();
                 p.selected =
                     (p.selected as isize + delta).clamp(0, n.saturating_sub(1) as isize) as usize;
             }
@@ -146,16 +158,16 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => naming::submit(app),
+        Mode::Problems => open_problem(app),
         Mode::Complete => editor::accept_completion(app),
         Mode::Palette => {
-            let chosen = app.palette.take().and_then(|p| {
-                super::super::palette::matches(&p.query)
-                    .get(p.selected)
-                    .map(|e| e.command)
-            });
+            let selected = app.palette.as_ref().map_or(0, |p| p.selected);
+            let chosen = app.palette_matches().into_iter().nth(selected);
+            app.palette = None;
             app.mode = Mode::Normal;
-            match chosen {
-                Some(command) => run_command(app, command),
+            match chosen.map(|e| e.action) {
+                Some(Action::Command(command)) => run_command(app, command),
+                Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
                 None => Vec::new(),
             }
         }
@@ -177,6 +189,27 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             View::Panes => run_command(app, Command::Focus),
             View::Plan => Vec::new(),
         },
+    }
+}
+
+/// Enter in the problems view: the editor at the line of the problem on top.
+fn open_problem(app: &mut App) -> Vec<Effect> {
+    // The problem on top of the view: the editor at its line.
+    let Some(view) = app.problems.take() else {
+        app.mode = Mode::Normal;
+        return Vec::new();
+    };
+    app.mode = Mode::Normal;
+    let at = view
+        .violations
+        .get(view.top)
+        .and_then(|v| v.line.map(|l| (l, v.column)));
+    match at {
+        Some((line, column)) => editor::open_at(app, view.workflow, line, column.unwrap_or(1)),
+        None => {
+            app.message = Some("this problem has no line: the editor opens at the top".into());
+            editor::open_at(app, view.workflow, 1, 1)
+        }
     }
 }
 

@@ -100,6 +100,16 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
 /// one of them is open).
 pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
+        Command::ScrollUp if app.mode == Mode::Help => {
+            super::moving::scroll_help(app, -help_page(app));
+        }
+        Command::ScrollDown if app.mode == Mode::Help => {
+            super::moving::scroll_help(app, help_page(app));
+        }
+        Command::ScrollTop if app.mode == Mode::Help => app.help_top = 0,
+        Command::ScrollLive if app.mode == Mode::Help => {
+            super::moving::scroll_help(app, isize::MAX / 2);
+        }
         Command::ScrollUp if app.mode == Mode::Approve => {
             super::super::approvals::move_by(app, -page_rows(app));
         }
@@ -133,6 +143,11 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+/// A page of help: its rows shown at once.
+fn help_page(app: &App) -> isize {
+    isize::try_from(super::super::help::page(app.size.1)).unwrap_or(1)
 }
 
 /// Shows a session in the pane area and gives its program the pane's size.
