@@ -327,14 +327,14 @@ fn play(
 }
 
 /// What a terminal smaller than the recording changes, said before the replay: narrower,
-/// long lines wrap; shorter, a full-screen program's bottom rows have no room (a shell's
-/// lines only scroll sooner). `None` when the recording fits.
+/// long lines wrap; shorter, the recording's bottom rows do not fit (a full-screen program
+/// draws over itself there; a shell's lines only scroll sooner). `None` when the recording fits.
 fn size_note(recorded: (u16, u16), here: (u16, u16)) -> Option<String> {
     let ((width, height), (cols, rows)) = (recorded, here);
     let narrower = (cols < width).then_some("long lines wrap".to_string());
     let shorter = (rows < height).then(|| match height - rows {
-        1 => "a full-screen program's bottom row has no room".to_string(),
-        n => format!("a full-screen program's bottom {n} rows have no room"),
+        1 => "its bottom row does not fit".to_string(),
+        n => format!("its bottom {n} rows do not fit"),
     });
     let effects: Vec<String> = [narrower, shorter].into_iter().flatten().collect();
     (!effects.is_empty()).then(|| {
@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(
             size_note((120, 30), (158, 22)).as_deref(),
             Some(
-                "flowdeck: the recording is 120x30 and this terminal 158x22: a full-screen program's bottom 8 rows have no room"
+                "flowdeck: the recording is 120x30 and this terminal 158x22: its bottom 8 rows do not fit"
             )
         );
         assert_eq!(
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(
             size_note((120, 30), (80, 29)).as_deref(),
             Some(
-                "flowdeck: the recording is 120x30 and this terminal 80x29: long lines wrap, and a full-screen program's bottom row has no room"
+                "flowdeck: the recording is 120x30 and this terminal 80x29: long lines wrap, and its bottom row does not fit"
             )
         );
     }

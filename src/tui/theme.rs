@@ -10,6 +10,9 @@ use std::ffi::OsStr;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
     pub name: String,
+    /// The theme's own background, or `Reset` for the terminal's (the dark theme's): a
+    /// theme whose foreground needs a background (light) sets it.
+    pub background: Color,
     pub foreground: Color,
     pub accent: Color,
     pub muted: Color,
@@ -29,6 +32,7 @@ impl Default for Theme {
     fn default() -> Self {
         Theme {
             name: "dark".into(),
+            background: Color::Reset,
             foreground: Color::Rgb(0xd4, 0xd4, 0xd4),
             accent: Color::Rgb(0x61, 0xaf, 0xef),
             muted: Color::Rgb(0x7f, 0x84, 0x8e),
@@ -53,6 +57,7 @@ pub fn no_color_requested(value: Option<&OsStr>) -> bool {
 #[derive(Debug, Deserialize)]
 struct ThemeFile {
     name: Option<String>,
+    background: Option<String>,
     foreground: Option<String>,
     accent: Option<String>,
     muted: Option<String>,
@@ -69,6 +74,7 @@ impl Theme {
     /// This theme without colours (`NO_COLOR`): every colour is the terminal's own.
     pub fn without_colour(self) -> Theme {
         Theme {
+            background: Color::Reset,
             foreground: Color::Reset,
             accent: Color::Reset,
             muted: Color::Reset,
@@ -115,6 +121,7 @@ impl Theme {
                 }
             }
         };
+        set(&mut theme.background, file.background, "background");
         set(&mut theme.foreground, file.foreground, "foreground");
         set(&mut theme.accent, file.accent, "accent");
         set(&mut theme.muted, file.muted, "muted");

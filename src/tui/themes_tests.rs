@@ -174,3 +174,38 @@ fn the_persons_folder_is_xdg_config_home_else_dot_config_in_home() {
     assert_eq!(dir(None, Some("")), None);
     assert_eq!(dir(None, None), None);
 }
+
+/// A theme with a background paints every cell the views left in the terminal's defaults, so
+/// `light` reads on a dark terminal; `dark` keeps the terminal's own, and so does `NO_COLOR`.
+#[test]
+fn a_theme_with_a_background_paints_the_whole_studio_in_it() {
+    use ratatui::style::Color;
+    let drawn = |theme: &Theme| {
+        let mut app = crate::tui::state::App::new("workflows".into());
+        app.workflows = vec![crate::tui::test_support::summary("build")];
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+        terminal
+            .draw(|frame| {
+                crate::tui::draw::draw(frame, &app, theme, &crate::tui::test_support::NoScreens)
+            })
+            .unwrap();
+        terminal.backend().buffer().clone()
+    };
+    let (light, warning) = super::themes::load(Some("light"), None);
+    assert_eq!(warning, None);
+    assert_ne!(light.background, Color::Reset, "light sets its background");
+    let buffer = drawn(&light);
+    assert!(
+        buffer
+            .content
+            .iter()
+            .all(|c| c.bg != Color::Reset && c.fg != Color::Reset),
+        "a cell in the terminal's default colours under light"
+    );
+    let (dark, _) = super::themes::load(Some("dark"), None);
+    assert_eq!(dark.background, Color::Reset);
+    assert!(drawn(&dark).content.iter().any(|c| c.bg == Color::Reset));
+    let plain = drawn(&light.without_colour());
+    assert!(plain.content.iter().all(|c| c.bg == Color::Reset));
+}

@@ -99,8 +99,30 @@ pub(crate) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a
         .title(title)
 }
 
-/// Draws the whole studio.
+/// Draws the whole studio, in the theme's own background when it has one.
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) {
+    views(frame, app, theme, screens);
+    paint_defaults(frame.buffer_mut(), theme);
+}
+
+/// A theme with a background of its own (light's) paints every cell left in the terminal's
+/// default colours, the panes' programs' included: its foreground is chosen for that
+/// background, and would be unreadable on the terminal's own (dark text on a dark terminal).
+fn paint_defaults(buf: &mut ratatui::buffer::Buffer, theme: &Theme) {
+    if !theme.colour || theme.background == ratatui::style::Color::Reset {
+        return;
+    }
+    for cell in &mut buf.content {
+        if cell.bg == ratatui::style::Color::Reset {
+            cell.bg = theme.background;
+        }
+        if cell.fg == ratatui::style::Color::Reset {
+            cell.fg = theme.foreground;
+        }
+    }
+}
+
+fn views(frame: &mut Frame, app: &App, theme: &Theme, screens: &dyn Screens) {
     let cx = Ctx {
         app,
         theme,
