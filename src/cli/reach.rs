@@ -51,15 +51,15 @@ impl Host {
             .context("cannot attach to the folder's server")?;
         if let Some(connection) = reached {
             let (remote, inbox) = Remote::attach(connection, folder);
-            if std::env::var_os(super::RECORDINGS_ENV).is_some() {
+            if std::env::var_os(super::settings::RECORDINGS_ENV).is_some() {
                 eprintln!(
                     "flowdeck: the run happens in the folder's server, which records as it was started: {} set here does not change that",
-                    super::RECORDINGS_ENV
+                    super::settings::RECORDINGS_ENV
                 );
             }
             return Ok((Host::Server(remote), Events::Server(inbox)));
         }
-        let engine = super::open_engine(folder, super::engine_config(false, false)?)?;
+        let engine = super::open_engine(folder, super::settings::engine_config(false, false)?)?;
         let events = Events::Here(engine.subscribe());
         Ok((Host::Here(engine), events))
     }

@@ -3,7 +3,8 @@
 //! itself, in the foreground or in the background) and `flowdeck approve` (a person's yes to
 //! a workflow's content, refused to anything started from flowdeck's own terminals).
 
-use super::{FOLDER_HELP, ServeArgs, ServeCommand, engine_config, open_engine, runtime};
+use super::settings::engine_config;
+use super::{FOLDER_HELP, ServeArgs, ServeCommand, open_engine, runtime};
 use crate::workflow::names::sanitize;
 use anyhow::{Context, Result, bail};
 use std::io::{IsTerminal, Write};

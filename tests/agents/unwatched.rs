@@ -17,24 +17,8 @@ use std::time::Instant;
 
 /// `flowdeck ls --json` under `runtime`: the server of `dir` in it.
 fn listed(dir: &Path, runtime: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(dir)
-        .args(["ls", "--json"])
-        .env("XDG_RUNTIME_DIR", runtime)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let folder = dir.canonicalize().unwrap().display().to_string();
-    report["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["folder"] == json!(folder))
-        .cloned()
-        .unwrap_or_else(|| panic!("no server of {folder} in {report:#}"))
+    common::listed_server(dir, runtime)
+        .unwrap_or_else(|| panic!("no server of {} listed", dir.display()))
 }
 
 /// `flowdeck ls` as text.

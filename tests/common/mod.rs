@@ -543,3 +543,23 @@ pub fn flowdeck_fed(workflows: &Path, args: &[&str], stdin: &str) -> std::proces
         .unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// The server of folder `dir` as `flowdeck ls --json` lists it under `runtime`, if it does.
+pub fn listed_server(dir: &Path, runtime: &Path) -> Option<serde_json::Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(dir)
+        .args(["ls", "--json"])
+        .env("XDG_RUNTIME_DIR", runtime)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("flowdeck ls runs");
+    assert_eq!(out.status.code(), Some(0), "flowdeck ls --json failed");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let folder = dir.canonicalize().ok()?.display().to_string();
+    report["servers"]
+        .as_array()?
+        .iter()
+        .find(|s| s["folder"] == serde_json::json!(folder))
+        .cloned()
+}

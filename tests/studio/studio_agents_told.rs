@@ -14,7 +14,7 @@ use common::{Killed, LONG};
 use flowdeck::term::{Content, TermConfig, Terminals};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// A workflow that returns a value.
 const ANSWER: &str = "name: answer\ndescription: Returns 42.\ninitial_state: a\nreturn_values:\n  ANSWER: { description: The answer }\nstates:\n  a: { action: { tool: set_env, params: { vars: { ANSWER: '42' } } } }\n";
@@ -157,18 +157,9 @@ async fn a_terminal_a_studio_shows_is_not_closed_when_its_agent_has_gone() {
     quit(&studio).await;
 }
 
-/// The server of `dir` as `flowdeck ls --json` lists it.
+/// The server of `dir` as `flowdeck ls --json` lists it (null while it is not).
 fn listed(dir: &Path, runtime: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(dir)
-        .args(["ls", "--json"])
-        .env("XDG_RUNTIME_DIR", runtime)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    report["servers"][0].clone()
+    common::listed_server(dir, runtime).unwrap_or_default()
 }
 
 fn holds(server: &Value, session: &str) -> bool {

@@ -310,17 +310,7 @@ async fn a_first_workflow_is_made_where_no_workflows_folder_is() {
         .map(|(_, v)| v)
         .unwrap();
     let attached = common::wait_until(LONG, "the studio attached to the folder's server", || {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-            .args(["ls", "--json"])
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-        let server = report["servers"]
-            .as_array()?
-            .iter()
-            .find(|s| s["folder"] == serde_json::json!(folder.display().to_string()))?
-            .clone();
+        let server = common::listed_server(&folder, std::path::Path::new(&runtime))?;
         let studios = server["attached"]
             .as_array()?
             .iter()

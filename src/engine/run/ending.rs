@@ -172,28 +172,13 @@ impl Engine {
                 started_at.clone(),
             )
             .await;
-        let status = RunStatus {
-            run_id: run_id.to_string(),
-            workflow_name: name.to_string(),
-            status: Phase::Finished,
-            session_id: request.session_id.clone(),
-            current_state: None,
-            states_executed: 0,
-            started_at,
-            started_by: Some(request.actor.clone()),
-            prompt: None,
-            last_event: lines[1].seq,
-            result: Some(result),
-        };
-        self.runs().record_finished(status.clone());
+        let last_event = lines[1].seq;
+        let started =
+            self.finished_unstarted(run_id, name, request, started_at, last_event, result);
         for line in lines {
             self.publish_run_line(&request.actor, run_id, line);
         }
-        let (_, receiver) = watch::channel(status);
-        StartedRun {
-            run_id: run_id.to_string(),
-            status: receiver,
-        }
+        started
     }
 
     /// A run of a workflow that does not exist: its result, written nowhere and told to
@@ -216,6 +201,20 @@ impl Engine {
             started_at.clone(),
         );
         let result = ending.into_result(crate::engine::journal::now(), None);
+        self.finished_unstarted(run_id, name, request, started_at, 0, result)
+    }
+
+    /// The final status of a run that ended before its first state, recorded among the
+    /// finished runs, as its caller holds it.
+    fn finished_unstarted(
+        &self,
+        run_id: &str,
+        name: &str,
+        request: &RunRequest,
+        started_at: String,
+        last_event: u64,
+        result: RunResult,
+    ) -> StartedRun {
         let status = RunStatus {
             run_id: run_id.to_string(),
             workflow_name: name.to_string(),
@@ -226,7 +225,7 @@ impl Engine {
             started_at,
             started_by: Some(request.actor.clone()),
             prompt: None,
-            last_event: 0,
+            last_event,
             result: Some(result),
         };
         self.runs().record_finished(status.clone());
