@@ -98,9 +98,14 @@ fn validate_json_report() {
 
 #[test]
 fn seed_example_validates_and_plans() {
-    let out = flowdeck(&["validate", "workflows/build_project.json"]);
+    let seed = "tests/fixtures/valid/seed_build_project.json";
+    let out = flowdeck(&["validate", seed]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let out = flowdeck(&["plan", "build_project"]);
+    // The seed in a folder of its own: the fixtures hold it in YAML too, under the same name.
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(repo(seed), dir.path().join("build_project.json")).expect("copy");
+    let folder = dir.path().to_str().expect("utf8");
+    let out = flowdeck(&["--workflows", folder, "plan", "build_project"]);
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!("plan_build_project", stdout(&out));
 }
@@ -192,7 +197,7 @@ fn missing_folder_is_a_clear_error() {
 fn list_shows_every_manifest_with_its_state() {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::copy(
-        repo("workflows/build_project.json"),
+        repo("tests/fixtures/valid/seed_build_project.json"),
         dir.path().join("build_project.json"),
     )
     .expect("copy");

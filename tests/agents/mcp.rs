@@ -175,7 +175,7 @@ async fn every_tool_is_listed_with_an_object_schema_and_annotations() {
         assert!(names.contains(&name), "missing {name}");
     }
     let dynamic: Vec<&&str> = names.iter().filter(|n| n.starts_with("wf_")).collect();
-    assert_eq!(dynamic.len(), 8, "{dynamic:?}");
+    assert_eq!(dynamic.len(), 7, "{dynamic:?}");
     for tool in &tools {
         assert_eq!(
             tool.input_schema.get("type"),
@@ -718,7 +718,7 @@ async fn the_2026_protocol_discovers_and_listens() {
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "run_workflow"));
     let listed = ok(&client, "workflow_list", json!({})).await;
-    assert_eq!(listed["workflows"].as_array().unwrap().len(), 8);
+    assert_eq!(listed["workflows"].as_array().unwrap().len(), 7);
     let _subscription = client
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
         .await

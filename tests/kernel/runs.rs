@@ -107,7 +107,7 @@ async fn the_seed_build_project_runs_a_real_makefile() {
         "release:\n\tmkdir -p out && echo built > out/app\n\ndebug:\n\techo debug\n",
     );
     std::fs::copy(
-        "workflows/build_project.json",
+        "tests/fixtures/valid/seed_build_project.json",
         dir.path().join("build_project.json"),
     )
     .unwrap();

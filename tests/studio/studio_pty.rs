@@ -43,7 +43,7 @@ async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
     let dir = common::bundled_workflows_copy();
     let terminals = Terminals::new(TermConfig::default());
     let session = studio(&terminals, dir.path());
-    expect(&session, r"Workflows \(8\)").await;
+    expect(&session, r"Workflows \(7\)").await;
     expect(&session, "make_build").await;
     assert!(session.with_screen(|s| s.alternate_screen()));
     // A manifest added on disk appears without a keypress.
@@ -51,7 +51,7 @@ async fn the_studio_opens_on_the_folder_and_q_gives_the_terminal_back() {
         .unwrap()
         .replace("name: git_health", "name: zz_added");
     std::fs::write(dir.path().join("zz_added.yaml"), added).unwrap();
-    expect(&session, r"Workflows \(9\)").await;
+    expect(&session, r"Workflows \(8\)").await;
     expect(&session, "zz_added").await;
     assert!(
         !session
@@ -157,7 +157,7 @@ async fn no_color_draws_the_studio_without_colours() {
         (100, 30),
         vec![("NO_COLOR".into(), "1".into())],
     );
-    expect(&session, r"Workflows \(8\)").await;
+    expect(&session, r"Workflows \(7\)").await;
     expect(&session, "q quit").await;
     session.with_screen(|s| {
         let (rows, cols) = s.size();
