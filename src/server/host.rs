@@ -200,12 +200,9 @@ async fn accept(
                     options: options.clone(),
                     stop: stop.clone(),
                     studios: counts.studios.clone(),
+                    clients: counts.clients.clone(),
                 };
-                let attached = Attached::new(counts.clients.clone());
-                tokio::spawn(async move {
-                    client.serve(stream).await;
-                    drop(attached);
-                });
+                tokio::spawn(client.serve(stream));
             }
             Ok(peer) => {
                 if let Some(held) = STRANGERS.allow() {
@@ -306,6 +303,8 @@ impl Drop for Attached {
 
 /// One connection, and what serving it needs.
 struct Connection {
+    /// The count of attached front ends, which this one joins once its hello says it is one.
+    clients: Arc<tokio::sync::watch::Sender<usize>>,
     who: String,
     /// The connecting process, as the kernel says (for who may approve: peer.rs).
     pid: Option<u32>,
@@ -343,11 +342,16 @@ impl Connection {
             }
             // An MCP client on the socket directly: the host's options.
             First::Other => {
+                let _attached = Attached::new(self.clients.clone());
                 let options = self.options.clone();
                 self.serve_mcp(read, write, options).await;
                 return;
             }
         };
+        // A front end keeps a background server alive while it is attached; `flowdeck ls`
+        // asking what the server holds does not (a watch loop of it would keep it forever).
+        let _attached = (!matches!(hello.client, Client::Status {}))
+            .then(|| Attached::new(self.clients.clone()));
         let welcome = self.welcome(&hello).await;
         if !self.send_welcome(&mut write, &welcome).await {
             return;

@@ -40,6 +40,15 @@ impl PersonsWork {
     }
 }
 
+/// Whose a terminal is: who opened it, or for a run's own terminal (opened by the run), who
+/// started that run; `None` when the studio does not know.
+fn owner<'a>(app: &'a App, pane: &'a crate::engine::SessionInfo) -> Option<&'a Actor> {
+    match pane.opened_by.as_ref()? {
+        Actor::Run { run_id } => app.runs.get(run_id)?.actor.as_ref(),
+        other => Some(other),
+    }
+}
+
 /// What the person started and is still alive: their terminals whose program runs (a run's
 /// own terminal goes with the run) and their runs in progress.
 pub fn persons_work(app: &App) -> PersonsWork {
@@ -51,7 +60,7 @@ pub fn persons_work(app: &App) -> PersonsWork {
     let sessions = app
         .panes
         .iter()
-        .filter(|p| p.running && p.opened_by.as_ref().is_some_and(Actor::is_person))
+        .filter(|p| p.running && owner(app, p).is_some_and(Actor::is_person))
         .filter(|p| {
             !runs
                 .iter()
@@ -118,7 +127,7 @@ pub fn farewell(app: &App, reattach: &str) -> Option<String> {
     let agents_terminals = app
         .panes
         .iter()
-        .filter(|p| p.running && p.opened_by.as_ref().is_some_and(|a| !a.is_person()))
+        .filter(|p| p.running && owner(app, p).is_some_and(|a| matches!(a, Actor::Agent { .. })))
         .count();
     let runs = app.runs.values().filter(|r| r.active()).count();
     let others = app.studios.saturating_sub(1);

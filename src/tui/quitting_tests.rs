@@ -22,11 +22,11 @@ fn app() -> App {
     let mut app = App::new("workflows".into());
     app.attached = true;
     app.studios = 1;
-    for (id, by) in [
-        ("s1", Actor::person()),
-        ("s2", agent()),
-        ("s3", Actor::person()),
-    ] {
+    // A run's own terminal is opened by the run, as the engine opens it.
+    let by_r1 = Actor::Run {
+        run_id: "r1".into(),
+    };
+    for (id, by) in [("s1", Actor::person()), ("s2", agent()), ("s3", by_r1)] {
         let mut pane = shell_pane(80, 20);
         pane.session_id = id.into();
         pane.opened_by = Some(by);

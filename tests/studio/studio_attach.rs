@@ -719,3 +719,33 @@ async fn with_the_servers_log_folder_full_everything_works_and_the_studio_says_t
     drop(agent.stdin.take());
     let _ = tokio::task::spawn_blocking(move || agent.exit_status()).await;
 }
+
+/// The newcomer's first run (F12): `r` runs a workflow in a terminal of its own, and that
+/// shell outlives the run. `q` in the last studio names it and asks; `y` ends it, and with
+/// nothing left the folder's server ends by itself: `flowdeck ls` no longer lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_after_a_run_names_the_runs_shell_and_y_leaves_no_server_behind() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("quick.yaml"), common::QUICK).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let terminals = Terminals::new(TermConfig::default());
+    let session = studio(&terminals, folder.path(), runtime.path());
+    expect(&session, "quick").await;
+    // No arguments: `r` runs it at once.
+    session.send_text("r", "test").unwrap();
+    expect(&session, "quick ended: completed").await;
+    assert!(
+        common::listed_server(folder.path(), runtime.path()).is_some(),
+        "the studio's server is listed"
+    );
+    session.send_text("q", "test").unwrap();
+    expect(&session, "Still running, started by you:").await;
+    expect(&session, "• terminal s1: bash, left by the quick run").await;
+    session.send_text("y", "test").unwrap();
+    assert_eq!(common::studio::exit_code(&session).await, Some(0));
+    common::wait_until(LONG, "the folder's server gone from flowdeck ls", || {
+        common::listed_server(folder.path(), runtime.path())
+            .is_none()
+            .then_some(())
+    });
+}
