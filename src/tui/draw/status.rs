@@ -1,7 +1,7 @@
 //! The status line: the keys of the current mode (from the keymap) and the last message.
 
 use super::Ctx;
-use super::text::clean;
+use super::text::{cells, clean, shorten_words};
 use crate::tui::command::Command;
 use crate::tui::keymap::{self, Mode};
 use ratatui::Frame;
@@ -59,6 +59,9 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         Style::default().fg(t.muted),
     ));
     if let Some(message) = message {
+        // What the hints leave: a message cut ends between words, never mid-word.
+        let used: usize = spans.iter().map(|s| cells(&s.content)).sum::<usize>() + 4;
+        let message = shorten_words(&message, usize::from(area.width).saturating_sub(used));
         spans.push(Span::styled(
             format!("  │ {message}"),
             Style::default().fg(t.warning),

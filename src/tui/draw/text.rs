@@ -41,6 +41,20 @@ pub fn shorten(text: &str, room: usize) -> String {
     out
 }
 
+/// `text` in at most `room` cells, cut between words with `…` where it does not fit: a
+/// message is never cut mid-word (unless one word alone fills most of the room).
+pub fn shorten_words(text: &str, room: usize) -> String {
+    if cells(text) <= room {
+        return text.to_string();
+    }
+    let first = wrap(text, room.saturating_sub(1)).swap_remove(0);
+    if room > 0 && cells(&first) * 2 >= room {
+        format!("{}…", first.trim_end_matches([',', ';', ':', ' ']))
+    } else {
+        shorten(text, room)
+    }
+}
+
 /// `text` broken into rows of at most `room` cells, between words where it can be (a word
 /// longer than a row is cut where the row ends). Never empty: an empty text is one empty row.
 pub fn wrap(text: &str, room: usize) -> Vec<String> {
@@ -109,6 +123,20 @@ pub fn ago(at: &str, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_is_cut_between_words() {
+        let said = "agents cannot reach this studio, which hosts the folder itself";
+        assert_eq!(shorten_words(said, 80), said);
+        assert_eq!(
+            shorten_words(said, 40),
+            "agents cannot reach this studio, which…"
+        );
+        assert_eq!(shorten_words(said, 31), "agents cannot reach this…");
+        // One long word: cut where the room ends.
+        assert_eq!(shorten_words("/a/very/long/path/name", 10), "/a/very/l…");
+        assert_eq!(shorten_words(said, 0), "");
+    }
 
     #[test]
     fn ages_are_in_the_largest_whole_unit() {
