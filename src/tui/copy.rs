@@ -27,7 +27,7 @@ pub fn located(app: &mut App, session_id: &str, alternate: bool, cursor: Point) 
     if app.focused_pane().map(|p| p.session_id.as_str()) != Some(session_id) {
         return Vec::new();
     }
-    app.mode = Mode::Copy;
+    app.base = Mode::Copy;
     app.view = View::Panes;
     app.selection = None;
     let mut effects = Vec::new();
@@ -164,7 +164,7 @@ pub fn copy(app: &mut App) -> Vec<Effect> {
 
 /// Esc: copy mode ends and its selection with it.
 pub fn leave(app: &mut App) {
-    app.mode = Mode::Normal;
+    app.base = Mode::Normal;
     app.copy_cursor = None;
     app.selection = None;
 }

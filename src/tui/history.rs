@@ -48,7 +48,7 @@ pub fn scroll_lines(app: &mut App, lines: isize) -> Vec<Effect> {
     let session_id = pane.session_id.clone();
     app.view = View::Panes;
     let (rows, page) = (rows(app), page(app));
-    let keep = app.mode == Mode::Copy;
+    let keep = app.mode() == Mode::Copy;
     let scroll = match &mut app.scroll {
         Some(s) if s.session_id == session_id => s,
         _ if lines <= 0 => return Vec::new(),

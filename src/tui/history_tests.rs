@@ -178,11 +178,11 @@ fn slash_searches_in_the_panes_view_and_filters_in_the_list() {
     let mut app = app();
     app.view = View::List;
     update(&mut app, key(KeyCode::Char('/')));
-    assert_eq!(app.mode, Mode::Filter);
+    assert_eq!(app.mode(), Mode::Filter);
     update(&mut app, key(KeyCode::Esc));
     app.view = View::Panes;
     update(&mut app, key(KeyCode::Char('/')));
-    assert_eq!(app.mode, Mode::Search);
+    assert_eq!(app.mode(), Mode::Search);
     typed(&mut app, "err");
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(
@@ -193,7 +193,7 @@ fn slash_searches_in_the_panes_view_and_filters_in_the_list() {
             cursor: None,
         }]
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     // The status line offers the view's keys: search, not filter.
     let hints = keymap::hints(Mode::Normal, View::Panes);
     assert!(hints.contains(&("/", "search")), "{hints:?}");
@@ -303,11 +303,11 @@ fn e_lists_the_selected_workflows_problems() {
             problems: Ok(("broken.yaml".into(), vec![v.clone(), v])),
         },
     );
-    assert_eq!(app.mode, Mode::Problems);
+    assert_eq!(app.mode(), Mode::Problems);
     update(&mut app, key(KeyCode::Char('j')));
     assert_eq!(app.problems.as_ref().unwrap().top, 1);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.problems.is_none());
     // A workflow without problems says so instead.
     update(
@@ -317,6 +317,6 @@ fn e_lists_the_selected_workflows_problems() {
             problems: Ok(("broken.yaml".into(), Vec::new())),
         },
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert_eq!(app.message.as_deref(), Some("broken has no problems"));
 }

@@ -16,7 +16,7 @@ pub fn start(app: &mut App, purpose: NameFor) {
         NameFor::Rename(from) => from.clone(),
     };
     app.naming = Some(Naming { purpose, name });
-    app.mode = Mode::Name;
+    app.base = Mode::Name;
 }
 
 /// ←/→ choose the template of a new workflow.
@@ -33,7 +33,7 @@ pub fn cycle(app: &mut App, step: isize) {
 /// Enter: ask the engine.
 pub fn submit(app: &mut App) -> Vec<Effect> {
     let Some(naming) = &app.naming else {
-        app.mode = Mode::Normal;
+        app.base = Mode::Normal;
         return Vec::new();
     };
     let name = naming.name.trim().to_string();
@@ -77,7 +77,7 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
         }
         Ok(name) => {
             app.naming = None;
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             if !matches!(purpose, NameFor::Delete(_)) {
                 app.select_when_listed = Some(name.clone());
             }

@@ -52,7 +52,7 @@ fn long_form(app: &mut App) {
             on_host: false,
         },
     );
-    assert_eq!(app.mode, Mode::Form);
+    assert_eq!(app.mode(), Mode::Form);
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn help_shows_the_keys_of_where_you_are_grouped_with_pairs_on_one_row() {
     let mut app = studio();
     app.size = (80, 24);
     update(&mut app, key(KeyCode::Char('?')));
-    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.mode(), Mode::Help);
     assert_eq!(app.help_of, Mode::Normal);
     let groups = super::help::groups(Mode::Normal, View::List);
     let titles: Vec<&str> = groups.iter().map(|(g, _)| g.title()).collect();
@@ -190,7 +190,7 @@ fn help_pages_with_pgdn_space_and_back_and_stops_at_its_end() {
     update(&mut app, key(KeyCode::Char('j')));
     assert_eq!(app.help_top, last.saturating_sub(page) + 1);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
         "v".into(),
         "name: w\n",
     ));
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     update(
         &mut app,
         Event::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL)),
@@ -223,7 +223,7 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
         update(&mut app, key(KeyCode::Char(c)));
     }
     update(&mut app, key(KeyCode::Enter));
-    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.mode(), Mode::Help);
     assert_eq!(app.help_of, Mode::Edit);
 }
 
@@ -308,7 +308,7 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
             problems: Ok(("archive_logs.yaml".into(), vec![first, second])),
         },
     );
-    assert_eq!(app.mode, Mode::Problems);
+    assert_eq!(app.mode(), Mode::Problems);
     update(&mut app, key(KeyCode::Char('j')));
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(effects, vec![Effect::LoadDocument("archive_logs".into())]);
@@ -325,7 +325,7 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
             }),
         },
     );
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     let cursor = app.editor.as_ref().map(|e| e.text.cursor());
     assert_eq!(cursor, Some((3, 4)), "line 4, column 5");
 }
@@ -382,7 +382,7 @@ fn the_editors_title_says_what_its_counts_are() {
         plan: None,
     });
     app.editor = Some(editor);
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     let screen = drawn_text(&app, 100, 30);
     assert!(screen.contains("· ✗ 1 error "), "{screen}");
     assert!(!screen.contains("! 0"), "{screen}");

@@ -173,7 +173,7 @@ pub fn quit(app: &mut App) {
         anything_runs(app)
     };
     if ask {
-        app.mode = Mode::ConfirmQuit;
+        app.base = Mode::ConfirmQuit;
     } else {
         app.quit = true;
     }
@@ -182,7 +182,7 @@ pub fn quit(app: &mut App) {
 /// `y` to the question: attached, the person's terminals and runs are ended first and the
 /// studio exits once they are; hosting, everything ends with the studio.
 pub fn end_and_quit(app: &mut App) -> Vec<Effect> {
-    app.mode = super::keymap::Mode::Normal;
+    app.base = super::keymap::Mode::Normal;
     if !app.attached {
         app.quit = true;
         return Vec::new();
@@ -204,7 +204,7 @@ pub fn detach(app: &mut App) {
     if app.attached {
         app.quit = true;
     } else {
-        app.mode = Mode::Normal;
+        app.base = Mode::Normal;
         app.message = Some(
             "cannot detach: this studio hosts the folder itself (no server could be started), so its terminals and runs end with it"
                 .into(),

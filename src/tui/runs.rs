@@ -28,7 +28,7 @@ pub fn runs_read(app: &mut App, workflow: String, runs: Vec<RunSummary>) -> Vec<
         runs,
         ..RunsView::default()
     });
-    app.mode = Mode::Runs;
+    app.base = Mode::Runs;
     select(app, 0)
 }
 
@@ -170,5 +170,5 @@ pub fn replay(app: &mut App) -> Vec<Effect> {
 
 pub fn close(app: &mut App) {
     app.runs_view = None;
-    app.mode = Mode::Normal;
+    app.base = Mode::Normal;
 }

@@ -92,10 +92,10 @@ fn h_asks_for_the_selected_workflows_runs_and_opens_on_the_newest() {
             runs: vec![run("r2", None), run("r1", Some("done"))],
         },
     );
-    assert_eq!(app.mode, Mode::Runs);
+    assert_eq!(app.mode(), Mode::Runs);
     assert_eq!(effects, vec![Effect::LoadRunEvents("r2".into())]);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.runs_view.is_none());
 }
 
@@ -236,6 +236,6 @@ fn p_replays_the_selected_run_in_a_new_pane_and_closes_the_view() {
             if run_id == "r1" && folder == "workflows"),
         "{effects:?}"
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.runs_view.is_none());
 }

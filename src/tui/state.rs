@@ -241,7 +241,11 @@ pub struct App {
     pub pane: usize,
     /// Runs seen since the studio opened, oldest first.
     pub runs: IndexMap<String, RunView>,
-    pub mode: Mode,
+    /// The mode under any overlay and editor: Normal, Filter, Focus or Copy (the editor's
+    /// modes too, until the editor derives its own). Read the mode shown with [`App::mode`].
+    pub base: Mode,
+    /// The box drawn over everything, which takes the keys while it is open.
+    pub overlay: Option<super::overlay::Overlay>,
     pub view: View,
     pub form: Option<InputsForm>,
     /// The run whose prompt is being answered, and the answer typed so far.
@@ -470,6 +474,14 @@ impl App {
                 .collect(),
             ..App::default()
         }
+    }
+
+    /// The mode the keys and the status line are in: the overlay's if one is open, else the
+    /// one underneath. Derived, never stored, so that it cannot disagree with what is open.
+    pub fn mode(&self) -> Mode {
+        self.overlay
+            .as_ref()
+            .map_or(self.base, super::overlay::Overlay::mode)
     }
 
     /// The workflows the filter lets through, in list order.

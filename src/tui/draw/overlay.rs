@@ -272,7 +272,7 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
 
 /// The overlay of the current mode, if it has one.
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
-    match cx.app.mode {
+    match cx.app.mode() {
         Mode::Help => help(frame, cx),
         Mode::Form => super::form::draw(frame, cx),
         Mode::Prompt => prompt(frame, cx),

@@ -13,13 +13,13 @@ use ratatui_textarea::CursorMove;
 pub fn start_find(app: &mut App) {
     if let Some(editor) = &mut app.editor {
         editor.find.clear();
-        app.mode = Mode::EditFind;
+        app.base = Mode::EditFind;
     }
 }
 
 pub fn find(app: &mut App) {
     let (rows, cols) = text_size(app);
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     let Some(editor) = &mut app.editor else {
         return;
     };
@@ -60,7 +60,7 @@ pub fn start_completion(app: &mut App) -> Vec<Effect> {
         }
         _ => {
             editor.completion = Some((found, 0));
-            app.mode = Mode::Complete;
+            app.base = Mode::Complete;
             Vec::new()
         }
     }
@@ -76,7 +76,7 @@ pub fn move_completion(app: &mut App, delta: isize) {
 
 /// Enter or Tab: the chosen item replaces the word (a key gets its `: `).
 pub fn accept_completion(app: &mut App) -> Vec<Effect> {
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     let Some(editor) = &mut app.editor else {
         return Vec::new();
     };
@@ -105,7 +105,7 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
 
 /// Esc, or any other key: the list closes.
 pub fn close_completion(app: &mut App) {
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     if let Some(editor) = &mut app.editor {
         editor.completion = None;
     }

@@ -207,7 +207,7 @@ pub fn open(app: &mut App) -> Vec<Effect> {
     app.open_at = None;
     if let Some(editor) = app.editor.as_mut().filter(|e| e.dirty()) {
         editor.ask = Some(Ask::Leave);
-        app.mode = Mode::EditAsk;
+        app.base = Mode::EditAsk;
         app.message = Some(format!("{} has unsaved changes", editor.file));
         return Vec::new();
     }
@@ -263,7 +263,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
     };
     let edits = editor.edits;
     app.editor = Some(editor);
-    app.mode = Mode::Edit;
+    app.base = Mode::Edit;
     if let Some((line, column)) = app.open_at.take() {
         go_to(app, line, column);
     }
@@ -274,7 +274,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
 /// The file already open goes there at once; another opens, and goes there when it arrives.
 pub fn open_at(app: &mut App, workflow: String, line: usize, column: usize) -> Vec<Effect> {
     if app.editor.as_ref().is_some_and(|e| e.workflow == workflow) {
-        app.mode = Mode::Edit;
+        app.base = Mode::Edit;
         go_to(app, line, column);
         return Vec::new();
     }
@@ -408,12 +408,12 @@ fn changed(app: &mut App) -> Vec<Effect> {
 /// Esc: the editor closes, asking first when there are unsaved changes.
 pub fn leave(app: &mut App) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
-        app.mode = Mode::Normal;
+        app.base = Mode::Normal;
         return Vec::new();
     };
     if editor.dirty() {
         editor.ask = Some(Ask::Leave);
-        app.mode = Mode::EditAsk;
+        app.base = Mode::EditAsk;
         return Vec::new();
     }
     close(app);
@@ -425,7 +425,7 @@ pub fn may_quit(app: &mut App) -> bool {
     match &mut app.editor {
         Some(editor) if editor.dirty() => {
             editor.ask = Some(Ask::Quit);
-            app.mode = Mode::EditAsk;
+            app.base = Mode::EditAsk;
             false
         }
         _ => true,
@@ -434,7 +434,7 @@ pub fn may_quit(app: &mut App) -> bool {
 
 fn close(app: &mut App) {
     app.editor = None;
-    app.mode = Mode::Normal;
+    app.base = Mode::Normal;
 }
 
 /// Ctrl-z and Ctrl-y.

@@ -183,8 +183,8 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::HoldRefused(why) => {
             // Out of focus mode: the keys would be refused one by one.
-            if app.mode == Mode::Focus {
-                app.mode = Mode::Normal;
+            if app.mode() == Mode::Focus {
+                app.base = Mode::Normal;
             }
             app.input_held = None;
             app.message = Some(why);
@@ -282,7 +282,7 @@ fn inputs_read(
                 form.selected = form.fields.len() - 1;
             }
             app.form = Some(form);
-            app.mode = Mode::Form;
+            app.base = Mode::Form;
             Vec::new()
         }
         Err(e) => say(app, format!("cannot run {workflow}: {e}")),
@@ -305,7 +305,7 @@ fn problems_read(
                 violations,
                 top: 0,
             });
-            app.mode = Mode::Problems;
+            app.base = Mode::Problems;
             Vec::new()
         }
         Err(e) => say(app, format!("cannot read {workflow}: {e}")),
@@ -321,6 +321,6 @@ fn audit_read(app: &mut App, entries: Vec<AuditEntry>) -> Vec<Effect> {
         .len()
         .saturating_sub(usize::from(app.size.1).saturating_sub(6));
     app.audit = Some((entries, top));
-    app.mode = Mode::Audit;
+    app.base = Mode::Audit;
     Vec::new()
 }

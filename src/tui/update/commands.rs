@@ -99,8 +99,8 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Approve => return approvals::decide(app, true),
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
-        Command::Yes if app.mode == Mode::ConfirmClose => {
-            app.mode = Mode::Normal;
+        Command::Yes if app.mode() == Mode::ConfirmClose => {
+            app.base = Mode::Normal;
             if let Some(session_id) = app.closing.take() {
                 return vec![Effect::CloseSession(session_id)];
             }
@@ -108,11 +108,11 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Yes => return quitting::end_and_quit(app),
         Command::No => {
             app.closing = None;
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
         }
         Command::Palette => {
             app.palette = Some(Palette::default());
-            app.mode = Mode::Palette;
+            app.base = Mode::Palette;
             // The person's own themes, listed again: one added since shows up.
             return vec![Effect::ListThemes];
         }
@@ -134,10 +134,10 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
 
 /// Esc: closes what is open, or leaves the mode.
 fn close(app: &mut App) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
             app.filter.clear();
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             return plan_follows_selection(app, false);
         }
         Mode::Form => app.form = None,
@@ -161,7 +161,7 @@ fn close(app: &mut App) -> Vec<Effect> {
         Mode::Audit => app.audit = None,
         Mode::EditAsk => return editor::answer(app, 'n'),
         Mode::EditFind => {
-            app.mode = Mode::Edit;
+            app.base = Mode::Edit;
             return Vec::new();
         }
         Mode::Name => app.naming = None,
@@ -175,13 +175,13 @@ fn close(app: &mut App) -> Vec<Effect> {
             app.selection = None;
         }
     }
-    app.mode = Mode::Normal;
+    app.base = Mode::Normal;
     Vec::new()
 }
 
 /// Backspace in the text being typed.
 fn delete_char(app: &mut App) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
             app.filter.pop();
             return plan_follows_selection(app, false);
@@ -225,7 +225,7 @@ fn choose(app: &mut App, command: Command) -> Vec<Effect> {
     } else {
         1
     };
-    if app.mode == Mode::Name {
+    if app.mode() == Mode::Name {
         naming::cycle(app, step);
     } else if let Some(form) = &mut app.form {
         form.cycle_choice(step);
@@ -293,7 +293,7 @@ fn answer(app: &mut App, selected: Option<String>) {
 pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
     app.answering = Some(run_id);
     app.answer.clear();
-    app.mode = Mode::Prompt;
+    app.base = Mode::Prompt;
 }
 
 /// The editor's commands.

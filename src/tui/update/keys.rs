@@ -14,19 +14,19 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();
     }
-    if let Some(command) = keymap::lookup(app.mode, app.view, &key) {
+    if let Some(command) = keymap::lookup(app.mode(), app.view, &key) {
         return run_command(app, command);
     }
-    if app.mode == Mode::Complete {
+    if app.mode() == Mode::Complete {
         // Typing on closes the list; the key is the text's.
         editor::close_completion(app);
     }
-    if app.mode == Mode::Edit {
+    if app.mode() == Mode::Edit {
         return editor::key(app, key);
     }
-    if app.mode == Mode::Focus {
+    if app.mode() == Mode::Focus {
         if app.focused_pane().is_none() {
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             return Vec::new();
         }
         let Some(k) = super::super::keys::to_pty(&key) else {
@@ -46,7 +46,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         .modifiers
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
     match key.code {
-        KeyCode::Char(c) if app.mode.takes_text() && !chord => type_char(app, c),
+        KeyCode::Char(c) if app.mode().takes_text() && !chord => type_char(app, c),
         _ => Vec::new(),
     }
 }
@@ -54,10 +54,10 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 /// Pasted text: to the editor, to the focused pane's program (as one bracketed paste when it
 /// asked for that), or typed into the field in use.
 pub(super) fn paste(app: &mut App, text: String) -> Vec<Effect> {
-    if app.mode == Mode::Edit {
+    if app.mode() == Mode::Edit {
         return editor::paste(app, &text);
     }
-    match (app.mode, app.focused_pane()) {
+    match (app.mode(), app.focused_pane()) {
         (Mode::Focus, Some(pane)) => {
             let paste = Effect::Paste {
                 session_id: pane.session_id.clone(),
@@ -80,7 +80,7 @@ pub(super) fn paste(app: &mut App, text: String) -> Vec<Effect> {
 }
 
 fn type_char(app: &mut App, c: char) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
             app.filter.push(c);
             app.selected = 0;

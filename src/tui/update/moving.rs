@@ -24,18 +24,18 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Confirm => return confirm(app),
         Command::Filter => {
-            app.mode = Mode::Filter;
+            app.base = Mode::Filter;
             app.view = View::List;
         }
         Command::Help => {
             // From the palette the mode is already back to normal: the editor's keys are
             // the ones wanted while it is open.
-            app.help_of = match app.mode {
+            app.help_of = match app.mode() {
                 Mode::Normal if app.editor.is_some() => Mode::Edit,
                 Mode::Help => app.help_of,
                 mode => mode,
             };
-            app.mode = Mode::Help;
+            app.base = Mode::Help;
             app.help_top = 0;
         }
         _ => {}
@@ -55,7 +55,7 @@ pub(super) fn page_rows(app: &App) -> isize {
 }
 
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
-    match (app.mode, app.view) {
+    match (app.mode(), app.view) {
         (Mode::Form, _) => {
             if let Some(form) = &mut app.form {
                 form.move_by(delta);
@@ -125,21 +125,21 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
 }
 
 fn confirm(app: &mut App) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             Vec::new()
         }
         Mode::Form => {
             let Some(form) = &mut app.form else {
-                app.mode = Mode::Normal;
+                app.base = Mode::Normal;
                 return Vec::new();
             };
             match form.submit() {
                 Some(submitted) => {
                     let workflow = form.workflow.clone();
                     app.form = None;
-                    app.mode = Mode::Normal;
+                    app.base = Mode::Normal;
                     vec![Effect::StartRun {
                         workflow,
                         inputs: submitted.inputs,
@@ -150,7 +150,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             }
         }
         Mode::Search => {
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             history::start_search(app)
         }
         Mode::EditFind => {
@@ -164,7 +164,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             let selected = app.palette.as_ref().map_or(0, |p| p.selected);
             let chosen = app.palette_matches().into_iter().nth(selected);
             app.palette = None;
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             match chosen.map(|e| e.action) {
                 Some(Action::Command(command)) => run_command(app, command),
                 Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
@@ -172,7 +172,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             }
         }
         Mode::Prompt => {
-            app.mode = Mode::Normal;
+            app.base = Mode::Normal;
             match app.answering.take() {
                 Some(run_id) => vec![Effect::AnswerPrompt {
                     run_id,
@@ -196,10 +196,10 @@ fn confirm(app: &mut App) -> Vec<Effect> {
 fn open_problem(app: &mut App) -> Vec<Effect> {
     // The problem on top of the view: the editor at its line.
     let Some(view) = app.problems.take() else {
-        app.mode = Mode::Normal;
+        app.base = Mode::Normal;
         return Vec::new();
     };
-    app.mode = Mode::Normal;
+    app.base = Mode::Normal;
     let at = view
         .violations
         .get(view.top)

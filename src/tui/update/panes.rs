@@ -23,13 +23,13 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             Some(pane) if pane.running => {
                 // Keys go to the live program: show its live screen.
                 history::leave(app);
-                app.mode = Mode::Focus;
+                app.base = Mode::Focus;
                 app.view = View::Panes;
             }
             Some(_) => app.message = Some("the pane's program has ended".into()),
             None => app.message = Some("no pane to focus: t opens a shell".into()),
         },
-        Command::LeaveFocus => app.mode = Mode::Normal,
+        Command::LeaveFocus => app.base = Mode::Normal,
         Command::NextPane | Command::PrevPane => {
             let n = app.panes.len();
             if n > 0 {
@@ -51,7 +51,7 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
                 let session_id = pane.session_id.clone();
                 if pane.running {
                     app.closing = Some(session_id);
-                    app.mode = Mode::ConfirmClose;
+                    app.base = Mode::ConfirmClose;
                 } else {
                     return vec![Effect::CloseSession(session_id)];
                 }
@@ -100,26 +100,26 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
 /// one of them is open).
 pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::ScrollUp if app.mode == Mode::Help => {
+        Command::ScrollUp if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, -help_page(app));
         }
-        Command::ScrollDown if app.mode == Mode::Help => {
+        Command::ScrollDown if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, help_page(app));
         }
-        Command::ScrollTop if app.mode == Mode::Help => app.help_top = 0,
-        Command::ScrollLive if app.mode == Mode::Help => {
+        Command::ScrollTop if app.mode() == Mode::Help => app.help_top = 0,
+        Command::ScrollLive if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, isize::MAX / 2);
         }
-        Command::ScrollUp if app.mode == Mode::Approve => {
+        Command::ScrollUp if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, -page_rows(app));
         }
-        Command::ScrollDown if app.mode == Mode::Approve => {
+        Command::ScrollDown if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, page_rows(app));
         }
-        Command::ScrollUp if app.mode == Mode::Edit => editor::page(app, -1),
-        Command::ScrollDown if app.mode == Mode::Edit => editor::page(app, 1),
-        Command::ScrollUp if app.mode == Mode::Copy => return copy::page(app, 1),
-        Command::ScrollDown if app.mode == Mode::Copy => return copy::page(app, -1),
+        Command::ScrollUp if app.mode() == Mode::Edit => editor::page(app, -1),
+        Command::ScrollDown if app.mode() == Mode::Edit => editor::page(app, 1),
+        Command::ScrollUp if app.mode() == Mode::Copy => return copy::page(app, 1),
+        Command::ScrollDown if app.mode() == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
         Command::ScrollDown => return history::scroll(app, -1),
         Command::ScrollTop => return history::top(app),
@@ -127,7 +127,7 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Search => match app.focused_pane() {
             Some(_) => {
                 app.search_input.clear();
-                app.mode = Mode::Search;
+                app.base = Mode::Search;
                 app.view = View::Panes;
             }
             None => app.message = Some("no pane to search: t opens a shell".into()),
