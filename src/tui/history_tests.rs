@@ -5,7 +5,7 @@ use super::effect::Effect;
 use super::history::{self, HISTORY_MAX};
 use super::keymap::{self, Mode};
 use super::state::{App, View};
-use super::test_support::{key, shell_pane, summary};
+use super::test_support::{key, problems_open, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};
 use super::update::{Event, update};
 use crate::engine::WorkflowStatus;
@@ -305,10 +305,10 @@ fn e_lists_the_selected_workflows_problems() {
     );
     assert_eq!(app.mode(), Mode::Problems);
     update(&mut app, key(KeyCode::Char('j')));
-    assert_eq!(app.problems.as_ref().unwrap().top, 1);
+    assert_eq!(problems_open(&app).unwrap().top, 1);
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode(), Mode::Normal);
-    assert!(app.problems.is_none());
+    assert!(problems_open(&app).is_none());
     // A workflow without problems says so instead.
     update(
         &mut app,

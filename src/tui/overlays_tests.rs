@@ -7,7 +7,7 @@ use super::form::InputsForm;
 use super::keymap::Mode;
 use super::palette::Action;
 use super::state::{App, View};
-use super::test_support::{drawn_text, key, summary};
+use super::test_support::{drawn_text, help_open, key, problems_open, summary};
 use super::theme::Theme;
 use super::update::{Event, run_command, update};
 use crate::engine::authoring::InputSpec;
@@ -149,7 +149,7 @@ fn help_shows_the_keys_of_where_you_are_grouped_with_pairs_on_one_row() {
     app.size = (80, 24);
     update(&mut app, key(KeyCode::Char('?')));
     assert_eq!(app.mode(), Mode::Help);
-    assert_eq!(app.help_of, Mode::Normal);
+    assert_eq!(help_open(&app).map(|h| h.0).unwrap(), Mode::Normal);
     let groups = super::help::groups(Mode::Normal, View::List);
     let titles: Vec<&str> = groups.iter().map(|(g, _)| g.title()).collect();
     assert_eq!(titles, ["Move", "Run", "Workflows", "Panes", "Studio"]);
@@ -178,17 +178,23 @@ fn help_pages_with_pgdn_space_and_back_and_stops_at_its_end() {
     let page = super::help::page(24);
     update(&mut app, key(KeyCode::PageDown));
     let last = super::help::last_top(Mode::Normal, View::List, (80, 24));
-    assert_eq!(app.help_top, page.min(last));
+    assert_eq!(help_open(&app).map(|h| h.1).unwrap(), page.min(last));
     let screen = drawn_text(&app, 80, 24);
     assert!(screen.contains("page 2/"), "{screen}");
     for _ in 0..10 {
         update(&mut app, key(KeyCode::Char(' ')));
     }
-    assert_eq!(app.help_top, last);
+    assert_eq!(help_open(&app).map(|h| h.1).unwrap(), last);
     update(&mut app, key(KeyCode::PageUp));
-    assert_eq!(app.help_top, last.saturating_sub(page));
+    assert_eq!(
+        help_open(&app).map(|h| h.1).unwrap(),
+        last.saturating_sub(page)
+    );
     update(&mut app, key(KeyCode::Char('j')));
-    assert_eq!(app.help_top, last.saturating_sub(page) + 1);
+    assert_eq!(
+        help_open(&app).map(|h| h.1).unwrap(),
+        last.saturating_sub(page) + 1
+    );
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.mode(), Mode::Normal);
 }
@@ -200,7 +206,7 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
     // `?` is text in the form; help is asked from the palette (Ctrl-p is not the form's)
     // or by the command itself.
     run_command(&mut form, Command::Help);
-    assert_eq!(form.help_of, Mode::Form);
+    assert_eq!(help_open(&form).map(|h| h.0).unwrap(), Mode::Form);
     let keys: Vec<String> = super::help::groups(Mode::Form, View::List)
         .into_iter()
         .flat_map(|(_, k)| k.into_iter().map(|k| k.keys))
@@ -224,7 +230,7 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
     }
     update(&mut app, key(KeyCode::Enter));
     assert_eq!(app.mode(), Mode::Help);
-    assert_eq!(app.help_of, Mode::Edit);
+    assert_eq!(help_open(&app).map(|h| h.0).unwrap(), Mode::Edit);
 }
 
 fn palette_choose(app: &mut App, query: &str) -> Vec<Effect> {
@@ -312,7 +318,7 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
     update(&mut app, key(KeyCode::Char('j')));
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(effects, vec![Effect::LoadDocument("archive_logs".into())]);
-    assert!(app.problems.is_none());
+    assert!(problems_open(&app).is_none());
     update(
         &mut app,
         Event::Document {

@@ -257,14 +257,8 @@ pub struct App {
     pub search_input: String,
     /// The last search in a pane and the hit shown.
     pub search: Option<PaneSearch>,
-    /// The selected workflow's violations, while they are shown.
-    pub problems: Option<ProblemsView>,
     /// The selected workflow's runs and a run's journal, while they are shown.
     pub runs_view: Option<RunsView>,
-    /// The first row of the help overlay shown (it pages when the terminal is short).
-    pub help_top: usize,
-    /// The mode help was opened from: the one whose keys it shows.
-    pub help_of: Mode,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.
@@ -276,8 +270,6 @@ pub struct App {
     pub grid: bool,
     /// The panes take the whole screen but the status line (list and plan hidden).
     pub zoom: bool,
-    /// The command palette, while it is open.
-    pub palette: Option<Palette>,
     /// The colours the studio is drawn in; the palette switches them.
     pub theme: super::theme::Theme,
     /// The themes the palette offers: the bundled ones, then as the person's folder lists
@@ -308,8 +300,6 @@ pub struct App {
     /// it, so that the next `r` runs the workflow they made (the listing that follows the
     /// engine's answer may still be one read before the file existed).
     pub select_when_listed: Option<String>,
-    /// The pane `x` asks about closing (its program still runs), while the question is open.
-    pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
     /// Where the editor's cursor goes when the file asked for arrives: a problem's line and
@@ -317,12 +307,8 @@ pub struct App {
     pub open_at: Option<(usize, usize)>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
     pub recovered: Vec<crate::engine::Recovered>,
-    /// Naming a new, duplicated or renamed workflow.
-    pub naming: Option<Naming>,
     /// The session whose input the person holds (focus mode): agents' input is refused.
     pub input_held: Option<String>,
-    /// The audit log's latest tool calls, while they are shown, and the first line shown.
-    pub audit: Option<(Vec<crate::engine::audit_log::AuditEntry>, usize)>,
     /// Agents' runs waiting for the person's approval (approval mode), oldest first: the
     /// first is the one shown.
     pub approvals: Vec<ApprovalView>,
@@ -397,7 +383,10 @@ pub struct Palette {
 impl App {
     /// The palette's entries for what is typed in it.
     pub fn palette_matches(&self) -> Vec<super::palette::Entry> {
-        let query = self.palette.as_ref().map_or("", |p| p.query.as_str());
+        let query = match &self.overlay {
+            Some(super::overlay::Overlay::Palette(p)) => p.query.as_str(),
+            _ => "",
+        };
         super::palette::matches(query, &self.themes, &self.theme.name)
     }
 }
@@ -482,6 +471,13 @@ impl App {
         self.overlay
             .as_ref()
             .map_or(self.base, super::overlay::Overlay::mode)
+    }
+
+    /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
+    /// from: closing it comes back to the normal mode (or the editor, when one is open).
+    pub fn open(&mut self, overlay: super::overlay::Overlay) {
+        self.base = Mode::Normal;
+        self.overlay = Some(overlay);
     }
 
     /// The workflows the filter lets through, in list order.

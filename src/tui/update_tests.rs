@@ -4,7 +4,7 @@ use super::effect::Effect;
 use super::form::InputsForm;
 use super::keymap::Mode;
 use super::state::{App, View};
-use super::test_support::{key, shell_pane, summary};
+use super::test_support::{key, palette_open, shell_pane, summary};
 use super::update::{Event, update};
 use crate::engine::authoring::InputSpec;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -322,7 +322,7 @@ fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
     }
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(app.mode(), Mode::Normal);
-    assert!(app.palette.is_none());
+    assert!(palette_open(&app).is_none());
     assert!(
         matches!(&effects[..], [Effect::OpenShell { .. }]),
         "{effects:?}"
@@ -330,7 +330,7 @@ fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
     // `:` opens it too; arrows choose, Esc closes without running anything.
     update(&mut app, key(KeyCode::Char(':')));
     update(&mut app, key(KeyCode::Down));
-    assert_eq!(app.palette.as_ref().map(|p| p.selected), Some(1));
+    assert_eq!(palette_open(&app).map(|p| p.selected), Some(1));
     update(&mut app, key(KeyCode::Backspace));
     assert_eq!(update(&mut app, key(KeyCode::Esc)), Vec::new());
     assert_eq!(app.mode(), Mode::Normal);

@@ -52,9 +52,12 @@ mod tests {
         app.panes.push(shell_pane(80, 20));
         assert!(!ready(&app), "a terminal lives in this engine");
         app.panes.clear();
-        app.base = Mode::Help;
+        app.open(crate::tui::overlay::Overlay::Help {
+            of: Mode::Normal,
+            top: 0,
+        });
         assert!(!ready(&app), "something is open");
-        app.base = Mode::Normal;
+        app.overlay = None;
         app.attached = true;
         assert!(!ready(&app), "attached already");
     }

@@ -6,6 +6,7 @@ use super::super::effect::Effect;
 use super::super::form::InputsForm;
 use super::super::history;
 use super::super::keymap::Mode;
+use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, PlanView, ProblemsView};
 use super::super::{editor, naming};
@@ -299,13 +300,12 @@ fn problems_read(
             say(app, format!("{workflow} has no problems"))
         }
         Ok((file, violations)) => {
-            app.problems = Some(ProblemsView {
+            app.open(Overlay::Problems(ProblemsView {
                 workflow,
                 file,
                 violations,
                 top: 0,
-            });
-            app.base = Mode::Problems;
+            }));
             Vec::new()
         }
         Err(e) => say(app, format!("cannot read {workflow}: {e}")),
@@ -320,7 +320,6 @@ fn audit_read(app: &mut App, entries: Vec<AuditEntry>) -> Vec<Effect> {
     let top = entries
         .len()
         .saturating_sub(usize::from(app.size.1).saturating_sub(6));
-    app.audit = Some((entries, top));
-    app.base = Mode::Audit;
+    app.open(Overlay::Audit { entries, top });
     Vec::new()
 }

@@ -7,6 +7,7 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::history;
 use super::super::keymap::Mode;
+use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, NameFor, Palette, View};
 use super::super::{approvals, editor, naming, quitting};
@@ -100,19 +101,17 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
         Command::Yes if app.mode() == Mode::ConfirmClose => {
-            app.base = Mode::Normal;
-            if let Some(session_id) = app.closing.take() {
+            if let Some(Overlay::ConfirmClose(session_id)) = app.overlay.take() {
                 return vec![Effect::CloseSession(session_id)];
             }
         }
         Command::Yes => return quitting::end_and_quit(app),
         Command::No => {
-            app.closing = None;
+            app.overlay = None;
             app.base = Mode::Normal;
         }
         Command::Palette => {
-            app.palette = Some(Palette::default());
-            app.base = Mode::Palette;
+            app.open(Overlay::Palette(Palette::default()));
             // The person's own themes, listed again: one added since shows up.
             return vec![Effect::ListThemes];
         }
@@ -134,6 +133,12 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
 
 /// Esc: closes what is open, or leaves the mode.
 fn close(app: &mut App) -> Vec<Effect> {
+    // An overlay closes by being dropped; help also lets go of what the normal mode's Esc
+    // does, as it always did.
+    match app.overlay.take() {
+        None | Some(Overlay::Help { .. }) => {}
+        Some(_) => return Vec::new(),
+    }
     match app.mode() {
         Mode::Filter => {
             app.filter.clear();
@@ -143,12 +148,10 @@ fn close(app: &mut App) -> Vec<Effect> {
         Mode::Form => app.form = None,
         Mode::Prompt => app.answering = None,
         Mode::Search => app.search_input.clear(),
-        Mode::Problems => app.problems = None,
         Mode::Runs => {
             runs::close(app);
             return Vec::new();
         }
-        Mode::Palette => app.palette = None,
         Mode::Copy => {
             copy::leave(app);
             return Vec::new();
@@ -158,13 +161,11 @@ fn close(app: &mut App) -> Vec<Effect> {
             editor::close_completion(app);
             return Vec::new();
         }
-        Mode::Audit => app.audit = None,
         Mode::EditAsk => return editor::answer(app, 'n'),
         Mode::EditFind => {
             app.base = Mode::Edit;
             return Vec::new();
         }
-        Mode::Name => app.naming = None,
         _ => {
             // Esc in the panes view also leaves the history and the search.
             if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
@@ -198,7 +199,7 @@ fn delete_char(app: &mut App) -> Vec<Effect> {
             app.search_input.pop();
         }
         Mode::Palette => {
-            if let Some(p) = &mut app.palette {
+            if let Some(Overlay::Palette(p)) = &mut app.overlay {
                 p.query.pop();
                 p.selected = 0;
             }
@@ -209,7 +210,7 @@ fn delete_char(app: &mut App) -> Vec<Effect> {
             }
         }
         Mode::Name => {
-            if let Some(n) = &mut app.naming {
+            if let Some(Overlay::Naming(n)) = &mut app.overlay {
                 n.name.pop();
             }
         }

@@ -4,6 +4,7 @@
 use super::super::editor;
 use super::super::effect::Effect;
 use super::super::keymap::{self, Mode};
+use super::super::overlay::Overlay;
 use super::super::state::App;
 use super::commands::run_command;
 use super::moving::plan_follows_selection;
@@ -101,7 +102,7 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Palette => {
-            if let Some(p) = &mut app.palette {
+            if let Some(Overlay::Palette(p)) = &mut app.overlay {
                 p.query.push(c);
                 p.selected = 0;
             }
@@ -114,7 +115,7 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => {
-            if let Some(n) = &mut app.naming {
+            if let Some(Overlay::Naming(n)) = &mut app.overlay {
                 n.name.push(c);
             }
             Vec::new()

@@ -8,6 +8,7 @@ use super::super::effect::Effect;
 use super::super::history;
 use super::super::keymap::Mode;
 use super::super::layout;
+use super::super::overlay::Overlay;
 use super::super::state::{App, NameFor, Unit, View};
 use super::moving::page_rows;
 use crate::engine::Actor;
@@ -50,8 +51,7 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             if let Some(pane) = app.focused_pane() {
                 let session_id = pane.session_id.clone();
                 if pane.running {
-                    app.closing = Some(session_id);
-                    app.base = Mode::ConfirmClose;
+                    app.open(Overlay::ConfirmClose(session_id));
                 } else {
                     return vec![Effect::CloseSession(session_id)];
                 }
@@ -106,7 +106,9 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ScrollDown if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, help_page(app));
         }
-        Command::ScrollTop if app.mode() == Mode::Help => app.help_top = 0,
+        Command::ScrollTop if app.mode() == Mode::Help => {
+            super::moving::scroll_help(app, isize::MIN / 2);
+        }
         Command::ScrollLive if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, isize::MAX / 2);
         }
