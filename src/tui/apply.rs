@@ -3,6 +3,7 @@
 
 use super::effect::Effect;
 use super::keymap::Mode;
+use super::overlay::Overlay;
 use super::state::{App, Finished, RunView, StepMark};
 use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, ExitInfo, Phase, RunEvent, SessionInfo, Snapshot};
@@ -330,11 +331,9 @@ fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Ve
 
 /// A question the person was answering is settled: the prompt they typed into closes.
 fn stop_answering(app: &mut App, run_id: &str) {
-    if app.answering.as_deref() == Some(run_id) {
-        app.answering = None;
-        if app.mode() == Mode::Prompt {
-            app.base = Mode::Normal;
-        }
+    if matches!(&app.overlay, Some(Overlay::Prompt { run_id: answering, .. }) if answering == run_id)
+    {
+        app.overlay = None;
     }
 }
 

@@ -12,6 +12,7 @@
 
 use super::effect::Effect;
 use super::keymap::Mode;
+use super::overlay::Overlay;
 use super::settling::Settling;
 use super::state::{App, ApprovalShown, ApprovalView, RunView};
 use crate::engine::approval::ApprovalRequest;
@@ -73,7 +74,7 @@ pub fn loaded(app: &mut App, pending: Vec<ApprovalRequest>, error: Option<String
         app.message = Some(error);
     }
     if app.approvals.is_empty() && app.mode() == Mode::Approve {
-        app.base = Mode::Normal;
+        app.overlay = None;
     }
 }
 
@@ -105,7 +106,7 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
         ),
     });
     if app.approvals.is_empty() && app.mode() == Mode::Approve {
-        app.base = Mode::Normal;
+        app.overlay = None;
     }
 }
 
@@ -126,7 +127,7 @@ pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
             approve,
         }],
         None => {
-            app.base = Mode::Normal;
+            app.overlay = None;
             Vec::new()
         }
     }
@@ -166,7 +167,7 @@ pub fn move_by(app: &mut App, delta: isize) {
 /// Esc: the requests wait, set aside, until `a` or the next request.
 pub fn later(app: &mut App) {
     app.approvals_later = true;
-    app.base = Mode::Normal;
+    app.overlay = None;
     app.message = Some(match app.approvals.len() {
         1 => "1 run waits for your approval: a answers".into(),
         n => format!("{n} runs wait for your approval: a answers"),
@@ -179,7 +180,7 @@ pub fn reopen(app: &mut App) -> bool {
         return false;
     }
     app.approvals_later = false;
-    app.base = Mode::Approve;
+    app.open(Overlay::Approve);
     true
 }
 
@@ -190,7 +191,7 @@ pub fn show_if_due(app: &mut App) {
         && !app.approvals_later
         && !app.approvals.is_empty()
     {
-        app.base = Mode::Approve;
+        app.open(Overlay::Approve);
     }
 }
 

@@ -154,8 +154,7 @@ fn bring_into_view(scroll: &mut Scrollback, line: u64, rows: usize) -> bool {
 }
 
 /// Enter in search mode: search the shown pane.
-pub fn start_search(app: &mut App) -> Vec<Effect> {
-    let pattern = std::mem::take(&mut app.search_input);
+pub fn start_search(app: &mut App, pattern: String) -> Vec<Effect> {
     let Some(pane) = app.focused_pane() else {
         app.message = Some("no pane to search".into());
         return Vec::new();

@@ -62,7 +62,7 @@ fn a_long_form_keeps_its_focused_field_and_footer_on_screen_at_80x24() {
     long_form(&mut app);
     for at in 0..9 {
         let screen = drawn_text(&app, 80, 24);
-        let name = app.form.as_ref().map(|f| f.fields[at].spec.name.clone());
+        let name = app.form().map(|f| f.fields[at].spec.name.clone());
         let name = name.unwrap_or_default();
         assert!(
             screen.contains(&format!("▶ {name}")),
@@ -72,7 +72,7 @@ fn a_long_form_keeps_its_focused_field_and_footer_on_screen_at_80x24() {
         update(&mut app, key(KeyCode::Tab));
     }
     // Round again to the first, and back with Shift-Tab to the last (`on host`).
-    assert_eq!(app.form.as_ref().map(|f| f.selected), Some(0));
+    assert_eq!(app.form().map(|f| f.selected), Some(0));
     update(&mut app, key(KeyCode::BackTab));
     let screen = drawn_text(&app, 80, 24);
     assert!(screen.contains("▶ on host"), "{screen}");
@@ -136,10 +136,10 @@ fn space_and_arrows_in_the_form_pick_a_choice_through_the_keys() {
     );
     update(&mut app, key(KeyCode::Right));
     update(&mut app, key(KeyCode::Char(' ')));
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("none"));
     update(&mut app, key(KeyCode::Left));
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("xz"));
 }
 
@@ -343,7 +343,7 @@ fn space_is_a_space_in_a_typed_field_and_help_lists_it_for_the_form() {
     for c in "a b".chars() {
         update(&mut app, key(KeyCode::Char(c)));
     }
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("a b"));
     let keys: Vec<String> = super::help::groups(Mode::Form, View::List)
         .into_iter()

@@ -2,7 +2,6 @@
 //! is doing (selection, filter, mode, form). No terminal types: update.rs changes it, draw/
 //! reads it.
 
-use super::form::InputsForm;
 use super::keymap::Mode;
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::journal::{JournalEvent, RunSummary};
@@ -247,18 +246,10 @@ pub struct App {
     /// The box drawn over everything, which takes the keys while it is open.
     pub overlay: Option<super::overlay::Overlay>,
     pub view: View,
-    pub form: Option<InputsForm>,
-    /// The run whose prompt is being answered, and the answer typed so far.
-    pub answering: Option<String>,
-    pub answer: String,
     /// The shown pane's history, while the person scrolls it.
     pub scroll: Option<Scrollback>,
-    /// The search typed so far (search mode).
-    pub search_input: String,
     /// The last search in a pane and the hit shown.
     pub search: Option<PaneSearch>,
-    /// The selected workflow's runs and a run's journal, while they are shown.
-    pub runs_view: Option<RunsView>,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.

@@ -136,7 +136,7 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
     );
     assert_eq!(app.mode(), Mode::Form);
     assert!(update(&mut app, key(KeyCode::Enter)).is_empty());
-    let form = app.form.as_ref().unwrap();
+    let form = app.form().unwrap();
     assert_eq!(form.fields[0].error.as_deref(), Some("required"));
     for c in "all".chars() {
         update(&mut app, key(KeyCode::Char(c)));
@@ -144,7 +144,7 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
     update(&mut app, key(KeyCode::Tab));
     update(&mut app, key(KeyCode::Char('x')));
     assert_eq!(
-        app.form.as_ref().unwrap().fields[1].error.as_deref(),
+        app.form().unwrap().fields[1].error.as_deref(),
         Some("a whole number")
     );
     update(&mut app, key(KeyCode::Backspace));

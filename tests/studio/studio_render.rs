@@ -232,7 +232,7 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
         }
     }
     assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Runs);
-    let view = app.runs_view.as_ref().unwrap();
+    let view = app.runs_view().unwrap();
     assert_eq!(view.runs.len(), 2);
     assert!(view.loaded && !view.journal.is_empty());
     insta::assert_snapshot!("runs_view", redacted(&render(&engine, &app, 110, 24)));

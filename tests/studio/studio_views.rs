@@ -374,7 +374,7 @@ async fn the_inputs_form_offers_the_last_runs_values_but_never_a_secret() {
     assert!(result.success, "{result:?}");
     let mut app = studio(&engine, 90, 24);
     press(&engine, &mut app, KeyCode::Char('r'));
-    let form = app.form.as_ref().expect("the inputs form");
+    let form = app.form().expect("the inputs form");
     let values: Vec<(&str, &str)> = form
         .fields
         .iter()

@@ -101,10 +101,9 @@ pub fn help(frame: &mut Frame, cx: &Ctx, of: Mode, top: usize) {
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }
 
-pub fn prompt(frame: &mut Frame, cx: &Ctx) {
+pub fn prompt(frame: &mut Frame, cx: &Ctx, run_id: &str, answer: &str) {
     let t = cx.theme;
-    let app = cx.app;
-    let Some(run) = app.answering.as_ref().and_then(|id| app.runs.get(id)) else {
+    let Some(run) = cx.app.runs.get(run_id) else {
         return;
     };
     let lines = vec![
@@ -116,7 +115,7 @@ pub fn prompt(frame: &mut Frame, cx: &Ctx) {
         Line::from(vec![
             Span::styled("> ", Style::default().fg(t.accent)),
             Span::styled(
-                format!("{}▏", clean(&app.answer)),
+                format!("{}▏", clean(answer)),
                 Style::default().fg(t.foreground),
             ),
         ]),
@@ -277,16 +276,14 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
             Overlay::Palette(palette_open) => palette(frame, cx, palette_open),
             Overlay::Naming(name) => naming(frame, cx, name),
             Overlay::Audit { entries, top } => audit(frame, cx, entries, *top),
+            Overlay::Form(form) => super::form::draw(frame, cx, form),
+            Overlay::Prompt { run_id, answer } => prompt(frame, cx, run_id, answer),
+            Overlay::ConfirmQuit => confirm_quit(frame, cx),
+            Overlay::Runs(view) => super::runs::draw(frame, cx, view),
+            Overlay::Approve => super::approval::draw(frame, cx),
+            // The search is typed on the status line.
+            Overlay::Search(_) => {}
         }
-        return;
-    }
-    match cx.app.mode() {
-        Mode::Form => super::form::draw(frame, cx),
-        Mode::Prompt => prompt(frame, cx),
-        Mode::ConfirmQuit => confirm_quit(frame, cx),
-        Mode::Runs => super::runs::draw(frame, cx),
-        Mode::Approve => super::approval::draw(frame, cx),
-        _ => {}
     }
 }
 

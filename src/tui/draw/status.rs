@@ -4,6 +4,7 @@ use super::Ctx;
 use super::text::clean;
 use crate::tui::command::Command;
 use crate::tui::keymap::{self, Mode};
+use crate::tui::overlay::Overlay;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -47,10 +48,10 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
             Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
         ));
     }
-    if cx.app.mode() == Mode::Search {
+    if let Some(Overlay::Search(typed)) = &cx.app.overlay {
         // The search box: what is typed, then its keys.
         spans.push(Span::styled(
-            format!(" search /{}▏ ", clean(&cx.app.search_input)),
+            format!(" search /{}▏ ", clean(typed)),
             Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
         ));
     }

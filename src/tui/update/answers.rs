@@ -282,8 +282,7 @@ fn inputs_read(
             if on_host {
                 form.selected = form.fields.len() - 1;
             }
-            app.form = Some(form);
-            app.base = Mode::Form;
+            app.open(Overlay::Form(form));
             Vec::new()
         }
         Err(e) => say(app, format!("cannot run {workflow}: {e}")),

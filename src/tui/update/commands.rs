@@ -36,7 +36,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         C::DeleteChar => delete_char(app),
         C::ChoicePrev | C::ChoiceNext => choose(app, command),
         C::Toggle => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.type_char(' ');
             }
             Vec::new()
@@ -106,10 +106,7 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Yes => return quitting::end_and_quit(app),
-        Command::No => {
-            app.overlay = None;
-            app.base = Mode::Normal;
-        }
+        Command::No => app.overlay = None,
         Command::Palette => {
             app.open(Overlay::Palette(Palette::default()));
             // The person's own themes, listed again: one added since shows up.
@@ -144,13 +141,6 @@ fn close(app: &mut App) -> Vec<Effect> {
             app.filter.clear();
             app.base = Mode::Normal;
             return plan_follows_selection(app, false);
-        }
-        Mode::Form => app.form = None,
-        Mode::Prompt => app.answering = None,
-        Mode::Search => app.search_input.clear(),
-        Mode::Runs => {
-            runs::close(app);
-            return Vec::new();
         }
         Mode::Copy => {
             copy::leave(app);
@@ -188,15 +178,19 @@ fn delete_char(app: &mut App) -> Vec<Effect> {
             return plan_follows_selection(app, false);
         }
         Mode::Form => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.delete_char();
             }
         }
         Mode::Prompt => {
-            app.answer.pop();
+            if let Some(Overlay::Prompt { answer, .. }) = &mut app.overlay {
+                answer.pop();
+            }
         }
         Mode::Search => {
-            app.search_input.pop();
+            if let Some(Overlay::Search(typed)) = &mut app.overlay {
+                typed.pop();
+            }
         }
         Mode::Palette => {
             if let Some(Overlay::Palette(p)) = &mut app.overlay {
@@ -228,7 +222,7 @@ fn choose(app: &mut App, command: Command) -> Vec<Effect> {
     };
     if app.mode() == Mode::Name {
         naming::cycle(app, step);
-    } else if let Some(form) = &mut app.form {
+    } else if let Some(form) = app.form_mut() {
         form.cycle_choice(step);
     }
     Vec::new()
@@ -292,9 +286,10 @@ fn answer(app: &mut App, selected: Option<String>) {
 }
 
 pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
-    app.answering = Some(run_id);
-    app.answer.clear();
-    app.base = Mode::Prompt;
+    app.open(Overlay::Prompt {
+        run_id,
+        answer: String::new(),
+    });
 }
 
 /// The editor's commands.

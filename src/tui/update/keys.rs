@@ -88,17 +88,21 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             plan_follows_selection(app, false)
         }
         Mode::Form => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.type_char(c);
             }
             Vec::new()
         }
         Mode::Prompt => {
-            app.answer.push(c);
+            if let Some(Overlay::Prompt { answer, .. }) = &mut app.overlay {
+                answer.push(c);
+            }
             Vec::new()
         }
         Mode::Search => {
-            app.search_input.push(c);
+            if let Some(Overlay::Search(typed)) = &mut app.overlay {
+                typed.push(c);
+            }
             Vec::new()
         }
         Mode::Palette => {

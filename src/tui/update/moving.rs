@@ -59,7 +59,7 @@ pub(super) fn page_rows(app: &App) -> isize {
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
     match (app.mode(), app.view) {
         (Mode::Form, _) => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.move_by(delta);
             }
             Vec::new()
@@ -133,15 +133,13 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Form => {
-            let Some(form) = &mut app.form else {
-                app.base = Mode::Normal;
+            let Some(form) = app.form_mut() else {
                 return Vec::new();
             };
             match form.submit() {
                 Some(submitted) => {
                     let workflow = form.workflow.clone();
-                    app.form = None;
-                    app.base = Mode::Normal;
+                    app.overlay = None;
                     vec![Effect::StartRun {
                         workflow,
                         inputs: submitted.inputs,
@@ -151,10 +149,10 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 None => Vec::new(),
             }
         }
-        Mode::Search => {
-            app.base = Mode::Normal;
-            history::start_search(app)
-        }
+        Mode::Search => match app.overlay.take() {
+            Some(Overlay::Search(pattern)) => history::start_search(app, pattern),
+            _ => Vec::new(),
+        },
         Mode::EditFind => {
             editor::find(app);
             Vec::new()
@@ -175,16 +173,12 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 None => Vec::new(),
             }
         }
-        Mode::Prompt => {
-            app.base = Mode::Normal;
-            match app.answering.take() {
-                Some(run_id) => vec![Effect::AnswerPrompt {
-                    run_id,
-                    answer: std::mem::take(&mut app.answer),
-                }],
-                None => Vec::new(),
+        Mode::Prompt => match app.overlay.take() {
+            Some(Overlay::Prompt { run_id, answer }) => {
+                vec![Effect::AnswerPrompt { run_id, answer }]
             }
-        }
+            _ => Vec::new(),
+        },
         _ => match app.view {
             View::List => {
                 app.view = View::Plan;

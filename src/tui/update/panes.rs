@@ -128,8 +128,7 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ScrollLive => history::leave(app),
         Command::Search => match app.focused_pane() {
             Some(_) => {
-                app.search_input.clear();
-                app.base = Mode::Search;
+                app.open(Overlay::Search(String::new()));
                 app.view = View::Panes;
             }
             None => app.message = Some("no pane to search: t opens a shell".into()),
