@@ -220,7 +220,6 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
         "v".into(),
         "name: w\n",
     ));
-    app.base = Mode::Edit;
     update(
         &mut app,
         Event::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL)),
@@ -388,7 +387,6 @@ fn the_editors_title_says_what_its_counts_are() {
         plan: None,
     });
     app.editor = Some(editor);
-    app.base = Mode::Edit;
     let screen = drawn_text(&app, 100, 30);
     assert!(screen.contains("· ✗ 1 error "), "{screen}");
     assert!(!screen.contains("! 0"), "{screen}");

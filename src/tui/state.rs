@@ -459,15 +459,23 @@ impl App {
     /// The mode the keys and the status line are in: the overlay's if one is open, else the
     /// one underneath. Derived, never stored, so that it cannot disagree with what is open.
     pub fn mode(&self) -> Mode {
-        self.overlay
-            .as_ref()
-            .map_or(self.base, super::overlay::Overlay::mode)
+        match (&self.overlay, &self.editor) {
+            (Some(overlay), _) => overlay.mode(),
+            // While a manifest is open, the editor is what the keys go back to.
+            (None, Some(editor)) if self.base == Mode::Normal => editor.mode(),
+            (None, _) => self.base,
+        }
     }
 
     /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
     /// from: closing it comes back to the normal mode (or the editor, when one is open).
     pub fn open(&mut self, overlay: super::overlay::Overlay) {
         self.base = Mode::Normal;
+        // The editor's find and completion list are left, as any other mode is.
+        if let Some(editor) = &mut self.editor {
+            editor.finding = false;
+            editor.completion = None;
+        }
         self.overlay = Some(overlay);
     }
 

@@ -153,7 +153,9 @@ fn close(app: &mut App) -> Vec<Effect> {
         }
         Mode::EditAsk => return editor::answer(app, 'n'),
         Mode::EditFind => {
-            app.base = Mode::Edit;
+            if let Some(editor) = &mut app.editor {
+                editor.finding = false;
+            }
             return Vec::new();
         }
         _ => {
