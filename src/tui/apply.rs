@@ -2,7 +2,7 @@
 //! snapshot, then every event numbered above it) followed to the letter.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
 use super::overlay::Overlay;
 use super::state::{App, Finished, RunView, StepMark};
 use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
@@ -193,7 +193,7 @@ fn session_exited(app: &mut App, session_id: &str, exit: ExitInfo) {
             .focused_pane()
             .is_some_and(|p| p.session_id == session_id)
     {
-        app.base = Mode::Normal;
+        app.base = BaseMode::Normal;
     }
 }
 

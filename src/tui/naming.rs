@@ -4,7 +4,7 @@
 //! only gathers the name.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::BaseMode;
 use super::overlay::Overlay;
 use super::state::{App, NameFor, Naming};
 use crate::engine::editing::TEMPLATES;
@@ -76,7 +76,7 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
         }
         Ok(name) => {
             app.overlay = None;
-            app.base = Mode::Normal;
+            app.base = BaseMode::Normal;
             if !matches!(purpose, NameFor::Delete(_)) {
                 app.select_when_listed = Some(name.clone());
             }

@@ -2,7 +2,7 @@
 //! is doing (selection, filter, mode, form). No terminal types: update.rs changes it, draw/
 //! reads it.
 
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
@@ -240,9 +240,9 @@ pub struct App {
     pub pane: usize,
     /// Runs seen since the studio opened, oldest first.
     pub runs: IndexMap<String, RunView>,
-    /// The mode under any overlay and editor: Normal, Filter, Focus or Copy (the editor's
-    /// modes too, until the editor derives its own). Read the mode shown with [`App::mode`].
-    pub base: Mode,
+    /// The mode under any overlay and editor. Read the mode the keys are in with
+    /// [`App::mode`].
+    pub base: BaseMode,
     /// The box drawn over everything, which takes the keys while it is open.
     pub overlay: Option<super::overlay::Overlay>,
     pub view: View,
@@ -462,15 +462,15 @@ impl App {
         match (&self.overlay, &self.editor) {
             (Some(overlay), _) => overlay.mode(),
             // While a manifest is open, the editor is what the keys go back to.
-            (None, Some(editor)) if self.base == Mode::Normal => editor.mode(),
-            (None, _) => self.base,
+            (None, Some(editor)) if self.base == BaseMode::Normal => editor.mode(),
+            (None, _) => self.base.into(),
         }
     }
 
     /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
     /// from: closing it comes back to the normal mode (or the editor, when one is open).
     pub fn open(&mut self, overlay: super::overlay::Overlay) {
-        self.base = Mode::Normal;
+        self.base = BaseMode::Normal;
         // The editor's find and completion list are left, as any other mode is.
         if let Some(editor) = &mut self.editor {
             editor.finding = false;

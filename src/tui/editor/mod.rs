@@ -21,7 +21,7 @@ pub use view::{
 };
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
 use super::layout;
 use super::state::App;
 use crate::workflow::completion::Completion;
@@ -279,7 +279,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
     };
     let edits = editor.edits;
     app.editor = Some(editor);
-    app.base = Mode::Normal;
+    app.base = BaseMode::Normal;
     if let Some((line, column)) = app.open_at.take() {
         go_to(app, line, column);
     }
@@ -290,7 +290,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
 /// The file already open goes there at once; another opens, and goes there when it arrives.
 pub fn open_at(app: &mut App, workflow: String, line: usize, column: usize) -> Vec<Effect> {
     if app.editor.as_ref().is_some_and(|e| e.workflow == workflow) {
-        app.base = Mode::Normal;
+        app.base = BaseMode::Normal;
         go_to(app, line, column);
         return Vec::new();
     }
@@ -424,7 +424,7 @@ fn changed(app: &mut App) -> Vec<Effect> {
 /// Esc: the editor closes, asking first when there are unsaved changes.
 pub fn leave(app: &mut App) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
-        app.base = Mode::Normal;
+        app.base = BaseMode::Normal;
         return Vec::new();
     };
     if editor.dirty() {
@@ -448,7 +448,7 @@ pub fn may_quit(app: &mut App) -> bool {
 
 fn close(app: &mut App) {
     app.editor = None;
-    app.base = Mode::Normal;
+    app.base = BaseMode::Normal;
 }
 
 /// Ctrl-z and Ctrl-y.

@@ -5,7 +5,7 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::form::InputsForm;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, PlanView, ProblemsView};
@@ -185,7 +185,7 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         Event::HoldRefused(why) => {
             // Out of focus mode: the keys would be refused one by one.
             if app.mode() == Mode::Focus {
-                app.base = Mode::Normal;
+                app.base = BaseMode::Normal;
             }
             app.input_held = None;
             app.message = Some(why);

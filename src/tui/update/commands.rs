@@ -6,7 +6,7 @@ use super::super::command::Command;
 use super::super::copy;
 use super::super::effect::Effect;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, NameFor, Palette, View};
@@ -139,7 +139,7 @@ fn close(app: &mut App) -> Vec<Effect> {
     match app.mode() {
         Mode::Filter => {
             app.filter.clear();
-            app.base = Mode::Normal;
+            app.base = BaseMode::Normal;
             return plan_follows_selection(app, false);
         }
         Mode::Copy => {
@@ -168,7 +168,7 @@ fn close(app: &mut App) -> Vec<Effect> {
             app.selection = None;
         }
     }
-    app.base = Mode::Normal;
+    app.base = BaseMode::Normal;
     Vec::new()
 }
 

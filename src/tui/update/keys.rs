@@ -3,7 +3,7 @@
 
 use super::super::editor;
 use super::super::effect::Effect;
-use super::super::keymap::{self, Mode};
+use super::super::keymap::{self, BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::state::App;
 use super::commands::run_command;
@@ -27,7 +27,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     if app.mode() == Mode::Focus {
         if app.focused_pane().is_none() {
-            app.base = Mode::Normal;
+            app.base = BaseMode::Normal;
             return Vec::new();
         }
         let Some(k) = super::super::keys::to_pty(&key) else {

@@ -5,7 +5,7 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::help;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::palette::Action;
 use super::super::runs;
@@ -25,7 +25,7 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Confirm => return confirm(app),
         Command::Filter => {
-            app.base = Mode::Filter;
+            app.base = BaseMode::Filter;
             app.view = View::List;
         }
         Command::Help => {
@@ -129,7 +129,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
 fn confirm(app: &mut App) -> Vec<Effect> {
     match app.mode() {
         Mode::Filter => {
-            app.base = Mode::Normal;
+            app.base = BaseMode::Normal;
             Vec::new()
         }
         Mode::Form => {

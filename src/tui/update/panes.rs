@@ -6,7 +6,7 @@ use super::super::copy;
 use super::super::editor;
 use super::super::effect::Effect;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
 use super::super::layout;
 use super::super::overlay::Overlay;
 use super::super::state::{App, NameFor, Unit, View};
@@ -24,13 +24,13 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             Some(pane) if pane.running => {
                 // Keys go to the live program: show its live screen.
                 history::leave(app);
-                app.base = Mode::Focus;
+                app.base = BaseMode::Focus;
                 app.view = View::Panes;
             }
             Some(_) => app.message = Some("the pane's program has ended".into()),
             None => app.message = Some("no pane to focus: t opens a shell".into()),
         },
-        Command::LeaveFocus => app.base = Mode::Normal,
+        Command::LeaveFocus => app.base = BaseMode::Normal,
         Command::NextPane | Command::PrevPane => {
             let n = app.panes.len();
             if n > 0 {
