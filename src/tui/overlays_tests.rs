@@ -230,6 +230,10 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
     update(&mut app, key(KeyCode::Enter));
     assert_eq!(app.mode(), Mode::Help);
     assert_eq!(help_open(&app).map(|h| h.0).unwrap(), Mode::Edit);
+    // Esc closes help, not the editor under it.
+    update(&mut app, key(KeyCode::Esc));
+    assert_eq!(app.mode(), Mode::Edit);
+    assert!(app.editor.is_some(), "Esc on help closed the editor");
 }
 
 fn palette_choose(app: &mut App, query: &str) -> Vec<Effect> {

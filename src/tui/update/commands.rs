@@ -131,9 +131,13 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
 /// Esc: closes what is open, or leaves the mode.
 fn close(app: &mut App) -> Vec<Effect> {
     // An overlay closes by being dropped; help also lets go of what the normal mode's Esc
-    // does, as it always did.
+    // does, as it always did, and leaves the editor under it alone.
     match app.overlay.take() {
-        None | Some(Overlay::Help { .. }) => {}
+        None => {}
+        Some(Overlay::Help { .. }) => {
+            let_go(app);
+            return Vec::new();
+        }
         Some(_) => return Vec::new(),
     }
     match app.mode() {
@@ -158,18 +162,21 @@ fn close(app: &mut App) -> Vec<Effect> {
             }
             return Vec::new();
         }
-        _ => {
-            // Esc in the panes view also leaves the history and the search.
-            if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
-                history::leave(app);
-                app.search = None;
-            }
-            app.message = None;
-            app.selection = None;
-        }
+        _ => let_go(app),
     }
-    app.base = BaseMode::Normal;
     Vec::new()
+}
+
+/// Esc in the normal mode: the message and the selection go, and in the panes view the
+/// history and the search.
+fn let_go(app: &mut App) {
+    if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
+        history::leave(app);
+        app.search = None;
+    }
+    app.message = None;
+    app.selection = None;
+    app.base = BaseMode::Normal;
 }
 
 /// Backspace in the text being typed.

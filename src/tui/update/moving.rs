@@ -29,12 +29,11 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
             app.view = View::List;
         }
         Command::Help => {
-            // From the palette the mode is already back to normal: the editor's keys are
-            // the ones wanted while it is open.
-            let of = match (&app.overlay, app.mode()) {
-                (_, Mode::Normal) if app.editor.is_some() => Mode::Edit,
-                (Some(Overlay::Help { of, .. }), _) => *of,
-                (_, mode) => mode,
+            // From the palette, which has closed by now, the keys are those under it (the
+            // editor's while one is open).
+            let of = match &app.overlay {
+                Some(Overlay::Help { of, .. }) => *of,
+                _ => app.mode(),
             };
             app.open(Overlay::Help { of, top: 0 });
         }
