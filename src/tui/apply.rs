@@ -2,7 +2,8 @@
 //! snapshot, then every event numbered above it) followed to the letter.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
+use super::overlay::Overlay;
 use super::state::{App, Finished, RunView, StepMark};
 use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, ExitInfo, Phase, RunEvent, SessionInfo, Snapshot};
@@ -187,12 +188,12 @@ fn session_exited(app: &mut App, session_id: &str, exit: ExitInfo) {
         p.running = false;
         p.exit = Some(exit);
     }
-    if app.mode == Mode::Focus
+    if app.mode() == Mode::Focus
         && app
             .focused_pane()
             .is_some_and(|p| p.session_id == session_id)
     {
-        app.mode = Mode::Normal;
+        app.base = BaseMode::Normal;
     }
 }
 
@@ -221,7 +222,7 @@ fn session_closed(app: &mut App, session_id: &str) -> Vec<Effect> {
     {
         app.selection = None;
     }
-    if matches!(app.mode, Mode::Focus | Mode::Copy) {
+    if matches!(app.mode(), Mode::Focus | Mode::Copy) {
         super::copy::leave(app);
     }
     app.clamp_selection();
@@ -320,7 +321,7 @@ fn run_started(
 /// any other run's question waits for `a`.
 fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Vec<Effect> {
     let mine = by.is_some_and(|a| app.is_me(&a));
-    if mine && app.mode == Mode::Normal {
+    if mine && app.mode() == Mode::Normal {
         open_prompt(app, run_id);
     } else {
         app.message = Some(format!("{workflow} waits for an answer: a answers"));
@@ -330,11 +331,9 @@ fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Ve
 
 /// A question the person was answering is settled: the prompt they typed into closes.
 fn stop_answering(app: &mut App, run_id: &str) {
-    if app.answering.as_deref() == Some(run_id) {
-        app.answering = None;
-        if app.mode == Mode::Prompt {
-            app.mode = Mode::Normal;
-        }
+    if matches!(&app.overlay, Some(Overlay::Prompt { run_id: answering, .. }) if answering == run_id)
+    {
+        app.overlay = None;
     }
 }
 
@@ -404,7 +403,7 @@ fn agents_pane_into_view(app: &mut App, actor: &Actor, session_id: &str) -> Vec<
             .is_some_and(|r| matches!(r.actor, Some(Actor::Agent { .. }))),
         _ => false,
     };
-    let busy = app.mode != Mode::Normal || app.scroll.is_some() || app.selection.is_some();
+    let busy = app.mode() != Mode::Normal || app.scroll.is_some() || app.selection.is_some();
     if !agents || busy {
         return Vec::new();
     }

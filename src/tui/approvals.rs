@@ -12,6 +12,7 @@
 
 use super::effect::Effect;
 use super::keymap::Mode;
+use super::overlay::Overlay;
 use super::settling::Settling;
 use super::state::{App, ApprovalShown, ApprovalView, RunView};
 use crate::engine::approval::ApprovalRequest;
@@ -72,8 +73,8 @@ pub fn loaded(app: &mut App, pending: Vec<ApprovalRequest>, error: Option<String
     if let Some(error) = error {
         app.message = Some(error);
     }
-    if app.approvals.is_empty() && app.mode == Mode::Approve {
-        app.mode = Mode::Normal;
+    if app.approvals.is_empty() && app.mode() == Mode::Approve {
+        app.overlay = None;
     }
 }
 
@@ -104,8 +105,8 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
             super::draw::text::clean(&by.label())
         ),
     });
-    if app.approvals.is_empty() && app.mode == Mode::Approve {
-        app.mode = Mode::Normal;
+    if app.approvals.is_empty() && app.mode() == Mode::Approve {
+        app.overlay = None;
     }
 }
 
@@ -126,7 +127,7 @@ pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
             approve,
         }],
         None => {
-            app.mode = Mode::Normal;
+            app.overlay = None;
             Vec::new()
         }
     }
@@ -136,7 +137,7 @@ pub fn decide(app: &mut App, approve: bool) -> Vec<Effect> {
 /// before (first shown, or in the place of another) settles before it takes answers.
 /// Nothing is on screen outside approval mode, so a request shown again (`a`) settles too.
 pub fn track(app: &mut App, now: Instant) {
-    let on_screen = (app.mode == Mode::Approve)
+    let on_screen = (app.mode() == Mode::Approve)
         .then(|| app.approvals.first())
         .flatten()
         .map(|view| (view.request.run_id.clone(), view.fingerprint.clone()));
@@ -166,7 +167,7 @@ pub fn move_by(app: &mut App, delta: isize) {
 /// Esc: the requests wait, set aside, until `a` or the next request.
 pub fn later(app: &mut App) {
     app.approvals_later = true;
-    app.mode = Mode::Normal;
+    app.overlay = None;
     app.message = Some(match app.approvals.len() {
         1 => "1 run waits for your approval: a answers".into(),
         n => format!("{n} runs wait for your approval: a answers"),
@@ -179,18 +180,18 @@ pub fn reopen(app: &mut App) -> bool {
         return false;
     }
     app.approvals_later = false;
-    app.mode = Mode::Approve;
+    app.open(Overlay::Approve);
     true
 }
 
 /// Opens the first request when the person is free to answer it (see the module's note).
 pub fn show_if_due(app: &mut App) {
-    if app.mode == Mode::Normal
+    if app.mode() == Mode::Normal
         && app.editor.is_none()
         && !app.approvals_later
         && !app.approvals.is_empty()
     {
-        app.mode = Mode::Approve;
+        app.open(Overlay::Approve);
     }
 }
 

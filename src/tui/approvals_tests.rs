@@ -129,7 +129,7 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
     let before: String = (1..=20).map(|n| format!("line {n}\n")).collect();
     let now = before.replace("line 15\n", "line fifteen\n");
     asked(&mut app, 1, request("r1", Some(&before), &now));
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     assert_eq!(
         app.approvals[0].top, 11,
         "three lines above the first change"
@@ -141,7 +141,11 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
         update(&mut app, key(KeyCode::Char('y'))),
         decided(&shown, true)
     );
-    assert_eq!(app.mode, Mode::Approve, "shown until the engine settles it");
+    assert_eq!(
+        app.mode(),
+        Mode::Approve,
+        "shown until the engine settles it"
+    );
     update(
         &mut app,
         engine(
@@ -154,7 +158,7 @@ fn a_request_opens_at_its_first_change_and_y_or_n_answers_it() {
             },
         ),
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.approvals.is_empty());
     assert_eq!(app.runs["r1"].phase, Phase::Running);
 
@@ -183,7 +187,7 @@ fn a_request_shown_in_the_place_of_a_withdrawn_one_takes_no_key_until_asked_agai
 
     // Benign is withdrawn: evil is on screen at once, under a question that waits.
     withdrawn(&mut app, 3, "r1");
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     let shown = app.approval_shown.clone().expect("evil on screen");
     assert_eq!(
         (shown.run_id.as_str(), shown.fingerprint.as_str()),
@@ -254,7 +258,7 @@ fn a_request_shown_again_after_esc_waits_a_moment_too() {
     update(&mut app, key(KeyCode::Esc));
     assert!(app.approval_shown.is_none(), "nothing on screen");
     update(&mut app, key(KeyCode::Char('a')));
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     assert!(update(&mut app, key(KeyCode::Char('y'))).is_empty());
     asked_again(&mut app);
     assert_eq!(
@@ -267,9 +271,9 @@ fn a_request_shown_again_after_esc_waits_a_moment_too() {
 fn a_request_never_takes_keys_meant_for_a_pane_and_opens_once_the_person_is_free() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('i')));
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
     asked(&mut app, 1, request("r1", None, "text\n"));
-    assert_eq!(app.mode, Mode::Focus, "focus is never taken");
+    assert_eq!(app.mode(), Mode::Focus, "focus is never taken");
     assert!(
         app.message
             .as_deref()
@@ -287,7 +291,7 @@ fn a_request_never_takes_keys_meant_for_a_pane_and_opens_once_the_person_is_free
         "{effects:?}"
     );
     update(&mut app, Event::Key(super::test_support::ctrl_key('g')));
-    assert_eq!(app.mode, Mode::Approve, "asked once focus mode is left");
+    assert_eq!(app.mode(), Mode::Approve, "asked once focus mode is left");
 }
 
 #[test]
@@ -295,7 +299,7 @@ fn esc_sets_requests_aside_a_reopens_them_and_a_withdrawn_one_goes() {
     let mut app = app();
     asked(&mut app, 1, request("r1", None, "text\n"));
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(
         app.message
             .as_deref()
@@ -303,9 +307,9 @@ fn esc_sets_requests_aside_a_reopens_them_and_a_withdrawn_one_goes() {
             .contains("1 run waits for your approval")
     );
     update(&mut app, key(KeyCode::Char('j')));
-    assert_eq!(app.mode, Mode::Normal, "set aside until asked for");
+    assert_eq!(app.mode(), Mode::Normal, "set aside until asked for");
     update(&mut app, key(KeyCode::Char('a')));
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     update(&mut app, key(KeyCode::Esc));
     // The agent gave up: the request goes, and the studio says so.
     update(
@@ -327,7 +331,7 @@ fn esc_sets_requests_aside_a_reopens_them_and_a_withdrawn_one_goes() {
         app.message
     );
     update(&mut app, key(KeyCode::Char('a')));
-    assert_eq!(app.mode, Mode::Normal, "nothing waits");
+    assert_eq!(app.mode(), Mode::Normal, "nothing waits");
 }
 
 #[test]
@@ -342,7 +346,7 @@ fn an_answer_that_could_not_be_kept_leaves_the_request_and_says_why() {
             error: Some("cannot answer the approval request: disk full".into()),
         },
     );
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     assert_eq!(app.approvals.len(), 1);
     assert!(app.message.as_deref().unwrap_or("").contains("disk full"));
 }
@@ -389,6 +393,6 @@ fn the_wheel_scrolls_the_diff_and_a_click_answers_nothing() {
     assert_eq!(app.approvals[0].top, top + 1);
     let effects = update(&mut app, mouse(MouseEventKind::Down(MouseButton::Left)));
     assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(app.mode, Mode::Approve);
+    assert_eq!(app.mode(), Mode::Approve);
     assert_eq!(app.selected, 0, "the list under the overlay is not clicked");
 }

@@ -6,7 +6,7 @@
 
 use super::effect::Effect;
 use super::history;
-use super::keymap::Mode;
+use super::keymap::BaseMode;
 use super::selection::{self, Bounds};
 use super::state::{App, Point, Selection, Surface, Unit, View};
 
@@ -27,7 +27,7 @@ pub fn located(app: &mut App, session_id: &str, alternate: bool, cursor: Point) 
     if app.focused_pane().map(|p| p.session_id.as_str()) != Some(session_id) {
         return Vec::new();
     }
-    app.mode = Mode::Copy;
+    app.base = BaseMode::Copy;
     app.view = View::Panes;
     app.selection = None;
     let mut effects = Vec::new();
@@ -164,7 +164,7 @@ pub fn copy(app: &mut App) -> Vec<Effect> {
 
 /// Esc: copy mode ends and its selection with it.
 pub fn leave(app: &mut App) {
-    app.mode = Mode::Normal;
+    app.base = BaseMode::Normal;
     app.copy_cursor = None;
     app.selection = None;
 }

@@ -47,7 +47,7 @@ fn in_copy_mode(app: &mut App) {
             lines: Ok(((1..=200).map(|n| format!("line {n}")).collect(), 200)),
         },
     );
-    assert_eq!(app.mode, Mode::Copy);
+    assert_eq!(app.mode(), Mode::Copy);
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn v_then_moves_then_y_copies_the_lines_between_and_leaves_copy_mode() {
     update(&mut app, key(KeyCode::Char('l')));
     let effects = update(&mut app, key(KeyCode::Char('y')));
     assert_eq!(effects, vec![Effect::Clipboard("line 199\nline".into())]);
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.selection.is_none() && app.copy_cursor.is_none());
     // The history view stays where it was read.
     assert!(app.scroll.is_some());
@@ -111,11 +111,11 @@ fn the_cursor_moving_above_the_view_scrolls_the_history_without_leaving_it() {
     }
     assert_eq!(app.copy_cursor.map(|c| c.line), Some(200));
     assert_eq!(app.scroll.as_ref().map(|s| s.offset), Some(0));
-    assert_eq!(app.mode, Mode::Copy);
+    assert_eq!(app.mode(), Mode::Copy);
     update(&mut app, key(KeyCode::PageUp));
     assert_eq!(app.copy_cursor.map(|c| c.line), Some(200 - (rows - 1)));
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert!(app.copy_cursor.is_none());
 }
 

@@ -104,7 +104,7 @@ fn editing(text: &[String], row: usize, col: usize) -> App {
             }),
         },
     );
-    assert_eq!(app.mode, Mode::Edit, "the editor opened");
+    assert_eq!(app.mode(), Mode::Edit, "the editor opened");
     let (rows, cols) = text_size(&app);
     let editor = app.editor.as_mut().expect("an editor");
     editor.text.move_cursor(CursorMove::Jump(
@@ -196,7 +196,7 @@ fn the_editor_takes_any_text_at_any_cursor() {
         let mut app = editing(&lines, row, col);
         update(&mut app, Event::Key(ctrl_key(' ')));
         drawn(&app);
-        if app.mode == Mode::Complete {
+        if app.mode() == Mode::Complete {
             update(&mut app, key(KeyCode::Enter));
         }
         cursor_in_line(&app, &context);

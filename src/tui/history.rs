@@ -48,7 +48,7 @@ pub fn scroll_lines(app: &mut App, lines: isize) -> Vec<Effect> {
     let session_id = pane.session_id.clone();
     app.view = View::Panes;
     let (rows, page) = (rows(app), page(app));
-    let keep = app.mode == Mode::Copy;
+    let keep = app.mode() == Mode::Copy;
     let scroll = match &mut app.scroll {
         Some(s) if s.session_id == session_id => s,
         _ if lines <= 0 => return Vec::new(),
@@ -154,8 +154,7 @@ fn bring_into_view(scroll: &mut Scrollback, line: u64, rows: usize) -> bool {
 }
 
 /// Enter in search mode: search the shown pane.
-pub fn start_search(app: &mut App) -> Vec<Effect> {
-    let pattern = std::mem::take(&mut app.search_input);
+pub fn start_search(app: &mut App, pattern: String) -> Vec<Effect> {
     let Some(pane) = app.focused_pane() else {
         app.message = Some("no pane to search".into());
         return Vec::new();

@@ -5,7 +5,7 @@ use super::effect::Effect;
 use super::history::{self, HISTORY_MAX};
 use super::keymap::{self, Mode};
 use super::state::{App, View};
-use super::test_support::{key, shell_pane, summary};
+use super::test_support::{key, problems_open, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};
 use super::update::{Event, update};
 use crate::engine::WorkflowStatus;
@@ -178,11 +178,11 @@ fn slash_searches_in_the_panes_view_and_filters_in_the_list() {
     let mut app = app();
     app.view = View::List;
     update(&mut app, key(KeyCode::Char('/')));
-    assert_eq!(app.mode, Mode::Filter);
+    assert_eq!(app.mode(), Mode::Filter);
     update(&mut app, key(KeyCode::Esc));
     app.view = View::Panes;
     update(&mut app, key(KeyCode::Char('/')));
-    assert_eq!(app.mode, Mode::Search);
+    assert_eq!(app.mode(), Mode::Search);
     typed(&mut app, "err");
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(
@@ -193,7 +193,7 @@ fn slash_searches_in_the_panes_view_and_filters_in_the_list() {
             cursor: None,
         }]
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     // The status line offers the view's keys: search, not filter.
     let hints = keymap::hints(Mode::Normal, View::Panes);
     assert!(hints.contains(&("/", "search")), "{hints:?}");
@@ -303,12 +303,12 @@ fn e_lists_the_selected_workflows_problems() {
             problems: Ok(("broken.yaml".into(), vec![v.clone(), v])),
         },
     );
-    assert_eq!(app.mode, Mode::Problems);
+    assert_eq!(app.mode(), Mode::Problems);
     update(&mut app, key(KeyCode::Char('j')));
-    assert_eq!(app.problems.as_ref().unwrap().top, 1);
+    assert_eq!(problems_open(&app).unwrap().top, 1);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
-    assert!(app.problems.is_none());
+    assert_eq!(app.mode(), Mode::Normal);
+    assert!(problems_open(&app).is_none());
     // A workflow without problems says so instead.
     update(
         &mut app,
@@ -317,6 +317,6 @@ fn e_lists_the_selected_workflows_problems() {
             problems: Ok(("broken.yaml".into(), Vec::new())),
         },
     );
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert_eq!(app.message.as_deref(), Some("broken has no problems"));
 }

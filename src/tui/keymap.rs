@@ -5,6 +5,28 @@ use super::command::Command;
 use super::state::View;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+/// The modes under the overlays and the editor: what the studio is in when nothing is open
+/// over its views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BaseMode {
+    #[default]
+    Normal,
+    Filter,
+    Focus,
+    Copy,
+}
+
+impl From<BaseMode> for Mode {
+    fn from(base: BaseMode) -> Mode {
+        match base {
+            BaseMode::Normal => Mode::Normal,
+            BaseMode::Filter => Mode::Filter,
+            BaseMode::Focus => Mode::Focus,
+            BaseMode::Copy => Mode::Copy,
+        }
+    }
+}
+
 /// What the keyboard is doing right now; each mode has its own keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Mode {

@@ -32,6 +32,7 @@ pub mod link;
 pub mod mouse;
 pub mod mouse_report;
 pub mod naming;
+pub mod overlay;
 pub mod palette;
 pub mod quitting;
 pub mod runs;

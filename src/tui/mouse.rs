@@ -39,13 +39,13 @@ pub fn on_mouse(
         return Vec::new();
     }
     let at = Position::new(event.column, event.row);
-    if app.mode == Mode::Focus
+    if app.mode() == Mode::Focus
         && let Some(reporting) = reporting.filter(|r| r.wanted())
         && let Some(effects) = to_program(app, &event, at, reporting)
     {
         return effects;
     }
-    match app.mode {
+    match app.mode() {
         // Overlays: the wheel scrolls them; clicks are for their keys.
         Mode::Help | Mode::Problems | Mode::Runs | Mode::Palette | Mode::Audit | Mode::Approve => {
             return match event.kind {
@@ -122,7 +122,7 @@ fn wheel(app: &mut App, at: Position, up: bool) -> Vec<Effect> {
     };
     let mut effects = show(app, slot.index);
     let lines = if up { WHEEL_LINES } else { -WHEEL_LINES };
-    effects.extend(if app.mode == Mode::Copy {
+    effects.extend(if app.mode() == Mode::Copy {
         copy::move_cursor(app, 0, -(lines as i64))
     } else {
         history::scroll_lines(app, lines)
@@ -137,7 +137,7 @@ fn show(app: &mut App, index: usize) -> Vec<Effect> {
     if index == app.pane {
         return Vec::new();
     }
-    if matches!(app.mode, Mode::Focus | Mode::Copy) {
+    if matches!(app.mode(), Mode::Focus | Mode::Copy) {
         copy::leave(app);
     }
     app.pane = index;
@@ -213,7 +213,7 @@ fn press(app: &mut App, at: Position, at_ms: u64) -> Vec<Effect> {
         unit,
         dragging: true,
     });
-    if app.mode == Mode::Copy {
+    if app.mode() == Mode::Copy {
         app.copy_cursor = Some(point);
     }
     if unit != Unit::Char {
@@ -225,7 +225,7 @@ fn press(app: &mut App, at: Position, at_ms: u64) -> Vec<Effect> {
 
 /// A click outside the panes ends focus mode and copy mode, as `Ctrl-g` and `Esc` do.
 fn leave_pane_modes(app: &mut App) {
-    if matches!(app.mode, Mode::Focus | Mode::Copy) {
+    if matches!(app.mode(), Mode::Focus | Mode::Copy) {
         copy::leave(app);
     }
 }
@@ -260,7 +260,7 @@ fn drag(app: &mut App, at: Position) {
     if let Some(s) = &mut app.selection {
         s.head = point;
     }
-    if app.mode == Mode::Copy {
+    if app.mode() == Mode::Copy {
         app.copy_cursor = Some(point);
     }
 }

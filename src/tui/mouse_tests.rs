@@ -297,10 +297,10 @@ fn with_the_mouse_left_to_the_terminal_the_studio_ignores_it() {
 fn a_click_outside_the_panes_ends_focus_mode() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('i')));
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
     let list = layout::app_areas(&app).list;
     click(&mut app, list.x + 3, list.y + 1, 0);
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
     assert_eq!(app.view, View::List);
 }
 
@@ -325,7 +325,7 @@ fn in_focus_mode_a_program_that_asked_for_the_mouse_gets_it_inside_its_pane() {
     use crate::workflow::action::Key;
     let mut app = app();
     update(&mut app, key(KeyCode::Char('i')));
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
     let pane = layout::app_slots(&app)
         .into_iter()
         .find(|s| s.index == app.pane)
@@ -375,14 +375,14 @@ fn in_focus_mode_a_program_that_asked_for_the_mouse_gets_it_inside_its_pane() {
         "motion it did not ask for is dropped, not taken as the studio's"
     );
     assert!(app.selection.is_none());
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
 
     // A program that did not ask: the studio's selection, as before.
     update(&mut app, at(down, pane.x + 4, pane.y + 2, None));
     assert!(app.selection.is_some());
     // Outside the pane the mouse is the studio's even for a program that asked.
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
     let list = layout::app_areas(&app).list;
     update(&mut app, at(down, list.x + 3, list.y + 1, Some(vim)));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }

@@ -4,7 +4,8 @@
 //! only gathers the name.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::BaseMode;
+use super::overlay::Overlay;
 use super::state::{App, NameFor, Naming};
 use crate::engine::editing::TEMPLATES;
 
@@ -15,16 +16,15 @@ pub fn start(app: &mut App, purpose: NameFor) {
         NameFor::Duplicate(from) => format!("{from}_copy"),
         NameFor::Rename(from) => from.clone(),
     };
-    app.naming = Some(Naming { purpose, name });
-    app.mode = Mode::Name;
+    app.open(Overlay::Naming(Naming { purpose, name }));
 }
 
 /// ←/→ choose the template of a new workflow.
 pub fn cycle(app: &mut App, step: isize) {
-    if let Some(Naming {
+    if let Some(Overlay::Naming(Naming {
         purpose: NameFor::New(at),
         ..
-    }) = &mut app.naming
+    })) = &mut app.overlay
     {
         *at = (*at as isize + step).rem_euclid(TEMPLATES.len() as isize) as usize;
     }
@@ -32,8 +32,7 @@ pub fn cycle(app: &mut App, step: isize) {
 
 /// Enter: ask the engine.
 pub fn submit(app: &mut App) -> Vec<Effect> {
-    let Some(naming) = &app.naming else {
-        app.mode = Mode::Normal;
+    let Some(Overlay::Naming(naming)) = &app.overlay else {
         return Vec::new();
     };
     let name = naming.name.trim().to_string();
@@ -76,8 +75,8 @@ pub fn named(app: &mut App, purpose: NameFor, result: Result<String, String>) ->
             Vec::new()
         }
         Ok(name) => {
-            app.naming = None;
-            app.mode = Mode::Normal;
+            app.overlay = None;
+            app.base = BaseMode::Normal;
             if !matches!(purpose, NameFor::Delete(_)) {
                 app.select_when_listed = Some(name.clone());
             }

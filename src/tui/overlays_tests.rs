@@ -7,7 +7,7 @@ use super::form::InputsForm;
 use super::keymap::Mode;
 use super::palette::Action;
 use super::state::{App, View};
-use super::test_support::{drawn_text, key, summary};
+use super::test_support::{drawn_text, help_open, key, problems_open, summary};
 use super::theme::Theme;
 use super::update::{Event, run_command, update};
 use crate::engine::authoring::InputSpec;
@@ -52,7 +52,7 @@ fn long_form(app: &mut App) {
             on_host: false,
         },
     );
-    assert_eq!(app.mode, Mode::Form);
+    assert_eq!(app.mode(), Mode::Form);
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn a_long_form_keeps_its_focused_field_and_footer_on_screen_at_80x24() {
     long_form(&mut app);
     for at in 0..9 {
         let screen = drawn_text(&app, 80, 24);
-        let name = app.form.as_ref().map(|f| f.fields[at].spec.name.clone());
+        let name = app.form().map(|f| f.fields[at].spec.name.clone());
         let name = name.unwrap_or_default();
         assert!(
             screen.contains(&format!("▶ {name}")),
@@ -72,7 +72,7 @@ fn a_long_form_keeps_its_focused_field_and_footer_on_screen_at_80x24() {
         update(&mut app, key(KeyCode::Tab));
     }
     // Round again to the first, and back with Shift-Tab to the last (`on host`).
-    assert_eq!(app.form.as_ref().map(|f| f.selected), Some(0));
+    assert_eq!(app.form().map(|f| f.selected), Some(0));
     update(&mut app, key(KeyCode::BackTab));
     let screen = drawn_text(&app, 80, 24);
     assert!(screen.contains("▶ on host"), "{screen}");
@@ -136,10 +136,10 @@ fn space_and_arrows_in_the_form_pick_a_choice_through_the_keys() {
     );
     update(&mut app, key(KeyCode::Right));
     update(&mut app, key(KeyCode::Char(' ')));
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("none"));
     update(&mut app, key(KeyCode::Left));
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("xz"));
 }
 
@@ -148,8 +148,8 @@ fn help_shows_the_keys_of_where_you_are_grouped_with_pairs_on_one_row() {
     let mut app = studio();
     app.size = (80, 24);
     update(&mut app, key(KeyCode::Char('?')));
-    assert_eq!(app.mode, Mode::Help);
-    assert_eq!(app.help_of, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Help);
+    assert_eq!(help_open(&app).map(|h| h.0).unwrap(), Mode::Normal);
     let groups = super::help::groups(Mode::Normal, View::List);
     let titles: Vec<&str> = groups.iter().map(|(g, _)| g.title()).collect();
     assert_eq!(titles, ["Move", "Run", "Workflows", "Panes", "Studio"]);
@@ -178,19 +178,25 @@ fn help_pages_with_pgdn_space_and_back_and_stops_at_its_end() {
     let page = super::help::page(24);
     update(&mut app, key(KeyCode::PageDown));
     let last = super::help::last_top(Mode::Normal, View::List, (80, 24));
-    assert_eq!(app.help_top, page.min(last));
+    assert_eq!(help_open(&app).map(|h| h.1).unwrap(), page.min(last));
     let screen = drawn_text(&app, 80, 24);
     assert!(screen.contains("page 2/"), "{screen}");
     for _ in 0..10 {
         update(&mut app, key(KeyCode::Char(' ')));
     }
-    assert_eq!(app.help_top, last);
+    assert_eq!(help_open(&app).map(|h| h.1).unwrap(), last);
     update(&mut app, key(KeyCode::PageUp));
-    assert_eq!(app.help_top, last.saturating_sub(page));
+    assert_eq!(
+        help_open(&app).map(|h| h.1).unwrap(),
+        last.saturating_sub(page)
+    );
     update(&mut app, key(KeyCode::Char('j')));
-    assert_eq!(app.help_top, last.saturating_sub(page) + 1);
+    assert_eq!(
+        help_open(&app).map(|h| h.1).unwrap(),
+        last.saturating_sub(page) + 1
+    );
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -200,7 +206,7 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
     // `?` is text in the form; help is asked from the palette (Ctrl-p is not the form's)
     // or by the command itself.
     run_command(&mut form, Command::Help);
-    assert_eq!(form.help_of, Mode::Form);
+    assert_eq!(help_open(&form).map(|h| h.0).unwrap(), Mode::Form);
     let keys: Vec<String> = super::help::groups(Mode::Form, View::List)
         .into_iter()
         .flat_map(|(_, k)| k.into_iter().map(|k| k.keys))
@@ -214,7 +220,6 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
         "v".into(),
         "name: w\n",
     ));
-    app.mode = Mode::Edit;
     update(
         &mut app,
         Event::Key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL)),
@@ -223,8 +228,12 @@ fn help_from_the_form_lists_the_forms_keys_and_from_the_editor_the_editors() {
         update(&mut app, key(KeyCode::Char(c)));
     }
     update(&mut app, key(KeyCode::Enter));
-    assert_eq!(app.mode, Mode::Help);
-    assert_eq!(app.help_of, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Help);
+    assert_eq!(help_open(&app).map(|h| h.0).unwrap(), Mode::Edit);
+    // Esc closes help, not the editor under it.
+    update(&mut app, key(KeyCode::Esc));
+    assert_eq!(app.mode(), Mode::Edit);
+    assert!(app.editor.is_some(), "Esc on help closed the editor");
 }
 
 fn palette_choose(app: &mut App, query: &str) -> Vec<Effect> {
@@ -308,11 +317,11 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
             problems: Ok(("archive_logs.yaml".into(), vec![first, second])),
         },
     );
-    assert_eq!(app.mode, Mode::Problems);
+    assert_eq!(app.mode(), Mode::Problems);
     update(&mut app, key(KeyCode::Char('j')));
     let effects = update(&mut app, key(KeyCode::Enter));
     assert_eq!(effects, vec![Effect::LoadDocument("archive_logs".into())]);
-    assert!(app.problems.is_none());
+    assert!(problems_open(&app).is_none());
     update(
         &mut app,
         Event::Document {
@@ -325,7 +334,7 @@ fn enter_on_a_problem_opens_the_editor_at_its_line_and_column() {
             }),
         },
     );
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     let cursor = app.editor.as_ref().map(|e| e.text.cursor());
     assert_eq!(cursor, Some((3, 4)), "line 4, column 5");
 }
@@ -337,7 +346,7 @@ fn space_is_a_space_in_a_typed_field_and_help_lists_it_for_the_form() {
     for c in "a b".chars() {
         update(&mut app, key(KeyCode::Char(c)));
     }
-    let value = app.form.as_ref().map(|f| f.fields[0].value.clone());
+    let value = app.form().map(|f| f.fields[0].value.clone());
     assert_eq!(value.as_deref(), Some("a b"));
     let keys: Vec<String> = super::help::groups(Mode::Form, View::List)
         .into_iter()
@@ -382,7 +391,6 @@ fn the_editors_title_says_what_its_counts_are() {
         plan: None,
     });
     app.editor = Some(editor);
-    app.mode = Mode::Edit;
     let screen = drawn_text(&app, 100, 30);
     assert!(screen.contains("· ✗ 1 error "), "{screen}");
     assert!(!screen.contains("! 0"), "{screen}");

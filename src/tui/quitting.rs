@@ -6,7 +6,6 @@
 //! whenever something still runs.
 
 use super::effect::Effect;
-use super::keymap::Mode;
 use super::state::App;
 use crate::engine::Actor;
 
@@ -182,7 +181,7 @@ pub fn quit(app: &mut App) {
         anything_runs(app)
     };
     if ask {
-        app.mode = Mode::ConfirmQuit;
+        app.open(super::overlay::Overlay::ConfirmQuit);
     } else {
         app.quit = true;
     }
@@ -191,7 +190,7 @@ pub fn quit(app: &mut App) {
 /// `y` to the question: attached, the person's terminals and runs are ended first and the
 /// studio exits once they are; hosting, everything ends with the studio.
 pub fn end_and_quit(app: &mut App) -> Vec<Effect> {
-    app.mode = super::keymap::Mode::Normal;
+    app.overlay = None;
     if !app.attached {
         app.quit = true;
         return Vec::new();
@@ -213,7 +212,7 @@ pub fn detach(app: &mut App) {
     if app.attached {
         app.quit = true;
     } else {
-        app.mode = Mode::Normal;
+        app.overlay = None;
         app.message = Some(
             "cannot detach: this studio hosts the folder itself (no server could be started), so its terminals and runs end with it"
                 .into(),

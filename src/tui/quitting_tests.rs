@@ -64,7 +64,7 @@ fn the_persons_work_is_their_terminals_and_runs_never_an_agents() {
 fn q_in_the_last_studio_asks_and_y_ends_the_persons_work_before_quitting() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('q')));
-    assert_eq!((app.mode, app.quit), (Mode::ConfirmQuit, false));
+    assert_eq!((app.mode(), app.quit), (Mode::ConfirmQuit, false));
     let effects = update(&mut app, key(KeyCode::Char('y')));
     assert!(!app.quit, "quits once the work has ended");
     assert_eq!(
@@ -83,7 +83,7 @@ fn d_at_the_question_detaches_and_n_stays() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('q')));
     update(&mut app, key(KeyCode::Char('n')));
-    assert_eq!((app.mode, app.quit), (Mode::Normal, false));
+    assert_eq!((app.mode(), app.quit), (Mode::Normal, false));
     update(&mut app, key(KeyCode::Char('q')));
     let effects = update(&mut app, key(KeyCode::Char('d')));
     assert!(app.quit && effects.is_empty(), "{effects:?}");
@@ -133,7 +133,7 @@ fn a_studio_hosting_the_folder_cannot_detach_and_asks_whenever_anything_runs() {
     app.runs.shift_remove("r1");
     update(&mut app, key(KeyCode::Char('q')));
     assert_eq!(
-        app.mode,
+        app.mode(),
         Mode::ConfirmQuit,
         "the agent's work would end too"
     );

@@ -2,7 +2,7 @@
 //! effects and followed live from the engine's `Change::Run` events (never polled).
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::overlay::Overlay;
 use super::state::{App, RunsView};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
@@ -23,18 +23,17 @@ pub fn open(app: &mut App) -> Vec<Effect> {
 
 /// The runs read: the view opens on the newest and asks for its journal.
 pub fn runs_read(app: &mut App, workflow: String, runs: Vec<RunSummary>) -> Vec<Effect> {
-    app.runs_view = Some(RunsView {
+    app.open(Overlay::Runs(RunsView {
         workflow,
         runs,
         ..RunsView::default()
-    });
-    app.mode = Mode::Runs;
+    }));
     select(app, 0)
 }
 
 /// Selects the run at `at` and asks for its journal when it is not the one shown.
 fn select(app: &mut App, at: usize) -> Vec<Effect> {
-    let Some(view) = &mut app.runs_view else {
+    let Some(view) = app.runs_view_mut() else {
         return Vec::new();
     };
     let Some(run) = view.runs.get(at) else {
@@ -54,7 +53,7 @@ fn select(app: &mut App, at: usize) -> Vec<Effect> {
 
 /// j/k: the next older (`delta` 1) or newer run.
 pub fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
-    let Some(view) = &app.runs_view else {
+    let Some(view) = app.runs_view() else {
         return Vec::new();
     };
     let last = view.runs.len().saturating_sub(1) as isize;
@@ -64,7 +63,7 @@ pub fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
 
 /// A run's journal read: lines that arrived live meanwhile stay after it.
 pub fn events_read(app: &mut App, run_id: &str, events: Result<Vec<JournalEvent>, String>) {
-    let Some(view) = &mut app.runs_view else {
+    let Some(view) = app.runs_view_mut() else {
         return;
     };
     if view.run_id.as_deref() != Some(run_id) {
@@ -84,7 +83,7 @@ pub fn events_read(app: &mut App, run_id: &str, events: Result<Vec<JournalEvent>
 
 /// A journal line from the engine's events: appended when it belongs to the run shown.
 pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
-    let Some(view) = &mut app.runs_view else {
+    let Some(view) = app.runs_view_mut() else {
         return;
     };
     // A new run of the workflow shown: listed at the top, the selection stays on its run.
@@ -131,7 +130,7 @@ pub fn live_line(app: &mut App, run_id: &str, seq: u64, line: &RunEvent) {
 
 /// PgUp (`pages` 1) / PgDn (−1) in the journal; at the bottom it follows the end again.
 pub fn scroll(app: &mut App, pages: isize) {
-    if let Some(view) = &mut app.runs_view {
+    if let Some(view) = app.runs_view_mut() {
         let max = view.journal.len().saturating_sub(1);
         view.offset = view
             .offset
@@ -142,19 +141,19 @@ pub fn scroll(app: &mut App, pages: isize) {
 
 /// End: follow the journal's end.
 pub fn follow(app: &mut App) {
-    if let Some(view) = &mut app.runs_view {
+    if let Some(view) = app.runs_view_mut() {
         view.offset = 0;
     }
 }
 
 /// `p`: the selected run's recording, played in a new pane (the view closes on it).
 pub fn replay(app: &mut App) -> Vec<Effect> {
-    if app.runs_view.is_none() {
+    if app.runs_view().is_none() {
         // From the palette: the runs to choose from first.
         app.message = Some("choose a run: p replays its recording".into());
         return open(app);
     }
-    let Some(run_id) = app.runs_view.as_ref().and_then(|v| v.run_id.clone()) else {
+    let Some(run_id) = app.runs_view().and_then(|v| v.run_id.clone()) else {
         app.message = Some("no run selected".into());
         return Vec::new();
     };
@@ -168,7 +167,6 @@ pub fn replay(app: &mut App) -> Vec<Effect> {
     }]
 }
 
-pub fn close(app: &mut App) {
-    app.runs_view = None;
-    app.mode = Mode::Normal;
+fn close(app: &mut App) {
+    app.overlay = None;
 }

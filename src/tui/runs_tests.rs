@@ -92,11 +92,11 @@ fn h_asks_for_the_selected_workflows_runs_and_opens_on_the_newest() {
             runs: vec![run("r2", None), run("r1", Some("done"))],
         },
     );
-    assert_eq!(app.mode, Mode::Runs);
+    assert_eq!(app.mode(), Mode::Runs);
     assert_eq!(effects, vec![Effect::LoadRunEvents("r2".into())]);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Normal);
-    assert!(app.runs_view.is_none());
+    assert_eq!(app.mode(), Mode::Normal);
+    assert!(app.runs_view().is_none());
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn selecting_a_run_asks_for_its_journal() {
         update(&mut app, key(KeyCode::Char('j'))),
         vec![Effect::LoadRunEvents("r1".into())]
     );
-    let view = app.runs_view.as_ref().unwrap();
+    let view = app.runs_view().unwrap();
     assert_eq!(view.run_id.as_deref(), Some("r1"));
     assert!(view.journal.is_empty() && !view.loaded);
     // At the end of the list: nothing more to read.
@@ -119,7 +119,7 @@ fn selecting_a_run_asks_for_its_journal() {
             events: Ok(vec![step(1, "late")]),
         },
     );
-    assert!(app.runs_view.as_ref().unwrap().journal.is_empty());
+    assert!(app.runs_view().unwrap().journal.is_empty());
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_live_line_of_the_shown_run_is_appended_and_another_runs_is_not() {
     update(&mut app, live(2, "other", 2, "elsewhere"));
     // A line the read already had is not added twice.
     update(&mut app, live(3, "r2", 1, "start"));
-    let view = app.runs_view.as_ref().unwrap();
+    let view = app.runs_view().unwrap();
     let seqs: Vec<u64> = view.journal.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, vec![1, 2]);
     assert_eq!(view.offset, 0, "following the end");
@@ -143,11 +143,11 @@ fn scrolled_up_the_journal_stays_put_and_end_follows_again() {
         update(&mut app, live(seq, "r2", seq, "s"));
     }
     update(&mut app, key(KeyCode::PageUp));
-    assert_eq!(app.runs_view.as_ref().unwrap().offset, 10);
+    assert_eq!(app.runs_view().unwrap().offset, 10);
     update(&mut app, live(31, "r2", 31, "s"));
-    assert_eq!(app.runs_view.as_ref().unwrap().offset, 11);
+    assert_eq!(app.runs_view().unwrap().offset, 11);
     update(&mut app, key(KeyCode::End));
-    assert_eq!(app.runs_view.as_ref().unwrap().offset, 0);
+    assert_eq!(app.runs_view().unwrap().offset, 0);
 }
 
 #[test]
@@ -169,8 +169,7 @@ fn lines_that_arrive_before_the_read_stay_after_it() {
         },
     );
     let seqs: Vec<u64> = app
-        .runs_view
-        .as_ref()
+        .runs_view()
         .unwrap()
         .journal
         .iter()
@@ -202,7 +201,7 @@ fn a_run_started_while_the_view_is_open_is_listed_on_top() {
             },
         })),
     );
-    let view = app.runs_view.as_ref().unwrap();
+    let view = app.runs_view().unwrap();
     let ids: Vec<&str> = view.runs.iter().map(|r| r.run_id.as_str()).collect();
     assert_eq!(ids, vec!["r3", "r2", "r1"]);
     assert_eq!(view.selected_run().unwrap().run_id, "r2");
@@ -236,6 +235,6 @@ fn p_replays_the_selected_run_in_a_new_pane_and_closes_the_view() {
             if run_id == "r1" && folder == "workflows"),
         "{effects:?}"
     );
-    assert_eq!(app.mode, Mode::Normal);
-    assert!(app.runs_view.is_none());
+    assert_eq!(app.mode(), Mode::Normal);
+    assert!(app.runs_view().is_none());
 }

@@ -2,8 +2,7 @@
 //! is doing (selection, filter, mode, form). No terminal types: update.rs changes it, draw/
 //! reads it.
 
-use super::form::InputsForm;
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
@@ -241,26 +240,16 @@ pub struct App {
     pub pane: usize,
     /// Runs seen since the studio opened, oldest first.
     pub runs: IndexMap<String, RunView>,
-    pub mode: Mode,
+    /// The mode under any overlay and editor. Read the mode the keys are in with
+    /// [`App::mode`].
+    pub base: BaseMode,
+    /// The box drawn over everything, which takes the keys while it is open.
+    pub overlay: Option<super::overlay::Overlay>,
     pub view: View,
-    pub form: Option<InputsForm>,
-    /// The run whose prompt is being answered, and the answer typed so far.
-    pub answering: Option<String>,
-    pub answer: String,
     /// The shown pane's history, while the person scrolls it.
     pub scroll: Option<Scrollback>,
-    /// The search typed so far (search mode).
-    pub search_input: String,
     /// The last search in a pane and the hit shown.
     pub search: Option<PaneSearch>,
-    /// The selected workflow's violations, while they are shown.
-    pub problems: Option<ProblemsView>,
-    /// The selected workflow's runs and a run's journal, while they are shown.
-    pub runs_view: Option<RunsView>,
-    /// The first row of the help overlay shown (it pages when the terminal is short).
-    pub help_top: usize,
-    /// The mode help was opened from: the one whose keys it shows.
-    pub help_of: Mode,
     /// The last thing worth telling the person (an error, a run's end).
     pub message: Option<String>,
     /// The terminal's size in cells.
@@ -272,8 +261,6 @@ pub struct App {
     pub grid: bool,
     /// The panes take the whole screen but the status line (list and plan hidden).
     pub zoom: bool,
-    /// The command palette, while it is open.
-    pub palette: Option<Palette>,
     /// The colours the studio is drawn in; the palette switches them.
     pub theme: super::theme::Theme,
     /// The themes the palette offers: the bundled ones, then as the person's folder lists
@@ -304,8 +291,6 @@ pub struct App {
     /// it, so that the next `r` runs the workflow they made (the listing that follows the
     /// engine's answer may still be one read before the file existed).
     pub select_when_listed: Option<String>,
-    /// The pane `x` asks about closing (its program still runs), while the question is open.
-    pub closing: Option<String>,
     /// The manifest being edited.
     pub editor: Option<super::editor::Editor>,
     /// Where the editor's cursor goes when the file asked for arrives: a problem's line and
@@ -313,12 +298,8 @@ pub struct App {
     pub open_at: Option<(usize, usize)>,
     /// Unsaved text left by an editor that did not close, offered when its file is opened.
     pub recovered: Vec<crate::engine::Recovered>,
-    /// Naming a new, duplicated or renamed workflow.
-    pub naming: Option<Naming>,
     /// The session whose input the person holds (focus mode): agents' input is refused.
     pub input_held: Option<String>,
-    /// The audit log's latest tool calls, while they are shown, and the first line shown.
-    pub audit: Option<(Vec<crate::engine::audit_log::AuditEntry>, usize)>,
     /// Agents' runs waiting for the person's approval (approval mode), oldest first: the
     /// first is the one shown.
     pub approvals: Vec<ApprovalView>,
@@ -393,7 +374,10 @@ pub struct Palette {
 impl App {
     /// The palette's entries for what is typed in it.
     pub fn palette_matches(&self) -> Vec<super::palette::Entry> {
-        let query = self.palette.as_ref().map_or("", |p| p.query.as_str());
+        let query = match &self.overlay {
+            Some(super::overlay::Overlay::Palette(p)) => p.query.as_str(),
+            _ => "",
+        };
         super::palette::matches(query, &self.themes, &self.theme.name)
     }
 }
@@ -470,6 +454,29 @@ impl App {
                 .collect(),
             ..App::default()
         }
+    }
+
+    /// The mode the keys and the status line are in: the overlay's if one is open, else the
+    /// one underneath. Derived, never stored, so that it cannot disagree with what is open.
+    pub fn mode(&self) -> Mode {
+        match (&self.overlay, &self.editor) {
+            (Some(overlay), _) => overlay.mode(),
+            // While a manifest is open, the editor is what the keys go back to.
+            (None, Some(editor)) if self.base == BaseMode::Normal => editor.mode(),
+            (None, _) => self.base.into(),
+        }
+    }
+
+    /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
+    /// from: closing it comes back to the normal mode (or the editor, when one is open).
+    pub fn open(&mut self, overlay: super::overlay::Overlay) {
+        self.base = BaseMode::Normal;
+        // The editor's find and completion list are left, as any other mode is.
+        if let Some(editor) = &mut self.editor {
+            editor.finding = false;
+            editor.completion = None;
+        }
+        self.overlay = Some(overlay);
     }
 
     /// The workflows the filter lets through, in list order.

@@ -83,3 +83,27 @@ pub fn drawn_text(app: &super::state::App, cols: u16, rows: u16) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The mode help shows the keys of, and its first row shown, while help is open.
+pub fn help_open(app: &super::state::App) -> Option<(super::keymap::Mode, usize)> {
+    match &app.overlay {
+        Some(super::overlay::Overlay::Help { of, top }) => Some((*of, *top)),
+        _ => None,
+    }
+}
+
+/// The problems view, while it is open.
+pub fn problems_open(app: &super::state::App) -> Option<&super::state::ProblemsView> {
+    match &app.overlay {
+        Some(super::overlay::Overlay::Problems(view)) => Some(view),
+        _ => None,
+    }
+}
+
+/// The palette, while it is open.
+pub fn palette_open(app: &super::state::App) -> Option<&super::state::Palette> {
+    match &app.overlay {
+        Some(super::overlay::Overlay::Palette(palette)) => Some(palette),
+        _ => None,
+    }
+}

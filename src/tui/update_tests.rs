@@ -4,7 +4,7 @@ use super::effect::Effect;
 use super::form::InputsForm;
 use super::keymap::Mode;
 use super::state::{App, View};
-use super::test_support::{key, shell_pane, summary};
+use super::test_support::{key, palette_open, shell_pane, summary};
 use super::update::{Event, update};
 use crate::engine::authoring::InputSpec;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -50,7 +50,7 @@ fn moving_down_selects_the_next_workflow_and_loads_its_plan() {
 fn the_filter_narrows_the_list_as_you_type_and_esc_clears_it() {
     let mut app = app();
     update(&mut app, key(KeyCode::Char('/')));
-    assert_eq!(app.mode, Mode::Filter);
+    assert_eq!(app.mode(), Mode::Filter);
     for c in "git".chars() {
         update(&mut app, key(KeyCode::Char(c)));
     }
@@ -63,7 +63,7 @@ fn the_filter_narrows_the_list_as_you_type_and_esc_clears_it() {
     update(&mut app, key(KeyCode::Backspace));
     assert_eq!(app.visible().len(), 1);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!((app.mode, app.filter.as_str()), (Mode::Normal, ""));
+    assert_eq!((app.mode(), app.filter.as_str()), (Mode::Normal, ""));
     assert_eq!(app.visible().len(), 3);
 }
 
@@ -107,7 +107,7 @@ fn at_opens_the_form_at_its_host_field_even_for_a_workflow_without_inputs() {
         },
     );
     assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(app.mode, Mode::Form);
+    assert_eq!(app.mode(), Mode::Form);
     for c in "h1,h2".chars() {
         update(&mut app, key(KeyCode::Char(c)));
     }
@@ -134,9 +134,9 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
             on_host: false,
         },
     );
-    assert_eq!(app.mode, Mode::Form);
+    assert_eq!(app.mode(), Mode::Form);
     assert!(update(&mut app, key(KeyCode::Enter)).is_empty());
-    let form = app.form.as_ref().unwrap();
+    let form = app.form().unwrap();
     assert_eq!(form.fields[0].error.as_deref(), Some("required"));
     for c in "all".chars() {
         update(&mut app, key(KeyCode::Char(c)));
@@ -144,7 +144,7 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
     update(&mut app, key(KeyCode::Tab));
     update(&mut app, key(KeyCode::Char('x')));
     assert_eq!(
-        app.form.as_ref().unwrap().fields[1].error.as_deref(),
+        app.form().unwrap().fields[1].error.as_deref(),
         Some("a whole number")
     );
     update(&mut app, key(KeyCode::Backspace));
@@ -164,7 +164,7 @@ fn the_inputs_form_enforces_required_fields_and_types_before_the_run() {
     let inputs: Vec<_> = inputs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     assert_eq!(inputs, vec!["TARGET=all", "JOBS=4", "MODE=release"]);
     assert_eq!(*host, None, "the host field left empty: here");
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -202,10 +202,10 @@ fn a_form_field_with_choices_is_picked_not_typed() {
 fn focus_mode_sends_keys_to_the_pane_and_ctrl_g_leaves() {
     let mut app = app();
     assert!(update(&mut app, key(KeyCode::Char('i'))).is_empty());
-    assert_eq!(app.mode, Mode::Normal, "no pane: nothing to focus");
+    assert_eq!(app.mode(), Mode::Normal, "no pane: nothing to focus");
     app.panes.push(shell_pane(80, 10));
     update(&mut app, key(KeyCode::Char('i')));
-    assert_eq!((app.mode, app.view), (Mode::Focus, View::Panes));
+    assert_eq!((app.mode(), app.view), (Mode::Focus, View::Panes));
     // 'q' and Ctrl-c go to the program in focus mode.
     let effects = update(&mut app, key(KeyCode::Char('q')));
     assert!(matches!(&effects[..], [Effect::SendKeys { session_id, .. }] if session_id == "s1"));
@@ -213,7 +213,7 @@ fn focus_mode_sends_keys_to_the_pane_and_ctrl_g_leaves() {
     assert!(matches!(&effects[..], [Effect::SendKeys { .. }]));
     assert!(!app.quit);
     update(&mut app, ctrl('g'));
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -223,9 +223,9 @@ fn q_quits_at_once_without_runs_and_asks_during_one() {
     assert!(app.quit);
     let mut app = app_with_active_run();
     update(&mut app, key(KeyCode::Char('q')));
-    assert_eq!((app.mode, app.quit), (Mode::ConfirmQuit, false));
+    assert_eq!((app.mode(), app.quit), (Mode::ConfirmQuit, false));
     update(&mut app, key(KeyCode::Char('n')));
-    assert_eq!((app.mode, app.quit), (Mode::Normal, false));
+    assert_eq!((app.mode(), app.quit), (Mode::Normal, false));
     update(&mut app, key(KeyCode::Char('q')));
     update(&mut app, key(KeyCode::Char('y')));
     assert!(app.quit);
@@ -316,13 +316,13 @@ fn c_cancels_the_selected_workflows_run() {
 fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
     let mut app = app();
     update(&mut app, ctrl('p'));
-    assert_eq!(app.mode, Mode::Palette);
+    assert_eq!(app.mode(), Mode::Palette);
     for c in "open a shel".chars() {
         update(&mut app, key(KeyCode::Char(c)));
     }
     let effects = update(&mut app, key(KeyCode::Enter));
-    assert_eq!(app.mode, Mode::Normal);
-    assert!(app.palette.is_none());
+    assert_eq!(app.mode(), Mode::Normal);
+    assert!(palette_open(&app).is_none());
     assert!(
         matches!(&effects[..], [Effect::OpenShell { .. }]),
         "{effects:?}"
@@ -330,10 +330,10 @@ fn the_palette_finds_a_command_by_its_words_and_runs_it_as_its_key_would() {
     // `:` opens it too; arrows choose, Esc closes without running anything.
     update(&mut app, key(KeyCode::Char(':')));
     update(&mut app, key(KeyCode::Down));
-    assert_eq!(app.palette.as_ref().map(|p| p.selected), Some(1));
+    assert_eq!(palette_open(&app).map(|p| p.selected), Some(1));
     update(&mut app, key(KeyCode::Backspace));
     assert_eq!(update(&mut app, key(KeyCode::Esc)), Vec::new());
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn every_palette_command_runs_from_the_palette_without_panicking() {
         }
         update(&mut app, key(KeyCode::Enter));
         assert_ne!(
-            app.mode,
+            app.mode(),
             Mode::Palette,
             "{:?} left the palette open",
             entry.action
@@ -436,7 +436,7 @@ fn a_pane_an_agent_opens_comes_to_the_front_unless_the_person_is_typing_in_one()
     );
     // In focus mode on s2, another agent pane waits in its tab.
     update(&mut app, key(KeyCode::Char('i')));
-    assert_eq!(app.mode, Mode::Focus);
+    assert_eq!(app.mode(), Mode::Focus);
     update(&mut app, opened(2, "s3"));
     assert_eq!(
         app.focused_pane().map(|p| p.session_id.as_str()),

@@ -20,7 +20,7 @@ fn archive_logs_form(engine: &flowdeck::engine::Engine, cols: u16, rows: u16) ->
         assert_ne!(app.selected, before, "archive_logs is not listed");
     }
     press(engine, &mut app, KeyCode::Char('r'));
-    assert!(app.form.is_some(), "r opened no form");
+    assert!(app.form().is_some(), "r opened no form");
     app
 }
 

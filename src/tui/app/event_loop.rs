@@ -219,7 +219,7 @@ impl<'a> Studio<'a> {
     /// whether it types into the focused pane or may be that typing's echo.
     fn note(&mut self, event: &Event) {
         match event {
-            Event::Key(_) | Event::Paste(_) if self.app.mode == Mode::Focus => {
+            Event::Key(_) | Event::Paste(_) if self.app.mode() == Mode::Focus => {
                 self.echo_of = self
                     .app
                     .focused_pane()
@@ -412,7 +412,7 @@ fn awaits_echo(echo_of: Option<&(String, Instant)>, session_id: &str) -> bool {
 
 /// In focus mode, what the focused pane's program asked the terminal to report of the mouse.
 fn pane_reporting(link: &Link, app: &App) -> Option<Reporting> {
-    if app.mode != Mode::Focus {
+    if app.mode() != Mode::Focus {
         return None;
     }
     let pane = app.focused_pane()?;

@@ -32,7 +32,7 @@ pub fn ready(app: &App) -> bool {
     !app.attached
         && app.folder_problem.is_none()
         && !app.workflows.is_empty()
-        && app.mode == Mode::Normal
+        && app.mode() == Mode::Normal
         && app.editor.is_none()
         && app.panes.is_empty()
         && !app.any_run_active()
@@ -52,9 +52,12 @@ mod tests {
         app.panes.push(shell_pane(80, 20));
         assert!(!ready(&app), "a terminal lives in this engine");
         app.panes.clear();
-        app.mode = Mode::Help;
+        app.open(crate::tui::overlay::Overlay::Help {
+            of: Mode::Normal,
+            top: 0,
+        });
         assert!(!ready(&app), "something is open");
-        app.mode = Mode::Normal;
+        app.overlay = None;
         app.attached = true;
         assert!(!ready(&app), "attached already");
     }

@@ -63,10 +63,10 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
     if let Some(panel) = areas.panel {
         side(frame, panel, editor, t);
     }
-    if cx.app.mode == Mode::EditAsk {
+    if cx.app.mode() == Mode::EditAsk {
         ask(frame, &areas, editor, cx);
     }
-    if cx.app.mode == Mode::Complete {
+    if cx.app.mode() == Mode::Complete {
         completion(frame, areas.text, editor, t);
     }
 }
@@ -188,7 +188,7 @@ fn text(frame: &mut Frame, area: Rect, editor: &Editor, cx: &Ctx) {
         rows.push(Line::from(spans));
     }
     frame.render_widget(Paragraph::new(rows), area);
-    if matches!(cx.app.mode, Mode::Edit) && cursor_row >= editor.top {
+    if matches!(cx.app.mode(), Mode::Edit) && cursor_row >= editor.top {
         let line = lines.get(cursor_row).map_or("", String::as_str);
         let cells: usize = line
             .chars()

@@ -5,7 +5,7 @@
 use super::Ctx;
 use super::overlay::{boxed, centered};
 use super::text::{cells, clean, shorten, wrap};
-use crate::tui::form::Field;
+use crate::tui::form::{Field, InputsForm};
 use ratatui::Frame;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -16,10 +16,7 @@ const FOOTER: &str = "Enter runs · Tab/↑/↓ move · ←/→/Space choose · 
 /// The form's box is this wide at most.
 const WIDTH: u16 = 76;
 
-pub fn draw(frame: &mut Frame, cx: &Ctx) {
-    let Some(form) = &cx.app.form else {
-        return;
-    };
+pub fn draw(frame: &mut Frame, cx: &Ctx, form: &InputsForm) {
     let width = WIDTH.min(frame.area().width);
     let inner = usize::from(width.saturating_sub(2));
     // Each field's rows, and where its block starts.

@@ -19,7 +19,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let t = cx.theme;
     let visible = app.visible();
     let mut title = format!(" Workflows ({}) ", app.workflows.len());
-    if app.mode == Mode::Filter || !app.filter.is_empty() {
+    if app.mode() == Mode::Filter || !app.filter.is_empty() {
         title.push_str(&format!("/{} ", clean(&app.filter)));
     }
     let now = Utc::now();

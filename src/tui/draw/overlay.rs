@@ -3,7 +3,10 @@
 
 use super::Ctx;
 use super::text::{self, clean, shorten};
+use crate::engine::audit_log::AuditEntry;
 use crate::tui::keymap::Mode;
+use crate::tui::overlay::Overlay;
+use crate::tui::state::{Naming, Palette, ProblemsView};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -30,18 +33,18 @@ pub(super) fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
 
 /// The keys of the mode help was opened from, grouped, a page at a time, and where the rest
 /// are.
-pub fn help(frame: &mut Frame, cx: &Ctx) {
+pub fn help(frame: &mut Frame, cx: &Ctx, of: Mode, top: usize) {
     use crate::tui::help::{self, Piece};
     let t = cx.theme;
     let app = cx.app;
-    let rows = help::layout(app.help_of, app.view, frame.area().width);
+    let rows = help::layout(of, app.view, frame.area().width);
     let columns = help::columns(frame.area().width);
     let column = usize::from(help::COLUMN);
     let gap = " ".repeat(usize::from(help::GAP));
     let n = u16::try_from(columns).unwrap_or(1);
     let width = help::COLUMN * n + help::GAP * (n - 1) + 2;
     let page = help::page(frame.area().height);
-    let top = app.help_top.min(rows.len().saturating_sub(page));
+    let top = top.min(rows.len().saturating_sub(page));
     let mut lines: Vec<Line> = Vec::new();
     for row in rows.iter().skip(top).take(page) {
         let mut spans = Vec::new();
@@ -80,7 +83,7 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
     let area = centered(frame.area(), width, height);
     let pages = rows.len().div_ceil(page).max(1);
-    let place = help::place(app.help_of, app.view);
+    let place = help::place(of, app.view);
     let title = if pages > 1 {
         format!(
             " Keys · {} · page {}/{pages} · PgDn more · Esc closes ",
@@ -98,10 +101,9 @@ pub fn help(frame: &mut Frame, cx: &Ctx) {
     frame.render_widget(Paragraph::new(lines).block(boxed(title, cx)), area);
 }
 
-pub fn prompt(frame: &mut Frame, cx: &Ctx) {
+pub fn prompt(frame: &mut Frame, cx: &Ctx, run_id: &str, answer: &str) {
     let t = cx.theme;
-    let app = cx.app;
-    let Some(run) = app.answering.as_ref().and_then(|id| app.runs.get(id)) else {
+    let Some(run) = cx.app.runs.get(run_id) else {
         return;
     };
     let lines = vec![
@@ -113,7 +115,7 @@ pub fn prompt(frame: &mut Frame, cx: &Ctx) {
         Line::from(vec![
             Span::styled("> ", Style::default().fg(t.accent)),
             Span::styled(
-                format!("{}▏", clean(&app.answer)),
+                format!("{}▏", clean(answer)),
                 Style::default().fg(t.foreground),
             ),
         ]),
@@ -178,16 +180,13 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
 
 /// `x` on a pane whose program still runs: closing it kills that program (an agent's
 /// terminal, a build), so it is asked first.
-pub fn confirm_close(frame: &mut Frame, cx: &Ctx) {
+pub fn confirm_close(frame: &mut Frame, cx: &Ctx, session_id: &str) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let Some(session_id) = &cx.app.closing else {
-        return;
-    };
     let whose = cx
         .app
         .panes
         .iter()
-        .find(|p| &p.session_id == session_id)
+        .find(|p| p.session_id == session_id)
         .and_then(|p| p.opened_by.as_ref())
         .map(|a| format!(" (opened by {})", clean(&cx.app.who(a))))
         .unwrap_or_default();
@@ -207,11 +206,8 @@ pub fn confirm_close(frame: &mut Frame, cx: &Ctx) {
 }
 
 /// The selected workflow's violations, one a line: where, how bad, which rule, what.
-pub fn problems(frame: &mut Frame, cx: &Ctx) {
+pub fn problems(frame: &mut Frame, cx: &Ctx, view: &ProblemsView) {
     let t = cx.theme;
-    let Some(view) = &cx.app.problems else {
-        return;
-    };
     let file = clean(&view.file);
     let mut lines = Vec::new();
     for (i, v) in view.violations.iter().enumerate().skip(view.top) {
@@ -270,39 +266,31 @@ pub fn problems(frame: &mut Frame, cx: &Ctx) {
     );
 }
 
-/// The overlay of the current mode, if it has one.
+/// The overlay open, if any.
 pub fn draw(frame: &mut Frame, cx: &Ctx) {
-    match cx.app.mode {
-        Mode::Help => help(frame, cx),
-        Mode::Form => super::form::draw(frame, cx),
-        Mode::Prompt => prompt(frame, cx),
-        Mode::ConfirmQuit => confirm_quit(frame, cx),
-        Mode::ConfirmClose => confirm_close(frame, cx),
-        Mode::Problems => problems(frame, cx),
-        Mode::Runs => super::runs::draw(frame, cx),
-        Mode::Palette => palette(frame, cx),
-        Mode::Name => naming(frame, cx),
-        Mode::Audit => audit(frame, cx),
-        Mode::Approve => super::approval::draw(frame, cx),
-        Mode::Normal
-        | Mode::Filter
-        | Mode::Focus
-        | Mode::Search
-        | Mode::Copy
-        | Mode::Edit
-        | Mode::EditAsk
-        | Mode::EditFind
-        | Mode::Complete => {}
+    if let Some(overlay) = &cx.app.overlay {
+        match overlay {
+            Overlay::Help { of, top } => help(frame, cx, *of, *top),
+            Overlay::ConfirmClose(session_id) => confirm_close(frame, cx, session_id),
+            Overlay::Problems(view) => problems(frame, cx, view),
+            Overlay::Palette(palette_open) => palette(frame, cx, palette_open),
+            Overlay::Naming(name) => naming(frame, cx, name),
+            Overlay::Audit { entries, top } => audit(frame, cx, entries, *top),
+            Overlay::Form(form) => super::form::draw(frame, cx, form),
+            Overlay::Prompt { run_id, answer } => prompt(frame, cx, run_id, answer),
+            Overlay::ConfirmQuit => confirm_quit(frame, cx),
+            Overlay::Runs(view) => super::runs::draw(frame, cx, view),
+            Overlay::Approve => super::approval::draw(frame, cx),
+            // The search is typed on the status line.
+            Overlay::Search(_) => {}
+        }
     }
 }
 
 /// The command palette: what is typed, then the matching commands with their keys, the
 /// chosen one highlighted.
-pub fn palette(frame: &mut Frame, cx: &Ctx) {
+pub fn palette(frame: &mut Frame, cx: &Ctx, palette: &Palette) {
     let t = cx.theme;
-    let Some(palette) = &cx.app.palette else {
-        return;
-    };
     let matches = cx.app.palette_matches();
     let height = (matches.len() as u16 + 4).min(frame.area().height.saturating_sub(2));
     let area = centered(frame.area(), 72, height);
@@ -360,12 +348,9 @@ pub fn palette(frame: &mut Frame, cx: &Ctx) {
 }
 
 /// The name box: a new workflow (with its template), a duplicate, a rename, a delete.
-pub fn naming(frame: &mut Frame, cx: &Ctx) {
+pub fn naming(frame: &mut Frame, cx: &Ctx, naming: &Naming) {
     use crate::tui::state::NameFor;
     let t = cx.theme;
-    let Some(naming) = &cx.app.naming else {
-        return;
-    };
     let (title, what) = match &naming.purpose {
         NameFor::New(at) => {
             let templates = crate::engine::editing::TEMPLATES;
@@ -426,14 +411,11 @@ pub fn naming(frame: &mut Frame, cx: &Ctx) {
 }
 
 /// The audit log: each tool call with its time, who made it, the tool, its outcome and time.
-pub fn audit(frame: &mut Frame, cx: &Ctx) {
+pub fn audit(frame: &mut Frame, cx: &Ctx, entries: &[AuditEntry], top: usize) {
     let t = cx.theme;
-    let Some((entries, top)) = &cx.app.audit else {
-        return;
-    };
     let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
     let shown = usize::from(area.height.saturating_sub(2));
-    let top = (*top).min(entries.len().saturating_sub(shown));
+    let top = top.min(entries.len().saturating_sub(shown));
     let lines: Vec<Line> = entries
         .iter()
         .skip(top)

@@ -78,7 +78,7 @@ pub fn tab_labels(app: &App) -> Vec<String> {
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
-    let active = app.view == View::Panes || app.mode == Mode::Focus;
+    let active = app.view == View::Panes || app.mode() == Mode::Focus;
     if app.panes.is_empty() {
         frame.render_widget(
             Paragraph::new("no terminal yet: t opens a shell, r runs the selected workflow")
@@ -151,7 +151,7 @@ fn sized_elsewhere(app: &App, slot: &Slot) -> String {
 /// What the selected pane's title adds: focus and copy mode, the history, the search.
 fn status_of_selected(app: &App) -> String {
     let mut title = String::new();
-    match app.mode {
+    match app.mode() {
         Mode::Focus => title.push_str("· FOCUS (Ctrl-g leaves) "),
         Mode::Copy => title.push_str("· COPY (v select · y copy · Esc) "),
         _ => {}
@@ -213,7 +213,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
     let hit = search.and_then(|s| s.hit());
     let copy_cursor = app
         .copy_cursor
-        .filter(|_| selected && app.mode == Mode::Copy);
+        .filter(|_| selected && app.mode() == Mode::Copy);
     if let Some(scroll) = scroll.filter(|s| !s.lines.is_empty()) {
         frame.render_widget(history(scroll, hit, inner), inner);
         let top = scroll.top_line(usize::from(inner.height));
@@ -260,7 +260,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
             frame.set_cursor_position(Position::new(inner.x + col, inner.y + row));
         }
     } else if selected
-        && app.mode == Mode::Focus
+        && app.mode() == Mode::Focus
         && let Some(at) = cursor
     {
         frame.set_cursor_position(at);

@@ -215,10 +215,7 @@ fn journal_rows<'a>(app: &App, event: &JournalEvent, theme: &Theme, width: usize
         .collect()
 }
 
-pub fn draw(frame: &mut Frame, cx: &Ctx) {
-    let Some(view) = &cx.app.runs_view else {
-        return;
-    };
+pub fn draw(frame: &mut Frame, cx: &Ctx, view: &RunsView) {
     let area = centered(frame.area(), 110, frame.area().height.saturating_sub(2));
     frame.render_widget(Clear, area);
     let block = boxed(

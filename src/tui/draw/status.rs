@@ -4,6 +4,7 @@ use super::Ctx;
 use super::text::{cells, clean, shorten_words};
 use crate::tui::command::Command;
 use crate::tui::keymap::{self, Mode};
+use crate::tui::overlay::Overlay;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -14,7 +15,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let t = cx.theme;
     // A question's answers: only those it takes.
     let asked = cx.app.editor.as_ref().and_then(|e| e.ask);
-    let mut hints: Vec<String> = keymap::hints_with_commands(cx.app.mode, cx.app.view)
+    let mut hints: Vec<String> = keymap::hints_with_commands(cx.app.mode(), cx.app.view)
         .into_iter()
         .filter(|(_, _, command)| match (command, asked) {
             (Command::Choose(c), Some(ask)) => crate::tui::editor::choices(ask).contains(c),
@@ -40,17 +41,17 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         hints.remove(at);
     }
     let mut spans = Vec::new();
-    if cx.app.mode == Mode::EditFind {
+    if cx.app.mode() == Mode::EditFind {
         let typed = cx.app.editor.as_ref().map_or("", |e| e.find.as_str());
         spans.push(Span::styled(
             format!(" find {}▏ ", clean(typed)),
             Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
         ));
     }
-    if cx.app.mode == Mode::Search {
+    if let Some(Overlay::Search(typed)) = &cx.app.overlay {
         // The search box: what is typed, then its keys.
         spans.push(Span::styled(
-            format!(" search /{}▏ ", clean(&cx.app.search_input)),
+            format!(" search /{}▏ ", clean(typed)),
             Style::default().fg(t.accent).add_modifier(Modifier::BOLD),
         ));
     }

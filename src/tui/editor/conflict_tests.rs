@@ -34,7 +34,7 @@ fn a_second_change_while_the_conflict_question_is_open_asks_again_before_overwri
     let conflict = editor.conflict.as_ref().unwrap();
     assert_eq!(conflict.version.as_deref(), Some("v10"));
     assert!(conflict.again, "the question says the file changed again");
-    assert_eq!(app.mode, Mode::EditAsk, "still asked");
+    assert_eq!(app.mode(), Mode::EditAsk, "still asked");
     assert_eq!(editor.diff, Some(0), "the diff shows the newest file");
     // `o` and `r` pressed now were meant for v9: neither does anything.
     assert!(update(&mut app, key(KeyCode::Char('o'))).is_empty());
@@ -120,7 +120,7 @@ fn the_same_change_told_twice_asks_nothing_new_and_a_file_back_at_its_base_ends_
     on_disk(&mut app, "v1", TEXT);
     let editor = app.editor.as_ref().unwrap();
     assert!(editor.conflict.is_none() && editor.ask.is_none());
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     assert!(editor.dirty(), "the text is kept");
 }
 

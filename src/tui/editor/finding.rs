@@ -4,7 +4,6 @@
 use super::view::follow_cursor;
 use super::{changed, text_size};
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
 use crate::tui::state::App;
 use crate::workflow::completion::complete;
 use ratatui_textarea::CursorMove;
@@ -13,16 +12,16 @@ use ratatui_textarea::CursorMove;
 pub fn start_find(app: &mut App) {
     if let Some(editor) = &mut app.editor {
         editor.find.clear();
-        app.mode = Mode::EditFind;
+        editor.finding = true;
     }
 }
 
 pub fn find(app: &mut App) {
     let (rows, cols) = text_size(app);
-    app.mode = Mode::Edit;
     let Some(editor) = &mut app.editor else {
         return;
     };
+    editor.finding = false;
     let pattern = regex::escape(&editor.find);
     if let Err(e) = editor.text.set_search_pattern(&pattern) {
         app.message = Some(format!("cannot search: {e}"));
@@ -60,7 +59,6 @@ pub fn start_completion(app: &mut App) -> Vec<Effect> {
         }
         _ => {
             editor.completion = Some((found, 0));
-            app.mode = Mode::Complete;
             Vec::new()
         }
     }
@@ -76,7 +74,6 @@ pub fn move_completion(app: &mut App, delta: isize) {
 
 /// Enter or Tab: the chosen item replaces the word (a key gets its `: `).
 pub fn accept_completion(app: &mut App) -> Vec<Effect> {
-    app.mode = Mode::Edit;
     let Some(editor) = &mut app.editor else {
         return Vec::new();
     };
@@ -105,7 +102,6 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
 
 /// Esc, or any other key: the list closes.
 pub fn close_completion(app: &mut App) {
-    app.mode = Mode::Edit;
     if let Some(editor) = &mut app.editor {
         editor.completion = None;
     }

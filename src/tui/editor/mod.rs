@@ -21,7 +21,7 @@ pub use view::{
 };
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::keymap::{BaseMode, Mode};
 use super::layout;
 use super::state::App;
 use crate::workflow::completion::Completion;
@@ -113,8 +113,10 @@ pub struct Editor {
     /// The diff of the conflict is shown, scrolled to this line.
     pub diff: Option<usize>,
     pub panel: Panel,
-    /// The search being typed (find mode).
+    /// The search being typed (find mode), or the last one found.
     pub find: String,
+    /// The search is being typed.
+    pub finding: bool,
     /// The text came from a recovery copy, not from the file.
     pub recovered: bool,
     /// What to do once the save under way succeeds: close the editor (`Leave`) or quit
@@ -149,11 +151,26 @@ impl Editor {
             diff: None,
             panel: Panel::Problems,
             find: String::new(),
+            finding: false,
             recovered: false,
             after_save: None,
             completion: None,
             settling: None,
             steps: undo::Steps::default(),
+        }
+    }
+
+    /// The editor's mode, from what it has open: a question, then the completion list, then
+    /// the search being typed.
+    pub fn mode(&self) -> Mode {
+        if self.ask.is_some() {
+            Mode::EditAsk
+        } else if self.completion.is_some() {
+            Mode::Complete
+        } else if self.finding {
+            Mode::EditFind
+        } else {
+            Mode::Edit
         }
     }
 
@@ -207,7 +224,6 @@ pub fn open(app: &mut App) -> Vec<Effect> {
     app.open_at = None;
     if let Some(editor) = app.editor.as_mut().filter(|e| e.dirty()) {
         editor.ask = Some(Ask::Leave);
-        app.mode = Mode::EditAsk;
         app.message = Some(format!("{} has unsaved changes", editor.file));
         return Vec::new();
     }
@@ -263,7 +279,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
     };
     let edits = editor.edits;
     app.editor = Some(editor);
-    app.mode = Mode::Edit;
+    app.base = BaseMode::Normal;
     if let Some((line, column)) = app.open_at.take() {
         go_to(app, line, column);
     }
@@ -274,7 +290,7 @@ pub fn opened(app: &mut App, workflow: String, document: Document) -> Vec<Effect
 /// The file already open goes there at once; another opens, and goes there when it arrives.
 pub fn open_at(app: &mut App, workflow: String, line: usize, column: usize) -> Vec<Effect> {
     if app.editor.as_ref().is_some_and(|e| e.workflow == workflow) {
-        app.mode = Mode::Edit;
+        app.base = BaseMode::Normal;
         go_to(app, line, column);
         return Vec::new();
     }
@@ -408,12 +424,11 @@ fn changed(app: &mut App) -> Vec<Effect> {
 /// Esc: the editor closes, asking first when there are unsaved changes.
 pub fn leave(app: &mut App) -> Vec<Effect> {
     let Some(editor) = &mut app.editor else {
-        app.mode = Mode::Normal;
+        app.base = BaseMode::Normal;
         return Vec::new();
     };
     if editor.dirty() {
         editor.ask = Some(Ask::Leave);
-        app.mode = Mode::EditAsk;
         return Vec::new();
     }
     close(app);
@@ -425,7 +440,6 @@ pub fn may_quit(app: &mut App) -> bool {
     match &mut app.editor {
         Some(editor) if editor.dirty() => {
             editor.ask = Some(Ask::Quit);
-            app.mode = Mode::EditAsk;
             false
         }
         _ => true,
@@ -434,7 +448,7 @@ pub fn may_quit(app: &mut App) -> bool {
 
 fn close(app: &mut App) {
     app.editor = None;
-    app.mode = Mode::Normal;
+    app.base = BaseMode::Normal;
 }
 
 /// Ctrl-z and Ctrl-y.

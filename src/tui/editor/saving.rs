@@ -10,7 +10,6 @@
 use super::{Ask, Check, Conflict, Editor, close, lines_of};
 use crate::engine::editing::Draft;
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
 use crate::tui::settling::Settling;
 use crate::tui::state::App;
 use std::time::Instant;
@@ -66,7 +65,6 @@ pub fn save(app: &mut App) -> Vec<Effect> {
         // A question of its own: nothing changed while it was open yet.
         conflict.again = false;
         editor.ask = Some(Ask::Conflict);
-        app.mode = Mode::EditAsk;
         return Vec::new();
     }
     if let Some(name) = editor.check.as_ref().and_then(|c| c.name.as_ref())
@@ -81,7 +79,6 @@ pub fn save(app: &mut App) -> Vec<Effect> {
     }
     if editor.has_errors() && editor.checked_edits == editor.edits {
         editor.ask = Some(Ask::SaveInvalid);
-        app.mode = Mode::EditAsk;
         return Vec::new();
     }
     save_now(editor, Some(editor.base_version.clone()))
@@ -204,7 +201,6 @@ fn back_to_base(app: &mut App) {
         editor.ask = None;
         editor.diff = None;
         editor.settling = None;
-        app.mode = Mode::Edit;
         app.message = Some(format!(
             "{} is back to the version you opened: nothing to settle",
             editor.file
@@ -270,11 +266,6 @@ pub fn answer(app: &mut App, choice: char) -> Vec<Effect> {
         return Vec::new();
     }
     let Some(ask) = app.editor.as_ref().and_then(|e| e.ask) else {
-        app.mode = if app.editor.is_some() {
-            Mode::Edit
-        } else {
-            Mode::Normal
-        };
         return Vec::new();
     };
     if ask == Ask::Conflict
@@ -322,7 +313,6 @@ pub fn answer(app: &mut App, choice: char) -> Vec<Effect> {
         e.ask = None;
         e.diff = None;
     }
-    app.mode = Mode::Edit;
     effects
 }
 

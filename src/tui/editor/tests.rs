@@ -52,7 +52,7 @@ fn editing() -> App {
     app.size = (120, 30);
     app.workflows = vec![summary("deploy")];
     assert_eq!(open_deploy(&mut app, TEXT), vec![Effect::CheckLater(0)]);
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     app
 }
 
@@ -128,14 +128,14 @@ fn saving_text_with_errors_asks_first_then_saves_with_the_opened_version() {
     let edits = app.editor.as_ref().unwrap().edits;
     checked(&mut app, edits, draft(1, vec![error_on(1)], "deploy"));
     assert!(update(&mut app, ctrl('s')).is_empty());
-    assert_eq!(app.mode, Mode::EditAsk);
+    assert_eq!(app.mode(), Mode::EditAsk);
     assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::SaveInvalid));
     let effects = update(&mut app, key(KeyCode::Char('y')));
     assert!(
         matches!(&effects[..], [Effect::Save { expected_version: Some(v), .. }] if v == "v1"),
         "{effects:?}"
     );
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     let effects = update(
         &mut app,
         Event::Saved {
@@ -236,7 +236,7 @@ fn reload_takes_the_file_on_disk_and_drops_the_changes() {
     assert_eq!(editor.base_version, "v9");
     assert!(!editor.dirty() && editor.conflict.is_none());
     assert!(effects.contains(&Effect::DiscardRecovery("deploy.yaml".into())));
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
 }
 
 #[test]
@@ -284,12 +284,12 @@ fn leaving_with_unsaved_changes_asks_and_each_answer_does_what_it_says() {
     update(&mut app, key(KeyCode::Esc));
     assert_eq!(app.editor.as_ref().unwrap().ask, Some(Ask::Leave));
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Edit, "Esc keeps editing");
+    assert_eq!(app.mode(), Mode::Edit, "Esc keeps editing");
     update(&mut app, key(KeyCode::Esc));
     let effects = update(&mut app, key(KeyCode::Char('d')));
     assert_eq!(effects, vec![Effect::DiscardRecovery("deploy.yaml".into())]);
     assert!(app.editor.is_none());
-    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.mode(), Mode::Normal);
 
     // Save, then close once saved.
     let mut app = editing();
@@ -326,9 +326,9 @@ fn quitting_with_unsaved_changes_asks_first() {
 fn the_palette_opened_from_the_editor_returns_to_it() {
     let mut app = editing();
     update(&mut app, ctrl('p'));
-    assert_eq!(app.mode, Mode::Palette);
+    assert_eq!(app.mode(), Mode::Palette);
     update(&mut app, key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
 }
 
 #[test]
@@ -350,7 +350,7 @@ fn a_new_workflow_is_named_from_a_template_and_opens_in_the_editor() {
     let mut app = App::new("workflows".into());
     app.workflows = vec![summary("deploy")];
     update(&mut app, key(KeyCode::Char('A')));
-    assert_eq!(app.mode, Mode::Name);
+    assert_eq!(app.mode(), Mode::Name);
     update(&mut app, key(KeyCode::Right));
     typed(&mut app, "my_service");
     let effects = update(&mut app, key(KeyCode::Enter));
@@ -369,7 +369,7 @@ fn a_new_workflow_is_named_from_a_template_and_opens_in_the_editor() {
             result: Err("workflow my_service exists".into()),
         },
     );
-    assert_eq!(app.mode, Mode::Name);
+    assert_eq!(app.mode(), Mode::Name);
     let effects = update(
         &mut app,
         Event::Named {
@@ -433,7 +433,7 @@ fn completion_writes_the_one_candidate_at_once() {
     update(&mut app, key(KeyCode::Enter));
     typed(&mut app, "max_s");
     update(&mut app, ctrl_space());
-    assert_eq!(app.mode, Mode::Edit, "one candidate: written at once");
+    assert_eq!(app.mode(), Mode::Edit, "one candidate: written at once");
     let text = app.editor.as_ref().unwrap().contents();
     assert!(
         text.starts_with("name: deploy\ninitial_state: a\nmax_steps: \nstates:"),
@@ -459,7 +459,7 @@ fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
     }
     update(&mut app, key(KeyCode::End));
     update(&mut app, ctrl_space());
-    assert_eq!(app.mode, Mode::Complete);
+    assert_eq!(app.mode(), Mode::Complete);
     let names: Vec<String> = app
         .editor
         .as_ref()
@@ -478,7 +478,7 @@ fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
     );
     update(&mut app, key(KeyCode::Down));
     update(&mut app, key(KeyCode::Enter));
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
     assert!(
         app.editor
             .as_ref()
@@ -489,7 +489,7 @@ fn completion_in_a_state_lists_its_keys_and_enter_writes_the_chosen_one() {
     // Typing on closes a list and types.
     update(&mut app, ctrl_space());
     typed(&mut app, "x");
-    assert_eq!(app.mode, Mode::Edit);
+    assert_eq!(app.mode(), Mode::Edit);
 }
 
 #[test]

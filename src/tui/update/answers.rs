@@ -5,7 +5,8 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::form::InputsForm;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
+use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, PlanView, ProblemsView};
 use super::super::{editor, naming};
@@ -183,8 +184,8 @@ fn told(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::HoldRefused(why) => {
             // Out of focus mode: the keys would be refused one by one.
-            if app.mode == Mode::Focus {
-                app.mode = Mode::Normal;
+            if app.mode() == Mode::Focus {
+                app.base = BaseMode::Normal;
             }
             app.input_held = None;
             app.message = Some(why);
@@ -281,8 +282,7 @@ fn inputs_read(
             if on_host {
                 form.selected = form.fields.len() - 1;
             }
-            app.form = Some(form);
-            app.mode = Mode::Form;
+            app.open(Overlay::Form(form));
             Vec::new()
         }
         Err(e) => say(app, format!("cannot run {workflow}: {e}")),
@@ -299,13 +299,12 @@ fn problems_read(
             say(app, format!("{workflow} has no problems"))
         }
         Ok((file, violations)) => {
-            app.problems = Some(ProblemsView {
+            app.open(Overlay::Problems(ProblemsView {
                 workflow,
                 file,
                 violations,
                 top: 0,
-            });
-            app.mode = Mode::Problems;
+            }));
             Vec::new()
         }
         Err(e) => say(app, format!("cannot read {workflow}: {e}")),
@@ -320,7 +319,6 @@ fn audit_read(app: &mut App, entries: Vec<AuditEntry>) -> Vec<Effect> {
     let top = entries
         .len()
         .saturating_sub(usize::from(app.size.1).saturating_sub(6));
-    app.audit = Some((entries, top));
-    app.mode = Mode::Audit;
+    app.open(Overlay::Audit { entries, top });
     Vec::new()
 }

@@ -6,7 +6,8 @@ use super::super::command::Command;
 use super::super::copy;
 use super::super::effect::Effect;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
+use super::super::overlay::Overlay;
 use super::super::runs;
 use super::super::state::{App, NameFor, Palette, View};
 use super::super::{approvals, editor, naming, quitting};
@@ -35,7 +36,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         C::DeleteChar => delete_char(app),
         C::ChoicePrev | C::ChoiceNext => choose(app, command),
         C::Toggle => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.type_char(' ');
             }
             Vec::new()
@@ -99,20 +100,15 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Approve => return approvals::decide(app, true),
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
-        Command::Yes if app.mode == Mode::ConfirmClose => {
-            app.mode = Mode::Normal;
-            if let Some(session_id) = app.closing.take() {
+        Command::Yes if app.mode() == Mode::ConfirmClose => {
+            if let Some(Overlay::ConfirmClose(session_id)) = app.overlay.take() {
                 return vec![Effect::CloseSession(session_id)];
             }
         }
         Command::Yes => return quitting::end_and_quit(app),
-        Command::No => {
-            app.closing = None;
-            app.mode = Mode::Normal;
-        }
+        Command::No => app.overlay = None,
         Command::Palette => {
-            app.palette = Some(Palette::default());
-            app.mode = Mode::Palette;
+            app.open(Overlay::Palette(Palette::default()));
             // The person's own themes, listed again: one added since shows up.
             return vec![Effect::ListThemes];
         }
@@ -134,21 +130,22 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
 
 /// Esc: closes what is open, or leaves the mode.
 fn close(app: &mut App) -> Vec<Effect> {
-    match app.mode {
-        Mode::Filter => {
-            app.filter.clear();
-            app.mode = Mode::Normal;
-            return plan_follows_selection(app, false);
-        }
-        Mode::Form => app.form = None,
-        Mode::Prompt => app.answering = None,
-        Mode::Search => app.search_input.clear(),
-        Mode::Problems => app.problems = None,
-        Mode::Runs => {
-            runs::close(app);
+    // An overlay closes by being dropped; help also lets go of what the normal mode's Esc
+    // does, as it always did, and leaves the editor under it alone.
+    match app.overlay.take() {
+        None => {}
+        Some(Overlay::Help { .. }) => {
+            let_go(app);
             return Vec::new();
         }
-        Mode::Palette => app.palette = None,
+        Some(_) => return Vec::new(),
+    }
+    match app.mode() {
+        Mode::Filter => {
+            app.filter.clear();
+            app.base = BaseMode::Normal;
+            return plan_follows_selection(app, false);
+        }
         Mode::Copy => {
             copy::leave(app);
             return Vec::new();
@@ -158,47 +155,54 @@ fn close(app: &mut App) -> Vec<Effect> {
             editor::close_completion(app);
             return Vec::new();
         }
-        Mode::Audit => app.audit = None,
         Mode::EditAsk => return editor::answer(app, 'n'),
         Mode::EditFind => {
-            app.mode = Mode::Edit;
+            if let Some(editor) = &mut app.editor {
+                editor.finding = false;
+            }
             return Vec::new();
         }
-        Mode::Name => app.naming = None,
-        _ => {
-            // Esc in the panes view also leaves the history and the search.
-            if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
-                history::leave(app);
-                app.search = None;
-            }
-            app.message = None;
-            app.selection = None;
-        }
+        _ => let_go(app),
     }
-    app.mode = Mode::Normal;
     Vec::new()
+}
+
+/// Esc in the normal mode: the message and the selection go, and in the panes view the
+/// history and the search.
+fn let_go(app: &mut App) {
+    if app.view == View::Panes && (app.scroll.is_some() || app.search.is_some()) {
+        history::leave(app);
+        app.search = None;
+    }
+    app.message = None;
+    app.selection = None;
+    app.base = BaseMode::Normal;
 }
 
 /// Backspace in the text being typed.
 fn delete_char(app: &mut App) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
             app.filter.pop();
             return plan_follows_selection(app, false);
         }
         Mode::Form => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.delete_char();
             }
         }
         Mode::Prompt => {
-            app.answer.pop();
+            if let Some(Overlay::Prompt { answer, .. }) = &mut app.overlay {
+                answer.pop();
+            }
         }
         Mode::Search => {
-            app.search_input.pop();
+            if let Some(Overlay::Search(typed)) = &mut app.overlay {
+                typed.pop();
+            }
         }
         Mode::Palette => {
-            if let Some(p) = &mut app.palette {
+            if let Some(Overlay::Palette(p)) = &mut app.overlay {
                 p.query.pop();
                 p.selected = 0;
             }
@@ -209,7 +213,7 @@ fn delete_char(app: &mut App) -> Vec<Effect> {
             }
         }
         Mode::Name => {
-            if let Some(n) = &mut app.naming {
+            if let Some(Overlay::Naming(n)) = &mut app.overlay {
                 n.name.pop();
             }
         }
@@ -225,9 +229,9 @@ fn choose(app: &mut App, command: Command) -> Vec<Effect> {
     } else {
         1
     };
-    if app.mode == Mode::Name {
+    if app.mode() == Mode::Name {
         naming::cycle(app, step);
-    } else if let Some(form) = &mut app.form {
+    } else if let Some(form) = app.form_mut() {
         form.cycle_choice(step);
     }
     Vec::new()
@@ -291,9 +295,10 @@ fn answer(app: &mut App, selected: Option<String>) {
 }
 
 pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
-    app.answering = Some(run_id);
-    app.answer.clear();
-    app.mode = Mode::Prompt;
+    app.open(Overlay::Prompt {
+        run_id,
+        answer: String::new(),
+    });
 }
 
 /// The editor's commands.

@@ -3,7 +3,8 @@
 
 use super::super::editor;
 use super::super::effect::Effect;
-use super::super::keymap::{self, Mode};
+use super::super::keymap::{self, BaseMode, Mode};
+use super::super::overlay::Overlay;
 use super::super::state::App;
 use super::commands::run_command;
 use super::moving::plan_follows_selection;
@@ -14,19 +15,19 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if key.kind == KeyEventKind::Release {
         return Vec::new();
     }
-    if let Some(command) = keymap::lookup(app.mode, app.view, &key) {
+    if let Some(command) = keymap::lookup(app.mode(), app.view, &key) {
         return run_command(app, command);
     }
-    if app.mode == Mode::Complete {
+    if app.mode() == Mode::Complete {
         // Typing on closes the list; the key is the text's.
         editor::close_completion(app);
     }
-    if app.mode == Mode::Edit {
+    if app.mode() == Mode::Edit {
         return editor::key(app, key);
     }
-    if app.mode == Mode::Focus {
+    if app.mode() == Mode::Focus {
         if app.focused_pane().is_none() {
-            app.mode = Mode::Normal;
+            app.base = BaseMode::Normal;
             return Vec::new();
         }
         let Some(k) = super::super::keys::to_pty(&key) else {
@@ -46,7 +47,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         .modifiers
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
     match key.code {
-        KeyCode::Char(c) if app.mode.takes_text() && !chord => type_char(app, c),
+        KeyCode::Char(c) if app.mode().takes_text() && !chord => type_char(app, c),
         _ => Vec::new(),
     }
 }
@@ -54,10 +55,10 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 /// Pasted text: to the editor, to the focused pane's program (as one bracketed paste when it
 /// asked for that), or typed into the field in use.
 pub(super) fn paste(app: &mut App, text: String) -> Vec<Effect> {
-    if app.mode == Mode::Edit {
+    if app.mode() == Mode::Edit {
         return editor::paste(app, &text);
     }
-    match (app.mode, app.focused_pane()) {
+    match (app.mode(), app.focused_pane()) {
         (Mode::Focus, Some(pane)) => {
             let paste = Effect::Paste {
                 session_id: pane.session_id.clone(),
@@ -80,28 +81,32 @@ pub(super) fn paste(app: &mut App, text: String) -> Vec<Effect> {
 }
 
 fn type_char(app: &mut App, c: char) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
             app.filter.push(c);
             app.selected = 0;
             plan_follows_selection(app, false)
         }
         Mode::Form => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.type_char(c);
             }
             Vec::new()
         }
         Mode::Prompt => {
-            app.answer.push(c);
+            if let Some(Overlay::Prompt { answer, .. }) = &mut app.overlay {
+                answer.push(c);
+            }
             Vec::new()
         }
         Mode::Search => {
-            app.search_input.push(c);
+            if let Some(Overlay::Search(typed)) = &mut app.overlay {
+                typed.push(c);
+            }
             Vec::new()
         }
         Mode::Palette => {
-            if let Some(p) = &mut app.palette {
+            if let Some(Overlay::Palette(p)) = &mut app.overlay {
                 p.query.push(c);
                 p.selected = 0;
             }
@@ -114,7 +119,7 @@ fn type_char(app: &mut App, c: char) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Name => {
-            if let Some(n) = &mut app.naming {
+            if let Some(Overlay::Naming(n)) = &mut app.overlay {
                 n.name.push(c);
             }
             Vec::new()

@@ -170,13 +170,9 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
     let mut effects = apply_event(app, event);
     super::approvals::show_if_due(app);
     super::approvals::track(app, std::time::Instant::now());
-    // While a manifest is open, the editor is what the keys go back to from any overlay.
-    if app.mode == Mode::Normal && app.editor.is_some() {
-        app.mode = Mode::Edit;
-    }
     // The pane the person types into (focus mode) is theirs alone, however focus mode began
     // or ended (a key, a click, the pane's program exiting).
-    let typing = (app.mode == Mode::Focus)
+    let typing = (app.mode() == Mode::Focus)
         .then(|| app.focused_pane().map(|p| p.session_id.clone()))
         .flatten();
     if typing != app.input_held {

@@ -5,7 +5,8 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::help;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
+use super::super::overlay::Overlay;
 use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::{App, View};
@@ -24,19 +25,17 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Confirm => return confirm(app),
         Command::Filter => {
-            app.mode = Mode::Filter;
+            app.base = BaseMode::Filter;
             app.view = View::List;
         }
         Command::Help => {
-            // From the palette the mode is already back to normal: the editor's keys are
-            // the ones wanted while it is open.
-            app.help_of = match app.mode {
-                Mode::Normal if app.editor.is_some() => Mode::Edit,
-                Mode::Help => app.help_of,
-                mode => mode,
+            // From the palette, which has closed by now, the keys are those under it (the
+            // editor's while one is open).
+            let of = match &app.overlay {
+                Some(Overlay::Help { of, .. }) => *of,
+                _ => app.mode(),
             };
-            app.mode = Mode::Help;
-            app.help_top = 0;
+            app.open(Overlay::Help { of, top: 0 });
         }
         _ => {}
     }
@@ -45,8 +44,10 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
 
 /// Moves help `delta` rows, no further than its last page.
 pub(super) fn scroll_help(app: &mut App, delta: isize) {
-    let last = help::last_top(app.help_of, app.view, app.size);
-    app.help_top = app.help_top.saturating_add_signed(delta).min(last);
+    if let Some(Overlay::Help { of, top }) = &mut app.overlay {
+        let last = help::last_top(*of, app.view, app.size);
+        *top = top.saturating_add_signed(delta).min(last);
+    }
 }
 
 /// A page of an overlay as tall as the screen (its border and the status line aside).
@@ -55,9 +56,9 @@ pub(super) fn page_rows(app: &App) -> isize {
 }
 
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
-    match (app.mode, app.view) {
+    match (app.mode(), app.view) {
         (Mode::Form, _) => {
-            if let Some(form) = &mut app.form {
+            if let Some(form) = app.form_mut() {
                 form.move_by(delta);
             }
             Vec::new()
@@ -67,7 +68,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Problems, _) => {
-            if let Some(p) = &mut app.problems {
+            if let Some(Overlay::Problems(p)) = &mut app.overlay {
                 let last = p.violations.len().saturating_sub(1);
                 p.top = (p.top as isize + delta).clamp(0, last as isize) as usize;
             }
@@ -76,7 +77,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
         (Mode::Runs, _) => runs::move_by(app, delta),
         (Mode::Palette, _) => {
             let n = app.palette_matches().len();
-            if let Some(p) = &mut app.palette {
+            if let Some(Overlay::Palette(p)) = &mut app.overlay {
                 p.selected =
                     (p.selected as isize + delta).clamp(0, n.saturating_sub(1) as isize) as usize;
             }
@@ -88,7 +89,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Audit, _) => {
-            if let Some((entries, top)) = &mut app.audit {
+            if let Some(Overlay::Audit { entries, top }) = &mut app.overlay {
                 *top = top
                     .saturating_add_signed(delta)
                     .min(entries.len().saturating_sub(1));
@@ -125,21 +126,19 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
 }
 
 fn confirm(app: &mut App) -> Vec<Effect> {
-    match app.mode {
+    match app.mode() {
         Mode::Filter => {
-            app.mode = Mode::Normal;
+            app.base = BaseMode::Normal;
             Vec::new()
         }
         Mode::Form => {
-            let Some(form) = &mut app.form else {
-                app.mode = Mode::Normal;
+            let Some(form) = app.form_mut() else {
                 return Vec::new();
             };
             match form.submit() {
                 Some(submitted) => {
                     let workflow = form.workflow.clone();
-                    app.form = None;
-                    app.mode = Mode::Normal;
+                    app.overlay = None;
                     vec![Effect::StartRun {
                         workflow,
                         inputs: submitted.inputs,
@@ -149,10 +148,10 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 None => Vec::new(),
             }
         }
-        Mode::Search => {
-            app.mode = Mode::Normal;
-            history::start_search(app)
-        }
+        Mode::Search => match app.overlay.take() {
+            Some(Overlay::Search(pattern)) => history::start_search(app, pattern),
+            _ => Vec::new(),
+        },
         Mode::EditFind => {
             editor::find(app);
             Vec::new()
@@ -161,26 +160,24 @@ fn confirm(app: &mut App) -> Vec<Effect> {
         Mode::Problems => open_problem(app),
         Mode::Complete => editor::accept_completion(app),
         Mode::Palette => {
-            let selected = app.palette.as_ref().map_or(0, |p| p.selected);
+            let selected = match &app.overlay {
+                Some(Overlay::Palette(p)) => p.selected,
+                _ => 0,
+            };
             let chosen = app.palette_matches().into_iter().nth(selected);
-            app.palette = None;
-            app.mode = Mode::Normal;
+            app.overlay = None;
             match chosen.map(|e| e.action) {
                 Some(Action::Command(command)) => run_command(app, command),
                 Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
                 None => Vec::new(),
             }
         }
-        Mode::Prompt => {
-            app.mode = Mode::Normal;
-            match app.answering.take() {
-                Some(run_id) => vec![Effect::AnswerPrompt {
-                    run_id,
-                    answer: std::mem::take(&mut app.answer),
-                }],
-                None => Vec::new(),
+        Mode::Prompt => match app.overlay.take() {
+            Some(Overlay::Prompt { run_id, answer }) => {
+                vec![Effect::AnswerPrompt { run_id, answer }]
             }
-        }
+            _ => Vec::new(),
+        },
         _ => match app.view {
             View::List => {
                 app.view = View::Plan;
@@ -195,11 +192,9 @@ fn confirm(app: &mut App) -> Vec<Effect> {
 /// Enter in the problems view: the editor at the line of the problem on top.
 fn open_problem(app: &mut App) -> Vec<Effect> {
     // The problem on top of the view: the editor at its line.
-    let Some(view) = app.problems.take() else {
-        app.mode = Mode::Normal;
+    let Some(Overlay::Problems(view)) = app.overlay.take() else {
         return Vec::new();
     };
-    app.mode = Mode::Normal;
     let at = view
         .violations
         .get(view.top)

@@ -6,8 +6,9 @@ use super::super::copy;
 use super::super::editor;
 use super::super::effect::Effect;
 use super::super::history;
-use super::super::keymap::Mode;
+use super::super::keymap::{BaseMode, Mode};
 use super::super::layout;
+use super::super::overlay::Overlay;
 use super::super::state::{App, NameFor, Unit, View};
 use super::moving::page_rows;
 use crate::engine::Actor;
@@ -23,13 +24,13 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             Some(pane) if pane.running => {
                 // Keys go to the live program: show its live screen.
                 history::leave(app);
-                app.mode = Mode::Focus;
+                app.base = BaseMode::Focus;
                 app.view = View::Panes;
             }
             Some(_) => app.message = Some("the pane's program has ended".into()),
             None => app.message = Some("no pane to focus: t opens a shell".into()),
         },
-        Command::LeaveFocus => app.mode = Mode::Normal,
+        Command::LeaveFocus => app.base = BaseMode::Normal,
         Command::NextPane | Command::PrevPane => {
             let n = app.panes.len();
             if n > 0 {
@@ -50,8 +51,7 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
             if let Some(pane) = app.focused_pane() {
                 let session_id = pane.session_id.clone();
                 if pane.running {
-                    app.closing = Some(session_id);
-                    app.mode = Mode::ConfirmClose;
+                    app.open(Overlay::ConfirmClose(session_id));
                 } else {
                     return vec![Effect::CloseSession(session_id)];
                 }
@@ -100,34 +100,35 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
 /// one of them is open).
 pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::ScrollUp if app.mode == Mode::Help => {
+        Command::ScrollUp if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, -help_page(app));
         }
-        Command::ScrollDown if app.mode == Mode::Help => {
+        Command::ScrollDown if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, help_page(app));
         }
-        Command::ScrollTop if app.mode == Mode::Help => app.help_top = 0,
-        Command::ScrollLive if app.mode == Mode::Help => {
+        Command::ScrollTop if app.mode() == Mode::Help => {
+            super::moving::scroll_help(app, isize::MIN / 2);
+        }
+        Command::ScrollLive if app.mode() == Mode::Help => {
             super::moving::scroll_help(app, isize::MAX / 2);
         }
-        Command::ScrollUp if app.mode == Mode::Approve => {
+        Command::ScrollUp if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, -page_rows(app));
         }
-        Command::ScrollDown if app.mode == Mode::Approve => {
+        Command::ScrollDown if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, page_rows(app));
         }
-        Command::ScrollUp if app.mode == Mode::Edit => editor::page(app, -1),
-        Command::ScrollDown if app.mode == Mode::Edit => editor::page(app, 1),
-        Command::ScrollUp if app.mode == Mode::Copy => return copy::page(app, 1),
-        Command::ScrollDown if app.mode == Mode::Copy => return copy::page(app, -1),
+        Command::ScrollUp if app.mode() == Mode::Edit => editor::page(app, -1),
+        Command::ScrollDown if app.mode() == Mode::Edit => editor::page(app, 1),
+        Command::ScrollUp if app.mode() == Mode::Copy => return copy::page(app, 1),
+        Command::ScrollDown if app.mode() == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
         Command::ScrollDown => return history::scroll(app, -1),
         Command::ScrollTop => return history::top(app),
         Command::ScrollLive => history::leave(app),
         Command::Search => match app.focused_pane() {
             Some(_) => {
-                app.search_input.clear();
-                app.mode = Mode::Search;
+                app.open(Overlay::Search(String::new()));
                 app.view = View::Panes;
             }
             None => app.message = Some("no pane to search: t opens a shell".into()),
