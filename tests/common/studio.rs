@@ -48,6 +48,27 @@ pub fn studio_with(
     open(terminals, program, cwd, (cols, rows), Vec::new())
 }
 
+/// The studio on `folder` with the folders' servers' sockets under `runtime`, at `size`, with
+/// `env` set for it.
+pub fn with_runtime(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    size: (u16, u16),
+    env: &[(&str, &str)],
+) -> Arc<Session> {
+    let program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.display().to_string(),
+    ];
+    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
+    let env = std::iter::once(xdg)
+        .chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    open(terminals, program, None, size, env)
+}
+
 /// `program` (the studio, or a shell that starts it) in a `size` terminal, with the quiet
 /// environment below and `env` added.
 pub fn open(

@@ -9,7 +9,7 @@
 use crate::common;
 
 use common::line_client::LineServer;
-use common::studio::{expect, open, quit};
+use common::studio::{expect, quit};
 use common::{Killed, LONG};
 use flowdeck::term::{Content, TermConfig, Terminals};
 use serde_json::{Value, json};
@@ -37,13 +37,7 @@ fn studio(
     folder: &Path,
     runtime: &Path,
 ) -> std::sync::Arc<flowdeck::term::Session> {
-    let program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "--workflows".into(),
-        folder.display().to_string(),
-    ];
-    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
-    open(terminals, program, None, (120, 32), vec![xdg])
+    common::studio::with_runtime(terminals, folder, runtime, (120, 32), &[])
 }
 
 /// An agent's `flowdeck mcp`, initialized, off the runtime the studio's PTY needs.

@@ -54,16 +54,7 @@ fn studio_with(
     size: (u16, u16),
     env: &[(&str, &str)],
 ) -> std::sync::Arc<flowdeck::term::Session> {
-    let program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "--workflows".into(),
-        folder.display().to_string(),
-    ];
-    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
-    let env = std::iter::once(xdg)
-        .chain(env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect();
-    open(terminals, program, None, size, env)
+    common::studio::with_runtime(terminals, folder, runtime, size, env)
 }
 
 /// An agent's `flowdeck mcp`, initialized.
