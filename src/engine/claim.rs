@@ -63,6 +63,9 @@ pub enum ClaimError {
     Lock { folder: PathBuf, source: LockError },
 }
 
+/// How long a new server waits for the lock of a server that has died to be let go.
+const GONE_HOLDER_WAIT: Duration = Duration::from_secs(10);
+
 /// This process's claim on a folder: held until dropped (or the process ends).
 #[derive(Debug)]
 pub struct Claim {
@@ -79,7 +82,29 @@ pub fn claim(folder: &Path) -> Result<Claim, ClaimError> {
             source,
         },
     })?;
-    match StateLock::at(&dir.join(LOCK), Duration::ZERO) {
+    let path = dir.join(LOCK);
+    let mut locked = StateLock::at(&path, Duration::ZERO);
+    if let Err(LockError::Held { holder, .. }) = &locked {
+        // A server killed a moment ago whose lock is still held (by a process of its that
+        // has not let go yet): its successor waits a little rather than being turned away
+        // by a server that is gone. A live holder is refused at once, as ever.
+        let gone = |pid: u32| {
+            i32::try_from(pid)
+                .ok()
+                .and_then(crate::term::processes::proc_info)
+                .is_none_or(|p| p.zombie)
+        };
+        let recorded = read(folder).map(|r| r.pid);
+        if holder
+            .as_ref()
+            .map(|h| h.pid)
+            .or(recorded)
+            .is_some_and(gone)
+        {
+            locked = StateLock::at(&path, GONE_HOLDER_WAIT);
+        }
+    }
+    match locked {
         Ok(lock) => Ok(Claim {
             _lock: lock,
             record: dir.join(RECORD),

@@ -62,7 +62,7 @@ impl Host {
         &self.socket
     }
 
-    /// How many front ends are connected, as it changes.
+    /// How many front ends are attached (a status question is none), as it changes.
     pub fn clients(&self) -> tokio::sync::watch::Receiver<usize> {
         self.clients.clone()
     }
@@ -121,6 +121,7 @@ pub fn start(engine: Arc<Engine>, folder: &Path, options: McpOptions) -> Result<
         options,
         stop.clone(),
         Counts {
+            connected: Arc::new(tokio::sync::watch::channel(0).0),
             clients: Arc::new(count),
             studios: Arc::new(tokio::sync::watch::channel(0).0),
         },
@@ -172,7 +173,9 @@ async fn accept(
         }
         let stream = tokio::select! {
             Some(answer) = retiring.recv() => {
-                if *counts.clients.borrow() == 0 {
+                // Every connection counts here, one still greeting included: it is served,
+                // never accepted and then dropped unanswered.
+                if *counts.connected.borrow() == 0 {
                     // The socket goes first: from here a front end starts a server of its own.
                     socket::unbind(&socket);
                     let _ = answer.send(true);
@@ -202,7 +205,11 @@ async fn accept(
                     studios: counts.studios.clone(),
                     clients: counts.clients.clone(),
                 };
-                tokio::spawn(client.serve(stream));
+                let connected = Attached::new(counts.connected.clone());
+                tokio::spawn(async move {
+                    client.serve(stream).await;
+                    drop(connected);
+                });
             }
             Ok(peer) => {
                 if let Some(held) = STRANGERS.allow() {
@@ -278,9 +285,12 @@ impl KeptSocket {
     }
 }
 
-/// How many front ends are connected, and how many of them are studios (each studio is told
-/// how many there are: quitting asks about the person's work only in the last one).
+/// How many connections are open (an idle server retires only with none), how many of them
+/// are front ends attached (what keeps a background server alive: not a `flowdeck ls` asking
+/// what it holds), and how many of those are studios (each studio is told how many there
+/// are: quitting asks about the person's work only in the last one).
 struct Counts {
+    connected: Arc<tokio::sync::watch::Sender<usize>>,
     clients: Arc<tokio::sync::watch::Sender<usize>>,
     studios: Arc<tokio::sync::watch::Sender<usize>>,
 }

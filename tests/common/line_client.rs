@@ -109,9 +109,19 @@ impl LineServer {
         let end = Instant::now() + deadline;
         let mut before = Vec::new();
         loop {
-            let message = self
-                .message_by(end)
-                .unwrap_or_else(|| panic!("{what}: request {id} not answered within {deadline:?}"));
+            let Some(message) = self.message_by(end) else {
+                // Gone or silent: which, and what it said on stderr, is the diagnosis.
+                let exited = self.child.try_wait().ok().flatten();
+                let mut said = String::new();
+                if exited.is_some()
+                    && let Some(mut stderr) = self.child.stderr.take()
+                {
+                    let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+                }
+                panic!(
+                    "{what}: request {id} not answered within {deadline:?} (exited: {exited:?}; stderr: {said})"
+                );
+            };
             if message["id"] == json!(id) {
                 return (message, before);
             }
