@@ -54,17 +54,8 @@ pub struct Cli {
     #[arg(long, env = "FLOWDECK_THEME", value_name = "NAME")]
     pub theme: Option<String>,
 
-    /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
-    /// person has approved waits for a person's yes in the studio (refused when no studio is
-    /// open)
-    #[arg(
-        long,
-        env = "FLOWDECK_APPROVE",
-        value_name = "WHAT",
-        value_enum,
-        default_value_t = Approve::Off
-    )]
-    pub approve: Approve,
+    #[command(flatten)]
+    pub approve: ApproveArg,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -77,6 +68,27 @@ pub enum Approve {
     Off,
     /// Every agent's run of manifest content no person has approved
     AgentRuns,
+}
+
+/// `--approve`, as the studio, `flowdeck mcp` and `flowdeck serve` take it.
+#[derive(Debug, Args)]
+pub struct ApproveArg {
+    /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
+    /// person has approved waits for a person's yes in a studio (refused when none is open)
+    #[arg(
+        long = "approve",
+        env = "FLOWDECK_APPROVE",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = Approve::Off
+    )]
+    pub mode: Approve,
+}
+
+impl ApproveArg {
+    pub fn agent_runs(&self) -> bool {
+        self.mode == Approve::AgentRuns
+    }
 }
 
 /// What MCP offers: the same for `flowdeck mcp` and `flowdeck serve`.
@@ -95,16 +107,8 @@ pub struct ServeArgs {
     /// Offer `wf_<name>` tools only for workflows matching this glob (repeatable)
     #[arg(long = "dynamic-filter", value_name = "GLOB")]
     dynamic_filters: Vec<String>,
-    /// Approval mode: with `agent-runs`, an agent's run of a manifest whose exact content no
-    /// person has approved waits for a person's yes in a studio (refused when none is open)
-    #[arg(
-        long,
-        env = "FLOWDECK_APPROVE",
-        value_name = "WHAT",
-        value_enum,
-        default_value_t = Approve::Off
-    )]
-    approve: Approve,
+    #[command(flatten)]
+    approve: ApproveArg,
 }
 
 /// `flowdeck serve`'s arguments.
@@ -450,7 +454,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     unwatched::check_env()?;
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
-    let approve = cli.approve == Approve::AgentRuns;
+    let approve = cli.approve.agent_runs();
     // Not locked for the whole command: `flowdeck mcp` writes the protocol from its own thread,
     // and a lock held here would block it forever.
     let mut out = std::io::stdout();

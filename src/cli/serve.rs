@@ -42,7 +42,7 @@ fn folder_must_exist(folder: &Path) -> Result<()> {
 
 pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     // Given before the command (`flowdeck --approve agent-runs mcp`) or after it.
-    let approve = approve || args.approve == super::Approve::AgentRuns;
+    let approve = approve || args.approve.agent_runs();
     let options = mcp_options(args, approve)?;
     // Checked up front for a clear error before a server is started for it.
     folder_must_exist(folder)?;
@@ -92,7 +92,7 @@ pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitC
 /// `flowdeck serve`: the folder's server, in the foreground until a termination signal, or
 /// started by a front end in the background until it is idle.
 pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Result<ExitCode> {
-    let approve = approve || command.offer.approve == super::Approve::AgentRuns;
+    let approve = approve || command.offer.approve.agent_runs();
     if command.background {
         // Its own session first: the front end that started it, its terminal and its process
         // group may all go, and the server stays.
