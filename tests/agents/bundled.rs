@@ -63,16 +63,6 @@ fn assert_returns(result: &Value, expected: &[(&str, &str)]) {
     }
 }
 
-fn project_with_makefile() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("Makefile"),
-        "all:\n\tmkdir -p out && echo ok > out/app\n\nrelease:\n\techo release build\n",
-    )
-    .unwrap();
-    dir
-}
-
 /// A repository with one commit and a change not committed.
 fn git_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -157,7 +147,7 @@ fn every_bundled_workflow_has_a_case_here() {
 fn every_bundled_workflow_returns_success() {
     let workflows = common::bundled_workflows_copy();
     let w = workflows.path();
-    let project = project_with_makefile();
+    let project = common::project_with_makefile();
     let root = project.path().display().to_string();
     let repo = git_repo();
     let repo_dir = format!("REPO_DIR={}", repo.path().display());

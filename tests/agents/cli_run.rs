@@ -30,16 +30,6 @@ fn assert_green(out: &Output, name: &str) -> String {
     stdout
 }
 
-fn project_with_makefile() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("Makefile"),
-        "all:\n\tmkdir -p out && echo ok > out/app\n\nrelease:\n\techo release build\n",
-    )
-    .unwrap();
-    dir
-}
-
 fn display(p: &Path) -> String {
     p.display().to_string()
 }
@@ -82,7 +72,7 @@ fn failures_exit_non_zero_with_a_clear_message() {
 #[test]
 fn json_output_is_the_full_result() {
     let workflows = bundled_copy();
-    let project = project_with_makefile();
+    let project = common::project_with_makefile();
     let input = format!("PROJECT_ROOT={}", display(project.path()));
     let out = flowdeck(
         workflows.path(),

@@ -563,3 +563,15 @@ pub fn listed_server(dir: &Path, runtime: &Path) -> Option<serde_json::Value> {
         .find(|s| s["folder"] == serde_json::json!(folder))
         .cloned()
 }
+
+/// A project whose Makefile's default target builds `out/app` and whose `release` target
+/// only says so: what the bundled build workflows run.
+pub fn project_with_makefile() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Makefile"),
+        "all:\n\tmkdir -p out && echo ok > out/app\n\nrelease:\n\techo release build\n",
+    )
+    .unwrap();
+    dir
+}
