@@ -94,13 +94,29 @@ impl ApproveArg {
 /// What MCP offers: the same for `flowdeck mcp` and `flowdeck serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Toolsets to offer, comma-separated: terminal, authoring, runs, guided, dynamic
+    /// Toolsets to offer, comma-separated: terminal, runs, guided, authoring, history,
+    /// dynamic, or `default` (terminal,runs,guided) and `all`. `flowdeck mcp` offers the
+    /// default; `flowdeck serve` lets a relayed agent have all it asks for, and gives an
+    /// agent over HTTP the default. From FLOWDECK_TOOLSETS too
     #[arg(
         long,
+        env = "FLOWDECK_TOOLSETS",
         value_delimiter = ',',
-        default_value = "terminal,authoring,runs,guided,dynamic"
+        value_name = "LIST"
     )]
     toolsets: Vec<String>,
+    /// The longest a tool call waits before it answers (run_workflow, await_output,
+    /// run_command, run_events, wf_ tools): a longer wait asked for is cut to it, and a run
+    /// still going is answered with its id. Below the 60 s agent hosts allow a call. From
+    /// FLOWDECK_MAX_WAIT too
+    #[arg(
+        long,
+        env = "FLOWDECK_MAX_WAIT",
+        value_name = "DURATION",
+        default_value = "50s",
+        value_parser = settings::max_wait
+    )]
+    max_wait: std::time::Duration,
     /// Offer only tools that change nothing (reads, lists, validation, waits)
     #[arg(long)]
     read_only: bool,

@@ -11,23 +11,54 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-fn mcp_options(args: ServeArgs, approve: bool) -> Result<crate::mcp::McpOptions> {
+/// What a connection is offered: the toolsets `--toolsets` names, or `unnamed` when it names
+/// none.
+fn mcp_options(
+    args: ServeArgs,
+    approve: bool,
+    unnamed: &[crate::mcp::Toolset],
+) -> Result<crate::mcp::McpOptions> {
     let mut sets = std::collections::HashSet::new();
     for name in &args.toolsets {
-        let set = crate::mcp::Toolset::parse(name.trim()).with_context(|| {
+        let named = crate::mcp::Toolset::parse_word(name.trim()).with_context(|| {
             format!(
-                "unknown toolset {} (choose from terminal, authoring, runs, guided, dynamic)",
-                sanitize(name)
+                "unknown toolset {} (choose from {})",
+                sanitize(name),
+                crate::mcp::Toolset::WORDS
             )
         })?;
-        sets.insert(set);
+        sets.extend(named);
+    }
+    if args.toolsets.is_empty() {
+        sets.extend(unnamed.iter().copied());
     }
     Ok(crate::mcp::McpOptions {
         toolsets: sets,
         read_only: args.read_only,
         dynamic_filters: crate::mcp::dynamic::DynamicFilter::any_of(args.dynamic_filters),
         approve_agent_runs: approve,
+        max_wait: args.max_wait,
     })
+}
+
+/// What `flowdeck serve` offers: relayed agents, which ask for their toolsets and get what
+/// it offers of them; and agents over HTTP, which ask for none, so they get what `flowdeck
+/// mcp` gives, unless `--toolsets` named what to offer.
+fn served_options(
+    offer: ServeArgs,
+    approve: bool,
+) -> Result<(crate::mcp::McpOptions, crate::mcp::McpOptions)> {
+    let named = !offer.toolsets.is_empty();
+    let options = mcp_options(offer, approve, &crate::mcp::Toolset::ALL)?;
+    let http = if named {
+        options.clone()
+    } else {
+        crate::mcp::McpOptions {
+            toolsets: crate::mcp::Toolset::DEFAULT.into_iter().collect(),
+            ..options.clone()
+        }
+    };
+    Ok((options, http))
 }
 
 fn folder_must_exist(folder: &Path) -> Result<()> {
@@ -43,7 +74,7 @@ fn folder_must_exist(folder: &Path) -> Result<()> {
 pub(super) fn mcp(folder: &Path, args: ServeArgs, approve: bool) -> Result<ExitCode> {
     // Given before the command (`flowdeck --approve agent-runs mcp`) or after it.
     let approve = approve || args.approve.agent_runs();
-    let options = mcp_options(args, approve)?;
+    let options = mcp_options(args, approve, &crate::mcp::Toolset::DEFAULT)?;
     // Checked up front for a clear error before a server is started for it.
     folder_must_exist(folder)?;
     if std::io::stdin().is_terminal() {
@@ -101,7 +132,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             tracing::warn!("no server log: {why}");
         }
     }
-    let options = mcp_options(command.offer, approve)?;
+    let (options, http_options) = served_options(command.offer, approve)?;
     folder_must_exist(folder)?;
     let http = command.http.map(|addr| crate::server::http::HttpOptions {
         addr,
@@ -123,7 +154,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
         let http_stop = tokio_util::sync::CancellationToken::new();
         let serving = match &http {
             Some(http) => {
-                let started = start_http(&engine, &canonical, &options, http, &http_stop).await;
+                let started = start_http(&engine, &canonical, &http_options, http, &http_stop).await;
                 match started {
                     Ok(serving) => {
                         tell_http(&serving, command.background);

@@ -71,6 +71,18 @@ fn recording_cap(text: &str) -> Result<Option<u64>, String> {
     Ok(Some(size))
 }
 
+/// `--max-wait` / FLOWDECK_MAX_WAIT: how long a tool call may wait before it answers (50s,
+/// 2m, 500ms). There is no `off`: a host that allows longer calls still has some limit, and
+/// a call past it is one the agent never hears the end of.
+pub(super) fn max_wait(text: &str) -> Result<std::time::Duration, String> {
+    match crate::engine::abandoned::parse_after(text)? {
+        Some(wait) => Ok(wait),
+        None => Err(format!(
+            "`{text}`: a wait ceiling is a duration such as 50s or 2m (a call made as a task has none)"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::recording_cap;

@@ -20,24 +20,21 @@ pub struct NoArgs {}
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenTerminalArgs {
-    /// Shell to start (default: the user's $SHELL, else /bin/bash). Not together with `command`.
+    /// Default: your $SHELL.
     pub shell: Option<String>,
-    /// A program and its arguments to run instead of a shell, e.g. ["python3", "-q"].
+    /// A program to run instead of a shell, e.g. ["python3", "-q"].
     pub command: Option<Vec<String>>,
-    /// Working directory (on `host` when one is given).
     pub cwd: Option<String>,
-    /// Extra environment variables (exported on `host` when one is given).
     #[serde(default)]
     pub env: IndexMap<String, String>,
-    /// Width in columns (default 120; clamped to 2..1000).
+    /// Default 120.
     pub cols: Option<u16>,
-    /// Height in rows (default 30; clamped to 2..500).
+    /// Default 30.
     pub rows: Option<u16>,
-    /// A label for the session (letters, digits, `_`, `.`, `-`); usable instead of the id.
+    /// A label usable instead of the id.
     pub name: Option<String>,
-    /// Open the shell on this host through ssh: a name, user@host or an alias of the ssh
-    /// config. Every terminal tool then works there as here (run_command's exit status,
-    /// await_output, the screen). Not together with `shell` or `command`.
+    /// Open the shell on this ssh host (name, user@host or ssh config alias); every tool
+    /// works there as here.
     pub host: Option<String>,
 }
 
@@ -60,7 +57,7 @@ impl From<OpenTerminalArgs> for OpenTerminalParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// The session id (from open_terminal or list_terminal_sessions) or its name.
+    /// The session id or name.
     pub session_id: String,
 }
 
@@ -70,11 +67,9 @@ pub struct SessionArgs {
 pub struct SendInputArgs {
     /// The session id or name.
     pub session_id: String,
-    /// Text to type, exactly as given: "\n" presses Enter, "\u0003" is Ctrl-C. Give this or
-    /// `keys`.
+    /// Text to type: "\n" is Enter, "\u0003" Ctrl-C.
     pub input_text: Option<String>,
-    /// Keys to press in order: {"text": "..."}, {"key": "enter"|"tab"|"escape"|"up"|...|"f12"},
-    /// {"ctrl": "c"}, {"alt": "x"}. Arrows follow the program's cursor-key mode.
+    /// Or keys to press in order.
     pub keys: Option<Vec<Key>>,
 }
 
@@ -97,10 +92,10 @@ impl SendInputArgs {
 pub struct ScreenArgs {
     /// The session id or name.
     pub session_id: String,
-    /// `screen` (the visible screen, default), `history` (everything kept), `tail` (the last
-    /// `lines` lines), `since_input` (output since the last input, past its echo).
+    /// Default `screen`; `tail` gives the last `lines`, `since_input` the output since your
+    /// last input.
     pub content_mode: Option<ContentMode>,
-    /// Lines for `tail` (default 50).
+    /// Default 50.
     pub lines: Option<u32>,
 }
 
@@ -123,22 +118,18 @@ impl ScreenArgs {
 pub struct AwaitArgs {
     /// The session id or name.
     pub session_id: String,
-    /// Regex to wait for (multi-line: `^` and `$` match at line ends). Optional with
-    /// `quiet_ms`.
+    /// Regex (multi-line).
     pub pattern: Option<String>,
-    /// Then (or, without `pattern`, only) wait until the program has been quiet this many
-    /// milliseconds (1 to 60000): for full-screen programs whose text you cannot name.
+    /// Then (or instead) wait until output has been quiet this long: for full-screen programs.
     pub quiet_ms: Option<u64>,
-    /// What `quiet_ms` watches: `output` (default: no output at all) or `screen` (the
-    /// screen's text unchanged, for programs that keep redrawing).
+    /// `screen`: quiet means the screen's text is unchanged (for programs that redraw).
     pub quiet_on: Option<QuietOn>,
-    /// Seconds to wait (default 30, at most 300). A timeout is an outcome, not an error.
+    /// Seconds (default 30; the server's wait ceiling at most).
     pub timeout: Option<f64>,
-    /// Regexes that end the wait at once with outcome `stopped` (error messages).
+    /// Regexes that end the wait with outcome `stopped`.
     #[serde(default)]
     pub stop_patterns: Vec<String>,
-    /// Which output: `last_input` (default: after the last input, never its echo), `entry`
-    /// (after this call), `screen` (the visible screen), `all` (all history).
+    /// Default `last_input` (output after your last input, not its echo).
     pub since: Option<Since>,
 }
 
@@ -166,19 +157,16 @@ impl AwaitArgs {
 pub struct SearchOutputArgs {
     /// The session id or name.
     pub session_id: String,
-    /// Regex (Rust syntax) matched against each line as displayed, e.g. "error|failed"; a
-    /// match never spans lines.
+    /// Regex matched against each line, e.g. "error|failed".
     pub pattern: String,
-    /// Match letters of either case (as `(?i)` in the pattern does).
     #[serde(default)]
     pub ignore_case: bool,
-    /// Lines to give before and after each hit (default 0; more than 20 is clamped to 20).
+    /// Lines around each hit (default 0).
     pub context: Option<u32>,
-    /// `newest_first` (default: the latest hit first) or `oldest_first`.
     pub order: Option<SearchOrder>,
-    /// Hits in a page (default 20; clamped to 1..200).
+    /// Hits in a page (default 20).
     pub limit: Option<u32>,
-    /// The previous answer's `next_cursor`, for the next page (give the same `order`).
+    /// The previous answer's `next_cursor`.
     pub cursor: Option<String>,
 }
 
@@ -203,11 +191,10 @@ impl SearchOutputArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCommandArgs {
-    /// The session id or name; it must be a POSIX shell at its prompt.
+    /// A POSIX shell session at its prompt.
     pub session_id: String,
-    /// The command line, as typed at a shell prompt (`cd` and `export` persist).
     pub command: String,
-    /// Seconds to wait for it (default 30, at most 300).
+    /// Seconds (default 30; the server's wait ceiling at most).
     pub timeout: Option<f64>,
 }
 
@@ -230,11 +217,9 @@ impl RunCommandArgs {
 pub struct ResizeArgs {
     /// The session id or name.
     pub session_id: String,
-    /// Columns, clamped to 2..1000 (any integer is accepted).
     #[serde(deserialize_with = "saturating_u16")]
     #[schemars(with = "i64")]
     pub cols: u16,
-    /// Rows, clamped to 2..500 (any integer is accepted).
     #[serde(deserialize_with = "saturating_u16")]
     #[schemars(with = "i64")]
     pub rows: u16,
@@ -255,7 +240,7 @@ fn saturating_u16<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u16, D::Erro
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NameArgs {
-    /// The workflow's name (see workflow_list).
+    /// See workflow_list.
     pub name: String,
 }
 
@@ -263,11 +248,10 @@ pub struct NameArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DraftArgs {
-    /// The shell session the procedure was done in (see list_terminal_sessions).
+    /// The shell session the procedure was done in.
     pub session_id: String,
-    /// The draft workflow's name: lowercase letters, digits and _.
+    /// Lowercase letters, digits and _.
     pub name: String,
-    /// What the procedure does, for the draft's description.
     #[serde(default)]
     pub description: String,
 }
@@ -276,9 +260,8 @@ pub struct DraftArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
-    /// The complete manifest as a JSON object (see get_workflow_schema).
+    /// The manifest (see get_workflow_schema).
     pub workflow_definition: Map<String, Value>,
-    /// Replace a workflow of the same name.
     #[serde(default)]
     pub overwrite_existing: bool,
 }
@@ -287,17 +270,14 @@ pub struct CreateArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateArgs {
-    /// A manifest's text (YAML or JSON) to check without saving it.
+    /// A manifest's text (YAML or JSON).
     pub content: Option<String>,
-    /// With `stepId` and `output`: the workflow whose step output is checked.
+    /// With `stepId` and `output`: check a step's output.
     #[serde(rename = "workflowId")]
     pub workflow_id: Option<String>,
-    /// The step (state) whose validation rules apply.
     #[serde(rename = "stepId")]
     pub step_id: Option<String>,
-    /// The step's output to check.
     pub output: Option<String>,
-    /// Variables for rule conditions.
     #[serde(default)]
     pub context: Map<String, Value>,
 }
@@ -306,12 +286,10 @@ pub struct ValidateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveArgs {
-    /// The manifest's text, YAML or JSON; it is stored under the name it declares.
+    /// YAML or JSON; stored under the name it declares.
     pub content: String,
-    /// The version you read (workflow_get's `version`); the save fails with a version
-    /// conflict if the file changed since.
+    /// workflow_get's `version`: fail if the file changed since.
     pub expected_version: Option<String>,
-    /// Replace an existing workflow without giving `expected_version`.
     #[serde(default)]
     pub overwrite: bool,
 }
@@ -338,10 +316,9 @@ pub struct DeleteArgs {
 #[serde(deny_unknown_fields)]
 pub struct InputsArgs {
     pub name: String,
-    /// Values for the workflow's arguments.
     #[serde(default)]
     pub inputs: IndexMap<String, Value>,
-    /// A session whose environment may already hold some arguments.
+    /// A session whose environment may hold some arguments.
     pub session_id: Option<String>,
 }
 
@@ -350,7 +327,6 @@ pub struct InputsArgs {
 #[serde(deny_unknown_fields)]
 pub struct RenderArgs {
     pub name: String,
-    /// Values for the workflow's arguments (defaults fill the rest).
     #[serde(default)]
     pub inputs: IndexMap<String, Value>,
 }
@@ -359,28 +335,21 @@ pub struct RenderArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
-    /// The workflow's name. Give this or `content`.
+    /// Or `content`, a manifest's text.
     pub workflow_name: Option<String>,
-    /// A manifest's text to run without saving it.
     pub content: Option<String>,
-    /// Run in this session (prepared by you); default: a new session, closed at the end.
+    /// Run in this session (default: a new one, closed at the end).
     pub session_id: Option<String>,
-    /// Values for the workflow's arguments (strings, numbers or booleans).
+    /// The workflow's arguments (strings, numbers or booleans).
     #[serde(default)]
     pub inputs: IndexMap<String, Value>,
-    /// true (default): wait and return the full result, with progress notifications per
-    /// state. false: return the run_id at once; follow with run_status or run_events.
+    /// false: return the run_id at once.
     pub wait: Option<bool>,
-    /// Keep the run's own session open at the end.
     #[serde(default)]
     pub keep_session: bool,
-    /// Run on this host, through ssh: the run's terminal opens there and every step works
-    /// as locally (a name, user@host or an alias of the ssh config). Default: the
-    /// workflow's `host:`, else this machine. Not together with `session_id`. A list of
-    /// hosts (or a group of the folder's hosts.conf) runs the workflow on each at once: a
-    /// fleet, answered with one result per host.
+    /// An ssh host to run on; a list or a hosts.conf group runs on each (a fleet).
     pub on: Option<OnHosts>,
-    /// A fleet's runs at once, at most (default 8).
+    /// A fleet's runs at once (default 8).
     #[schemars(range(min = 1, max = 256))]
     pub parallel: Option<usize>,
 }
@@ -405,13 +374,12 @@ pub struct RunIdArgs {
 #[serde(deny_unknown_fields)]
 pub struct RunEventsArgs {
     pub run_id: String,
-    /// Return events after this sequence number (0 = from the start); pass the previous
-    /// answer's `next_cursor`.
+    /// The previous answer's `next_cursor` (0: from the start).
     #[serde(default)]
     pub after: u64,
-    /// Most events to return (default 100).
+    /// Default 100.
     pub limit: Option<usize>,
-    /// Seconds to wait for a new event when there is none yet (default 10, at most 60).
+    /// Seconds to wait for a new event (default 10; the server's wait ceiling at most).
     pub wait_seconds: Option<f64>,
 }
 
@@ -419,9 +387,8 @@ pub struct RunEventsArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunListArgs {
-    /// Only this workflow's runs.
     pub workflow_name: Option<String>,
-    /// Most runs to return (default 50).
+    /// Default 50.
     pub limit: Option<usize>,
 }
 
@@ -430,9 +397,8 @@ pub struct RunListArgs {
 #[serde(deny_unknown_fields)]
 pub struct FeedbackArgs {
     pub run_id: String,
-    /// A score, e.g. 1 for good and 0 for bad, or any number.
+    /// E.g. 1 good, 0 bad.
     pub score: Option<f64>,
-    /// Feedback in words.
     pub text: Option<String>,
 }
 
@@ -440,7 +406,7 @@ pub struct FeedbackArgs {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PurgeArgs {
-    /// Only this workflow's runs (default: all). Runs in progress are kept.
+    /// Default: all workflows.
     pub workflow_name: Option<String>,
 }
 
@@ -448,21 +414,19 @@ pub struct PurgeArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NextArgs {
-    /// The workflow.
     #[serde(rename = "workflowId")]
     pub workflow_id: String,
-    /// Steps (states) already done.
+    /// Guided: the steps done.
     #[serde(default, rename = "completedSteps")]
     pub completed_steps: Vec<String>,
-    /// The step in progress, if any.
     #[serde(rename = "currentStep")]
     pub current_step: Option<String>,
-    /// Variables for steps' `when` conditions.
+    /// Guided: variables for `when` conditions.
     #[serde(default)]
     pub context: Map<String, Value>,
-    /// A live run paused at a `prompt` step: with `answer`, answers it.
+    /// A run waiting at a prompt step.
     pub run_id: Option<String>,
-    /// The answer for the paused prompt of `run_id`.
+    /// The answer to its prompt.
     pub answer: Option<String>,
 }
 

@@ -111,7 +111,6 @@ fn describe(w: &Workflow) -> String {
         let names: Vec<&str> = w.return_values.keys().map(String::as_str).collect();
         text.push_str(&format!(" Returns: {}.", names.join(", ")));
     }
-    text.push_str(" The result has final_state, return_values and the execution log.");
     text
 }
 
@@ -156,11 +155,11 @@ fn schema(w: &Workflow) -> JsonObject {
     }
     properties.insert(
         "session_id".into(),
-        json!({"type": "string", "description": "Run in this session (default: a new one, closed at the end)."}),
+        json!({"type": "string", "description": "Default: a new session."}),
     );
     properties.insert(
         "wait".into(),
-        json!({"type": "boolean", "description": "false: return the run_id at once (default true: the full result)."}),
+        json!({"type": "boolean", "description": "false: return the run_id at once."}),
     );
     let mut schema = serde_json::Map::new();
     schema.insert("type".into(), json!("object"));

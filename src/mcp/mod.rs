@@ -38,6 +38,8 @@ pub struct McpOptions {
     pub dynamic_filters: dynamic::DynamicFilter,
     /// Approval mode for this server's runs: each needs a person's approval of its content.
     pub approve_agent_runs: bool,
+    /// The longest a tool call waits before it answers (tools/ceiling.rs).
+    pub max_wait: std::time::Duration,
 }
 
 impl Default for McpOptions {
@@ -47,6 +49,7 @@ impl Default for McpOptions {
             read_only: false,
             dynamic_filters: dynamic::DynamicFilter::default(),
             approve_agent_runs: false,
+            max_wait: tools::ceiling::DEFAULT_MAX_WAIT,
         }
     }
 }

@@ -15,6 +15,26 @@ pub struct AgentOptions {
     pub read_only: bool,
     pub dynamic_filters: DynamicFilter,
     pub approve_agent_runs: bool,
+    /// `--max-wait`, in milliseconds (a server older than it reads none: its ceiling).
+    #[serde(default)]
+    pub max_wait_ms: Option<u64>,
+}
+
+/// An agent that said nothing of its options (an MCP client on the socket or over HTTP)
+/// gets what `flowdeck mcp` gives by default.
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            toolsets: Toolset::DEFAULT
+                .iter()
+                .map(|t| t.as_str().to_string())
+                .collect(),
+            read_only: false,
+            dynamic_filters: DynamicFilter::default(),
+            approve_agent_runs: false,
+            max_wait_ms: None,
+        }
+    }
 }
 
 impl AgentOptions {
@@ -31,12 +51,14 @@ impl AgentOptions {
             read_only: options.read_only,
             dynamic_filters: options.dynamic_filters.clone(),
             approve_agent_runs: options.approve_agent_runs,
+            max_wait_ms: u64::try_from(options.max_wait.as_millis()).ok(),
         }
     }
 }
 
 /// The stricter of the host's options and the agent's: only the toolsets both offer,
-/// read-only or approval mode if either asks, and only the workflows both filters pass.
+/// read-only or approval mode if either asks, only the workflows both filters pass, and the
+/// shorter wait.
 pub fn merge(host: &McpOptions, agent: &AgentOptions) -> McpOptions {
     let theirs: Vec<Toolset> = agent
         .toolsets
@@ -53,6 +75,10 @@ pub fn merge(host: &McpOptions, agent: &AgentOptions) -> McpOptions {
         read_only: host.read_only || agent.read_only,
         dynamic_filters: host.dynamic_filters.and(&agent.dynamic_filters),
         approve_agent_runs: host.approve_agent_runs || agent.approve_agent_runs,
+        max_wait: agent
+            .max_wait_ms
+            .map(std::time::Duration::from_millis)
+            .map_or(host.max_wait, |theirs| theirs.min(host.max_wait)),
     }
 }
 
@@ -71,8 +97,10 @@ mod tests {
             read_only: true,
             dynamic_filters: DynamicFilter::any_of(vec!["deploy_*".into()]),
             approve_agent_runs: true,
+            max_wait_ms: Some(20_000),
         };
         let merged = merge(&host, &agent);
+        assert_eq!(merged.max_wait, std::time::Duration::from_secs(20));
         assert_eq!(
             merged.toolsets,
             [Toolset::Runs].into_iter().collect(),
@@ -86,6 +114,7 @@ mod tests {
             read_only: false,
             dynamic_filters: DynamicFilter::default(),
             approve_agent_runs: false,
+            max_wait_ms: Some(600_000),
         };
         let strict_host = McpOptions {
             read_only: true,
@@ -97,5 +126,6 @@ mod tests {
             merged.read_only && merged.approve_agent_runs,
             "an agent cannot loosen the host"
         );
+        assert_eq!(merged.max_wait, strict_host.max_wait, "nor wait longer");
     }
 }

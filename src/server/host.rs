@@ -350,10 +350,14 @@ impl Connection {
                 self.send_welcome(&mut write, &refusal).await;
                 return;
             }
-            // An MCP client on the socket directly: the host's options.
+            // An MCP client on the socket directly says nothing of its options: it gets what
+            // `flowdeck mcp` gives by default, of what this server offers.
             First::Other => {
                 let _attached = Attached::new(self.clients.clone());
-                let options = self.options.clone();
+                let options = crate::mcp::options::merge(
+                    &self.options,
+                    &crate::mcp::options::AgentOptions::default(),
+                );
                 self.serve_mcp(read, write, options).await;
                 return;
             }

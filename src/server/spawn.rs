@@ -93,6 +93,10 @@ pub fn start(folder: &Path, options: ServerOptions) -> Result<Started, StartErro
         // flowdeck's own terminals must not make the server one of that terminal's processes
         // (its teardown would end the server).
         .env_remove(crate::term::processes::MARKER_VAR)
+        // One agent's choice of tools and waits, told in its hello, is not the ceiling of the
+        // server every front end of the folder shares.
+        .env_remove("FLOWDECK_TOOLSETS")
+        .env_remove("FLOWDECK_MAX_WAIT")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

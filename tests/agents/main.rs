@@ -6,6 +6,7 @@
 mod common;
 
 mod approval_rights;
+mod budget;
 mod bundled;
 mod cli;
 mod cli_answers;

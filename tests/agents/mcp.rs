@@ -53,6 +53,8 @@ fn command(workflows: &Path, extra: &[&str]) -> tokio::process::Command {
             .arg(&workflows)
             .arg("mcp")
             .args(&extra)
+            // Every tool, unless a test names its toolsets.
+            .env("FLOWDECK_TOOLSETS", "all")
             .env("SHELL", "/bin/bash");
     })
 }
@@ -1075,7 +1077,7 @@ async fn every_result_matches_its_tools_output_schema() {
     assert!(out.validators.contains_key("wf_hello"));
     // The schemas do constrain: a result of the wrong shape is refused.
     assert!(!out.validators["resize_terminal"].is_valid(&json!({"cols": "wide"})));
-    assert!(!out.validators["run_workflow"].is_valid(&json!({"run_id": "r"})));
+    assert!(!out.validators["run_workflow"].is_valid(&json!({"run_id": 5})));
 
     // Terminal tools, including a session whose program has exited.
     let opened = out

@@ -306,7 +306,7 @@ fn typescript_sdk_client_round_trip_over_http() {
     let host = crate::http::serve_http(
         dir.path(),
         runtime.path(),
-        &[("FLOWDECK_HTTP_TOKEN", token)],
+        &[("FLOWDECK_HTTP_TOKEN", token), ("FLOWDECK_TOOLSETS", "all")],
     );
     let mut command = Command::new("node");
     command
@@ -352,7 +352,7 @@ fn python_sdk_client_round_trip_over_http() {
     let host = crate::http::serve_http(
         dir.path(),
         runtime.path(),
-        &[("FLOWDECK_HTTP_TOKEN", token)],
+        &[("FLOWDECK_HTTP_TOKEN", token), ("FLOWDECK_TOOLSETS", "all")],
     );
     let mut command = Command::new(python);
     command
@@ -447,7 +447,7 @@ fn inspector_cli_over_http() {
     let host = crate::http::serve_http(
         dir.path(),
         runtime.path(),
-        &[("FLOWDECK_HTTP_TOKEN", token)],
+        &[("FLOWDECK_HTTP_TOKEN", token), ("FLOWDECK_TOOLSETS", "all")],
     );
     let header = format!("Authorization: Bearer {token}");
     let over_http = |more: &[&str]| -> Vec<String> {
@@ -538,12 +538,13 @@ fn inspector_cli_runs_the_readme_commands() {
                     .iter()
                     .filter_map(|t| t["name"].as_str())
                     .collect();
+                // The default toolsets: what the README's agent gets.
                 for name in [
                     "open_terminal",
                     "run_command",
-                    "workflow_validate",
+                    "workflow_list",
                     "run_workflow",
-                    "wf_git_health",
+                    "workflow_next",
                 ] {
                     assert!(names.contains(&name), "tools/list lacks {name}: {names:?}");
                 }
@@ -751,7 +752,7 @@ fn stdio_over_unix_socket_pairs_round_trip_and_exit_cleanly() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(
-        names.contains(&"run_command") && names.contains(&"wf_git_health"),
+        names.contains(&"run_command") && names.contains(&"run_workflow"),
         "{names:?}"
     );
     let listed = client.request(

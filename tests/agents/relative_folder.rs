@@ -19,7 +19,7 @@ fn a_change_on_disk_reaches_an_engine_on_the_default_relative_folder() {
     std::fs::write(project.path().join("workflows/tiny.yaml"), TINY).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
     command
-        .arg("mcp")
+        .args(["mcp", "--toolsets", "all"])
         .current_dir(project.path())
         .env_remove("FLOWDECK_WORKFLOWS")
         .env("XDG_RUNTIME_DIR", runtime.path())

@@ -20,11 +20,17 @@ pub struct LineServer {
 impl LineServer {
     /// Starts `flowdeck --workflows DIR mcp` with bash as the shell.
     pub fn start(workflows: &Path) -> LineServer {
+        Self::start_with(workflows, &[])
+    }
+
+    /// Starts `flowdeck --workflows DIR mcp OPTIONS...` with bash as the shell.
+    pub fn start_with(workflows: &Path, options: &[&str]) -> LineServer {
         let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
         command
             .arg("--workflows")
             .arg(workflows)
             .arg("mcp")
+            .args(options)
             .env("SHELL", "/bin/bash")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

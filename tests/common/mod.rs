@@ -429,6 +429,8 @@ pub fn mcp_agent_with(
         .args(args)
         .env("XDG_RUNTIME_DIR", runtime)
         .env("SHELL", "/bin/bash")
+        // Every tool, unless a test names its toolsets.
+        .env("FLOWDECK_TOOLSETS", "all")
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -5,7 +5,7 @@
 //! run, whether they come from an engine here or from the folder's server.
 
 use super::history::MAX_PAGE;
-use super::registry::Phase;
+use super::registry::{Phase, RunStatus};
 use super::request::RunRequest;
 use super::started::StartedRun;
 use crate::engine::events::{Actor, Change, EngineEvent, RunEvent};
@@ -83,6 +83,14 @@ impl FollowedRun {
         let result = self.started.wait().await;
         self.armed = false;
         result
+    }
+
+    /// Stops following the run without cancelling it: the follower hands it on (an agent's
+    /// call answering by its wait ceiling, the run going on to be followed by its id). Its
+    /// status as it is now.
+    pub fn let_go(mut self) -> RunStatus {
+        self.armed = false;
+        self.started.status()
     }
 
     /// The run's next news, and at last its result (the run is no longer cancelled once it

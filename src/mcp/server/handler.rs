@@ -109,6 +109,7 @@ impl ServerHandler for FlowdeckServer {
             progress: progress_reporter(&context),
             actor,
             require_approval: self.inner.options.approve_agent_runs,
+            max_wait: Some(self.inner.options.max_wait),
         };
         let outcome = self
             .run_caught(engine, callable, name, args, cx, &correlation_id)
@@ -317,18 +318,26 @@ fn runs_as_task(name: &str, callable: &Callable, context: &RequestContext<RoleSe
 fn progress_reporter(context: &RequestContext<RoleServer>) -> Option<Progress> {
     context.meta.get_progress_token().map(|token| {
         let peer = context.peer.clone();
-        Box::new(move |done: f64, message: String| {
-            let peer = peer.clone();
-            let param = ProgressNotificationParam::new(token.clone(), done).with_message(message);
-            tokio::spawn(async move {
+        // One sender per call, in order: MCP wants each notification's progress above the
+        // one before, which notifications sent from tasks of their own would not keep.
+        let (tell, mut told) = tokio::sync::mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut done = 0u32;
+            while let Some(message) = told.recv().await {
+                done += 1;
+                let param = ProgressNotificationParam::new(token.clone(), f64::from(done))
+                    .with_message(message);
                 let _ = peer.notify_progress(param).await;
-            });
+            }
+        });
+        Box::new(move |message: String| {
+            let _ = tell.send(message);
         }) as Progress
     })
 }
 
-/// Reports a call's progress: how far (done) and what it is doing.
-type Progress = Box<dyn Fn(f64, String) + Send + Sync>;
+/// Tells the client what a call is doing: each message a step further.
+type Progress = Box<dyn Fn(String) + Send + Sync>;
 
 impl FlowdeckServer {
     /// Tells calls apart in the audit log and in the errors the agent reads, across the
@@ -361,6 +370,7 @@ impl FlowdeckServer {
                         progress: None,
                         actor,
                         require_approval: server.inner.options.approve_agent_runs,
+                        max_wait: None,
                     };
                     tokio::select! {
                         outcome = server.run_tool(engine, callable, name, args, cx) => Ok(to_result(outcome)),

@@ -96,7 +96,7 @@ impl FlowdeckServer {
     pub fn new(opener: Opener, options: McpOptions) -> Self {
         let statics = tools::catalog()
             .into_iter()
-            .filter(|t| options.toolsets.contains(&t.toolset))
+            .filter(|t| t.offered_in(&options.toolsets))
             .filter(|t| !options.read_only || t.hints.read_only)
             .collect();
         FlowdeckServer {

@@ -46,7 +46,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Workflow schema",
             READ,
             NoArgs => WorkflowSchema,
-            "The manifest JSON Schema and the list of step tools with their parameters: read this before writing a workflow."
+            "The manifest JSON Schema and the step tools with their parameters: read it before writing a workflow."
         ),
         tool!(
             "create_workflow",
@@ -54,23 +54,27 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Create a workflow",
             REPLACE,
             CreateArgs => Created,
-            "Validate a workflow definition (a JSON object) and store it as <name>.json. Invalid definitions are not stored: fix the validation_errors (each with its path) and call again."
+            "Validate a workflow definition (a JSON object) and store it as <name>.json. An invalid one is not stored: fix its validation_errors and call again."
         ),
-        tool!(
-            "workflow_list",
-            Authoring,
-            "List workflows",
-            READ,
-            NoArgs => WorkflowList,
-            "The workflows of the folder: name, file, valid/warnings/invalid, description, states, version, runs and last result."
-        ),
+        // A runner needs it as much as an author does.
+        ToolDef {
+            also: &[Toolset::Runs],
+            ..tool!(
+                "workflow_list",
+                Authoring,
+                "List workflows",
+                READ,
+                NoArgs => WorkflowList,
+                "The folder's workflows: name, description, valid or not, runs and last result."
+            )
+        },
         tool!(
             "workflow_get",
             Authoring,
             "Get a workflow",
             READ,
             NameArgs => WorkflowDocument,
-            "A workflow's file: content, parsed JSON, format, path, version (SHA-256; pass it to workflow_save as expected_version) and violations."
+            "A workflow's file: content, format, version (pass it to workflow_save as expected_version) and violations."
         ),
         tool!(
             "workflow_validate",
@@ -78,7 +82,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Validate",
             READ,
             ValidateArgs => Validation,
-            "Validate a manifest's text (content) without saving it: every violation with rule, path, line and column. Or, with workflowId, stepId and output, check a step's output against that step's rules: {valid, issues, suggestions}."
+            "Check a manifest's text without saving it: every violation with its line. Or, with workflowId, stepId and output, check a step's output against that step's rules."
         ),
         tool!(
             "workflow_save",
@@ -86,7 +90,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Save a workflow",
             REPLACE,
             SaveArgs => Saved,
-            "Save a manifest's text (YAML or JSON) under the name it declares, atomically. Give expected_version (from workflow_get) to fail with a version conflict if someone changed it meanwhile."
+            "Save a manifest's text (YAML or JSON) under the name it declares. With expected_version, fails if the file changed since you read it."
         ),
         tool!(
             "workflow_rename",
@@ -94,7 +98,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Rename a workflow",
             REMOVE,
             RenameArgs => Saved,
-            "Rename a workflow: its `name` and its file. Comments and layout are kept. Refused while it runs."
+            "Rename a workflow and its file, comments kept. Refused while it runs."
         ),
         tool!(
             "workflow_delete",
@@ -102,23 +106,27 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Delete a workflow",
             REMOVE,
             DeleteArgs => Saved,
-            "Delete a workflow's file. Refused while it runs; give expected_version to be sure you delete what you read."
+            "Delete a workflow's file. Refused while it runs."
         ),
-        tool!(
-            "workflow_preview_inputs",
-            Authoring,
-            "Workflow inputs",
-            READ,
-            NameArgs => InputPreview,
-            "The inputs a workflow takes (type, required, default, choices, pattern, secret) and the values it returns."
-        ),
+        // A runner needs it as much as an author does.
+        ToolDef {
+            also: &[Toolset::Runs],
+            ..tool!(
+                "workflow_preview_inputs",
+                Authoring,
+                "Workflow inputs",
+                READ,
+                NameArgs => InputPreview,
+                "The inputs a workflow takes (type, default, choices, secret) and the values it returns."
+            )
+        },
         tool!(
             "workflow_resolve_inputs",
             Authoring,
             "Check inputs",
             READ,
             InputsArgs => InputResolution,
-            "Check inputs for a run without running it: ready, required_missing, invalid, and the values a run would use (reading the session's environment when session_id is given)."
+            "Check inputs for a run without running it: ready, missing, invalid, and the values a run would use."
         ),
         tool!(
             "workflow_preview_rendered",
@@ -126,7 +134,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Preview a run",
             READ,
             RenderArgs => RenderedPreview,
-            "What each step would type or run, with $VARIABLES replaced by the inputs and defaults. Nothing is executed."
+            "What each step would type or run with these inputs. Nothing runs."
         ),
         tool!(
             "workflow_step_plan",
@@ -134,7 +142,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Step plan",
             READ,
             NameArgs => Plan,
-            "A workflow's states in run order with their actions and transitions, and which are reachable."
+            "A workflow's states in run order with their actions and transitions."
         ),
         tool!(
             "workflow_draft_from_session",
@@ -142,7 +150,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Draft from a session",
             READ,
             DraftArgs => SessionDraft,
-            "Draft a workflow from what was typed in a shell session since it opened (or since the mark a person set in the studio): each command a run_command step (a failure that happened by hand keeps its failure branch), an interactive program's answers send_input steps after await_output of the prompt that was seen, answers typed while the terminal hid them secret arguments. Returns the YAML, already valid; nothing is saved: tidy it, then workflow_save."
+            "Draft a workflow from what was typed in a shell session: commands, answers to prompts, secrets as arguments. Returns valid YAML; nothing is saved (tidy it, then workflow_save)."
         ),
     ]
 }

@@ -19,7 +19,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
         "Next step",
         WRITE,
         NextArgs => Next,
-        "Guided workflows: the next step given the completed steps and a context, with its prompt and validation criteria. With run_id and answer, answers that run's paused prompt step (check with run_status first)."
+        "Answer a run's prompt step (run_id and answer; run_status shows the question). Or, for a guided workflow, the next step given the completed ones and a context."
     )]
 }
 

@@ -20,31 +20,53 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Toolset {
     Terminal,
-    Authoring,
     Runs,
     Guided,
+    Authoring,
+    History,
     Dynamic,
 }
 
 impl Toolset {
-    pub const ALL: [Toolset; 5] = [
+    pub const ALL: [Toolset; 6] = [
         Toolset::Terminal,
-        Toolset::Authoring,
         Toolset::Runs,
         Toolset::Guided,
+        Toolset::Authoring,
+        Toolset::History,
         Toolset::Dynamic,
     ];
+
+    /// What an agent gets unless it asks for more: driving terminals, and running workflows
+    /// (finding them, following a run, answering its prompts, cancelling it). Every model
+    /// reads every offered tool's schema on every turn, so the rest (writing manifests, rating
+    /// and purging history, a tool per workflow) waits until an agent's user asks for it.
+    pub const DEFAULT: [Toolset; 3] = [Toolset::Terminal, Toolset::Runs, Toolset::Guided];
 
     pub fn parse(name: &str) -> Option<Toolset> {
         Toolset::ALL.into_iter().find(|t| t.as_str() == name)
     }
 
+    /// The toolsets a `--toolsets` word names: one toolset, `default` or `all`.
+    pub fn parse_word(word: &str) -> Option<Vec<Toolset>> {
+        match word {
+            "default" => Some(Toolset::DEFAULT.to_vec()),
+            "all" => Some(Toolset::ALL.to_vec()),
+            _ => Toolset::parse(word).map(|t| vec![t]),
+        }
+    }
+
+    /// Every word `--toolsets` takes, for its help and its errors.
+    pub const WORDS: &'static str =
+        "terminal, runs, guided, authoring, history, dynamic, default (terminal,runs,guided), all";
+
     pub fn as_str(self) -> &'static str {
         match self {
             Toolset::Terminal => "terminal",
-            Toolset::Authoring => "authoring",
             Toolset::Runs => "runs",
             Toolset::Guided => "guided",
+            Toolset::Authoring => "authoring",
+            Toolset::History => "history",
             Toolset::Dynamic => "dynamic",
         }
     }
@@ -100,7 +122,11 @@ const EXECUTE: Hints = Hints {
 #[derive(Debug, Clone)]
 pub struct ToolDef {
     pub name: &'static str,
+    /// The group that defines and handles it.
     pub toolset: Toolset,
+    /// Other toolsets that offer it too (`workflow_list` is as much the runner's as the
+    /// author's).
+    pub also: &'static [Toolset],
     pub title: &'static str,
     pub description: &'static str,
     pub hints: Hints,
@@ -114,6 +140,7 @@ macro_rules! tool {
         ToolDef {
             name: $name,
             toolset: Toolset::$set,
+            also: &[],
             title: $title,
             description: $desc,
             hints: $hints,
@@ -124,6 +151,8 @@ macro_rules! tool {
 }
 
 mod authoring;
+pub mod ceiling;
+mod compact;
 mod guided;
 mod runs;
 mod schema;
@@ -134,6 +163,13 @@ pub use runs::{RunOutcome, RunStarted, run};
 pub use schema::{
     StepTool, WorkflowSchema, output_schema_of, portable, run_output_schema, schema_of, step_tools,
 };
+
+impl ToolDef {
+    /// Whether any of these toolsets offers it.
+    pub fn offered_in(&self, sets: &std::collections::HashSet<Toolset>) -> bool {
+        sets.contains(&self.toolset) || self.also.iter().any(|t| sets.contains(t))
+    }
+}
 
 /// Every static tool, in the order clients list them.
 pub fn catalog() -> Vec<ToolDef> {
@@ -162,6 +198,7 @@ pub async fn call(
         Some(Toolset::Authoring) => authoring::call(engine, name, args, cx).await,
         Some(Toolset::Runs) => runs::call(engine, name, args, cx).await,
         Some(Toolset::Guided) => guided::call(engine, name, args, cx).await,
+        Some(Toolset::History) => runs::call(engine, name, args, cx).await,
         Some(Toolset::Dynamic) | None => Err(unknown_tool(name)),
     }
 }
@@ -178,12 +215,35 @@ fn unknown_tool(name: &str) -> ToolError {
 /// What a tool call may use besides its arguments.
 pub struct CallContext {
     pub cancel: CancellationToken,
-    /// Reports progress (done, message) when the client asked for it.
-    pub progress: Option<Box<dyn Fn(f64, String) + Send + Sync>>,
+    /// Tells the client what the call is doing, when it asked for progress.
+    pub progress: Option<Box<dyn Fn(String) + Send + Sync>>,
     /// The agent making the call.
     pub actor: Actor,
     /// The connection asked for approval mode (`--approve agent-runs`).
     pub require_approval: bool,
+    /// The longest the call may wait before it answers (ceiling.rs); none for a task, which
+    /// the client polls rather than waits on.
+    pub max_wait: Option<std::time::Duration>,
+}
+
+impl CallContext {
+    /// Tells the client what the call is doing, if it asked.
+    pub fn tell(&self, message: String) {
+        if let Some(progress) = &self.progress {
+            progress(message);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn for_tests() -> Self {
+        CallContext {
+            cancel: CancellationToken::new(),
+            progress: None,
+            actor: Actor::Cli,
+            require_approval: false,
+            max_wait: Some(ceiling::DEFAULT_MAX_WAIT),
+        }
+    }
 }
 
 impl std::fmt::Debug for CallContext {
@@ -192,6 +252,7 @@ impl std::fmt::Debug for CallContext {
             .field("cancelled", &self.cancel.is_cancelled())
             .field("progress", &self.progress.is_some())
             .field("actor", &self.actor)
+            .field("max_wait", &self.max_wait)
             .finish()
     }
 }
@@ -253,7 +314,6 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::time::Duration;
-    use tokio_util::sync::CancellationToken;
 
     /// A value of the type a property's schema asks for.
     fn sample(schema: &Value) -> Value {
@@ -288,12 +348,7 @@ mod tests {
                 .and_then(Value::as_object)
                 .map(|props| props.iter().map(|(k, v)| (k.clone(), sample(v))).collect())
                 .unwrap_or_default();
-            let cx = CallContext {
-                cancel: CancellationToken::new(),
-                progress: None,
-                actor: Actor::Cli,
-                require_approval: false,
-            };
+            let cx = CallContext::for_tests();
             let outcome = tokio::time::timeout(
                 Duration::from_secs(30),
                 call(&engine, tool.name, Value::Object(args.clone()), &cx),

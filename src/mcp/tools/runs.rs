@@ -2,6 +2,7 @@
 //! `wait: false`), its status, its journal from a cursor, the history, cancelling, feedback
 //! and purging.
 
+use super::ceiling::{self, Waited};
 use super::{
     CallContext, ToolDef, Toolset, off_runtime, ok, output_schema_of, parse, schema_of,
     unknown_tool,
@@ -35,22 +36,53 @@ pub enum RunOutcome {
     FleetStarted(Box<FleetStarted>),
 }
 
-/// The answer to a fleet started with `wait: false`: its hosts; each host's run shows in
-/// `run_list` and `run_status` once a slot lets it start.
+/// The answer to a fleet started with `wait: false`, or still going when the call reached its
+/// wait ceiling: its hosts; each host's run shows in `run_list` and `run_status` once a slot
+/// lets it start.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FleetStarted {
     pub hosts: Vec<String>,
     pub parallel: usize,
     pub message: String,
+    /// The seconds the call waited, when it stopped waiting at the server's ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_timeout: Option<f64>,
 }
 
-/// The answer to a call with `wait: false`: the run's id and status at once; follow it with
-/// `run_events` or `run_status`.
+/// The answer to a call with `wait: false`, or to one whose run was still going at the
+/// server's wait ceiling: the run's id and status; follow it with `run_events` or
+/// `run_status`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunStarted {
     pub run_id: String,
     /// Its status when the call returned.
     pub status: RunStatus,
+    /// Where `run_events` reads its journal from (`after`): 0, its start.
+    pub next_cursor: u64,
+    /// The seconds the call waited, when it stopped waiting at the server's ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_timeout: Option<f64>,
+    /// What to do next, when the run goes on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl RunStarted {
+    /// A run that goes on after the call answered: at the ceiling when `effective_timeout`.
+    fn going_on(run_id: String, status: RunStatus, effective_timeout: Option<f64>) -> Self {
+        let message = effective_timeout.map(|secs| {
+            format!(
+                "still running after {secs} s (the server's wait ceiling): follow it with run_events (run_id {run_id}, after 0) or run_status; workflow_cancel stops it"
+            )
+        });
+        RunStarted {
+            run_id,
+            status,
+            next_cursor: 0,
+            effective_timeout,
+            message,
+        }
+    }
 }
 
 /// Runs a workflow on a fleet of hosts for a tool call: waits for every host's result, or
@@ -62,6 +94,7 @@ async fn fleet_run(
     on: &[String],
     parallel: Option<usize>,
     wait: bool,
+    cx: &CallContext,
 ) -> Result<JsonObject, ToolError> {
     if request.session_id.is_some() || request.keep_session {
         return Err(ToolError::invalid_arguments(
@@ -71,23 +104,56 @@ async fn fleet_run(
     }
     let hosts = engine.fleet_hosts(on)?;
     let parallel = parallel.unwrap_or(crate::engine::fleet::DEFAULT_PARALLEL);
-    if wait {
-        let fleet = engine.run_fleet(request, hosts, parallel).await;
-        return ok(RunOutcome::Fleet(Box::new(fleet)));
-    }
-    let started = FleetStarted {
+    let mut started = FleetStarted {
         message: format!(
             "running on {} hosts, {parallel} at a time; each host's run shows in run_list once it starts",
             hosts.len()
         ),
         hosts: hosts.clone(),
         parallel,
+        effective_timeout: None,
     };
     let engine = engine.clone();
-    tokio::spawn(async move {
-        engine.run_fleet(request, hosts, parallel).await;
-    });
-    ok(RunOutcome::FleetStarted(Box::new(started)))
+    let fleet = tokio::spawn(async move { engine.run_fleet(request, hosts, parallel).await });
+    if !wait {
+        return ok(RunOutcome::FleetStarted(Box::new(started)));
+    }
+    // However this call ends before the fleet does (cancelled, its client gone), the fleet's
+    // future is dropped, which cancels the runs still going; at the ceiling it is let go.
+    let mut fleet = tokio_util::task::AbortOnDropHandle::new(fleet);
+    let ceiling = sleep_for(cx.max_wait);
+    tokio::pin!(ceiling);
+    let waited = super::ceiling::heartbeat(cx, "waiting for the fleet", async {
+        tokio::select! {
+            done = &mut fleet => Some(done.ok()),
+            () = &mut ceiling => None,
+            () = cx.cancel.cancelled() => Some(None),
+        }
+    })
+    .await;
+    match waited {
+        Some(Some(done)) => ok(RunOutcome::Fleet(Box::new(done))),
+        Some(None) => Err(ToolError::cancelled("run_workflow")),
+        None => {
+            drop(fleet.detach());
+            let secs = cx.max_wait.map(|d| d.as_secs_f64());
+            started.effective_timeout = secs;
+            started.message = format!(
+                "still running after {} s (the server's wait ceiling) on {} hosts: each host's run shows in run_list and run_status",
+                secs.unwrap_or_default(),
+                started.hosts.len()
+            );
+            ok(RunOutcome::FleetStarted(Box::new(started)))
+        }
+    }
+}
+
+/// Sleeps until the call's wait ceiling, for ever when it has none.
+async fn sleep_for(ceiling: Option<Duration>) {
+    match ceiling {
+        Some(ceiling) => tokio::time::sleep(ceiling).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Runs a workflow for a tool call: waits (with progress) or returns the run id at once. A
@@ -100,17 +166,29 @@ pub async fn run(
 ) -> Result<JsonObject, ToolError> {
     if !wait {
         let started = engine.start_run(request).await?;
-        return ok(RunOutcome::Started(Box::new(RunStarted {
-            status: started.status(),
-            run_id: started.run_id,
-        })));
+        return ok(RunOutcome::Started(Box::new(RunStarted::going_on(
+            started.run_id.clone(),
+            started.status(),
+            None,
+        ))));
     }
-    // Followed: if this call goes away before the end, the run is cancelled.
+    // Followed: if this call goes away before the end, the run is cancelled; at the ceiling
+    // it is let go, to be followed by its id.
     let mut followed = engine.follow_run(request).await?;
     let run_id = followed.run_id().to_string();
-    let mut step = 0.0;
+    let ceiling = sleep_for(cx.max_wait);
+    tokio::pin!(ceiling);
+    let every = ceiling::beat_every(cx);
+    let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut state = String::from("starting");
     loop {
         tokio::select! {
+            () = &mut ceiling => {
+                let status = followed.let_go();
+                let secs = cx.max_wait.map(|d| d.as_secs_f64());
+                return ok(RunOutcome::Started(Box::new(RunStarted::going_on(run_id, status, secs))));
+            }
+            _ = beat.tick(), if cx.progress.is_some() => cx.tell(format!("{state}: still running")),
             next = followed.next() => match next {
                 Following::Ended(result) => {
                     // Approval mode stopped it: a security error, not a run that failed.
@@ -124,16 +202,13 @@ pub async fn run(
                     return ok(RunOutcome::Finished(result));
                 }
                 Following::News(news) => match *news {
-                    RunNews::Line(RunEvent::StepStarted { state, tool, .. }) => {
-                        step += 1.0;
-                        if let Some(progress) = &cx.progress {
-                            progress(step, format!("{state} ({tool})"));
-                        }
+                    RunNews::Line(RunEvent::StepStarted { state: entered, tool, .. }) => {
+                        state = format!("{entered} ({tool})");
+                        cx.tell(state.clone());
                     }
                     RunNews::AwaitingApproval { workflow } => {
-                        if let Some(progress) = &cx.progress {
-                            progress(step, format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)"));
-                        }
+                        state = format!("waiting for a person to approve the run of {workflow} in the studio (approval mode)");
+                        cx.tell(state.clone());
                     }
                     RunNews::Line(_) => {}
                 },
@@ -156,7 +231,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Run a workflow",
             EXECUTE,
             RunArgs => RunOutcome,
-            "Run a workflow (by workflow_name, or a manifest's content) with inputs, in a new session (closed at the end) or in session_id. wait=true (default) returns the full result (final_state, return_values, execution_log) and sends progress per state; wait=false returns the run_id at once."
+            "Run a workflow by name (see workflow_list) or from a manifest's text, with inputs. Waits for the result (final_state, return_values, log) with progress per state, up to the server's wait ceiling; past it, or with wait=false, returns the run_id to follow with run_events."
         ),
         tool!(
             "run_status",
@@ -164,15 +239,15 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Run status",
             READ,
             RunIdArgs => RunStatus,
-            "A run's status: running, waiting_for_input (with the question), or finished (with the result)."
+            "A run's status: running, waiting for an answer (with the question), or finished (with the result)."
         ),
         tool!(
             "run_events",
             Runs,
             "Run events",
             WAIT,
-            RunEventsArgs => RunEvents,
-            "A run's journal from a cursor, waiting up to wait_seconds for new events: the way to follow a long run. Pass next_cursor as `after` next time."
+            RunEventsArgs => Waited<RunEvents>,
+            "A run's journal after a cursor, waiting for new events: how to follow a run. Pass next_cursor as `after` next time."
         ),
         tool!(
             "run_list",
@@ -180,7 +255,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Run history",
             READ,
             RunListArgs => RunList,
-            "Runs in progress and the history, newest first, of one workflow or all."
+            "Runs in progress and past runs, newest first, of one workflow or all."
         ),
         tool!(
             "workflow_cancel",
@@ -188,23 +263,23 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Cancel a run",
             REMOVE,
             RunIdArgs => RunStatus,
-            "Cancel a run: the step in progress is interrupted and its processes killed. Returns its final status."
+            "Cancel a run: its step is interrupted and its processes killed."
         ),
         tool!(
             "run_feedback",
-            Runs,
+            History,
             "Rate a run",
             WRITE,
             FeedbackArgs => FeedbackRecorded,
-            "Attach feedback to a run: a score, a text, or both."
+            "Rate a run: a score, a text, or both."
         ),
         tool!(
             "workflow_purge_history",
-            Runs,
+            History,
             "Purge run history",
             REMOVE,
             PurgeArgs => Purged,
-            "Delete the run history of one workflow or all. Runs in progress are kept."
+            "Delete the run history of one workflow or all; runs in progress stay."
         ),
     ]
 }
@@ -248,7 +323,7 @@ async fn run_workflow(
         require_approval: cx.require_approval,
     };
     match fleet {
-        Some(on) => fleet_run(e, request, &on, a.parallel, a.wait.unwrap_or(true)).await,
+        Some(on) => fleet_run(e, request, &on, a.parallel, a.wait.unwrap_or(true), cx).await,
         None => run(e, request, a.wait.unwrap_or(true), cx).await,
     }
 }
@@ -268,18 +343,15 @@ pub(super) async fn call(
         }
         "run_events" => {
             let a: RunEventsArgs = parse(name, args)?;
-            // Out-of-range values are the engine's to bound; only NaN and negatives are cut here,
-            // as no Duration can hold them.
-            let wait = a.wait_seconds.unwrap_or(10.0);
-            let wait = Duration::from_secs_f64(if wait.is_finite() {
-                wait.clamp(0.0, 3600.0)
-            } else {
-                0.0
-            });
-            ok(
-                e.run_events(&a.run_id, a.after, a.limit.unwrap_or(100), wait)
-                    .await?,
-            )
+            // Past the ceiling, the engine's own bound (a minute) cuts what is left.
+            let (wait, effective_timeout) = ceiling::clamp_secs(a.wait_seconds, 10.0, cx);
+            let wait = Duration::try_from_secs_f64(wait).unwrap_or(Duration::MAX);
+            let events = e.run_events(&a.run_id, a.after, a.limit.unwrap_or(100), wait);
+            let result = ceiling::heartbeat(cx, "waiting for the run's events", events).await?;
+            ok(Waited {
+                result,
+                effective_timeout,
+            })
         }
         "run_list" => {
             let a: RunListArgs = parse(name, args)?;

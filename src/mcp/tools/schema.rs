@@ -21,6 +21,7 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
         if !object.contains_key("properties") {
             object.insert("properties".into(), json!({}));
         }
+        super::compact::input(object);
     }
     match value {
         Value::Object(object) => object,
@@ -30,22 +31,13 @@ pub fn schema_of<T: JsonSchema>() -> JsonObject {
 
 /// The JSON Schema of a result type, for the serialize contract: it describes the JSON the
 /// type writes (an `Option` without `skip_serializing_if` is always there, as a value or
-/// null), which is what a client checks `structuredContent` against.
+/// null), which is what a client checks `structuredContent` against, one level deep
+/// (compact.rs says why).
 pub fn output_schema_of<T: JsonSchema>() -> JsonObject {
     let generator = SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
-    let mut value = generator.into_root_schema_for::<T>().to_value();
-    portable(&mut value);
-    match value {
-        Value::Object(mut object) => {
-            object.remove("$schema");
-            object
-        }
-        // Only a type that accepts anything has a boolean schema; no result type does, and
-        // the catalog test would catch an empty schema.
-        _ => JsonObject::new(),
-    }
+    super::compact::output(&generator.into_root_schema_for::<T>().to_value())
 }
 
 /// Makes a generated schema read the same by every client's validator: schemars' integer

@@ -1,6 +1,7 @@
 //! The terminal tools: open, type, read, search, wait, run a command, list, resize, close;
 //! each a call of the engine's terminal methods, as a workflow's step makes it.
 
+use super::ceiling::{self, Waited};
 use super::{
     CallContext, Hints, ToolDef, Toolset, ok, output_schema_of, parse, schema_of, unknown_tool,
 };
@@ -12,6 +13,7 @@ use crate::engine::{
 };
 use crate::mcp::args::*;
 use crate::mcp::errors::ToolError;
+use crate::workflow::action::DEFAULT_WAIT_SECONDS;
 use rmcp::model::JsonObject;
 use serde_json::Value;
 use std::sync::Arc;
@@ -25,7 +27,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Open a terminal",
             EXECUTE,
             OpenTerminalArgs => SessionInfo,
-            "Open a terminal session on a real PTY: your shell by default, or `command` (e.g. [\"python3\",\"-q\"], [\"ssh\",\"-tt\",\"host\"]). Returns its session_id. For a shell, returns once its prompt is up. Close it with exit_terminal when done."
+            "Open a terminal on a real PTY: your shell, or `command`. Returns its session_id once a shell's prompt is up. Close it with exit_terminal."
         ),
         tool!(
             "send_input",
@@ -33,7 +35,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Type into a terminal",
             EXECUTE,
             SendInputArgs => SentInput,
-            "Type text (input_text, \"\\n\" is Enter) or press keys into a session. Returns at once; use await_output to wait for what the program prints."
+            "Type text or press keys into a session. Returns at once; await_output waits for the answer."
         ),
         tool!(
             "get_screen_content",
@@ -41,7 +43,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Read a terminal",
             READ,
             ScreenArgs => ScreenContent,
-            "Read a session as plain text: the visible screen (default), its history, the last N lines, or the output since the last input."
+            "Read a session as plain text: the screen, its history, its last lines, or the output since your last input."
         ),
         tool!(
             "search_output",
@@ -49,15 +51,15 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Search a terminal's output",
             READ,
             SearchOutputArgs => SearchResult,
-            "Find the lines of a session's output that match a regex: its whole retained history (the last 10,000 lines), and the screen of a full-screen program (vim, less, top) while one is in front. The newest hit first by default, each with its line number (which stays the same as older history is dropped), column, matched text and optional context lines. Pass next_cursor back as cursor for the next page. Use it to find an error that scrolled away instead of reading the whole history."
+            "Find the lines of a session's output matching a regex (its last 10,000 lines, or a full-screen program's screen), newest first: for an error that scrolled away."
         ),
         tool!(
             "await_output",
             Terminal,
             "Wait for output",
             WAIT,
-            AwaitArgs => AwaitOutput,
-            "Wait until a session's output matches a regex (or a stop pattern matches, or time runs out, or the program exits). By default only output after your last input counts, never its echo, and nothing that scrolled away is missed. Returns outcome matched|stopped|timeout|exited, the matched text and line, regex groups and the last lines."
+            AwaitArgs => Waited<AwaitOutput>,
+            "Wait until a session's output after your last input matches `pattern` or goes quiet (or a stop pattern matches, or the program exits). A timeout is an outcome, not an error."
         ),
         tool!(
             "list_terminal_sessions",
@@ -65,7 +67,7 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "List terminals",
             READ,
             NoArgs => SessionList,
-            "List the open terminal sessions: id, name, command, size, whether it is running or its exit status."
+            "The open sessions: id, name, command, size, running or exit status."
         ),
         tool!(
             "exit_terminal",
@@ -73,15 +75,15 @@ pub(super) fn defs() -> Vec<ToolDef> {
             "Close a terminal",
             REMOVE,
             SessionArgs => ClosedSession,
-            "Close a session and end every process it started (SIGHUP/SIGTERM, then SIGKILL)."
+            "Close a session and end every process it started."
         ),
         tool!(
             "run_command",
             Terminal,
             "Run a shell command",
             EXECUTE,
-            RunCommandArgs => CommandOutput,
-            "Run a command line in a session's shell and wait for it to finish: returns exit_code and output. The session must be a POSIX shell at its prompt; `cd` and `export` persist."
+            RunCommandArgs => Waited<CommandOutput>,
+            "Run a command line in a shell session and wait for it to end: exit_code and output. `cd` and `export` persist."
         ),
         tool!(
             "resize_terminal",
@@ -92,9 +94,19 @@ pub(super) fn defs() -> Vec<ToolDef> {
                 ..WRITE
             },
             ResizeArgs => Resized,
-            "Resize a session (the program gets SIGWINCH). Sizes out of range are clamped."
+            "Resize a session; its program gets SIGWINCH."
         ),
     ]
+}
+
+/// Cuts a step's wait to the call's ceiling, leaving what the engine bounds itself (its
+/// default, NaN, negatives) as asked: the ceiling in seconds when it cut the wait.
+fn within_ceiling(timeout: &mut Option<f64>, cx: &CallContext) -> Option<f64> {
+    let (cut, effective) = ceiling::clamp_secs(*timeout, DEFAULT_WAIT_SECONDS, cx);
+    if effective.is_some() {
+        *timeout = Some(cut);
+    }
+    effective
 }
 
 /// Runs one of this group's tools.
@@ -122,8 +134,14 @@ pub(super) async fn call(
             ok(e.search_output(&id, &p)?)
         }
         "await_output" => {
-            let (id, p) = parse::<AwaitArgs>(name, args)?.split();
-            ok(e.await_output(&id, &p, None, &cx.actor).await?)
+            let (id, mut p) = parse::<AwaitArgs>(name, args)?.split();
+            let effective_timeout = within_ceiling(&mut p.timeout, cx);
+            let waiting = e.await_output(&id, &p, None, &cx.actor);
+            let result = ceiling::heartbeat(cx, "waiting for output", waiting).await?;
+            ok(Waited {
+                result,
+                effective_timeout,
+            })
         }
         "list_terminal_sessions" => ok(e.list_terminal_sessions()),
         "exit_terminal" => {
@@ -131,8 +149,14 @@ pub(super) async fn call(
             ok(e.exit_terminal(&a.session_id, &cx.actor).await?)
         }
         "run_command" => {
-            let (id, p) = parse::<RunCommandArgs>(name, args)?.split();
-            ok(e.run_command(&id, &p, None, &cx.actor).await?)
+            let (id, mut p) = parse::<RunCommandArgs>(name, args)?.split();
+            let effective_timeout = within_ceiling(&mut p.timeout, cx);
+            let running = e.run_command(&id, &p, None, &cx.actor);
+            let result = ceiling::heartbeat(cx, "waiting for the command", running).await?;
+            ok(Waited {
+                result,
+                effective_timeout,
+            })
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;

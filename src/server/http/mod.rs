@@ -17,6 +17,7 @@
 //!   those connections; accepting backs off when descriptors run out (`conn::accept`).
 
 mod guard;
+mod plain;
 mod sessions;
 mod token;
 pub mod trouble;
@@ -164,9 +165,13 @@ pub async fn start(
         sessions.clone(),
         config,
     );
-    let app = axum::Router::new().nest_service(PATH, service).layer(
-        axum::middleware::from_fn_with_state(guard::Guard::new(token, sessions), guard::check),
-    );
+    let app = axum::Router::new()
+        .nest_service(PATH, service)
+        .layer(axum::middleware::from_fn(plain::answer))
+        .layer(axum::middleware::from_fn_with_state(
+            guard::Guard::new(token, sessions),
+            guard::check,
+        ));
     tokio::spawn(accept(listener, app, stop));
     Ok(Serving {
         addr,

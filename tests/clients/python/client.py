@@ -194,7 +194,8 @@ class RoundTrip:
         # The SDK does not expose the child; a shell in front of it records its exit status.
         params = StdioServerParameters(
             command="/bin/sh",
-            args=["-c", '"$@"; echo "$?" > "$0"', str(self.status_file), self.server, "mcp", "--workflows", str(d)],
+            args=["-c", '"$@"; echo "$?" > "$0"', str(self.status_file), self.server, "mcp", "--workflows", str(d),
+                  "--toolsets", "all"],
             env={"SHELL": "/bin/bash"},
         )
         stderr = tempfile.TemporaryFile(mode="w+")

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""The per-call cost an agent feels, for `cargo bench --bench mcp` (benches/mcp.rs runs this
+under each installed SDK): the official Python MCP SDK's client against `flowdeck mcp`, beside a
+raw JSON-RPC client (plain pipes, one JSON line each way) against the same server in the same run.
+
+    python bench.py --server BIN --workflows DIR [--rounds N] [--terminals M] [--toolsets LIST]
+
+Measures, each over N calls after a warm-up:
+  - `list_terminal_sessions` with no terminal open, then with M open (the SDKs check every
+    result against the tool's outputSchema, so the schema's shape is the agent's latency);
+  - the echo round trip: `send_input` of `echo tK` and `await_output` for `tK`.
+
+Prints one JSON object: {"sdk": "mcp 2.3.0", "raw": {...}, "client": {...}}, each holding
+{"noop_0": [median, p90], "noop_M": [...], "echo": [...]} in milliseconds. Works with SDK 1.x
+and 2.x (the calls it uses are the same in both). Every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from importlib.metadata import version as package_version
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+CALL_S = 30.0
+SHELL = {"command": ["bash", "--norc", "--noprofile"], "env": {"PS1": "$ "}}
+
+
+def figures(samples: list[float]) -> list[float]:
+    ordered = sorted(samples)
+    return [
+        round(statistics.median(ordered), 3),
+        round(ordered[int(len(ordered) * 0.9)], 3),
+    ]
+
+
+class Raw:
+    """JSON-RPC lines over the server's pipes: the cost of flowdeck and the pipes alone."""
+
+    def __init__(self, server: str, workflows: str, toolsets: str) -> None:
+        self.process = subprocess.Popen(
+            [server, "--workflows", workflows, "mcp", "--toolsets", toolsets],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench-raw", "version": "1"},
+            },
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + CALL_S
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the server ended during {method}")
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+        raise RuntimeError(f"{method}: no answer in {CALL_S} s")
+
+    def call(self, name: str, arguments: dict) -> dict:
+        result = self.request("tools/call", {"name": name, "arguments": arguments})
+        if result.get("isError"):
+            raise RuntimeError(f"{name}: {result['content']}")
+        return result.get("structuredContent") or {}
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Sdk:
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def call(self, name: str, arguments: dict) -> dict:
+        with anyio.fail_after(CALL_S):
+            result = await self.session.call_tool(name, arguments)
+        # SDK 2.x names the fields in Python's way, 1.x as the protocol does.
+        if getattr(result, "is_error", None) or getattr(result, "isError", None):
+            raise RuntimeError(f"{name}: {result.content}")
+        return getattr(result, "structured_content", None) or result.structuredContent or {}
+
+
+async def measure(call, rounds: int, terminals: int) -> tuple[dict, list[str]]:
+    """The figures of one client; `call` is async (the SDK) or wrapped to look so (raw)."""
+    out: dict[str, list[float]] = {}
+
+    async def timed(label: str, one) -> None:
+        for _ in range(max(5, rounds // 10)):
+            await one()
+        samples = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            await one()
+            samples.append((time.perf_counter() - start) * 1000)
+        out[label] = figures(samples)
+
+    await timed("noop_0", lambda: call("list_terminal_sessions", {}))
+    ids = []
+    for _ in range(terminals):
+        opened = await call("open_terminal", SHELL)
+        ids.append(opened["session_id"])
+    await timed(f"noop_{terminals}", lambda: call("list_terminal_sessions", {}))
+    counter = iter(range(10**9))
+
+    async def echo() -> None:
+        k = next(counter)
+        await call("send_input", {"session_id": ids[0], "input_text": f"echo t{k}\n"})
+        await call("await_output", {"session_id": ids[0], "pattern": f"t{k}\\r?\\n", "timeout": 10})
+
+    await timed("echo", echo)
+    for id in ids:
+        await call("exit_terminal", {"session_id": id})
+    return out, ids
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--workflows", required=True)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--terminals", type=int, default=3)
+    parser.add_argument("--toolsets", default="terminal")
+    opts = parser.parse_args()
+
+    raw = Raw(opts.server, opts.workflows, opts.toolsets)
+
+    async def raw_call(name: str, arguments: dict) -> dict:
+        return raw.call(name, arguments)
+
+    try:
+        raw_figures, _ = await measure(raw_call, opts.rounds, opts.terminals)
+    finally:
+        raw.close()
+
+    params = StdioServerParameters(
+        command=opts.server,
+        args=["--workflows", opts.workflows, "mcp", "--toolsets", opts.toolsets],
+        env=dict(os.environ),
+    )
+    with anyio.fail_after(CALL_S * 20 + opts.rounds * 3):
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                # The SDK lists the tools to learn their output schemas on the first call;
+                # listing first keeps that out of the figures.
+                await session.list_tools()
+                client_figures, _ = await measure(Sdk(session).call, opts.rounds, opts.terminals)
+    print(
+        json.dumps(
+            {
+                "sdk": f"mcp {package_version('mcp')}",
+                "raw": raw_figures,
+                "client": client_figures,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
