@@ -5,6 +5,7 @@
 use crate::common::bundled_workflows_copy;
 use crate::common::line_client::LineServer;
 use serde_json::{Value, json};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// What a model reads of a tool: its name, description and input schema.
@@ -22,7 +23,17 @@ fn tools_list(server: &mut LineServer) -> Value {
 #[test]
 fn the_default_surface_fits_its_budget_and_all_of_it_one_word_away() {
     let folder = bundled_workflows_copy();
-    let mut default = LineServer::start(folder.path());
+    // `flowdeck mcp` as an agent host starts it: no toolsets named anywhere.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder.path())
+        .arg("mcp")
+        .env_remove("FLOWDECK_TOOLSETS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut default = LineServer::spawn(command);
     let listed = tools_list(&mut default);
     let tools = listed["tools"].as_array().expect("tools");
     let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();

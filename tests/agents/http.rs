@@ -575,6 +575,38 @@ fn a_waiting_run_reports_each_state_as_progress_on_its_stream() {
 }
 
 #[test]
+fn a_call_that_streams_nothing_is_answered_as_plain_json_and_one_that_does_as_events() {
+    let (folder, runtime) = tiny_folder();
+    let host = serve_http(folder.path(), runtime.path(), &[]);
+    let id = host.session();
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "list_terminal_sessions", "arguments": {}}});
+    let answer = host.post(&[("Mcp-Session-Id", &id)], &body.to_string());
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/json"),
+        "{answer:?}"
+    );
+    let message: Value = serde_json::from_str(&answer.body)
+        .unwrap_or_else(|e| panic!("the body is one JSON message ({e}): {answer:?}"));
+    assert_eq!(message["id"], 2, "{message}");
+    assert!(
+        message["result"]["structuredContent"]["sessions"].is_array(),
+        "{message}"
+    );
+    // A tool error too: the whole answer is one message.
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "run_status", "arguments": {"run_id": "r-none"}}});
+    let answer = host.post(&[("Mcp-Session-Id", &id)], &unknown.to_string());
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/json"),
+        "{answer:?}"
+    );
+}
+
+#[test]
 fn a_session_hears_the_folder_change_on_its_own_stream() {
     let (folder, runtime) = tiny_folder();
     let host = serve_http(folder.path(), runtime.path(), &[]);

@@ -35,7 +35,7 @@ impl Server {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("sleeper.yaml"), common::SLEEPER).unwrap();
         Server {
-            server: LineServer::start_with(dir.path(), &["--toolsets", "all"]),
+            server: LineServer::start(dir.path()),
             dir,
         }
     }

@@ -574,42 +574,74 @@ fn inspector_cli_runs_the_readme_commands() {
 /// The servers the README's snippets describe, as (where, command, args).
 fn readme_servers(readme: &str) -> Vec<(String, String, Vec<String>)> {
     let mut servers = Vec::new();
-    // Claude Desktop: the ```json block with "mcpServers".
-    let mut rest = readme;
-    while let Some(start) = rest.find("```json\n") {
-        let block = &rest[start + 8..];
-        let end = block.find("```").expect("an unclosed ```json block");
-        rest = &block[end..];
-        let block = &block[..end];
-        if !block.contains("mcpServers") {
-            continue;
-        }
+    let strings = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .unwrap_or_else(|| panic!("args is not a list: {value}"))
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect()
+    };
+    // Claude Desktop and Cursor (`mcpServers`), VS Code (`servers`, each of `type: stdio`): the
+    // ```json blocks.
+    for block in fenced(readme, "json") {
         let config: Value = serde_json::from_str(block)
-            .unwrap_or_else(|e| panic!("the mcpServers snippet is not JSON ({e}):\n{block}"));
-        for (name, server) in config["mcpServers"].as_object().unwrap() {
-            let command = server["command"].as_str().unwrap().to_string();
-            let args = server["args"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a.as_str().unwrap().to_string())
-                .collect();
-            servers.push((format!("mcpServers.{name}"), command, args));
+            .unwrap_or_else(|e| panic!("a ```json snippet is not JSON ({e}):\n{block}"));
+        for key in ["mcpServers", "servers"] {
+            for (name, server) in config[key].as_object().into_iter().flatten() {
+                if key == "servers" {
+                    assert_eq!(server["type"], "stdio", "VS Code's server {name}: {block}");
+                }
+                let command = server["command"].as_str().unwrap().to_string();
+                servers.push((format!("{key}.{name}"), command, strings(&server["args"])));
+            }
         }
     }
-    // Claude Code: `claude mcp add NAME -- COMMAND ARGS...`.
-    for line in readme
-        .lines()
-        .filter(|l| l.trim_start().starts_with("claude mcp add "))
-    {
+    // Codex CLI by hand: the ```toml blocks' `[mcp_servers.NAME]` tables.
+    for block in fenced(readme, "toml") {
+        let config: toml::Table = block
+            .parse()
+            .unwrap_or_else(|e| panic!("a ```toml snippet is not TOML ({e}):\n{block}"));
+        let config = serde_json::to_value(config).unwrap();
+        for (name, server) in config["mcp_servers"].as_object().into_iter().flatten() {
+            let command = server["command"].as_str().unwrap().to_string();
+            servers.push((
+                format!("mcp_servers.{name}"),
+                command,
+                strings(&server["args"]),
+            ));
+        }
+    }
+    // Claude Code and Codex CLI: `claude mcp add NAME -- COMMAND ARGS...`.
+    for line in readme.lines().map(str::trim_start) {
+        let Some(kind) = ["claude mcp add ", "codex mcp add "]
+            .into_iter()
+            .find(|kind| line.starts_with(kind))
+        else {
+            continue;
+        };
         let (_, server) = line
             .split_once(" -- ")
             .unwrap_or_else(|| panic!("no ` -- ` before the server command: {line}"));
         let mut words = server.split_whitespace().map(str::to_string);
         let command = words.next().unwrap();
-        servers.push(("claude mcp add".to_string(), command, words.collect()));
+        servers.push((kind.trim().to_string(), command, words.collect()));
     }
     servers
+}
+
+/// The contents of a text's ```LANG blocks.
+fn fenced<'a>(text: &'a str, lang: &str) -> Vec<&'a str> {
+    let open = format!("```{lang}\n");
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        let block = &rest[start + open.len()..];
+        let end = block.find("```").expect("an unclosed ``` block");
+        blocks.push(&block[..end]);
+        rest = &block[end..];
+    }
+    blocks
 }
 
 #[test]
@@ -625,6 +657,14 @@ fn readme_client_snippets_launch_flowdeck_with_a_real_client() {
             kinds.contains(&"mcpServers.flowdeck") && kinds.contains(&"claude mcp add"),
             "{doc} should have the Claude Desktop and the Claude Code snippets: {kinds:?}"
         );
+        if doc == "README.md" {
+            for kind in ["servers.flowdeck", "mcp_servers.flowdeck", "codex mcp add"] {
+                assert!(
+                    kinds.contains(&kind),
+                    "the README should have the VS Code and Codex CLI snippets: {kinds:?}"
+                );
+            }
+        }
         for (snippet, command, args) in servers {
             assert_eq!(command, "flowdeck", "{doc} {snippet}: the command");
             assert!(

@@ -23,7 +23,8 @@ impl LineServer {
         Self::start_with(workflows, &[])
     }
 
-    /// Starts `flowdeck --workflows DIR mcp OPTIONS...` with bash as the shell.
+    /// Starts `flowdeck --workflows DIR mcp OPTIONS...` with bash as the shell, offering every
+    /// tool unless OPTIONS name the toolsets.
     pub fn start_with(workflows: &Path, options: &[&str]) -> LineServer {
         let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
         command
@@ -31,6 +32,7 @@ impl LineServer {
             .arg(workflows)
             .arg("mcp")
             .args(options)
+            .env("FLOWDECK_TOOLSETS", "all")
             .env("SHELL", "/bin/bash")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -15,6 +15,7 @@ mod hosts;
 mod journals;
 mod quiet;
 mod recordings;
+mod registry;
 mod request;
 mod runs;
 mod schema;

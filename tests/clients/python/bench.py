@@ -4,6 +4,7 @@ under each installed SDK): the official Python MCP SDK's client against `flowdec
 raw JSON-RPC client (plain pipes, one JSON line each way) against the same server in the same run.
 
     python bench.py --server BIN --workflows DIR [--rounds N] [--terminals M] [--toolsets LIST]
+    python bench.py --server BIN --workflows DIR --http [--rounds N]
 
 Measures, each over N calls after a warm-up:
   - `list_terminal_sessions` with no terminal open, then with M open (the SDKs check every
@@ -13,15 +14,22 @@ Measures, each over N calls after a warm-up:
 Prints one JSON object: {"sdk": "mcp 2.3.0", "raw": {...}, "client": {...}}, each holding
 {"noop_0": [median, p90], "noop_M": [...], "echo": [...]} in milliseconds. Works with SDK 1.x
 and 2.x (the calls it uses are the same in both). Every wait has a deadline.
+
+With --http, no SDK: raw clients only, the no-op call through the stdio relay (`flowdeck mcp`)
+against the same over streamable HTTP (`flowdeck serve --http` of the folder, which this
+starts, keep-alive connection, one session), alternating, and the content type HTTP answered
+with: {"relay": [median, p90], "http": [...], "http_content_type": "..."}.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import statistics
 import subprocess
+import socket
 import sys
 import time
 from importlib.metadata import version as package_version
@@ -112,6 +120,102 @@ class Sdk:
         return getattr(result, "structured_content", None) or result.structuredContent or {}
 
 
+class RawHttp:
+    """JSON-RPC over streamable HTTP with nothing but http.client: one keep-alive connection."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=CALL_S)
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        self.next_id = 0
+        answer, headers = self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench-raw-http", "version": "1"},
+                },
+            }
+        )
+        self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
+        self.headers["MCP-Protocol-Version"] = "2025-11-25"
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.content_type = ""
+
+    def post(self, message: dict) -> tuple[bytes, dict]:
+        self.connection.request("POST", "/mcp", json.dumps(message), self.headers)
+        response = self.connection.getresponse()
+        body = response.read()
+        if response.status >= 300:
+            raise RuntimeError(f"HTTP {response.status}: {body[:200]!r}")
+        self.content_type = response.getheader("content-type") or ""
+        return body, {k.lower(): v for k, v in response.getheaders()}
+
+    def call(self, name: str, arguments: dict) -> None:
+        self.next_id += 1
+        body, _ = self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": self.next_id,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+        )
+        if b'"isError":true' in body or b"structuredContent" not in body:
+            raise RuntimeError(f"{name}: {body[:200]!r}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def relay_against_http(server: str, workflows: str, rounds: int) -> dict:
+    token = "bench-" + os.urandom(16).hex()
+    port = free_port()
+    host = subprocess.Popen(
+        [server, "--workflows", workflows, "serve", "--http", f"127.0.0.1:{port}"],
+        env=dict(os.environ, FLOWDECK_HTTP_TOKEN=token),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + CALL_S
+        while True:
+            try:
+                over_http = RawHttp(port, token)
+                break
+            except OSError:
+                if time.monotonic() > deadline or host.poll() is not None:
+                    raise RuntimeError("flowdeck serve --http did not answer") from None
+                time.sleep(0.05)
+        relay = Raw(server, workflows, "default")
+        samples: dict[str, list[float]] = {"relay": [], "http": []}
+        for i in range(rounds + 30):
+            for label, client in (("relay", relay), ("http", over_http)):
+                start = time.perf_counter()
+                client.call("list_terminal_sessions", {})
+                if i >= 30:
+                    samples[label].append((time.perf_counter() - start) * 1000)
+        relay.close()
+        return {
+            "relay": figures(samples["relay"]),
+            "http": figures(samples["http"]),
+            "http_content_type": over_http.content_type,
+        }
+    finally:
+        host.terminate()
+        host.wait(timeout=10)
+
+
 async def measure(call, rounds: int, terminals: int) -> tuple[dict, list[str]]:
     """The figures of one client; `call` is async (the SDK) or wrapped to look so (raw)."""
     out: dict[str, list[float]] = {}
@@ -152,7 +256,11 @@ async def main() -> int:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--terminals", type=int, default=3)
     parser.add_argument("--toolsets", default="terminal")
+    parser.add_argument("--http", action="store_true")
     opts = parser.parse_args()
+    if opts.http:
+        print(json.dumps(relay_against_http(opts.server, opts.workflows, opts.rounds)))
+        return 0
 
     raw = Raw(opts.server, opts.workflows, opts.toolsets)
 
