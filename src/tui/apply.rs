@@ -2,7 +2,7 @@
 //! snapshot, then every event numbered above it) followed to the letter.
 
 use super::effect::Effect;
-use super::keymap::{BaseMode, Mode};
+use super::mode::{BaseMode, Mode};
 use super::overlay::Overlay;
 use super::state::{App, Finished, RunView, StepMark};
 use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
@@ -160,7 +160,7 @@ fn workflow_removed(app: &mut App, name: String, actor: &Actor) -> Vec<Effect> {
     if theirs && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty())) {
         app.message = Some(format!(
             "{} was removed from the folder",
-            super::draw::text::clean(&name)
+            super::text::clean(&name)
         ));
         app.gone = Some(name);
     }
@@ -358,7 +358,7 @@ fn agent_left(app: &mut App, actor: &Actor, terminals: usize) -> Vec<Effect> {
 fn finish(run: &mut RunView, finished: Finished) -> String {
     run.phase = Phase::Finished;
     run.prompt = None;
-    let took = super::draw::text::duration(finished.duration_ms);
+    let took = super::text::duration(finished.duration_ms);
     let ended = match &run.actor {
         Some(Actor::Agent { client, .. }) => format!(
             "agent {client}'s run of {} {} {} in {took}",

@@ -11,7 +11,7 @@
 //! moment, marked `New request` (settling.rs): a key pressed then was meant for the other.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::overlay::Overlay;
 use super::settling::Settling;
 use super::state::{App, ApprovalShown, ApprovalView, RunView};
@@ -40,8 +40,8 @@ pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> 
     app.approvals_later = false;
     let what = format!(
         "{} asks to run {}: a answers",
-        super::draw::text::clean(&actor.label()),
-        super::draw::text::clean(workflow)
+        super::text::clean(&actor.label()),
+        super::text::clean(workflow)
     );
     app.message = Some(what.clone());
     let mut effects = vec![Effect::LoadApprovals];
@@ -88,21 +88,21 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
     {
         run.phase = Phase::Running;
     }
-    let workflow = super::draw::text::clean(workflow);
+    let workflow = super::text::clean(workflow);
     app.message = Some(match (approved, by) {
         (true, by) if by.is_person() && !app.is_me(by) => format!(
             "approved by {}: {workflow} runs",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
         (true, _) => format!("approved: {workflow} runs"),
         (false, by) if app.is_me(by) => format!("denied: {workflow} does not run"),
         (false, by @ Actor::Person { .. }) => format!(
             "denied by {}: {workflow} does not run",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
         (false, by) => format!(
             "the request to run {workflow} was withdrawn ({})",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
     });
     if app.approvals.is_empty() && app.mode() == Mode::Approve {

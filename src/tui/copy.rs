@@ -6,9 +6,11 @@
 
 use super::effect::Effect;
 use super::history;
-use super::keymap::BaseMode;
+use super::mode::BaseMode;
+use super::mode::View;
 use super::selection::{self, Bounds};
-use super::state::{App, Point, Selection, Surface, Unit, View};
+use super::selection::{Point, Selection, Surface, Unit};
+use super::state::App;
 
 /// `v`: copy mode on the shown pane, once the engine said where its cursor is.
 pub fn start(app: &mut App) -> Vec<Effect> {

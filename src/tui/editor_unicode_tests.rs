@@ -6,7 +6,7 @@
 
 use super::draw;
 use super::editor::{Document, follow_cursor, text_size};
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::state::App;
 use super::test_support::{NoScreens, ctrl_key, key, summary};
 use super::theme::Theme;

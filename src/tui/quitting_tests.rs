@@ -1,6 +1,6 @@
 //! What `q` and `d` do, attached or hosting, with the person's and agents' work alive.
 
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::quitting::persons_work;
 use super::state::{App, RunView};
 use super::test_support::{key, shell_pane};

@@ -3,7 +3,8 @@
 
 use super::effect::Effect;
 use super::overlay::Overlay;
-use super::state::{App, RunsView};
+use super::overlay::RunsView;
+use super::state::App;
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
 

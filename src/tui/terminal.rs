@@ -99,7 +99,7 @@ pub fn capture_mouse(on: bool) -> std::io::Result<()> {
 
 /// Calls the person back to the studio: the bell, and `text` in the terminal's title.
 pub fn alert(text: &str) -> std::io::Result<()> {
-    let title = format!("flowdeck: {}", super::draw::text::clean(text));
+    let title = format!("flowdeck: {}", super::text::clean(text));
     execute!(
         stdout(),
         crossterm::style::Print("\x07"),

@@ -2,8 +2,9 @@
 
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::keymap::Mode;
-use super::state::{App, View};
+use super::mode::Mode;
+use super::mode::View;
+use super::state::App;
 use super::test_support::{key, palette_open, shell_pane, summary};
 use super::update::{Event, update};
 use crate::engine::authoring::InputSpec;
@@ -431,7 +432,7 @@ fn a_pane_an_agent_opens_comes_to_the_front_unless_the_person_is_typing_in_one()
     );
     assert_eq!(
         app.view,
-        super::state::View::List,
+        super::mode::View::List,
         "the view stays where it was"
     );
     // In focus mode on s2, another agent pane waits in its tab.

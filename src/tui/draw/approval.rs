@@ -4,9 +4,9 @@
 
 use super::Ctx;
 use super::overlay::{boxed, centered};
-use super::text::clean;
 use crate::engine::approval::ApprovalRequest;
 use crate::tui::approvals::texts;
+use crate::tui::text::clean;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};

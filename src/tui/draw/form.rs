@@ -4,8 +4,8 @@
 
 use super::Ctx;
 use super::overlay::{boxed, centered};
-use super::text::{cells, clean, shorten, wrap};
 use crate::tui::form::{Field, InputsForm};
+use crate::tui::text::{cells, clean, shorten, wrap};
 use ratatui::Frame;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};

@@ -1,11 +1,12 @@
 //! The workflow list: each workflow with its state, filtered as the person types.
 
-use super::text::{ago, cells, clean, shorten};
 use super::{Ctx, block};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
-use crate::tui::keymap::Mode;
-use crate::tui::state::{App, RunView, View};
+use crate::tui::mode::Mode;
+use crate::tui::mode::View;
+use crate::tui::state::{App, RunView};
+use crate::tui::text::{ago, cells, clean, shorten};
 use crate::tui::theme::Theme;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;

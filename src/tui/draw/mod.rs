@@ -10,10 +10,10 @@ pub mod pane;
 pub mod plan;
 pub mod runs;
 pub mod status;
-pub mod text;
 
 use super::layout;
 use super::state::App;
+use super::text;
 use super::theme::Theme;
 use pane::Screens;
 use ratatui::Frame;

@@ -2,11 +2,11 @@
 //! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
-use super::text::{self, clean, shorten};
 use crate::engine::audit_log::AuditEntry;
-use crate::tui::keymap::Mode;
+use crate::tui::mode::Mode;
 use crate::tui::overlay::Overlay;
-use crate::tui::state::{Naming, Palette, ProblemsView};
+use crate::tui::overlay::{Naming, Palette, ProblemsView};
+use crate::tui::text::{self, clean, shorten};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -349,7 +349,7 @@ pub fn palette(frame: &mut Frame, cx: &Ctx, palette: &Palette) {
 
 /// The name box: a new workflow (with its template), a duplicate, a rename, a delete.
 pub fn naming(frame: &mut Frame, cx: &Ctx, naming: &Naming) {
-    use crate::tui::state::NameFor;
+    use crate::tui::overlay::NameFor;
     let t = cx.theme;
     let (title, what) = match &naming.purpose {
         NameFor::New(at) => {
@@ -446,7 +446,9 @@ pub fn audit(frame: &mut Frame, cx: &Ctx, entries: &[AuditEntry], top: usize) {
                     Style::default().fg(colour),
                 ),
                 Span::styled(
-                    e.duration_ms.map(super::text::duration).unwrap_or_default(),
+                    e.duration_ms
+                        .map(crate::tui::text::duration)
+                        .unwrap_or_default(),
                     Style::default().fg(t.muted),
                 ),
             ])

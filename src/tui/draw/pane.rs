@@ -2,16 +2,18 @@
 //! wide characters, cursor). The program's bytes never reach the person's terminal: only
 //! the grid's characters do, and controls among them are replaced.
 
-use super::text::clean;
 use super::{Ctx, block};
 use crate::engine::Engine;
 use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
 use crate::tui::copy;
-use crate::tui::keymap::Mode;
 use crate::tui::layout::{self, Slot};
+use crate::tui::mode::Mode;
+use crate::tui::mode::View;
+use crate::tui::selection::Surface;
 use crate::tui::selection::{self, Bounds};
-use crate::tui::state::{App, Scrollback, Surface, View};
+use crate::tui::state::{App, Scrollback};
+use crate::tui::text::clean;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};

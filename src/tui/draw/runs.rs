@@ -3,10 +3,11 @@
 
 use super::Ctx;
 use super::overlay::{boxed, centered};
-use super::text::{clean, duration};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
-use crate::tui::state::{App, RunsView};
+use crate::tui::overlay::RunsView;
+use crate::tui::state::App;
+use crate::tui::text::{clean, duration};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -5,7 +5,7 @@
 use super::tests::{TEXT, ctrl, in_conflict, open_deploy, typed};
 use crate::tui::editor::{Ask, SaveFailure};
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
+use crate::tui::mode::Mode;
 use crate::tui::state::App;
 use crate::tui::test_support::{key, summary};
 use crate::tui::update::{Event, update};

@@ -21,8 +21,8 @@ pub use view::{
 };
 
 use super::effect::Effect;
-use super::keymap::{BaseMode, Mode};
 use super::layout;
+use super::mode::{BaseMode, Mode};
 use super::state::App;
 use crate::workflow::completion::Completion;
 use crate::workflow::plan::Plan;

@@ -3,7 +3,8 @@
 
 use super::super::editor;
 use super::super::effect::Effect;
-use super::super::keymap::{self, BaseMode, Mode};
+use super::super::keymap::{self};
+use super::super::mode::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::state::App;
 use super::commands::run_command;

@@ -18,8 +18,9 @@ pub(super) use moving::plan_follows_selection;
 pub(super) use panes::{fit_panes, fit_when_alone, is_persons, show_pane};
 
 use super::effect::Effect;
-use super::keymap::Mode;
-use super::state::{App, Point};
+use super::mode::Mode;
+use super::selection::Point;
+use super::state::App;
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Found;
@@ -134,7 +135,7 @@ pub enum Event {
     Recovered(Vec<crate::engine::Recovered>),
     /// A workflow was created, duplicated or renamed: its name (or why not).
     Named {
-        purpose: super::state::NameFor,
+        purpose: super::overlay::NameFor,
         result: Result<String, String>,
     },
     /// The path of a workflow's file arrived (from the folder's server): open it in the
@@ -212,7 +213,7 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
         Event::Engine(event) => super::apply::engine_event(app, *event),
         Event::Snapshot(snapshot) => super::apply::snapshot(app, *snapshot),
         Event::Tick(now) => {
-            super::settling::tick(app, now);
+            app.tick(now);
             Vec::new()
         }
         other => answers::answered(app, other),

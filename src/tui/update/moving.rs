@@ -5,11 +5,12 @@ use super::super::copy;
 use super::super::effect::Effect;
 use super::super::help;
 use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
+use super::super::mode::View;
+use super::super::mode::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::palette::Action;
 use super::super::runs;
-use super::super::state::{App, View};
+use super::super::state::App;
 use super::super::{editor, naming};
 use super::commands::run_command;
 

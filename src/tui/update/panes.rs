@@ -6,10 +6,13 @@ use super::super::copy;
 use super::super::editor;
 use super::super::effect::Effect;
 use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
 use super::super::layout;
+use super::super::mode::View;
+use super::super::mode::{BaseMode, Mode};
+use super::super::overlay::NameFor;
 use super::super::overlay::Overlay;
-use super::super::state::{App, NameFor, Unit, View};
+use super::super::selection::Unit;
+use super::super::state::App;
 use super::moving::page_rows;
 use crate::engine::Actor;
 
