@@ -140,7 +140,7 @@ fn workflow_changed(app: &mut App, name: String) -> Vec<Effect> {
         app.gone = None;
     }
     let mut effects = vec![Effect::ReloadList];
-    effects.extend(super::editor::changed_on_disk(app, &name));
+    effects.extend(super::editing::changed_on_disk(app, &name));
     if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
         effects.push(Effect::LoadPlan(name));
     }
@@ -149,7 +149,7 @@ fn workflow_changed(app: &mut App, name: String) -> Vec<Effect> {
 
 /// A workflow's file was removed (or renamed away): the list is read again.
 fn workflow_removed(app: &mut App, name: String, actor: &Actor) -> Vec<Effect> {
-    let mut effects = super::editor::changed_on_disk(app, &name);
+    let mut effects = super::editing::changed_on_disk(app, &name);
     // The list moves on; the plan says where this workflow went rather than fall
     // silent, since its run may still be going (the run keeps its version). A list
     // read since (newer than this event) may have emptied the plan already: with

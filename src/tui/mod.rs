@@ -19,6 +19,7 @@ pub mod containment;
 pub mod copy;
 pub mod diff;
 pub mod draw;
+pub mod editing;
 pub mod editor;
 pub mod effect;
 pub mod effects;

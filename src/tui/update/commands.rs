@@ -12,7 +12,7 @@ use super::super::overlay::Overlay;
 use super::super::overlay::{NameFor, Palette};
 use super::super::runs;
 use super::super::state::App;
-use super::super::{approvals, editor, naming, quitting};
+use super::super::{approvals, editing, naming, quitting};
 use super::moving::{moving, plan_follows_selection};
 use super::panes::{history_and_copy, panes};
 use crate::engine::Phase;
@@ -97,8 +97,8 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
 /// the mouse.
 fn studio(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::Quit if editor::may_quit(app) => quitting::quit(app),
-        Command::Detach if editor::may_quit(app) => quitting::detach(app),
+        Command::Quit if editing::may_quit(app) => quitting::quit(app),
+        Command::Detach if editing::may_quit(app) => quitting::detach(app),
         Command::Approve => return approvals::decide(app, true),
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
@@ -152,12 +152,12 @@ fn close(app: &mut App) -> Vec<Effect> {
             copy::leave(app);
             return Vec::new();
         }
-        Mode::Edit => return editor::leave(app),
+        Mode::Edit => return editing::leave(app),
         Mode::Complete => {
-            editor::close_completion(app);
+            editing::close_completion(app);
             return Vec::new();
         }
-        Mode::EditAsk => return editor::answer(app, 'n'),
+        Mode::EditAsk => return editing::answer(app, 'n'),
         Mode::EditFind => {
             if let Some(editor) = &mut app.editor {
                 editor.finding = false;
@@ -306,16 +306,16 @@ pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
 /// The editor's commands.
 fn editing(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::Edit => return editor::open(app),
-        Command::ExternalEdit => return editor::external(app),
-        Command::Save => return editor::save(app),
-        Command::Undo => return editor::undo(app, false),
-        Command::Redo => return editor::undo(app, true),
-        Command::Find => editor::start_find(app),
-        Command::NextProblem => editor::next_problem(app),
-        Command::TogglePanel => editor::cycle_panel(app),
-        Command::Choose(c) => return editor::answer(app, c),
-        Command::Complete => return editor::start_completion(app),
+        Command::Edit => return editing::open(app),
+        Command::ExternalEdit => return editing::external(app),
+        Command::Save => return editing::save(app),
+        Command::Undo => return editing::undo(app, false),
+        Command::Redo => return editing::undo(app, true),
+        Command::Find => editing::start_find(app),
+        Command::NextProblem => editing::next_problem(app),
+        Command::TogglePanel => editing::cycle_panel(app),
+        Command::Choose(c) => return editing::answer(app, c),
+        Command::Complete => return editing::start_completion(app),
         _ => {}
     }
     Vec::new()

@@ -11,7 +11,7 @@ use super::super::overlay::Overlay;
 use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::App;
-use super::super::{editor, naming};
+use super::super::{editing, naming};
 use super::commands::run_command;
 
 /// Up and down, the views in turn, Enter, the filter and help.
@@ -98,7 +98,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Complete, _) => {
-            editor::move_completion(app, delta);
+            editing::move_completion(app, delta);
             Vec::new()
         }
         (Mode::EditAsk, _) => {
@@ -154,12 +154,12 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             _ => Vec::new(),
         },
         Mode::EditFind => {
-            editor::find(app);
+            editing::find(app);
             Vec::new()
         }
         Mode::Name => naming::submit(app),
         Mode::Problems => open_problem(app),
-        Mode::Complete => editor::accept_completion(app),
+        Mode::Complete => editing::accept_completion(app),
         Mode::Palette => {
             let selected = match &app.overlay {
                 Some(Overlay::Palette(p)) => p.selected,
@@ -201,10 +201,10 @@ fn open_problem(app: &mut App) -> Vec<Effect> {
         .get(view.top)
         .and_then(|v| v.line.map(|l| (l, v.column)));
     match at {
-        Some((line, column)) => editor::open_at(app, view.workflow, line, column.unwrap_or(1)),
+        Some((line, column)) => editing::open_at(app, view.workflow, line, column.unwrap_or(1)),
         None => {
             app.message = Some("this problem has no line: the editor opens at the top".into());
-            editor::open_at(app, view.workflow, 1, 1)
+            editing::open_at(app, view.workflow, 1, 1)
         }
     }
 }

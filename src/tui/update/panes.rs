@@ -3,7 +3,7 @@
 
 use super::super::command::Command;
 use super::super::copy;
-use super::super::editor;
+use super::super::editing;
 use super::super::effect::Effect;
 use super::super::history;
 use super::super::layout;
@@ -121,8 +121,8 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ScrollDown if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, page_rows(app));
         }
-        Command::ScrollUp if app.mode() == Mode::Edit => editor::page(app, -1),
-        Command::ScrollDown if app.mode() == Mode::Edit => editor::page(app, 1),
+        Command::ScrollUp if app.mode() == Mode::Edit => editing::page(app, -1),
+        Command::ScrollDown if app.mode() == Mode::Edit => editing::page(app, 1),
         Command::ScrollUp if app.mode() == Mode::Copy => return copy::page(app, 1),
         Command::ScrollDown if app.mode() == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
