@@ -14,7 +14,7 @@ use super::effect::Effect;
 use super::mode::Mode;
 use super::overlay::Overlay;
 use super::settling::Settling;
-use super::state::{App, ApprovalShown, ApprovalView, RunView};
+use super::state::{App, ApprovalShown, ApprovalView, RunView, approval_texts};
 use crate::engine::approval::ApprovalRequest;
 use crate::engine::{Actor, Phase};
 use std::time::Instant;
@@ -45,7 +45,7 @@ pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> 
     );
     app.message = Some(what.clone());
     let mut effects = vec![Effect::LoadApprovals];
-    effects.extend(super::apply::attention(app, what));
+    effects.extend(super::attention::attention(app, what));
     effects
 }
 
@@ -195,19 +195,10 @@ pub fn show_if_due(app: &mut App) {
     }
 }
 
-/// The text approved before (empty when nothing was) and the text asking now.
-pub fn texts(request: &ApprovalRequest) -> (&str, &str) {
-    let before = request
-        .last_approved
-        .as_ref()
-        .map_or("", |a| a.content.as_str());
-    (before, &request.content)
-}
-
 /// Where a request's diff opens: at the top when it fits in `rows`, else a little above its
 /// first change.
 fn opening_top(request: &ApprovalRequest, rows: u16) -> usize {
-    let (before, now) = texts(request);
+    let (before, now) = approval_texts(request);
     let lines = super::diff::unified(before, now);
     if lines.len() <= usize::from(rows) {
         return 0;
@@ -218,6 +209,6 @@ fn opening_top(request: &ApprovalRequest, rows: u16) -> usize {
 }
 
 fn lines(request: &ApprovalRequest) -> usize {
-    let (before, now) = texts(request);
+    let (before, now) = approval_texts(request);
     super::diff::unified(before, now).len()
 }

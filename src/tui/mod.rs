@@ -11,8 +11,8 @@
 //!   taking the terminal over and giving it back.
 
 pub mod app;
-pub mod apply;
 pub mod approvals;
+pub mod attention;
 pub mod clipboard;
 pub mod command;
 pub mod containment;
@@ -31,7 +31,6 @@ pub mod keys;
 pub mod layout;
 pub mod link;
 pub mod mode;
-pub mod mouse;
 pub mod mouse_report;
 pub mod naming;
 pub mod overlay;

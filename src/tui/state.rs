@@ -282,6 +282,15 @@ pub struct ApprovalView {
     pub top: usize,
 }
 
+/// The text approved before (empty when nothing was) and the text asking now.
+pub fn approval_texts(request: &crate::engine::approval::ApprovalRequest) -> (&str, &str) {
+    let before = request
+        .last_approved
+        .as_ref()
+        .map_or("", |a| a.content.as_str());
+    (before, &request.content)
+}
+
 /// The approval request on screen: its run and fingerprint (what an answer names), and
 /// whether it has just taken the place of another (answers wait: `settling.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -40,7 +40,6 @@ const RESTORE_TITLE: &str = "\x1b[23;0t";
 
 /// Raw mode, the alternate screen, mouse capture, focus reports and bracketed paste.
 pub fn enter() -> std::io::Result<(Tui, Guard)> {
-    super::containment::install_hook();
     take(true)?;
     let guard = Guard(());
     let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;

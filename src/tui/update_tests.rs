@@ -281,7 +281,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     });
     app.panes = vec![pane];
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy (agent: wire)".to_string()]
     );
     let screen = super::test_support::drawn_text(&app, 100, 30);
@@ -291,7 +291,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
         run.actor = Some(crate::engine::Actor::person());
     }
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy".to_string()]
     );
     let screen = super::test_support::drawn_text(&app, 100, 30);
@@ -299,7 +299,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     // A run on another machine says which.
     app.panes[0].host = Some("web-1".into());
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy @web-1".to_string()]
     );
 }

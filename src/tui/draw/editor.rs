@@ -393,13 +393,13 @@ fn ask(frame: &mut Frame, areas: &EditorAreas, editor: &Editor, cx: &Ctx) {
             ),
         ),
     };
-    let area = super::overlay::centered(frame.area(), 70, 11);
+    let area = super::boxes::centered(frame.area(), 70, 11);
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
             .style(Style::default().fg(t.foreground))
-            .block(super::overlay::boxed(title.to_string(), cx)),
+            .block(super::boxes::boxed(title.to_string(), cx)),
         area,
     );
 }

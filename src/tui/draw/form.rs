@@ -3,7 +3,7 @@
 //! kept in view, as near the middle as the ends allow, and the footer never scrolls away.
 
 use super::Ctx;
-use super::overlay::{boxed, centered};
+use super::boxes::{boxed, centered};
 use crate::tui::form::{Field, InputsForm};
 use crate::tui::text::{cells, clean, shorten, wrap};
 use ratatui::Frame;

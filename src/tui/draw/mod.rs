@@ -2,6 +2,7 @@
 //! a ratatui frame. Nothing here changes state or calls the engine otherwise.
 
 pub mod approval;
+pub mod boxes;
 pub mod editor;
 pub mod form;
 pub mod list;
@@ -12,10 +13,10 @@ pub mod runs;
 pub mod status;
 
 use super::layout;
+use super::link::Screens;
 use super::state::App;
 use super::text;
 use super::theme::Theme;
-use pane::Screens;
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};

@@ -2,34 +2,16 @@
 //! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
+use super::boxes::{boxed, centered};
 use crate::engine::audit_log::AuditEntry;
 use crate::tui::mode::Mode;
 use crate::tui::overlay::Overlay;
 use crate::tui::overlay::{Naming, Palette, ProblemsView};
 use crate::tui::text::{self, clean, shorten};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
-
-pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
-        .flex(Flex::Center)
-        .areas(area);
-    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
-        .flex(Flex::Center)
-        .areas(row);
-    cell
-}
-
-pub(super) fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(cx.theme.focus_border))
-        .title(title)
-}
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 /// The keys of the mode help was opened from, grouped, a page at a time, and where the rest
 /// are.

@@ -3,7 +3,6 @@
 //! the grid's characters do, and controls among them are replaced.
 
 use super::{Ctx, block};
-use crate::engine::Engine;
 use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
 use crate::tui::copy;
@@ -21,62 +20,6 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Where the panes' screens come from: copies of the sessions' screens (mirrors), taken from
-/// the engine in this process or sent by the folder's server.
-pub trait Screens {
-    /// Runs `draw` on the session's screen; false when there is no such session.
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool;
-}
-
-impl Screens for Engine {
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool {
-        self.session_mirror(session_id).map(|m| draw(&m)).is_ok()
-    }
-}
-
-/// The label of each pane's tab: `s1 · git_health` (the run's workflow, the session's name or
-/// its program), `@h1` for a shell on another machine, with its exit status once it ended.
-pub fn tab_labels(app: &App) -> Vec<String> {
-    app.panes
-        .iter()
-        .map(|p| {
-            let run = app
-                .runs
-                .values()
-                .find(|r| r.session_id.as_deref() == Some(p.session_id.as_str()));
-            let who = run
-                .map(|r| r.workflow.clone())
-                .or_else(|| p.name.clone())
-                .or_else(|| p.command.first().cloned())
-                .unwrap_or_default();
-            let state = match (&p.exit, &p.failed) {
-                (_, Some(_)) => " failed".to_string(),
-                (Some(exit), None) => format!(" {exit}"),
-                _ => String::new(),
-            };
-            // What an agent opened, or a run an agent started, says whose it is.
-            let by = match run.and_then(|r| r.actor.as_ref()).or(p.opened_by.as_ref()) {
-                Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
-                _ => String::new(),
-            };
-            // A shell on another machine says which.
-            let place = p
-                .host
-                .as_ref()
-                .map(|h| format!(" @{h}"))
-                .unwrap_or_default();
-            format!(
-                "{} · {}{}{}{}",
-                clean(&p.session_id),
-                clean(&who),
-                clean(&place),
-                clean(&by),
-                clean(&state)
-            )
-        })
-        .collect()
-}
-
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
@@ -90,7 +33,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         );
         return;
     }
-    let labels = tab_labels(app);
+    let labels = layout::tab_labels(app);
     let slots = layout::slots(area, app.panes.len(), app.pane, app.grid);
     for slot in &slots {
         let selected = slot.index == app.pane;

@@ -2,7 +2,7 @@
 //! one line an event. Every text from the journal goes through [`clean`].
 
 use super::Ctx;
-use super::overlay::{boxed, centered};
+use super::boxes::{boxed, centered};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::tui::overlay::RunsView;

@@ -10,6 +10,7 @@ use super::super::mode::View;
 use super::super::mode::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::overlay::{NameFor, Palette};
+use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::App;
 use super::super::{approvals, editing, naming, quitting};
@@ -31,6 +32,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         | C::Palette
         | C::Audit
         | C::ToggleMouse => studio(app, command),
+        C::Confirm if app.mode() == Mode::Palette => palette_chosen(app),
         C::Up | C::Down | C::NextView | C::PrevView | C::Confirm | C::Filter | C::Help => {
             moving(app, command)
         }
@@ -128,6 +130,21 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+/// Enter in the palette: the chosen command runs as its key would, or the chosen theme loads.
+fn palette_chosen(app: &mut App) -> Vec<Effect> {
+    let selected = match &app.overlay {
+        Some(Overlay::Palette(p)) => p.selected,
+        _ => 0,
+    };
+    let chosen = app.palette_matches().into_iter().nth(selected);
+    app.overlay = None;
+    match chosen.map(|e| e.action) {
+        Some(Action::Command(command)) => run_command(app, command),
+        Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
+        None => Vec::new(),
+    }
 }
 
 /// Esc: closes what is open, or leaves the mode.

@@ -3,16 +3,15 @@
 use super::super::command::Command;
 use super::super::copy;
 use super::super::effect::Effect;
-use super::super::help;
 use super::super::history;
 use super::super::mode::View;
 use super::super::mode::{BaseMode, Mode};
 use super::super::overlay::Overlay;
-use super::super::palette::Action;
 use super::super::runs;
 use super::super::state::App;
 use super::super::{editing, naming};
-use super::commands::run_command;
+use super::paging::scroll_help;
+use super::panes::panes;
 
 /// Up and down, the views in turn, Enter, the filter and help.
 pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
@@ -41,19 +40,6 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-/// Moves help `delta` rows, no further than its last page.
-pub(super) fn scroll_help(app: &mut App, delta: isize) {
-    if let Some(Overlay::Help { of, top }) = &mut app.overlay {
-        let last = help::last_top(*of, app.view, app.size);
-        *top = top.saturating_add_signed(delta).min(last);
-    }
-}
-
-/// A page of an overlay as tall as the screen (its border and the status line aside).
-pub(super) fn page_rows(app: &App) -> isize {
-    isize::try_from(app.size.1.saturating_sub(6).max(1)).unwrap_or(1)
 }
 
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
@@ -114,7 +100,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             }
             plan_follows_selection(app, false)
         }
-        (_, View::Panes) => run_command(
+        (_, View::Panes) => panes(
             app,
             if delta < 0 {
                 Command::PrevPane
@@ -160,19 +146,6 @@ fn confirm(app: &mut App) -> Vec<Effect> {
         Mode::Name => naming::submit(app),
         Mode::Problems => open_problem(app),
         Mode::Complete => editing::accept_completion(app),
-        Mode::Palette => {
-            let selected = match &app.overlay {
-                Some(Overlay::Palette(p)) => p.selected,
-                _ => 0,
-            };
-            let chosen = app.palette_matches().into_iter().nth(selected);
-            app.overlay = None;
-            match chosen.map(|e| e.action) {
-                Some(Action::Command(command)) => run_command(app, command),
-                Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
-                None => Vec::new(),
-            }
-        }
         Mode::Prompt => match app.overlay.take() {
             Some(Overlay::Prompt { run_id, answer }) => {
                 vec![Effect::AnswerPrompt { run_id, answer }]
@@ -184,7 +157,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 app.view = View::Plan;
                 Vec::new()
             }
-            View::Panes => run_command(app, Command::Focus),
+            View::Panes => panes(app, Command::Focus),
             View::Plan => Vec::new(),
         },
     }

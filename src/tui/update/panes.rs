@@ -13,7 +13,7 @@ use super::super::overlay::NameFor;
 use super::super::overlay::Overlay;
 use super::super::selection::Unit;
 use super::super::state::App;
-use super::moving::page_rows;
+use super::paging::{help_page, page_rows, scroll_help};
 use crate::engine::Actor;
 
 /// Opening, focusing, choosing and closing panes, and their layout.
@@ -104,16 +104,16 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
 pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::ScrollUp if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, -help_page(app));
+            scroll_help(app, -help_page(app));
         }
         Command::ScrollDown if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, help_page(app));
+            scroll_help(app, help_page(app));
         }
         Command::ScrollTop if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, isize::MIN / 2);
+            scroll_help(app, isize::MIN / 2);
         }
         Command::ScrollLive if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, isize::MAX / 2);
+            scroll_help(app, isize::MAX / 2);
         }
         Command::ScrollUp if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, -page_rows(app));
@@ -147,11 +147,6 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-/// A page of help: its rows shown at once.
-fn help_page(app: &App) -> isize {
-    isize::try_from(super::super::help::page(app.size.1)).unwrap_or(1)
 }
 
 /// Shows a session in the pane area and gives its program the pane's size.
