@@ -7,7 +7,7 @@ mod event_loop;
 mod handover;
 
 use super::link::{Inbox, Link};
-use super::quitting::farewell;
+use super::persons_work::farewell;
 use super::state::App;
 use super::terminal;
 use super::theme::Theme;

@@ -2,8 +2,7 @@
 //! a selection made with `v`/`V`, and `y` putting it on the clipboard.
 
 use crate::tui::effect::Effect;
-use crate::tui::mode::Mode;
-use crate::tui::mode::View;
+use crate::tui::mode::{Mode, View};
 use crate::tui::selection::{Point, Surface};
 use crate::tui::state::App;
 use crate::tui::test_support::{key, shell_pane};

@@ -4,8 +4,7 @@
 
 use super::command::Command;
 use super::keymap::{self};
-use super::mode::Mode;
-use super::mode::View;
+use super::mode::{Mode, View};
 
 /// The groups, in the order help shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

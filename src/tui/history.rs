@@ -4,8 +4,7 @@
 
 use super::effect::Effect;
 use super::layout;
-use super::mode::Mode;
-use super::mode::View;
+use super::mode::{Mode, View};
 use super::state::{App, PaneSearch, Scrollback};
 use crate::engine::search::{Found, Source};
 

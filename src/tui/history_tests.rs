@@ -4,8 +4,7 @@
 use super::effect::Effect;
 use super::history::{self, HISTORY_MAX};
 use super::keymap::{self};
-use super::mode::Mode;
-use super::mode::View;
+use super::mode::{Mode, View};
 use super::state::App;
 use super::test_support::{key, problems_open, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};

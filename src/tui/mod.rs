@@ -35,6 +35,7 @@ pub mod mouse_report;
 pub mod naming;
 pub mod overlay;
 pub mod palette;
+pub mod persons_work;
 pub mod quitting;
 pub mod runs;
 pub mod selection;

@@ -5,8 +5,7 @@
 
 use super::effect::Effect;
 use super::mode::BaseMode;
-use super::overlay::Overlay;
-use super::overlay::{NameFor, Naming};
+use super::overlay::{NameFor, Naming, Overlay};
 use super::state::App;
 use crate::engine::editing::TEMPLATES;
 

@@ -4,8 +4,7 @@
 use super::command::Command;
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::mode::Mode;
-use super::mode::View;
+use super::mode::{Mode, View};
 use super::palette::Action;
 use super::state::App;
 use super::test_support::{drawn_text, help_open, key, problems_open, summary};

@@ -134,6 +134,14 @@ impl Scrollback {
         self.first_line() + self.window(rows).start as u64
     }
 
+    /// A line by its number; empty when it was not read.
+    pub fn line(&self, n: u64) -> String {
+        n.checked_sub(self.first_line())
+            .and_then(|i| self.lines.get(i as usize))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Whether the whole retained history (or as much as the studio reads) is in `lines`;
     /// never before the first read arrived (its empty `lines` say nothing yet).
     pub fn complete(&self, max: usize) -> bool {

@@ -2,8 +2,7 @@
 
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::mode::Mode;
-use super::mode::View;
+use super::mode::{Mode, View};
 use super::state::App;
 use super::test_support::{key, palette_open, shell_pane, summary};
 use super::update::{Event, update};

@@ -3,8 +3,7 @@
 use super::{Ctx, block};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
-use crate::tui::mode::Mode;
-use crate::tui::mode::View;
+use crate::tui::mode::{Mode, View};
 use crate::tui::state::{App, RunView};
 use crate::tui::text::{ago, cells, clean, shorten};
 use crate::tui::theme::Theme;

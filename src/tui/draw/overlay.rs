@@ -5,8 +5,7 @@ use super::Ctx;
 use super::boxes::{boxed, centered};
 use crate::engine::audit_log::AuditEntry;
 use crate::tui::mode::Mode;
-use crate::tui::overlay::Overlay;
-use crate::tui::overlay::{Naming, Palette, ProblemsView};
+use crate::tui::overlay::{Naming, Overlay, Palette, ProblemsView};
 use crate::tui::text::{self, clean, shorten};
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
@@ -121,7 +120,7 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
     if cx.app.attached {
-        let staying = crate::tui::quitting::staying(cx.app);
+        let staying = crate::tui::persons_work::staying(cx.app);
         // Room for the box, the two lines around the list and the answer.
         let room = usize::from(frame.area().height.saturating_sub(6)).max(1);
         lines.push(Line::raw("Still running, started by you:"));

@@ -5,12 +5,9 @@
 use super::{Ctx, block};
 use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
-use crate::tui::copy;
 use crate::tui::layout::{self, Slot};
-use crate::tui::mode::Mode;
-use crate::tui::mode::View;
-use crate::tui::selection::Surface;
-use crate::tui::selection::{self, Bounds};
+use crate::tui::mode::{Mode, View};
+use crate::tui::selection::{self, Bounds, Selection, Surface};
 use crate::tui::state::{App, Scrollback};
 use crate::tui::text::clean;
 use ratatui::Frame;
@@ -164,7 +161,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
         let top = scroll.top_line(usize::from(inner.height));
         if let Some(bounds) = selection
             .filter(|s| s.surface == Surface::History)
-            .and_then(|s| copy::history_bounds(app, s))
+            .and_then(|s| history_bounds(app, s))
         {
             mark_selection(frame.buffer_mut(), inner, top, bounds);
         }
@@ -389,6 +386,15 @@ fn colour(c: Colour) -> Color {
         Colour::Indexed(i) => Color::Indexed(i),
         Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
+}
+
+/// The selection's reach on the history view, for drawing.
+fn history_bounds(app: &App, selection: &Selection) -> Option<Bounds> {
+    let scroll = app
+        .scroll
+        .as_ref()
+        .filter(|s| s.session_id == selection.session_id)?;
+    Some(selection::bounds(selection, &mut |n| scroll.line(n)))
 }
 
 #[cfg(test)]

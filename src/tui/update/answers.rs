@@ -1,16 +1,12 @@
 //! What the answers of effects do (a list, a plan, a run started, a page of history...), and
 //! the editor's and the folder server's events.
 
-use super::super::copy;
 use super::super::effect::Effect;
 use super::super::form::InputsForm;
-use super::super::history;
 use super::super::mode::{BaseMode, Mode};
-use super::super::overlay::Overlay;
-use super::super::overlay::ProblemsView;
-use super::super::runs;
+use super::super::overlay::{Overlay, ProblemsView};
 use super::super::state::{App, PlanView};
-use super::super::{editing, naming};
+use super::super::{copy, editing, history, naming, runs};
 use super::Event;
 use super::moving::plan_follows_selection;
 use super::panes::show_pane;

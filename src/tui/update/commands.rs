@@ -3,17 +3,12 @@
 //! open (the panes' are in `panes.rs`, moving in `moving.rs`).
 
 use super::super::command::Command;
-use super::super::copy;
 use super::super::effect::Effect;
-use super::super::history;
-use super::super::mode::View;
-use super::super::mode::{BaseMode, Mode};
-use super::super::overlay::Overlay;
-use super::super::overlay::{NameFor, Palette};
+use super::super::mode::{BaseMode, Mode, View};
+use super::super::overlay::{NameFor, Overlay, Palette};
 use super::super::palette::Action;
-use super::super::runs;
 use super::super::state::App;
-use super::super::{approvals, editing, naming, quitting};
+use super::super::{approvals, copy, editing, history, naming, quitting, runs};
 use super::moving::{moving, plan_follows_selection};
 use super::panes::{history_and_copy, panes};
 use crate::engine::Phase;

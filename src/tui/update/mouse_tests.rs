@@ -3,8 +3,7 @@
 
 use crate::tui::effect::Effect;
 use crate::tui::layout;
-use crate::tui::mode::Mode;
-use crate::tui::mode::View;
+use crate::tui::mode::{Mode, View};
 use crate::tui::selection::{Point, Surface, Unit};
 use crate::tui::state::App;
 use crate::tui::test_support::{key, shell_pane, summary};

@@ -1,15 +1,11 @@
 //! Moving: through the list, a form, an overlay, the panes; and what Enter confirms.
 
 use super::super::command::Command;
-use super::super::copy;
 use super::super::effect::Effect;
-use super::super::history;
-use super::super::mode::View;
-use super::super::mode::{BaseMode, Mode};
+use super::super::mode::{BaseMode, Mode, View};
 use super::super::overlay::Overlay;
-use super::super::runs;
 use super::super::state::App;
-use super::super::{editing, naming};
+use super::super::{copy, editing, history, naming, runs};
 use super::paging::scroll_help;
 use super::panes::panes;
 

@@ -2,17 +2,12 @@
 //! search, copy mode, and fitting each pane's terminal to the cells it is drawn in.
 
 use super::super::command::Command;
-use super::super::copy;
-use super::super::editing;
 use super::super::effect::Effect;
-use super::super::history;
-use super::super::layout;
-use super::super::mode::View;
-use super::super::mode::{BaseMode, Mode};
-use super::super::overlay::NameFor;
-use super::super::overlay::Overlay;
+use super::super::mode::{BaseMode, Mode, View};
+use super::super::overlay::{NameFor, Overlay};
 use super::super::selection::Unit;
 use super::super::state::App;
+use super::super::{copy, editing, history, layout};
 use super::paging::{help_page, page_rows, scroll_help};
 use crate::engine::Actor;
 
