@@ -2,6 +2,7 @@
 //! over its socket (server/client.rs). Both take the same [`Request`]s and give the same
 //! answers, events and screens, so the studio's update and draw code never knows which.
 
+use super::draw::pane::Screens;
 use crate::engine::approval::Approver;
 use crate::engine::panes::Mirror;
 use crate::engine::request::{Answer, Reply, Request, RequestError};
@@ -9,19 +10,6 @@ use crate::engine::{Actor, Engine, EngineEvent, Snapshot};
 use crate::server::client::{Inbound, Remote};
 use std::sync::Arc;
 use tokio::sync::broadcast;
-
-/// Where the panes' screens come from: copies of the sessions' screens (mirrors), taken from
-/// the engine in this process or sent by the folder's server.
-pub trait Screens {
-    /// Runs `draw` on the session's screen; false when there is no such session.
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool;
-}
-
-impl Screens for Engine {
-    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool {
-        self.session_mirror(session_id).map(|m| draw(&m)).is_ok()
-    }
-}
 
 /// Where the engine is.
 #[derive(Debug, Clone)]

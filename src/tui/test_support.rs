@@ -60,7 +60,7 @@ pub fn shell_pane(cols: u16, rows: u16) -> crate::engine::SessionInfo {
 #[derive(Debug)]
 pub struct NoScreens;
 
-impl super::link::Screens for NoScreens {
+impl super::draw::pane::Screens for NoScreens {
     fn with_screen(&self, _: &str, _: &mut dyn FnMut(&crate::engine::panes::Mirror)) -> bool {
         false
     }

@@ -13,10 +13,10 @@ pub mod runs;
 pub mod status;
 
 use super::layout;
-use super::link::Screens;
 use super::state::App;
 use super::text;
 use super::theme::Theme;
+use pane::Screens;
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Wrap};

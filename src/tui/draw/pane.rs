@@ -3,6 +3,7 @@
 //! the grid's characters do, and controls among them are replaced.
 
 use super::{Ctx, block};
+use crate::engine::Engine;
 use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
 use crate::tui::layout::{self, Slot};
@@ -16,6 +17,19 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+
+/// Where the panes' screens come from: copies of the sessions' screens (mirrors), taken from
+/// the engine in this process or sent by the folder's server.
+pub trait Screens {
+    /// Runs `draw` on the session's screen; false when there is no such session.
+    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool;
+}
+
+impl Screens for Engine {
+    fn with_screen(&self, session_id: &str, draw: &mut dyn FnMut(&Mirror)) -> bool {
+        self.session_mirror(session_id).map(|m| draw(&m)).is_ok()
+    }
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
