@@ -7,7 +7,7 @@ mod event_loop;
 mod handover;
 
 use super::link::{Inbox, Link};
-use super::quitting::farewell;
+use super::persons_work::farewell;
 use super::state::App;
 use super::terminal;
 use super::theme::Theme;
@@ -305,6 +305,9 @@ async fn show(
     // Asked before the terminal is taken: tmux answers on its own socket.
     app.clipboard_hint = super::clipboard::hint();
     let log = log_name(options);
+    // The panic hook first: it gives the terminal back (terminal.rs) before a panic's message
+    // is printed, so it is installed by whoever takes the terminal, not by the terminal.
+    super::containment::install_hook();
     match terminal::enter() {
         Ok((mut tui, guard)) => {
             let shown = Shown {

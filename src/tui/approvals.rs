@@ -11,10 +11,10 @@
 //! moment, marked `New request` (settling.rs): a key pressed then was meant for the other.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::overlay::Overlay;
 use super::settling::Settling;
-use super::state::{App, ApprovalShown, ApprovalView, RunView};
+use super::state::{App, ApprovalShown, ApprovalView, RunView, approval_texts};
 use crate::engine::approval::ApprovalRequest;
 use crate::engine::{Actor, Phase};
 use std::time::Instant;
@@ -40,12 +40,12 @@ pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> 
     app.approvals_later = false;
     let what = format!(
         "{} asks to run {}: a answers",
-        super::draw::text::clean(&actor.label()),
-        super::draw::text::clean(workflow)
+        super::text::clean(&actor.label()),
+        super::text::clean(workflow)
     );
     app.message = Some(what.clone());
     let mut effects = vec![Effect::LoadApprovals];
-    effects.extend(super::apply::attention(app, what));
+    effects.extend(super::attention::attention(app, what));
     effects
 }
 
@@ -88,21 +88,21 @@ pub fn settled(app: &mut App, by: &Actor, run_id: &str, workflow: &str, approved
     {
         run.phase = Phase::Running;
     }
-    let workflow = super::draw::text::clean(workflow);
+    let workflow = super::text::clean(workflow);
     app.message = Some(match (approved, by) {
         (true, by) if by.is_person() && !app.is_me(by) => format!(
             "approved by {}: {workflow} runs",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
         (true, _) => format!("approved: {workflow} runs"),
         (false, by) if app.is_me(by) => format!("denied: {workflow} does not run"),
         (false, by @ Actor::Person { .. }) => format!(
             "denied by {}: {workflow} does not run",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
         (false, by) => format!(
             "the request to run {workflow} was withdrawn ({})",
-            super::draw::text::clean(&by.label())
+            super::text::clean(&by.label())
         ),
     });
     if app.approvals.is_empty() && app.mode() == Mode::Approve {
@@ -195,19 +195,10 @@ pub fn show_if_due(app: &mut App) {
     }
 }
 
-/// The text approved before (empty when nothing was) and the text asking now.
-pub fn texts(request: &ApprovalRequest) -> (&str, &str) {
-    let before = request
-        .last_approved
-        .as_ref()
-        .map_or("", |a| a.content.as_str());
-    (before, &request.content)
-}
-
 /// Where a request's diff opens: at the top when it fits in `rows`, else a little above its
 /// first change.
 fn opening_top(request: &ApprovalRequest, rows: u16) -> usize {
-    let (before, now) = texts(request);
+    let (before, now) = approval_texts(request);
     let lines = super::diff::unified(before, now);
     if lines.len() <= usize::from(rows) {
         return 0;
@@ -218,6 +209,6 @@ fn opening_top(request: &ApprovalRequest, rows: u16) -> usize {
 }
 
 fn lines(request: &ApprovalRequest) -> usize {
-    let (before, now) = texts(request);
+    let (before, now) = approval_texts(request);
     super::diff::unified(before, now).len()
 }

@@ -3,7 +3,7 @@
 //! included.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::state::App;
 use super::test_support::{key, shell_pane, summary};
 use super::update::{Event, update};

@@ -6,9 +6,10 @@
 
 use super::effect::Effect;
 use super::history;
-use super::keymap::BaseMode;
-use super::selection::{self, Bounds};
-use super::state::{App, Point, Selection, Surface, Unit, View};
+use super::mode::{BaseMode, View};
+use super::selection;
+use super::selection::{Point, Selection, Surface, Unit};
+use super::state::App;
 
 /// `v`: copy mode on the shown pane, once the engine said where its cursor is.
 pub fn start(app: &mut App) -> Vec<Effect> {
@@ -182,7 +183,7 @@ pub fn copy_selection(app: &App, selection: Selection) -> Vec<Effect> {
             else {
                 return Vec::new();
             };
-            let mut line = |n: u64| history_line(scroll, n);
+            let mut line = |n: u64| scroll.line(n);
             let bounds = selection::bounds(&selection, &mut line);
             vec![Effect::Clipboard(selection::text(
                 bounds,
@@ -191,23 +192,4 @@ pub fn copy_selection(app: &App, selection: Selection) -> Vec<Effect> {
             ))]
         }
     }
-}
-
-/// A line of the history view by its number; empty when it was not read.
-pub fn history_line(scroll: &super::state::Scrollback, n: u64) -> String {
-    n.checked_sub(scroll.first_line())
-        .and_then(|i| scroll.lines.get(i as usize))
-        .cloned()
-        .unwrap_or_default()
-}
-
-/// The selection's reach on the history view, for drawing.
-pub fn history_bounds(app: &App, selection: &Selection) -> Option<Bounds> {
-    let scroll = app
-        .scroll
-        .as_ref()
-        .filter(|s| s.session_id == selection.session_id)?;
-    Some(selection::bounds(selection, &mut |n| {
-        history_line(scroll, n)
-    }))
 }

@@ -2,8 +2,9 @@
 //! a selection made with `v`/`V`, and `y` putting it on the clipboard.
 
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
-use crate::tui::state::{App, Point, Surface, View};
+use crate::tui::mode::{Mode, View};
+use crate::tui::selection::{Point, Surface};
+use crate::tui::state::App;
 use crate::tui::test_support::{key, shell_pane};
 use crate::tui::update::{Event, update};
 use crossterm::event::KeyCode;

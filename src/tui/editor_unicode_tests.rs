@@ -5,8 +5,9 @@
 //! cursor must stay on a character of its line.
 
 use super::draw;
-use super::editor::{Document, follow_cursor, text_size};
-use super::keymap::Mode;
+use super::editing::text_size;
+use super::editor::{Document, follow_cursor};
+use super::mode::Mode;
 use super::state::App;
 use super::test_support::{NoScreens, ctrl_key, key, summary};
 use super::theme::Theme;

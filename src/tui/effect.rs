@@ -1,7 +1,7 @@
 //! What an update asks of the outside world. The loop (app.rs) carries each out against the
 //! engine and feeds what came back in as an [`super::update::Event`], so updates stay pure.
 
-use super::state::Selection;
+use super::selection::Selection;
 use crate::workflow::action::Key;
 use indexmap::IndexMap;
 

@@ -3,8 +3,8 @@
 //! wide terminal, two. Generated from the keymap, so it never says what the keys do not do.
 
 use super::command::Command;
-use super::keymap::{self, Mode};
-use super::state::View;
+use super::keymap::{self};
+use super::mode::{Mode, View};
 
 /// The groups, in the order help shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,9 +3,9 @@
 //! the view is and which hit is shown.
 
 use super::effect::Effect;
-use super::keymap::Mode;
 use super::layout;
-use super::state::{App, PaneSearch, Scrollback, View};
+use super::mode::{Mode, View};
+use super::state::{App, PaneSearch, Scrollback};
 use crate::engine::search::{Found, Source};
 
 /// The most lines the view reads from a session's history.

@@ -3,8 +3,9 @@
 
 use super::effect::Effect;
 use super::history::{self, HISTORY_MAX};
-use super::keymap::{self, Mode};
-use super::state::{App, View};
+use super::keymap::{self};
+use super::mode::{Mode, View};
+use super::state::App;
 use super::test_support::{key, problems_open, shell_pane, summary};
 use super::theme::{Theme, no_color_requested};
 use super::update::{Event, update};

@@ -3,6 +3,7 @@
 //! the size it is drawn at and a click lands on what the person sees.
 
 use super::state::App;
+use super::text::clean;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 /// The studio's areas for one terminal size.
@@ -228,6 +229,74 @@ pub fn editor_areas(app: &App) -> EditorAreas {
 /// The editor's lines, gutter included.
 pub fn editor_text(app: &App) -> Rect {
     editor_areas(app).text
+}
+
+/// The workflow drawn on row `row` (0 = the first row inside the box) of a list `height`
+/// rows high, as `draw` lays it out: one row a workflow, two for a selected broken one (its
+/// first error), scrolled only as far as the selected one needs (ratatui's `List`).
+pub fn workflow_at_row(app: &App, height: usize, row: usize) -> Option<usize> {
+    let heights: Vec<usize> = app
+        .visible()
+        .iter()
+        .enumerate()
+        .map(|(at, w)| 1 + usize::from(at == app.selected && w.first_error.is_some()))
+        .collect();
+    let selected = app.selected.min(heights.len().checked_sub(1)?);
+    let mut first = 0;
+    while first < selected && heights[first..=selected].iter().sum::<usize>() > height {
+        first += 1;
+    }
+    let mut top = 0;
+    for (at, h) in heights.iter().enumerate().skip(first) {
+        if row < top + h {
+            return Some(at);
+        }
+        top += h;
+    }
+    None
+}
+
+/// The label of each pane's tab: `s1 · git_health` (the run's workflow, the session's name or
+/// its program), `@h1` for a shell on another machine, with its exit status once it ended.
+pub fn tab_labels(app: &App) -> Vec<String> {
+    app.panes
+        .iter()
+        .map(|p| {
+            let run = app
+                .runs
+                .values()
+                .find(|r| r.session_id.as_deref() == Some(p.session_id.as_str()));
+            let who = run
+                .map(|r| r.workflow.clone())
+                .or_else(|| p.name.clone())
+                .or_else(|| p.command.first().cloned())
+                .unwrap_or_default();
+            let state = match (&p.exit, &p.failed) {
+                (_, Some(_)) => " failed".to_string(),
+                (Some(exit), None) => format!(" {exit}"),
+                _ => String::new(),
+            };
+            // What an agent opened, or a run an agent started, says whose it is.
+            let by = match run.and_then(|r| r.actor.as_ref()).or(p.opened_by.as_ref()) {
+                Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
+                _ => String::new(),
+            };
+            // A shell on another machine says which.
+            let place = p
+                .host
+                .as_ref()
+                .map(|h| format!(" @{h}"))
+                .unwrap_or_default();
+            format!(
+                "{} · {}{}{}{}",
+                clean(&p.session_id),
+                clean(&who),
+                clean(&place),
+                clean(&by),
+                clean(&state)
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,14 +11,15 @@
 //!   taking the terminal over and giving it back.
 
 pub mod app;
-pub mod apply;
 pub mod approvals;
+pub mod attention;
 pub mod clipboard;
 pub mod command;
 pub mod containment;
 pub mod copy;
 pub mod diff;
 pub mod draw;
+pub mod editing;
 pub mod editor;
 pub mod effect;
 pub mod effects;
@@ -29,11 +30,12 @@ pub mod keymap;
 pub mod keys;
 pub mod layout;
 pub mod link;
-pub mod mouse;
+pub mod mode;
 pub mod mouse_report;
 pub mod naming;
 pub mod overlay;
 pub mod palette;
+pub mod persons_work;
 pub mod quitting;
 pub mod runs;
 pub mod selection;
@@ -41,6 +43,7 @@ pub mod settling;
 pub mod state;
 pub mod syntax;
 pub mod terminal;
+pub mod text;
 pub mod theme;
 pub mod themes;
 pub mod update;

@@ -4,9 +4,9 @@
 //! only gathers the name.
 
 use super::effect::Effect;
-use super::keymap::BaseMode;
-use super::overlay::Overlay;
-use super::state::{App, NameFor, Naming};
+use super::mode::BaseMode;
+use super::overlay::{NameFor, Naming, Overlay};
+use super::state::App;
 use crate::engine::editing::TEMPLATES;
 
 /// Opens the name box for `purpose`, pre-filled where a name is likely.

@@ -3,9 +3,10 @@
 //! itself (see [`super::state::App::mode`]).
 
 use super::form::InputsForm;
-use super::keymap::Mode;
-use super::state::{App, Naming, Palette, ProblemsView, RunsView};
+use super::mode::Mode;
 use crate::engine::audit_log::AuditEntry;
+use crate::engine::journal::{JournalEvent, RunSummary};
+use crate::workflow::violation::Violation;
 
 /// What is open over the views, with its state.
 #[derive(Debug, Clone)]
@@ -60,34 +61,71 @@ impl Overlay {
     }
 }
 
-impl App {
-    /// The inputs form, while it is open.
-    pub fn form(&self) -> Option<&InputsForm> {
-        match &self.overlay {
-            Some(Overlay::Form(form)) => Some(form),
-            _ => None,
-        }
+/// A workflow's violations, as the engine reads them from its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProblemsView {
+    pub workflow: String,
+    pub file: String,
+    pub violations: Vec<Violation>,
+    /// The first line shown.
+    pub top: usize,
+}
+
+/// The runs of a workflow and the journal of the selected one (the run view).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunsView {
+    pub workflow: String,
+    /// The journaled runs, newest first.
+    pub runs: Vec<RunSummary>,
+    /// Index into `runs`.
+    pub selected: usize,
+    /// The run whose journal is shown.
+    pub run_id: Option<String>,
+    /// Its journal lines, oldest first: as read, then as they arrive.
+    pub journal: Vec<JournalEvent>,
+    /// Whether the read of the journal has come back.
+    pub loaded: bool,
+    /// Lines between the bottom of the journal shown and its end: 0 follows the end.
+    pub offset: usize,
+}
+
+impl RunsView {
+    pub fn selected_run(&self) -> Option<&RunSummary> {
+        self.runs.get(self.selected)
     }
 
-    pub fn form_mut(&mut self) -> Option<&mut InputsForm> {
-        match &mut self.overlay {
-            Some(Overlay::Form(form)) => Some(form),
-            _ => None,
-        }
+    /// The journal's last line number held.
+    pub fn last_seq(&self) -> u64 {
+        self.journal.last().map_or(0, |e| e.seq)
     }
+}
 
-    /// The run view, while it is open.
-    pub fn runs_view(&self) -> Option<&RunsView> {
-        match &self.overlay {
-            Some(Overlay::Runs(view)) => Some(view),
-            _ => None,
-        }
-    }
+/// What a typed workflow name is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameFor {
+    /// A new workflow from the template at this index of `engine::editing::TEMPLATES`.
+    New(usize),
+    /// A copy of this workflow.
+    Duplicate(String),
+    /// A new name for this workflow.
+    Rename(String),
+    /// Deleting this workflow: the name typed again confirms it.
+    Delete(String),
+    /// A new workflow drafted from what was typed in this session.
+    Draft(String),
+}
 
-    pub fn runs_view_mut(&mut self) -> Option<&mut RunsView> {
-        match &mut self.overlay {
-            Some(Overlay::Runs(view)) => Some(view),
-            _ => None,
-        }
-    }
+/// The name being typed, and what it is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Naming {
+    pub purpose: NameFor,
+    pub name: String,
+}
+
+/// The command palette: what is typed and the match selected.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Palette {
+    pub query: String,
+    /// Index into the matches of `query`.
+    pub selected: usize,
 }

@@ -4,9 +4,9 @@
 use super::command::Command;
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::keymap::Mode;
+use super::mode::{Mode, View};
 use super::palette::Action;
-use super::state::{App, View};
+use super::state::App;
 use super::test_support::{drawn_text, help_open, key, problems_open, summary};
 use super::theme::Theme;
 use super::update::{Event, run_command, update};

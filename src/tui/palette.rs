@@ -5,8 +5,21 @@
 
 use super::command::{Command, PALETTE};
 use super::keymap;
+use super::overlay::Overlay;
+use super::state::App;
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
+
+impl App {
+    /// The palette's entries for what is typed in it.
+    pub fn palette_matches(&self) -> Vec<Entry> {
+        let query = match &self.overlay {
+            Some(Overlay::Palette(p)) => p.query.as_str(),
+            _ => "",
+        };
+        matches(query, &self.themes, &self.theme.name)
+    }
+}
 
 /// What choosing an entry does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! What `q` and `d` do, attached or hosting, with the person's and agents' work alive.
 
-use super::keymap::Mode;
-use super::quitting::persons_work;
+use super::mode::Mode;
+use super::persons_work::persons_work;
 use super::state::{App, RunView};
 use super::test_support::{key, shell_pane};
 use super::update::update;
@@ -149,14 +149,14 @@ fn the_question_names_each_terminal_and_run_the_person_would_leave_behind() {
     // r1's terminal s3 outlives its run: once the run has ended, the shell is still the
     // person's to end, and the question says which run left it.
     assert_eq!(
-        super::quitting::staying(&app),
+        super::persons_work::staying(&app),
         ["terminal s1: bash", "run of build (r1), at deploy"]
     );
     let run = app.runs.get_mut("r1").unwrap();
     run.phase = Phase::Finished;
     app.panes[2].command = vec!["bash".into()];
     assert_eq!(
-        super::quitting::staying(&app),
+        super::persons_work::staying(&app),
         [
             "terminal s1: bash",
             "terminal s3: bash, left by the build run"
@@ -166,7 +166,7 @@ fn the_question_names_each_terminal_and_run_the_person_would_leave_behind() {
 
 #[test]
 fn the_last_line_says_what_goes_on_and_how_to_come_back() {
-    use super::quitting::farewell;
+    use super::persons_work::farewell;
     let mut app = app();
     app.folder = "/home/ann/proj/workflows".into();
     assert_eq!(

@@ -2,8 +2,8 @@
 //! effects and followed live from the engine's `Change::Run` events (never polled).
 
 use super::effect::Effect;
-use super::overlay::Overlay;
-use super::state::{App, RunsView};
+use super::overlay::{Overlay, RunsView};
+use super::state::App;
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
 

@@ -1,7 +1,7 @@
 //! The run view: opening it, choosing a run, and its journal followed live.
 
 use super::effect::Effect;
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::state::App;
 use super::test_support::{key, summary};
 use super::update::{Event, update};

@@ -3,8 +3,66 @@
 //! drawing (which highlights it) and copying (which reads it) agree, for the live screen and
 //! the history alike. Columns are cells: a wide character covers two.
 
-use super::state::{Point, Selection, Unit};
 use unicode_width::UnicodeWidthChar;
+
+/// A place in a pane's content: a row of the live screen, or a line of the history (its
+/// number, 1 = the session's first line), and a column in cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Point {
+    pub line: u64,
+    pub col: u16,
+}
+
+/// What a selection's ends stand on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The live screen: `Point::line` is a screen row (0 = top).
+    Screen,
+    /// The history view: `Point::line` is a history line number.
+    History,
+}
+
+/// How far a selection reaches from where it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Char,
+    /// A double click: whole words at both ends.
+    Word,
+    /// A triple click: whole lines.
+    Line,
+}
+
+/// Text selected inside one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub session_id: String,
+    pub surface: Surface,
+    pub anchor: Point,
+    pub head: Point,
+    pub unit: Unit,
+    /// The mouse button is still down.
+    pub dragging: bool,
+}
+
+impl Selection {
+    /// The two ends, first one first.
+    pub fn ordered(&self) -> (Point, Point) {
+        if self.anchor <= self.head {
+            (self.anchor, self.head)
+        } else {
+            (self.head, self.anchor)
+        }
+    }
+}
+
+/// A left click, when and where, to count double and triple clicks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Click {
+    pub at_ms: u64,
+    pub x: u16,
+    pub y: u16,
+    pub count: u8,
+}
 
 /// A selection's reach: its first and last cell, both included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +198,6 @@ pub fn moved(p: Point, dx: i32, dy: i64, lines: (u64, u64), width: u16) -> Point
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::state::Surface;
 
     fn sel(anchor: (u64, u16), head: (u64, u16), unit: Unit) -> Selection {
         Selection {

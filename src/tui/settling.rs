@@ -4,11 +4,10 @@
 //! taken at once, `y` would approve a request nobody saw, `o` overwrite a change nobody saw.
 //!
 //! Not a sleep: the question notes when it may be answered, the loop wakes at the earliest
-//! such instant ([`App::due`]) and sends [`Event::Tick`](super::update::Event::Tick), and the
+//! such instant ([`App::due`](super::state::App::due)) and sends [`Event::Tick`](super::update::Event::Tick), and the
 //! tick ends every moment that is over, which redraws the question as it asks normally. Keys
 //! count again only after that tick, so the plain question is drawn before they do.
 
-use super::state::App;
 use std::time::{Duration, Instant};
 
 /// How long a changed question takes no answer: enough to see that it changed, short enough
@@ -50,33 +49,5 @@ impl Settling {
 
     pub fn over(&self, now: Instant) -> bool {
         now >= self.until
-    }
-}
-
-impl App {
-    /// The earliest instant at which a changed question takes answers again: the loop wakes
-    /// then.
-    pub fn due(&self) -> Option<Instant> {
-        let approval = self.approval_shown.as_ref().and_then(|s| s.settling);
-        let editor = self.editor.as_ref().and_then(|e| e.settling);
-        [approval, editor]
-            .into_iter()
-            .flatten()
-            .map(|s| s.until)
-            .min()
-    }
-}
-
-/// The loop's tick at `now`: every question whose moment is over asks normally again.
-pub fn tick(app: &mut App, now: Instant) {
-    if let Some(shown) = &mut app.approval_shown
-        && shown.settling.is_some_and(|s| s.over(now))
-    {
-        shown.settling = None;
-    }
-    if let Some(editor) = &mut app.editor
-        && editor.settling.is_some_and(|s| s.over(now))
-    {
-        editor.settling = None;
     }
 }

@@ -2,28 +2,17 @@
 //! is doing (selection, filter, mode, form). No terminal types: update.rs changes it, draw/
 //! reads it.
 
-use super::keymap::{BaseMode, Mode};
+use super::form::InputsForm;
+use super::mode::{BaseMode, Mode, View};
+use super::overlay::{Overlay, RunsView};
+use super::selection::{Click, Point, Selection};
 use crate::engine::authoring::WorkflowSummary;
-use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Hit;
 use crate::engine::{Actor, Phase, RunStatus, SessionInfo, StepStatus, WrittenFinalState};
 use crate::workflow::plan::Plan;
-use crate::workflow::violation::Violation;
 use indexmap::IndexMap;
 use std::collections::HashMap;
-
-/// The view that arrows and Enter act on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum View {
-    #[default]
-    List,
-    Plan,
-    Panes,
-}
-
-impl View {
-    pub const ALL: [View; 3] = [View::List, View::Plan, View::Panes];
-}
+use std::time::Instant;
 
 /// The step plan of the selected workflow, or why there is none.
 #[derive(Debug, Clone)]
@@ -145,6 +134,14 @@ impl Scrollback {
         self.first_line() + self.window(rows).start as u64
     }
 
+    /// A line by its number; empty when it was not read.
+    pub fn line(&self, n: u64) -> String {
+        n.checked_sub(self.first_line())
+            .and_then(|i| self.lines.get(i as usize))
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Whether the whole retained history (or as much as the studio reads) is in `lines`;
     /// never before the first read arrived (its empty `lines` say nothing yet).
     pub fn complete(&self, max: usize) -> bool {
@@ -186,45 +183,6 @@ impl PaneSearch {
     }
 }
 
-/// A workflow's violations, as the engine reads them from its file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProblemsView {
-    pub workflow: String,
-    pub file: String,
-    pub violations: Vec<Violation>,
-    /// The first line shown.
-    pub top: usize,
-}
-
-/// The runs of a workflow and the journal of the selected one (the run view).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunsView {
-    pub workflow: String,
-    /// The journaled runs, newest first.
-    pub runs: Vec<RunSummary>,
-    /// Index into `runs`.
-    pub selected: usize,
-    /// The run whose journal is shown.
-    pub run_id: Option<String>,
-    /// Its journal lines, oldest first: as read, then as they arrive.
-    pub journal: Vec<JournalEvent>,
-    /// Whether the read of the journal has come back.
-    pub loaded: bool,
-    /// Lines between the bottom of the journal shown and its end: 0 follows the end.
-    pub offset: usize,
-}
-
-impl RunsView {
-    pub fn selected_run(&self) -> Option<&RunSummary> {
-        self.runs.get(self.selected)
-    }
-
-    /// The journal's last line number held.
-    pub fn last_seq(&self) -> u64 {
-        self.journal.last().map_or(0, |e| e.seq)
-    }
-}
-
 /// Everything the studio shows.
 #[derive(Debug, Clone, Default)]
 pub struct App {
@@ -244,7 +202,7 @@ pub struct App {
     /// [`App::mode`].
     pub base: BaseMode,
     /// The box drawn over everything, which takes the keys while it is open.
-    pub overlay: Option<super::overlay::Overlay>,
+    pub overlay: Option<Overlay>,
     pub view: View,
     /// The shown pane's history, while the person scrolls it.
     pub scroll: Option<Scrollback>,
@@ -332,6 +290,15 @@ pub struct ApprovalView {
     pub top: usize,
 }
 
+/// The text approved before (empty when nothing was) and the text asking now.
+pub fn approval_texts(request: &crate::engine::approval::ApprovalRequest) -> (&str, &str) {
+    let before = request
+        .last_approved
+        .as_ref()
+        .map_or("", |a| a.content.as_str());
+    (before, &request.content)
+}
+
 /// The approval request on screen: its run and fingerprint (what an answer names), and
 /// whether it has just taken the place of another (answers wait: `settling.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -339,106 +306,6 @@ pub struct ApprovalShown {
     pub run_id: String,
     pub fingerprint: String,
     pub settling: Option<super::settling::Settling>,
-}
-
-/// What a typed workflow name is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NameFor {
-    /// A new workflow from the template at this index of `engine::editing::TEMPLATES`.
-    New(usize),
-    /// A copy of this workflow.
-    Duplicate(String),
-    /// A new name for this workflow.
-    Rename(String),
-    /// Deleting this workflow: the name typed again confirms it.
-    Delete(String),
-    /// A new workflow drafted from what was typed in this session.
-    Draft(String),
-}
-
-/// The name being typed, and what it is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Naming {
-    pub purpose: NameFor,
-    pub name: String,
-}
-
-/// The command palette: what is typed and the match selected.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Palette {
-    pub query: String,
-    /// Index into the matches of `query`.
-    pub selected: usize,
-}
-
-impl App {
-    /// The palette's entries for what is typed in it.
-    pub fn palette_matches(&self) -> Vec<super::palette::Entry> {
-        let query = match &self.overlay {
-            Some(super::overlay::Overlay::Palette(p)) => p.query.as_str(),
-            _ => "",
-        };
-        super::palette::matches(query, &self.themes, &self.theme.name)
-    }
-}
-
-/// A place in a pane's content: a row of the live screen, or a line of the history (its
-/// number, 1 = the session's first line), and a column in cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Point {
-    pub line: u64,
-    pub col: u16,
-}
-
-/// What a selection's ends stand on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
-    /// The live screen: `Point::line` is a screen row (0 = top).
-    Screen,
-    /// The history view: `Point::line` is a history line number.
-    History,
-}
-
-/// How far a selection reaches from where it was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Char,
-    /// A double click: whole words at both ends.
-    Word,
-    /// A triple click: whole lines.
-    Line,
-}
-
-/// Text selected inside one pane.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
-    pub session_id: String,
-    pub surface: Surface,
-    pub anchor: Point,
-    pub head: Point,
-    pub unit: Unit,
-    /// The mouse button is still down.
-    pub dragging: bool,
-}
-
-impl Selection {
-    /// The two ends, first one first.
-    pub fn ordered(&self) -> (Point, Point) {
-        if self.anchor <= self.head {
-            (self.anchor, self.head)
-        } else {
-            (self.head, self.anchor)
-        }
-    }
-}
-
-/// A left click, when and where, to count double and triple clicks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Click {
-    pub at_ms: u64,
-    pub x: u16,
-    pub y: u16,
-    pub count: u8,
 }
 
 impl App {
@@ -469,7 +336,7 @@ impl App {
 
     /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
     /// from: closing it comes back to the normal mode (or the editor, when one is open).
-    pub fn open(&mut self, overlay: super::overlay::Overlay) {
+    pub fn open(&mut self, overlay: Overlay) {
         self.base = BaseMode::Normal;
         // The editor's find and completion list are left, as any other mode is.
         if let Some(editor) = &mut self.editor {
@@ -537,5 +404,67 @@ impl App {
         let n = self.visible().len();
         self.selected = self.selected.min(n.saturating_sub(1));
         self.pane = self.pane.min(self.panes.len().saturating_sub(1));
+    }
+}
+
+impl App {
+    /// The inputs form, while it is open.
+    pub fn form(&self) -> Option<&InputsForm> {
+        match &self.overlay {
+            Some(Overlay::Form(form)) => Some(form),
+            _ => None,
+        }
+    }
+
+    pub fn form_mut(&mut self) -> Option<&mut InputsForm> {
+        match &mut self.overlay {
+            Some(Overlay::Form(form)) => Some(form),
+            _ => None,
+        }
+    }
+
+    /// The run view, while it is open.
+    pub fn runs_view(&self) -> Option<&RunsView> {
+        match &self.overlay {
+            Some(Overlay::Runs(view)) => Some(view),
+            _ => None,
+        }
+    }
+
+    pub fn runs_view_mut(&mut self) -> Option<&mut RunsView> {
+        match &mut self.overlay {
+            Some(Overlay::Runs(view)) => Some(view),
+            _ => None,
+        }
+    }
+}
+
+/// The moments in which a changed question takes no answer (settling.rs): when the loop wakes
+/// for the next to end, and its tick ending those that are over.
+impl App {
+    /// The earliest instant at which a changed question takes answers again: the loop wakes
+    /// then.
+    pub fn due(&self) -> Option<Instant> {
+        let approval = self.approval_shown.as_ref().and_then(|s| s.settling);
+        let editor = self.editor.as_ref().and_then(|e| e.settling);
+        [approval, editor]
+            .into_iter()
+            .flatten()
+            .map(|s| s.until)
+            .min()
+    }
+
+    /// The loop's tick at `now`: every question whose moment is over asks normally again.
+    pub fn tick(&mut self, now: Instant) {
+        if let Some(shown) = &mut self.approval_shown
+            && shown.settling.is_some_and(|s| s.over(now))
+        {
+            shown.settling = None;
+        }
+        if let Some(editor) = &mut self.editor
+            && editor.settling.is_some_and(|s| s.over(now))
+        {
+            editor.settling = None;
+        }
     }
 }

@@ -40,7 +40,6 @@ const RESTORE_TITLE: &str = "\x1b[23;0t";
 
 /// Raw mode, the alternate screen, mouse capture, focus reports and bracketed paste.
 pub fn enter() -> std::io::Result<(Tui, Guard)> {
-    super::containment::install_hook();
     take(true)?;
     let guard = Guard(());
     let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
@@ -99,7 +98,7 @@ pub fn capture_mouse(on: bool) -> std::io::Result<()> {
 
 /// Calls the person back to the studio: the bell, and `text` in the terminal's title.
 pub fn alert(text: &str) -> std::io::Result<()> {
-    let title = format!("flowdeck: {}", super::draw::text::clean(text));
+    let title = format!("flowdeck: {}", super::text::clean(text));
     execute!(
         stdout(),
         crossterm::style::Print("\x07"),

@@ -85,7 +85,7 @@ pub fn drawn_text(app: &super::state::App, cols: u16, rows: u16) -> String {
 }
 
 /// The mode help shows the keys of, and its first row shown, while help is open.
-pub fn help_open(app: &super::state::App) -> Option<(super::keymap::Mode, usize)> {
+pub fn help_open(app: &super::state::App) -> Option<(super::mode::Mode, usize)> {
     match &app.overlay {
         Some(super::overlay::Overlay::Help { of, top }) => Some((*of, *top)),
         _ => None,
@@ -93,7 +93,7 @@ pub fn help_open(app: &super::state::App) -> Option<(super::keymap::Mode, usize)
 }
 
 /// The problems view, while it is open.
-pub fn problems_open(app: &super::state::App) -> Option<&super::state::ProblemsView> {
+pub fn problems_open(app: &super::state::App) -> Option<&super::overlay::ProblemsView> {
     match &app.overlay {
         Some(super::overlay::Overlay::Problems(view)) => Some(view),
         _ => None,
@@ -101,7 +101,7 @@ pub fn problems_open(app: &super::state::App) -> Option<&super::state::ProblemsV
 }
 
 /// The palette, while it is open.
-pub fn palette_open(app: &super::state::App) -> Option<&super::state::Palette> {
+pub fn palette_open(app: &super::state::App) -> Option<&super::overlay::Palette> {
     match &app.overlay {
         Some(super::overlay::Overlay::Palette(palette)) => Some(palette),
         _ => None,

@@ -2,8 +2,8 @@
 
 use super::effect::Effect;
 use super::form::InputsForm;
-use super::keymap::Mode;
-use super::state::{App, View};
+use super::mode::{Mode, View};
+use super::state::App;
 use super::test_support::{key, palette_open, shell_pane, summary};
 use super::update::{Event, update};
 use crate::engine::authoring::InputSpec;
@@ -280,7 +280,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     });
     app.panes = vec![pane];
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy (agent: wire)".to_string()]
     );
     let screen = super::test_support::drawn_text(&app, 100, 30);
@@ -290,7 +290,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
         run.actor = Some(crate::engine::Actor::person());
     }
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy".to_string()]
     );
     let screen = super::test_support::drawn_text(&app, 100, 30);
@@ -298,7 +298,7 @@ fn an_agents_run_is_marked_with_its_name_in_its_pane_and_the_list() {
     // A run on another machine says which.
     app.panes[0].host = Some("web-1".into());
     assert_eq!(
-        super::draw::pane::tab_labels(&app),
+        super::layout::tab_labels(&app),
         vec!["s1 · deploy @web-1".to_string()]
     );
 }
@@ -431,7 +431,7 @@ fn a_pane_an_agent_opens_comes_to_the_front_unless_the_person_is_typing_in_one()
     );
     assert_eq!(
         app.view,
-        super::state::View::List,
+        super::mode::View::List,
         "the view stays where it was"
     );
     // In focus mode on s2, another agent pane waits in its tab.

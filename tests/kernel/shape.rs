@@ -6,8 +6,8 @@
 //! names another module counts (`use` lines, paths in code, `super::` chains that climb out of
 //! a module), comments do not.
 //!
-//! Inside a top module, its children do not import each other in a circle (one model that is
-//! really one, the studio's, excepted): a circle is two jobs that cannot be understood apart.
+//! Inside a module, at every depth, its children do not import each other in a circle: a
+//! circle is two jobs that cannot be understood apart.
 //!
 //! And the size of files: past 600 lines outside its tests, a file holds more than one job.
 
@@ -235,13 +235,6 @@ fn a_files_tests_do_not_count_against_it() {
     assert_eq!(lines_outside_tests("fn a() {}\n"), 1);
 }
 
-/// Top modules whose children may import each other in circles, and why.
-const ONE_MODEL: &[(&str, &str)] = &[(
-    "tui",
-    "the studio is one pure-update model: each feature (editor, approvals, copy, history, \
-     runs) adds to its state, its update and its view, which know each other",
-)];
-
 /// The module paths a text of code names, each from the crate's root and with its byte offset:
 /// `crate::a::b`, `crate::a::{b, c::{d}}` (over several lines too) and `super::` chains. Only
 /// the leading words matter to the checks, so a path ends at its first word that is not a
@@ -420,9 +413,6 @@ fn no_two_children_of_a_module_import_each_other_in_a_circle() {
     };
     let mut wrong = Vec::new();
     for ((parent, child), uses) in &edges {
-        if ONE_MODEL.iter().any(|(model, _)| *model == parent[0]) {
-            continue;
-        }
         let parent_path = parent.join("::");
         for (sibling, at) in uses {
             if reaches(parent, sibling, child) {

@@ -137,6 +137,6 @@ async fn the_completion_list_shows_what_a_state_takes() {
     key(&engine, &mut app, KeyCode::End, KeyModifiers::NONE);
     typed(&engine, &mut app, "\n    ");
     key(&engine, &mut app, KeyCode::Char(' '), KeyModifiers::CONTROL);
-    assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Complete);
+    assert_eq!(app.mode(), flowdeck::tui::mode::Mode::Complete);
     insta::assert_snapshot!("editor_completion", render(&engine, &app, 110, 26));
 }

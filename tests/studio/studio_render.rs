@@ -182,7 +182,7 @@ async fn the_problems_of_a_broken_manifest_are_listed_with_their_places() {
     let engine = common::test_engine(dir.path(), 1, false);
     let mut app = studio(&engine, 100, 24);
     press(&engine, &mut app, crossterm::event::KeyCode::Char('e'));
-    assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Problems);
+    assert_eq!(app.mode(), flowdeck::tui::mode::Mode::Problems);
     let terminal = drawn(&engine, &app, &Theme::default(), 100, 24);
     assert_drawn_safe(&terminal);
     insta::assert_snapshot!("problems", terminal.backend().to_string());
@@ -231,7 +231,7 @@ async fn the_runs_view_lists_past_runs_and_the_selected_runs_journal() {
             }
         }
     }
-    assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Runs);
+    assert_eq!(app.mode(), flowdeck::tui::mode::Mode::Runs);
     let view = app.runs_view().unwrap();
     assert_eq!(view.runs.len(), 2);
     assert!(view.loaded && !view.journal.is_empty());

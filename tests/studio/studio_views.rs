@@ -256,7 +256,7 @@ async fn the_inputs_form_shows_what_is_wrong_next_to_each_field() {
     press(&engine, &mut app, KeyCode::Char('r'));
     assert_eq!(
         app.mode(),
-        flowdeck::tui::keymap::Mode::Form,
+        flowdeck::tui::mode::Mode::Form,
         "{:?}",
         app.message
     );
@@ -267,7 +267,7 @@ async fn the_inputs_form_shows_what_is_wrong_next_to_each_field() {
     press(&engine, &mut app, KeyCode::Down);
     typed(&engine, &mut app, "s3cret");
     press(&engine, &mut app, KeyCode::Enter);
-    assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Form);
+    assert_eq!(app.mode(), flowdeck::tui::mode::Mode::Form);
     let screen = render(&engine, &app, 90, 24);
     assert!(!screen.contains("s3cret"), "{screen}");
     insta::assert_snapshot!("inputs_form_error", screen);
@@ -304,7 +304,7 @@ async fn the_grid_shows_every_pane_and_copy_mode_marks_its_selection() {
     insta::assert_snapshot!("grid", redacted(&render(&engine, &app, 90, 24)));
     // Copy mode on the selected pane: v, up, v, right three times.
     press(&engine, &mut app, KeyCode::Char('v'));
-    assert_eq!(app.mode(), flowdeck::tui::keymap::Mode::Copy);
+    assert_eq!(app.mode(), flowdeck::tui::mode::Mode::Copy);
     for code in [KeyCode::Char('k'), KeyCode::Char('0')] {
         press(&engine, &mut app, code);
     }

@@ -4,7 +4,7 @@
 //! a server of its own and attaches to it, as every other studio is: agents can reach it from
 //! then on, and `d` detaches.
 
-use crate::tui::keymap::Mode;
+use crate::tui::mode::Mode;
 use crate::tui::state::App;
 
 /// What the attached studio takes over from the one that hosted: the workflow selected.

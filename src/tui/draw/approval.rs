@@ -3,10 +3,10 @@
 //! whole file again.
 
 use super::Ctx;
-use super::overlay::{boxed, centered};
-use super::text::clean;
+use super::boxes::{boxed, centered};
 use crate::engine::approval::ApprovalRequest;
-use crate::tui::approvals::texts;
+use crate::tui::state::approval_texts;
+use crate::tui::text::clean;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::style::{Modifier, Style};
@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
         100,
         frame.area().height.saturating_sub(2).max(3),
     );
-    let (before, now) = texts(request);
+    let (before, now) = approval_texts(request);
     let rows = super::diff_rows(before, now, usize::from(area.width.saturating_sub(2)), t);
     let total = rows.last().map_or(0, |(at, _)| at + 1);
     let mut lines = header(request, app.approvals.len(), t);

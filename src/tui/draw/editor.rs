@@ -3,12 +3,12 @@
 //! problem on the cursor's line below, and the problems or the buffer's plan beside it. Only
 //! the lines on screen are looked at.
 
-use super::text::clean;
 use super::{Ctx, block};
 use crate::tui::editor::{Ask, Editor, Panel, cell_width, gutter_width, mark, shown_char};
-use crate::tui::keymap::Mode;
 use crate::tui::layout::{self, EditorAreas};
+use crate::tui::mode::Mode;
 use crate::tui::syntax::{Kind, runs};
+use crate::tui::text::clean;
 use crate::tui::theme::Theme;
 use crate::workflow::violation::Severity;
 use ratatui::Frame;
@@ -244,7 +244,7 @@ fn note(frame: &mut Frame, area: Rect, editor: &Editor, t: &Theme) {
             format!(
                 "line {line}: {}: {}",
                 clean(&v.rule),
-                super::text::violation_message(&v.message, v.expected.as_deref()),
+                crate::tui::text::violation_message(&v.message, v.expected.as_deref()),
             ),
             Style::default().fg(match v.severity {
                 Severity::Error => t.error,
@@ -393,13 +393,13 @@ fn ask(frame: &mut Frame, areas: &EditorAreas, editor: &Editor, cx: &Ctx) {
             ),
         ),
     };
-    let area = super::overlay::centered(frame.area(), 70, 11);
+    let area = super::boxes::centered(frame.area(), 70, 11);
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
             .style(Style::default().fg(t.foreground))
-            .block(super::overlay::boxed(title.to_string(), cx)),
+            .block(super::boxes::boxed(title.to_string(), cx)),
         area,
     );
 }

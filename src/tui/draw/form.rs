@@ -3,9 +3,9 @@
 //! kept in view, as near the middle as the ends allow, and the footer never scrolls away.
 
 use super::Ctx;
-use super::overlay::{boxed, centered};
-use super::text::{cells, clean, shorten, wrap};
+use super::boxes::{boxed, centered};
 use crate::tui::form::{Field, InputsForm};
+use crate::tui::text::{cells, clean, shorten, wrap};
 use ratatui::Frame;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};

@@ -1,11 +1,11 @@
 //! The workflow list: each workflow with its state, filtered as the person types.
 
-use super::text::{ago, cells, clean, shorten};
 use super::{Ctx, block};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
-use crate::tui::keymap::Mode;
-use crate::tui::state::{App, RunView, View};
+use crate::tui::mode::{Mode, View};
+use crate::tui::state::{App, RunView};
+use crate::tui::text::{ago, cells, clean, shorten};
 use crate::tui::theme::Theme;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
@@ -260,29 +260,4 @@ fn fit(text: &str, width: usize) -> String {
     let cut = shorten(text, width);
     let pad = width.saturating_sub(cells(&cut));
     format!("{cut}{}", " ".repeat(pad))
-}
-
-/// The workflow drawn on row `row` (0 = the first row inside the box) of a list `height`
-/// rows high, as `draw` lays it out: one row a workflow, two for a selected broken one (its
-/// first error), scrolled only as far as the selected one needs (ratatui's `List`).
-pub fn workflow_at_row(app: &App, height: usize, row: usize) -> Option<usize> {
-    let heights: Vec<usize> = app
-        .visible()
-        .iter()
-        .enumerate()
-        .map(|(at, w)| 1 + usize::from(at == app.selected && w.first_error.is_some()))
-        .collect();
-    let selected = app.selected.min(heights.len().checked_sub(1)?);
-    let mut first = 0;
-    while first < selected && heights[first..=selected].iter().sum::<usize>() > height {
-        first += 1;
-    }
-    let mut top = 0;
-    for (at, h) in heights.iter().enumerate().skip(first) {
-        if row < top + h {
-            return Some(at);
-        }
-        top += h;
-    }
-    None
 }

@@ -2,6 +2,7 @@
 //! a ratatui frame. Nothing here changes state or calls the engine otherwise.
 
 pub mod approval;
+pub mod boxes;
 pub mod editor;
 pub mod form;
 pub mod list;
@@ -10,10 +11,10 @@ pub mod pane;
 pub mod plan;
 pub mod runs;
 pub mod status;
-pub mod text;
 
 use super::layout;
 use super::state::App;
+use super::text;
 use super::theme::Theme;
 use pane::Screens;
 use ratatui::Frame;

@@ -2,34 +2,15 @@
 //! a prompt's question, and the question before quitting during a run.
 
 use super::Ctx;
-use super::text::{self, clean, shorten};
+use super::boxes::{boxed, centered};
 use crate::engine::audit_log::AuditEntry;
-use crate::tui::keymap::Mode;
-use crate::tui::overlay::Overlay;
-use crate::tui::state::{Naming, Palette, ProblemsView};
+use crate::tui::mode::Mode;
+use crate::tui::overlay::{Naming, Overlay, Palette, ProblemsView};
+use crate::tui::text::{self, clean, shorten};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
-
-pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
-        .flex(Flex::Center)
-        .areas(area);
-    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
-        .flex(Flex::Center)
-        .areas(row);
-    cell
-}
-
-pub(super) fn boxed<'a>(title: String, cx: &Ctx) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(BorderType::Rounded)
-        .border_style(Style::default().fg(cx.theme.focus_border))
-        .title(title)
-}
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 /// The keys of the mode help was opened from, grouped, a page at a time, and where the rest
 /// are.
@@ -139,7 +120,7 @@ pub fn confirm_quit(frame: &mut Frame, cx: &Ctx) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut lines = Vec::new();
     if cx.app.attached {
-        let staying = crate::tui::quitting::staying(cx.app);
+        let staying = crate::tui::persons_work::staying(cx.app);
         // Room for the box, the two lines around the list and the answer.
         let room = usize::from(frame.area().height.saturating_sub(6)).max(1);
         lines.push(Line::raw("Still running, started by you:"));
@@ -349,7 +330,7 @@ pub fn palette(frame: &mut Frame, cx: &Ctx, palette: &Palette) {
 
 /// The name box: a new workflow (with its template), a duplicate, a rename, a delete.
 pub fn naming(frame: &mut Frame, cx: &Ctx, naming: &Naming) {
-    use crate::tui::state::NameFor;
+    use crate::tui::overlay::NameFor;
     let t = cx.theme;
     let (title, what) = match &naming.purpose {
         NameFor::New(at) => {
@@ -446,7 +427,9 @@ pub fn audit(frame: &mut Frame, cx: &Ctx, entries: &[AuditEntry], top: usize) {
                     Style::default().fg(colour),
                 ),
                 Span::styled(
-                    e.duration_ms.map(super::text::duration).unwrap_or_default(),
+                    e.duration_ms
+                        .map(crate::tui::text::duration)
+                        .unwrap_or_default(),
                     Style::default().fg(t.muted),
                 ),
             ])

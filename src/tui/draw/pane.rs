@@ -2,16 +2,15 @@
 //! wide characters, cursor). The program's bytes never reach the person's terminal: only
 //! the grid's characters do, and controls among them are replaced.
 
-use super::text::clean;
 use super::{Ctx, block};
 use crate::engine::Engine;
 use crate::engine::panes::{Colour, Mirror};
 use crate::engine::search::{Hit, Source};
-use crate::tui::copy;
-use crate::tui::keymap::Mode;
 use crate::tui::layout::{self, Slot};
-use crate::tui::selection::{self, Bounds};
-use crate::tui::state::{App, Scrollback, Surface, View};
+use crate::tui::mode::{Mode, View};
+use crate::tui::selection::{self, Bounds, Selection, Surface};
+use crate::tui::state::{App, Scrollback};
+use crate::tui::text::clean;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -32,49 +31,6 @@ impl Screens for Engine {
     }
 }
 
-/// The label of each pane's tab: `s1 · git_health` (the run's workflow, the session's name or
-/// its program), `@h1` for a shell on another machine, with its exit status once it ended.
-pub fn tab_labels(app: &App) -> Vec<String> {
-    app.panes
-        .iter()
-        .map(|p| {
-            let run = app
-                .runs
-                .values()
-                .find(|r| r.session_id.as_deref() == Some(p.session_id.as_str()));
-            let who = run
-                .map(|r| r.workflow.clone())
-                .or_else(|| p.name.clone())
-                .or_else(|| p.command.first().cloned())
-                .unwrap_or_default();
-            let state = match (&p.exit, &p.failed) {
-                (_, Some(_)) => " failed".to_string(),
-                (Some(exit), None) => format!(" {exit}"),
-                _ => String::new(),
-            };
-            // What an agent opened, or a run an agent started, says whose it is.
-            let by = match run.and_then(|r| r.actor.as_ref()).or(p.opened_by.as_ref()) {
-                Some(actor @ crate::engine::Actor::Agent { .. }) => format!(" ({})", actor.label()),
-                _ => String::new(),
-            };
-            // A shell on another machine says which.
-            let place = p
-                .host
-                .as_ref()
-                .map(|h| format!(" @{h}"))
-                .unwrap_or_default();
-            format!(
-                "{} · {}{}{}{}",
-                clean(&p.session_id),
-                clean(&who),
-                clean(&place),
-                clean(&by),
-                clean(&state)
-            )
-        })
-        .collect()
-}
-
 pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let app = cx.app;
     let t = cx.theme;
@@ -88,7 +44,7 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         );
         return;
     }
-    let labels = tab_labels(app);
+    let labels = layout::tab_labels(app);
     let slots = layout::slots(area, app.panes.len(), app.pane, app.grid);
     for slot in &slots {
         let selected = slot.index == app.pane;
@@ -219,7 +175,7 @@ fn draw_slot(frame: &mut Frame, slot: &Slot, title: String, focused: bool, cx: &
         let top = scroll.top_line(usize::from(inner.height));
         if let Some(bounds) = selection
             .filter(|s| s.surface == Surface::History)
-            .and_then(|s| copy::history_bounds(app, s))
+            .and_then(|s| history_bounds(app, s))
         {
             mark_selection(frame.buffer_mut(), inner, top, bounds);
         }
@@ -444,6 +400,15 @@ fn colour(c: Colour) -> Color {
         Colour::Indexed(i) => Color::Indexed(i),
         Colour::Rgb(r, g, b) => Color::Rgb(r, g, b),
     }
+}
+
+/// The selection's reach on the history view, for drawing.
+fn history_bounds(app: &App, selection: &Selection) -> Option<Bounds> {
+    let scroll = app
+        .scroll
+        .as_ref()
+        .filter(|s| s.session_id == selection.session_id)?;
+    Some(selection::bounds(selection, &mut |n| scroll.line(n)))
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! The step plan of the selected workflow: states in run order with their actions and
 //! transitions; during and after a run, where it is and how each executed state ended.
 
-use super::text::{cells, clean, duration, shorten};
 use super::{Ctx, block};
 use crate::engine::{Phase, StepStatus};
+use crate::tui::mode::View;
 use crate::tui::state::RunView;
-use crate::tui::state::View;
+use crate::tui::text::{cells, clean, duration, shorten};
 use crate::tui::theme::Theme;
 use crate::workflow::plan::{Plan, PlanStep, PlanTransition};
 use ratatui::Frame;

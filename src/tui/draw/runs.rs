@@ -2,11 +2,12 @@
 //! one line an event. Every text from the journal goes through [`clean`].
 
 use super::Ctx;
-use super::overlay::{boxed, centered};
-use super::text::{clean, duration};
+use super::boxes::{boxed, centered};
 use crate::engine::RunEvent;
 use crate::engine::journal::{JournalEvent, RunSummary};
-use crate::tui::state::{App, RunsView};
+use crate::tui::overlay::RunsView;
+use crate::tui::state::App;
+use crate::tui::text::{clean, duration};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -1,10 +1,11 @@
 //! The status line: the keys of the current mode (from the keymap) and the last message.
 
 use super::Ctx;
-use super::text::{cells, clean, shorten_words};
 use crate::tui::command::Command;
-use crate::tui::keymap::{self, Mode};
+use crate::tui::keymap::{self};
+use crate::tui::mode::Mode;
 use crate::tui::overlay::Overlay;
+use crate::tui::text::{cells, clean, shorten_words};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

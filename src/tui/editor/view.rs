@@ -1,8 +1,7 @@
-//! Where the editor looks: the cursor kept in view, characters as cells, the gutter, paging,
-//! the next problem, the side panel, and the marks and choices the drawing shows.
+//! Where the editor looks: the cursor kept in view, characters as cells, the gutter, and the
+//! marks and choices the drawing shows.
 
-use super::{Ask, Editor, Panel, text_size};
-use crate::tui::state::App;
+use super::{Ask, Editor};
 use crate::workflow::violation::Severity;
 use ratatui_textarea::CursorMove;
 
@@ -63,78 +62,12 @@ pub fn gutter_width(lines: usize) -> usize {
     lines.max(1).to_string().len() + 3
 }
 
-/// PgUp/PgDn: the cursor moves a page.
-pub fn page(app: &mut App, pages: isize) {
-    let (rows, cols) = text_size(app);
-    let Some(editor) = &mut app.editor else {
-        return;
-    };
-    let (row, col) = editor.text.cursor();
-    let step = rows.saturating_sub(1).max(1);
-    let to = if pages < 0 {
-        row.saturating_sub(step)
-    } else {
-        row + step
-    };
-    jump(editor, to, col);
-    follow_cursor(editor, rows, cols);
-}
-
-pub(super) fn jump(editor: &mut Editor, row: usize, col: usize) {
+pub fn jump(editor: &mut Editor, row: usize, col: usize) {
     editor.steps.interrupt();
     editor.text.move_cursor(CursorMove::Jump(
         u16::try_from(row).unwrap_or(u16::MAX),
         u16::try_from(col).unwrap_or(u16::MAX),
     ));
-}
-
-/// Ctrl-n: the next line with a violation after the cursor (wrapping), its message said.
-pub fn next_problem(app: &mut App) {
-    let (rows, cols) = text_size(app);
-    let Some(editor) = &mut app.editor else {
-        return;
-    };
-    let row = editor.text.cursor().0 + 1;
-    let mut lines: Vec<(usize, usize)> = editor
-        .check
-        .iter()
-        .flat_map(|c| c.violations.iter())
-        .filter_map(|v| Some((v.line?, v.column.unwrap_or(1))))
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
-    let Some(&(line, column)) = lines
-        .iter()
-        .find(|(l, _)| *l > row)
-        .or_else(|| lines.first())
-    else {
-        app.message = Some(if editor.check.is_some() {
-            "no problems in this text".into()
-        } else {
-            "not checked yet".into()
-        });
-        return;
-    };
-    jump(editor, line - 1, column.saturating_sub(1));
-    follow_cursor(editor, rows, cols);
-    if let Some(v) = editor.violations_on(line).next() {
-        app.message = Some(format!(
-            "line {line}: {} ({})",
-            crate::workflow::names::sanitize(&v.message),
-            v.rule
-        ));
-    }
-}
-
-/// Ctrl-t: the side panel shows the problems, the plan, or nothing.
-pub fn cycle_panel(app: &mut App) {
-    if let Some(editor) = &mut app.editor {
-        editor.panel = match editor.panel {
-            Panel::Problems => Panel::Plan,
-            Panel::Plan => Panel::None,
-            Panel::None => Panel::Problems,
-        };
-    }
 }
 
 /// The answers a question takes (the status line shows only those).

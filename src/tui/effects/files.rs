@@ -7,7 +7,7 @@ use crate::engine::request::{Answer, Reply, Request};
 use crate::tui::editor::{CHECK_AFTER_MS, SaveFailure};
 use crate::tui::effect::Effect;
 use crate::tui::link::{Ask, Link, message};
-use crate::tui::state::NameFor;
+use crate::tui::overlay::NameFor;
 use crate::tui::update::Event;
 use std::time::Duration;
 use tokio::sync::mpsc;

@@ -6,7 +6,7 @@ use super::Outlet;
 use crate::engine::request::{Reply, Request};
 use crate::tui::effect::Effect;
 use crate::tui::link::Ask;
-use crate::tui::state::Selection;
+use crate::tui::selection::Selection;
 use crate::tui::terminal;
 use crate::tui::themes;
 use crate::tui::update::Event;

@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::engine::request::{Reply, Request};
 use crate::tui::effect::Effect;
 use crate::tui::link::{Ask, message};
-use crate::tui::state::Point;
+use crate::tui::selection::Point;
 use crate::tui::update::Event;
 use crate::workflow::action::{
     ContentMode, GetScreenContentParams, SearchOrder, SearchOutputParams,

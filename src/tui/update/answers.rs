@@ -1,15 +1,12 @@
 //! What the answers of effects do (a list, a plan, a run started, a page of history...), and
 //! the editor's and the folder server's events.
 
-use super::super::copy;
 use super::super::effect::Effect;
 use super::super::form::InputsForm;
-use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
-use super::super::overlay::Overlay;
-use super::super::runs;
-use super::super::state::{App, PlanView, ProblemsView};
-use super::super::{editor, naming};
+use super::super::mode::{BaseMode, Mode};
+use super::super::overlay::{Overlay, ProblemsView};
+use super::super::state::{App, PlanView};
+use super::super::{copy, editing, history, naming, runs};
 use super::Event;
 use super::moving::plan_follows_selection;
 use super::panes::show_pane;
@@ -132,16 +129,16 @@ fn views(app: &mut App, event: Event) -> Vec<Effect> {
 fn edited(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Document { workflow, document } => match document {
-            Ok(document) => editor::opened(app, workflow, document),
+            Ok(document) => editing::opened(app, workflow, document),
             Err(e) => say(app, format!("cannot open {workflow}: {e}")),
         },
-        Event::CheckDue(edits) => editor::check_due(app, edits),
+        Event::CheckDue(edits) => editing::check_due(app, edits),
         Event::Checked { edits, draft } => {
-            editor::checked(app, edits, *draft);
+            editing::checked(app, edits, *draft);
             Vec::new()
         }
-        Event::Saved { edits, result } => editor::saved(app, edits, result),
-        Event::Disk { workflow, now } => editor::disk(app, &workflow, now),
+        Event::Saved { edits, result } => editing::saved(app, edits, result),
+        Event::Disk { workflow, now } => editing::disk(app, &workflow, now),
         Event::Recovered(copies) => {
             if let Some(first) = copies.first() {
                 app.message = Some(format!(

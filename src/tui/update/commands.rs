@@ -3,14 +3,12 @@
 //! open (the panes' are in `panes.rs`, moving in `moving.rs`).
 
 use super::super::command::Command;
-use super::super::copy;
 use super::super::effect::Effect;
-use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
-use super::super::overlay::Overlay;
-use super::super::runs;
-use super::super::state::{App, NameFor, Palette, View};
-use super::super::{approvals, editor, naming, quitting};
+use super::super::mode::{BaseMode, Mode, View};
+use super::super::overlay::{NameFor, Overlay, Palette};
+use super::super::palette::Action;
+use super::super::state::App;
+use super::super::{approvals, copy, editing, history, naming, quitting, runs};
 use super::moving::{moving, plan_follows_selection};
 use super::panes::{history_and_copy, panes};
 use crate::engine::Phase;
@@ -29,6 +27,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         | C::Palette
         | C::Audit
         | C::ToggleMouse => studio(app, command),
+        C::Confirm if app.mode() == Mode::Palette => palette_chosen(app),
         C::Up | C::Down | C::NextView | C::PrevView | C::Confirm | C::Filter | C::Help => {
             moving(app, command)
         }
@@ -95,8 +94,8 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
 /// the mouse.
 fn studio(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::Quit if editor::may_quit(app) => quitting::quit(app),
-        Command::Detach if editor::may_quit(app) => quitting::detach(app),
+        Command::Quit if editing::may_quit(app) => quitting::quit(app),
+        Command::Detach if editing::may_quit(app) => quitting::detach(app),
         Command::Approve => return approvals::decide(app, true),
         Command::Deny => return approvals::decide(app, false),
         Command::Later => approvals::later(app),
@@ -128,6 +127,21 @@ fn studio(app: &mut App, command: Command) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Enter in the palette: the chosen command runs as its key would, or the chosen theme loads.
+fn palette_chosen(app: &mut App) -> Vec<Effect> {
+    let selected = match &app.overlay {
+        Some(Overlay::Palette(p)) => p.selected,
+        _ => 0,
+    };
+    let chosen = app.palette_matches().into_iter().nth(selected);
+    app.overlay = None;
+    match chosen.map(|e| e.action) {
+        Some(Action::Command(command)) => run_command(app, command),
+        Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
+        None => Vec::new(),
+    }
+}
+
 /// Esc: closes what is open, or leaves the mode.
 fn close(app: &mut App) -> Vec<Effect> {
     // An overlay closes by being dropped; help also lets go of what the normal mode's Esc
@@ -150,12 +164,12 @@ fn close(app: &mut App) -> Vec<Effect> {
             copy::leave(app);
             return Vec::new();
         }
-        Mode::Edit => return editor::leave(app),
+        Mode::Edit => return editing::leave(app),
         Mode::Complete => {
-            editor::close_completion(app);
+            editing::close_completion(app);
             return Vec::new();
         }
-        Mode::EditAsk => return editor::answer(app, 'n'),
+        Mode::EditAsk => return editing::answer(app, 'n'),
         Mode::EditFind => {
             if let Some(editor) = &mut app.editor {
                 editor.finding = false;
@@ -304,16 +318,16 @@ pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
 /// The editor's commands.
 fn editing(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
-        Command::Edit => return editor::open(app),
-        Command::ExternalEdit => return editor::external(app),
-        Command::Save => return editor::save(app),
-        Command::Undo => return editor::undo(app, false),
-        Command::Redo => return editor::undo(app, true),
-        Command::Find => editor::start_find(app),
-        Command::NextProblem => editor::next_problem(app),
-        Command::TogglePanel => editor::cycle_panel(app),
-        Command::Choose(c) => return editor::answer(app, c),
-        Command::Complete => return editor::start_completion(app),
+        Command::Edit => return editing::open(app),
+        Command::ExternalEdit => return editing::external(app),
+        Command::Save => return editing::save(app),
+        Command::Undo => return editing::undo(app, false),
+        Command::Redo => return editing::undo(app, true),
+        Command::Find => editing::start_find(app),
+        Command::NextProblem => editing::next_problem(app),
+        Command::TogglePanel => editing::cycle_panel(app),
+        Command::Choose(c) => return editing::answer(app, c),
+        Command::Complete => return editing::start_completion(app),
         _ => {}
     }
     Vec::new()

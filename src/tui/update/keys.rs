@@ -1,9 +1,10 @@
 //! What a key does that is not a command: typed into the focused pane in focus mode, into
 //! the editor, or into the text of a filter, a form, a prompt, a search, a name.
 
-use super::super::editor;
+use super::super::editing;
 use super::super::effect::Effect;
-use super::super::keymap::{self, BaseMode, Mode};
+use super::super::keymap::{self};
+use super::super::mode::{BaseMode, Mode};
 use super::super::overlay::Overlay;
 use super::super::state::App;
 use super::commands::run_command;
@@ -20,10 +21,10 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     if app.mode() == Mode::Complete {
         // Typing on closes the list; the key is the text's.
-        editor::close_completion(app);
+        editing::close_completion(app);
     }
     if app.mode() == Mode::Edit {
-        return editor::key(app, key);
+        return editing::key(app, key);
     }
     if app.mode() == Mode::Focus {
         if app.focused_pane().is_none() {
@@ -56,7 +57,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 /// asked for that), or typed into the field in use.
 pub(super) fn paste(app: &mut App, text: String) -> Vec<Effect> {
     if app.mode() == Mode::Edit {
-        return editor::paste(app, &text);
+        return editing::paste(app, &text);
     }
     match (app.mode(), app.focused_pane()) {
         (Mode::Focus, Some(pane)) => {

@@ -2,24 +2,27 @@
 //! through the keymap, commands change the state, and anything that needs the engine comes
 //! back as an [`Effect`] for the loop to carry out. No terminal, no engine: unit-testable.
 //!
-//! Here are the events and the transition; beside it, what keys do ([`keys`]), what each
-//! command does ([`commands`], [`panes`], [`moving`]), and what the answers of effects, the
-//! editor's and the server's events do ([`answers`]).
+//! Here are the events and the transition; beside it, what keys and the mouse do ([`keys`],
+//! [`mouse`]), what each command does ([`commands`], [`panes`], [`moving`], overlays' pages in
+//! [`paging`]), what the engine's events and snapshots do ([`apply`]), and what the answers of
+//! effects, the editor's and the server's events do ([`answers`]).
 
 pub(in crate::tui) mod answers;
+mod apply;
 mod commands;
 mod keys;
+mod mouse;
 mod moving;
+mod paging;
 mod panes;
 
-pub(super) use commands::open_prompt;
 pub use commands::run_command;
-pub(super) use moving::plan_follows_selection;
-pub(super) use panes::{fit_panes, fit_when_alone, is_persons, show_pane};
+use panes::fit_panes;
 
 use super::effect::Effect;
-use super::keymap::Mode;
-use super::state::{App, Point};
+use super::mode::Mode;
+use super::selection::Point;
+use super::state::App;
 use crate::engine::authoring::{InputSpec, WorkflowSummary};
 use crate::engine::journal::{JournalEvent, RunSummary};
 use crate::engine::search::Found;
@@ -134,7 +137,7 @@ pub enum Event {
     Recovered(Vec<crate::engine::Recovered>),
     /// A workflow was created, duplicated or renamed: its name (or why not).
     Named {
-        purpose: super::state::NameFor,
+        purpose: super::overlay::NameFor,
         result: Result<String, String>,
     },
     /// The path of a workflow's file arrived (from the folder's server): open it in the
@@ -196,7 +199,7 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
             event,
             at_ms,
             reporting,
-        } => super::mouse::on_mouse(app, event, at_ms, reporting),
+        } => mouse::on_mouse(app, event, at_ms, reporting),
         Event::TermFocus(focused) => {
             app.term_focused = focused;
             if focused && app.attention.take().is_some() {
@@ -209,10 +212,10 @@ fn apply_event(app: &mut App, event: Event) -> Vec<Effect> {
             app.size = (cols, rows);
             fit_panes(app)
         }
-        Event::Engine(event) => super::apply::engine_event(app, *event),
-        Event::Snapshot(snapshot) => super::apply::snapshot(app, *snapshot),
+        Event::Engine(event) => apply::engine_event(app, *event),
+        Event::Snapshot(snapshot) => apply::snapshot(app, *snapshot),
         Event::Tick(now) => {
-            super::settling::tick(app, now);
+            app.tick(now);
             Vec::new()
         }
         other => answers::answered(app, other),

@@ -1,17 +1,13 @@
 //! Moving: through the list, a form, an overlay, the panes; and what Enter confirms.
 
 use super::super::command::Command;
-use super::super::copy;
 use super::super::effect::Effect;
-use super::super::help;
-use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
+use super::super::mode::{BaseMode, Mode, View};
 use super::super::overlay::Overlay;
-use super::super::palette::Action;
-use super::super::runs;
-use super::super::state::{App, View};
-use super::super::{editor, naming};
-use super::commands::run_command;
+use super::super::state::App;
+use super::super::{copy, editing, history, naming, runs};
+use super::paging::scroll_help;
+use super::panes::panes;
 
 /// Up and down, the views in turn, Enter, the filter and help.
 pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
@@ -40,19 +36,6 @@ pub(super) fn moving(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-/// Moves help `delta` rows, no further than its last page.
-pub(super) fn scroll_help(app: &mut App, delta: isize) {
-    if let Some(Overlay::Help { of, top }) = &mut app.overlay {
-        let last = help::last_top(*of, app.view, app.size);
-        *top = top.saturating_add_signed(delta).min(last);
-    }
-}
-
-/// A page of an overlay as tall as the screen (its border and the status line aside).
-pub(super) fn page_rows(app: &App) -> isize {
-    isize::try_from(app.size.1.saturating_sub(6).max(1)).unwrap_or(1)
 }
 
 fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
@@ -97,7 +80,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Complete, _) => {
-            editor::move_completion(app, delta);
+            editing::move_completion(app, delta);
             Vec::new()
         }
         (Mode::EditAsk, _) => {
@@ -113,7 +96,7 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             }
             plan_follows_selection(app, false)
         }
-        (_, View::Panes) => run_command(
+        (_, View::Panes) => panes(
             app,
             if delta < 0 {
                 Command::PrevPane
@@ -153,25 +136,12 @@ fn confirm(app: &mut App) -> Vec<Effect> {
             _ => Vec::new(),
         },
         Mode::EditFind => {
-            editor::find(app);
+            editing::find(app);
             Vec::new()
         }
         Mode::Name => naming::submit(app),
         Mode::Problems => open_problem(app),
-        Mode::Complete => editor::accept_completion(app),
-        Mode::Palette => {
-            let selected = match &app.overlay {
-                Some(Overlay::Palette(p)) => p.selected,
-                _ => 0,
-            };
-            let chosen = app.palette_matches().into_iter().nth(selected);
-            app.overlay = None;
-            match chosen.map(|e| e.action) {
-                Some(Action::Command(command)) => run_command(app, command),
-                Some(Action::Theme(name)) => vec![Effect::LoadTheme(name)],
-                None => Vec::new(),
-            }
-        }
+        Mode::Complete => editing::accept_completion(app),
         Mode::Prompt => match app.overlay.take() {
             Some(Overlay::Prompt { run_id, answer }) => {
                 vec![Effect::AnswerPrompt { run_id, answer }]
@@ -183,7 +153,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
                 app.view = View::Plan;
                 Vec::new()
             }
-            View::Panes => run_command(app, Command::Focus),
+            View::Panes => panes(app, Command::Focus),
             View::Plan => Vec::new(),
         },
     }
@@ -200,10 +170,10 @@ fn open_problem(app: &mut App) -> Vec<Effect> {
         .get(view.top)
         .and_then(|v| v.line.map(|l| (l, v.column)));
     match at {
-        Some((line, column)) => editor::open_at(app, view.workflow, line, column.unwrap_or(1)),
+        Some((line, column)) => editing::open_at(app, view.workflow, line, column.unwrap_or(1)),
         None => {
             app.message = Some("this problem has no line: the editor opens at the top".into());
-            editor::open_at(app, view.workflow, 1, 1)
+            editing::open_at(app, view.workflow, 1, 1)
         }
     }
 }

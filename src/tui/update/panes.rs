@@ -2,15 +2,13 @@
 //! search, copy mode, and fitting each pane's terminal to the cells it is drawn in.
 
 use super::super::command::Command;
-use super::super::copy;
-use super::super::editor;
 use super::super::effect::Effect;
-use super::super::history;
-use super::super::keymap::{BaseMode, Mode};
-use super::super::layout;
-use super::super::overlay::Overlay;
-use super::super::state::{App, NameFor, Unit, View};
-use super::moving::page_rows;
+use super::super::mode::{BaseMode, Mode, View};
+use super::super::overlay::{NameFor, Overlay};
+use super::super::selection::Unit;
+use super::super::state::App;
+use super::super::{copy, editing, history, layout};
+use super::paging::{help_page, page_rows, scroll_help};
 use crate::engine::Actor;
 
 /// Opening, focusing, choosing and closing panes, and their layout.
@@ -101,16 +99,16 @@ pub(super) fn panes(app: &mut App, command: Command) -> Vec<Effect> {
 pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
     match command {
         Command::ScrollUp if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, -help_page(app));
+            scroll_help(app, -help_page(app));
         }
         Command::ScrollDown if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, help_page(app));
+            scroll_help(app, help_page(app));
         }
         Command::ScrollTop if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, isize::MIN / 2);
+            scroll_help(app, isize::MIN / 2);
         }
         Command::ScrollLive if app.mode() == Mode::Help => {
-            super::moving::scroll_help(app, isize::MAX / 2);
+            scroll_help(app, isize::MAX / 2);
         }
         Command::ScrollUp if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, -page_rows(app));
@@ -118,8 +116,8 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ScrollDown if app.mode() == Mode::Approve => {
             super::super::approvals::move_by(app, page_rows(app));
         }
-        Command::ScrollUp if app.mode() == Mode::Edit => editor::page(app, -1),
-        Command::ScrollDown if app.mode() == Mode::Edit => editor::page(app, 1),
+        Command::ScrollUp if app.mode() == Mode::Edit => editing::page(app, -1),
+        Command::ScrollDown if app.mode() == Mode::Edit => editing::page(app, 1),
         Command::ScrollUp if app.mode() == Mode::Copy => return copy::page(app, 1),
         Command::ScrollDown if app.mode() == Mode::Copy => return copy::page(app, -1),
         Command::ScrollUp => return history::scroll(app, 1),
@@ -144,11 +142,6 @@ pub(super) fn history_and_copy(app: &mut App, command: Command) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
-}
-
-/// A page of help: its rows shown at once.
-fn help_page(app: &App) -> isize {
-    isize::try_from(super::super::help::page(app.size.1)).unwrap_or(1)
 }
 
 /// Shows a session in the pane area and gives its program the pane's size.

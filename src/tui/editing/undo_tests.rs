@@ -1,6 +1,6 @@
 //! Ctrl-z by the steps a person takes: a run of typing is one, an indented Enter one.
 
-use super::tests::{TEXT, ctrl, open_deploy, typed};
+use super::editing_tests::{TEXT, ctrl, open_deploy, typed};
 use crate::tui::state::App;
 use crate::tui::test_support::{key, summary};
 use crate::tui::update::update;

@@ -1,8 +1,9 @@
 //! Finding text in the buffer, and completing the word at the cursor from the manifest's
 //! vocabulary.
 
-use super::view::follow_cursor;
 use super::{changed, text_size};
+use crate::tui::editor::follow_cursor;
+use crate::tui::editor::undo::Edit;
 use crate::tui::effect::Effect;
 use crate::tui::state::App;
 use crate::workflow::completion::complete;
@@ -84,7 +85,7 @@ pub fn accept_completion(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     // Both in characters, as the editor counts: the word typed so far is replaced.
-    editor.steps.before(&editor.text, super::undo::Edit::Other);
+    editor.steps.before(&editor.text, Edit::Other);
     let (_, col) = editor.text.cursor();
     let typed = found.start.min(col);
     for _ in typed..col {

@@ -5,18 +5,19 @@
 //! layout the frame is drawn with. In focus mode, a pane whose program asked for the mouse
 //! gets what happens inside it instead (mouse_report.rs).
 
-use super::command::Command;
-use super::copy;
-use super::draw::list::workflow_at_row;
-use super::draw::pane::tab_labels;
-use super::effect::Effect;
-use super::history;
-use super::keymap::Mode;
-use super::layout::{self, Slot};
-use super::mouse_report::{Reporting, encode};
-use super::selection;
-use super::state::{App, Click, Point, Selection, Surface, Unit, View};
-use super::update::{fit_panes, plan_follows_selection, run_command};
+use super::commands::run_command;
+use super::moving::plan_follows_selection;
+use super::panes::fit_panes;
+use crate::tui::command::Command;
+use crate::tui::copy;
+use crate::tui::effect::Effect;
+use crate::tui::history;
+use crate::tui::layout::{self, Slot, tab_labels, workflow_at_row};
+use crate::tui::mode::{Mode, View};
+use crate::tui::mouse_report::{Reporting, encode};
+use crate::tui::selection;
+use crate::tui::selection::{Click, Point, Selection, Surface, Unit};
+use crate::tui::state::App;
 use crate::workflow::action::Key;
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};

@@ -7,8 +7,9 @@
 //! shows, says the file changed again, and holds `r` and `o` a moment (tui/settling.rs): a
 //! key pressed then was meant for the version shown before.
 
-use super::{Ask, Check, Conflict, Editor, close, lines_of};
+use super::close;
 use crate::engine::editing::Draft;
+use crate::tui::editor::{Ask, Check, Conflict, Editor, SaveFailure, reload};
 use crate::tui::effect::Effect;
 use crate::tui::settling::Settling;
 use crate::tui::state::App;
@@ -140,14 +141,6 @@ pub fn saved(
     }
 }
 
-/// Why a save did not happen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SaveFailure {
-    /// The file is not the version the buffer is based on.
-    Conflict,
-    Other(String),
-}
-
 /// The workflow changed on disk (an engine event): see what is there now.
 pub fn changed_on_disk(app: &App, workflow: &str) -> Vec<Effect> {
     match &app.editor {
@@ -239,19 +232,6 @@ fn conflicted(app: &mut App, version: Option<String>, text: String, now: Instant
             editor.file
         ),
     });
-}
-
-/// The buffer becomes the file's text at `version`.
-pub(super) fn reload(editor: &mut Editor, version: String, text: &str) {
-    // What was undone before is of another text: the steps start again here.
-    editor.text = super::undo::area(lines_of(text), editor.text.cursor());
-    editor.steps = super::undo::Steps::default();
-    editor.base_version = version;
-    editor.edits += 1;
-    editor.saved_edits = editor.edits;
-    editor.conflict = None;
-    editor.settling = None;
-    editor.recovered = false;
 }
 
 /// An answer to the editor's question.

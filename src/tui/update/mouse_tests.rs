@@ -2,9 +2,10 @@
 //! frame is drawn with.
 
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
 use crate::tui::layout;
-use crate::tui::state::{App, Point, Surface, Unit, View};
+use crate::tui::mode::{Mode, View};
+use crate::tui::selection::{Point, Surface, Unit};
+use crate::tui::state::App;
 use crate::tui::test_support::{key, shell_pane, summary};
 use crate::tui::update::{Event, update};
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};

@@ -1,12 +1,15 @@
 //! Engine events and snapshots applied to the studio's state: the engine's contract (subscribe,
 //! snapshot, then every event numbered above it) followed to the letter.
 
-use super::effect::Effect;
-use super::keymap::{BaseMode, Mode};
-use super::overlay::Overlay;
-use super::state::{App, Finished, RunView, StepMark};
-use super::update::{fit_when_alone, is_persons, open_prompt, plan_follows_selection, show_pane};
+use super::commands::open_prompt;
+use super::moving::plan_follows_selection;
+use super::panes::{fit_when_alone, is_persons, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, ExitInfo, Phase, RunEvent, SessionInfo, Snapshot};
+use crate::tui::attention::attention;
+use crate::tui::effect::Effect;
+use crate::tui::mode::{BaseMode, Mode};
+use crate::tui::overlay::Overlay;
+use crate::tui::state::{App, Finished, RunView, StepMark};
 
 pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     app.seq = snapshot.seq;
@@ -71,13 +74,13 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
         Change::HistoryPurged { .. } => vec![Effect::ReloadList],
         Change::ApprovalRequested {
             run_id, workflow, ..
-        } => super::approvals::requested(app, &actor, &run_id, &workflow),
+        } => crate::tui::approvals::requested(app, &actor, &run_id, &workflow),
         Change::ApprovalSettled {
             run_id,
             workflow,
             approved,
         } => {
-            super::approvals::settled(app, &actor, &run_id, &workflow, approved);
+            crate::tui::approvals::settled(app, &actor, &run_id, &workflow, approved);
             Vec::new()
         }
         Change::WorkflowFolder { problem } => {
@@ -127,7 +130,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             journal_seq,
             line,
         } => {
-            super::runs::live_line(app, &run_id, journal_seq, &line);
+            crate::tui::runs::live_line(app, &run_id, journal_seq, &line);
             run_event(app, run_id, line, actor)
         }
     }
@@ -140,7 +143,7 @@ fn workflow_changed(app: &mut App, name: String) -> Vec<Effect> {
         app.gone = None;
     }
     let mut effects = vec![Effect::ReloadList];
-    effects.extend(super::editor::changed_on_disk(app, &name));
+    effects.extend(crate::tui::editing::changed_on_disk(app, &name));
     if app.plan.as_ref().is_some_and(|p| p.workflow == name) {
         effects.push(Effect::LoadPlan(name));
     }
@@ -149,7 +152,7 @@ fn workflow_changed(app: &mut App, name: String) -> Vec<Effect> {
 
 /// A workflow's file was removed (or renamed away): the list is read again.
 fn workflow_removed(app: &mut App, name: String, actor: &Actor) -> Vec<Effect> {
-    let mut effects = super::editor::changed_on_disk(app, &name);
+    let mut effects = crate::tui::editing::changed_on_disk(app, &name);
     // The list moves on; the plan says where this workflow went rather than fall
     // silent, since its run may still be going (the run keeps its version). A list
     // read since (newer than this event) may have emptied the plan already: with
@@ -160,7 +163,7 @@ fn workflow_removed(app: &mut App, name: String, actor: &Actor) -> Vec<Effect> {
     if theirs && (shown == Some(name.as_str()) || (shown.is_none() && app.visible().is_empty())) {
         app.message = Some(format!(
             "{} was removed from the folder",
-            super::draw::text::clean(&name)
+            crate::tui::text::clean(&name)
         ));
         app.gone = Some(name);
     }
@@ -223,7 +226,7 @@ fn session_closed(app: &mut App, session_id: &str) -> Vec<Effect> {
         app.selection = None;
     }
     if matches!(app.mode(), Mode::Focus | Mode::Copy) {
-        super::copy::leave(app);
+        crate::tui::copy::leave(app);
     }
     app.clamp_selection();
     fit_when_alone(app)
@@ -358,7 +361,7 @@ fn agent_left(app: &mut App, actor: &Actor, terminals: usize) -> Vec<Effect> {
 fn finish(run: &mut RunView, finished: Finished) -> String {
     run.phase = Phase::Finished;
     run.prompt = None;
-    let took = super::draw::text::duration(finished.duration_ms);
+    let took = crate::tui::text::duration(finished.duration_ms);
     let ended = match &run.actor {
         Some(Actor::Agent { client, .. }) => format!(
             "agent {client}'s run of {} {} {} in {took}",
@@ -379,16 +382,6 @@ fn run_ended(app: &mut App, run_id: &str, ended: String) -> Vec<Effect> {
     let mut effects = vec![Effect::ReloadList];
     effects.extend(attention(app, ended));
     effects
-}
-
-/// Something the person should know happened: the status line says it (the caller set the
-/// message); while their terminal is not focused, the bell rings and the title says it too.
-pub(super) fn attention(app: &mut App, what: String) -> Vec<Effect> {
-    if app.term_focused {
-        return Vec::new();
-    }
-    app.attention = Some(what.clone());
-    vec![Effect::Alert(what)]
 }
 
 /// What an agent opens or runs comes into view without a keypress (its tab in front, or its

@@ -2,10 +2,10 @@
 //! (re-asked when a newer change lands while it is open), and recovery copies opened over a
 //! file that changed after they were typed, or over one whose version they do not record.
 
-use super::tests::{TEXT, ctrl, in_conflict, open_deploy, typed};
+use super::editing_tests::{TEXT, ctrl, in_conflict, open_deploy, typed};
 use crate::tui::editor::{Ask, SaveFailure};
 use crate::tui::effect::Effect;
-use crate::tui::keymap::Mode;
+use crate::tui::mode::Mode;
 use crate::tui::state::App;
 use crate::tui::test_support::{key, summary};
 use crate::tui::update::{Event, update};
