@@ -8,6 +8,7 @@
 //! its ending's facts are `engine::result`'s, read back from a journal by `engine::journal`.
 
 pub mod approval;
+mod approval_request;
 mod control;
 pub mod ending;
 mod executor;

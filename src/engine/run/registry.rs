@@ -61,7 +61,7 @@ pub struct ActiveRun {
     pub status: watch::Sender<RunStatus>,
     pub prompt: Mutex<Option<PendingPrompt>>,
     /// The approval the run waits for before it starts (approval mode).
-    pub approval: Mutex<Option<super::approval::PendingApproval>>,
+    pub approval: Mutex<Option<super::approval_request::PendingApproval>>,
     /// The run's secret values, once its inputs are known: for whoever writes down what is
     /// done to the run from outside (the audit log).
     pub secrets: Mutex<Secrets>,
@@ -136,7 +136,9 @@ impl ActiveRun {
         self.prompt.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn pending_approval(&self) -> MutexGuard<'_, Option<super::approval::PendingApproval>> {
+    pub fn pending_approval(
+        &self,
+    ) -> MutexGuard<'_, Option<super::approval_request::PendingApproval>> {
         self.approval.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -159,10 +159,8 @@ mod schema;
 mod terminal;
 
 pub use authoring::Validation;
-pub use runs::{RunOutcome, RunStarted, run};
-pub use schema::{
-    StepTool, WorkflowSchema, output_schema_of, portable, run_output_schema, schema_of, step_tools,
-};
+pub use runs::{RunOutcome, RunStarted, run, run_output_schema};
+pub use schema::{StepTool, WorkflowSchema, output_schema_of, portable, schema_of, step_tools};
 
 impl ToolDef {
     /// Whether any of these toolsets offers it.

@@ -36,6 +36,14 @@ pub enum RunOutcome {
     FleetStarted(Box<FleetStarted>),
 }
 
+/// The output schema of `run_workflow` and of every `wf_<name>` tool, generated once: the
+/// dynamic tools are listed again whenever the folder changes.
+pub fn run_output_schema() -> Arc<JsonObject> {
+    static SCHEMA: std::sync::LazyLock<Arc<JsonObject>> =
+        std::sync::LazyLock::new(|| Arc::new(output_schema_of::<RunOutcome>()));
+    SCHEMA.clone()
+}
+
 /// The answer to a fleet started with `wait: false`, or still going when the call reached its
 /// wait ceiling: its hosts; each host's run shows in `run_list` and `run_status` once a slot
 /// lets it start.

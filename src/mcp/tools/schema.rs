@@ -1,14 +1,12 @@
 //! The schemas of the tools: argument and output schemas generated from the types, made
 //! portable across clients' validators, and the manifest's step tools with their parameters.
 
-use super::RunOutcome;
 use crate::workflow::action::ToolName;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 /// The JSON Schema of an argument type, as an object schema.
 pub fn schema_of<T: JsonSchema>() -> JsonObject {
@@ -101,14 +99,6 @@ pub fn portable(schema: &mut Value) {
             map.values_mut().for_each(&mut fix);
         }
     }
-}
-
-/// The output schema of `run_workflow` and of every `wf_<name>` tool, generated once: the
-/// dynamic tools are listed again whenever the folder changes.
-pub fn run_output_schema() -> Arc<JsonObject> {
-    static SCHEMA: std::sync::LazyLock<Arc<JsonObject>> =
-        std::sync::LazyLock::new(|| Arc::new(output_schema_of::<RunOutcome>()));
-    SCHEMA.clone()
 }
 
 /// The answer to `get_workflow_schema`.

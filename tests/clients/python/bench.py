@@ -27,10 +27,12 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import socket
 import sys
+import tempfile
 import time
 from importlib.metadata import version as package_version
 
@@ -178,6 +180,10 @@ def free_port() -> int:
 
 
 def relay_against_http(server: str, workflows: str, rounds: int) -> dict:
+    # A folder of its own: the server an earlier client started on `workflows` may still be
+    # ending, and a folder has one server.
+    scratch = tempfile.mkdtemp(prefix="flowdeck-bench-")
+    workflows = shutil.copytree(workflows, os.path.join(scratch, "workflows"))
     token = "bench-" + os.urandom(16).hex()
     port = free_port()
     host = subprocess.Popen(
@@ -197,7 +203,7 @@ def relay_against_http(server: str, workflows: str, rounds: int) -> dict:
                 if time.monotonic() > deadline or host.poll() is not None:
                     raise RuntimeError("flowdeck serve --http did not answer") from None
                 time.sleep(0.05)
-        relay = Raw(server, workflows, "default")
+        relay = Raw(server, workflows, "terminal")
         samples: dict[str, list[float]] = {"relay": [], "http": []}
         for i in range(rounds + 30):
             for label, client in (("relay", relay), ("http", over_http)):
@@ -214,6 +220,7 @@ def relay_against_http(server: str, workflows: str, rounds: int) -> dict:
     finally:
         host.terminate()
         host.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 async def measure(call, rounds: int, terminals: int) -> tuple[dict, list[str]]:
