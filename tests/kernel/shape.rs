@@ -284,13 +284,8 @@ fn paths_to(text: &str, module: &[String], items: bool) -> Vec<(usize, Vec<Strin
 }
 
 /// The paths `prefix::text…` names: words joined by `::`, and a `{…}` group's items each
-/// expanded in turn.
-fn expand(text: &str, prefix: &[String]) -> Vec<Vec<String>> {
-    expand_to(text, prefix, false)
-}
-
-/// [`expand`], each path ending with the item it names when that is a type (`ActiveRun`):
-/// what a module re-exports is reached by the item's name.
+/// expanded in turn; with `items`, each path ends with the item it names when that is a type
+/// (`ActiveRun`): what a module re-exports is reached by the item's name.
 fn expand_to(text: &str, prefix: &[String], items: bool) -> Vec<Vec<String>> {
     let mut path = prefix.to_vec();
     let mut rest = text;
@@ -505,4 +500,22 @@ fn the_path_reader_expands_groups_and_climbs_supers() {
         ]
     );
     assert_eq!(read("crate::engine::Engine::new()"), [p(&["engine"])]);
+    // With the items named, a re-exported type leads to the child it comes from.
+    let items = |text: &str| -> Vec<Vec<String>> {
+        paths_to(text, &start, true)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
+    };
+    assert_eq!(
+        items("use super::{ActiveRun, registry::Phase};"),
+        [
+            p(&["engine", "run", "ActiveRun"]),
+            p(&["engine", "run", "registry", "Phase"])
+        ]
+    );
+    assert_eq!(
+        expand_to("registry::{ActiveRun, Phase};", &[], true),
+        [p(&["registry", "ActiveRun"]), p(&["registry", "Phase"])]
+    );
 }
