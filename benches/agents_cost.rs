@@ -127,6 +127,19 @@ fn python(venv: &str) -> Option<PathBuf> {
     python.is_file().then_some(python)
 }
 
+/// tests/clients/python/bench.py under `python`, against this binary on `folder`.
+fn bench_py(python: &Path, folder: &Path, options: &[&str]) -> Command {
+    let mut command = Command::new(python);
+    command
+        .arg(repo().join("tests/clients/python/bench.py"))
+        .arg("--server")
+        .arg(BIN)
+        .arg("--workflows")
+        .arg(folder)
+        .args(options);
+    command
+}
+
 fn main() {
     let quick = std::env::var_os("FLOWDECK_BENCH_QUICK").is_some();
     let rounds = if quick { "50" } else { "300" };
@@ -136,23 +149,15 @@ fn main() {
     println!(
         "per call, milliseconds [median, p90]; `raw` is a plain JSON-RPC client in the same run:"
     );
-    let script = repo().join("tests/clients/python/bench.py");
     for (what, venv) in [
         ("python SDK 2.x", "target/clients/python-venv"),
         ("python SDK 1.x", "target/clients/python1-venv"),
     ] {
         match python(venv) {
-            Some(python) => {
-                let mut command = Command::new(python);
-                command
-                    .arg(&script)
-                    .arg("--server")
-                    .arg(BIN)
-                    .arg("--workflows")
-                    .arg(folder.path())
-                    .args(["--rounds", rounds]);
-                client(what, command);
-            }
+            Some(python) => client(
+                what,
+                bench_py(&python, folder.path(), &["--rounds", rounds]),
+            ),
             None => println!("  {what:<28} skipped: no {venv} (see this file's header)"),
         }
     }
@@ -176,17 +181,10 @@ fn main() {
 
     println!("no-op call, stdio relay against streamable HTTP, raw clients alternating:");
     match python("target/clients/python-venv") {
-        Some(python) => {
-            let mut command = Command::new(python);
-            command
-                .arg(&script)
-                .arg("--server")
-                .arg(BIN)
-                .arg("--workflows")
-                .arg(folder.path())
-                .args(["--http", "--rounds", rounds]);
-            client("relay / http", command);
-        }
+        Some(python) => client(
+            "relay / http",
+            bench_py(&python, folder.path(), &["--http", "--rounds", rounds]),
+        ),
         None => println!("  relay / http                 skipped: no target/clients/python-venv"),
     }
 }

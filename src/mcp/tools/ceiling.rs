@@ -77,6 +77,20 @@ pub async fn heartbeat<T>(cx: &CallContext, what: &str, work: impl Future<Output
     }
 }
 
+/// Waits for `work` with the heartbeat: its result, with the wait it was given when the
+/// ceiling cut the one asked for.
+pub async fn waited<T, E>(
+    cx: &CallContext,
+    what: &str,
+    effective_timeout: Option<f64>,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<Waited<T>, E> {
+    Ok(Waited {
+        result: heartbeat(cx, what, work).await?,
+        effective_timeout,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

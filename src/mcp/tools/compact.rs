@@ -47,8 +47,9 @@ fn unsay(schema: &mut Value) {
     }
 }
 
-fn trim_properties(schema: &mut Map<String, Value>) {
-    let required: Vec<String> = schema
+/// The names a schema's `required` lists.
+fn required_of(schema: &Map<String, Value>) -> Vec<String> {
+    schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| {
@@ -57,7 +58,11 @@ fn trim_properties(schema: &mut Map<String, Value>) {
                 .map(String::from)
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn trim_properties(schema: &mut Map<String, Value>) {
+    let required = required_of(schema);
     let Some(Value::Object(properties)) = schema.get_mut("properties") else {
         return;
     };
@@ -123,16 +128,7 @@ pub fn output(schema: &Value) -> Map<String, Value> {
     let mut properties = Map::new();
     let mut required: Option<Vec<String>> = None;
     for shape in &shapes {
-        let names: Vec<String> = shape
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let names = shape.as_object().map(required_of).unwrap_or_default();
         required = Some(match required {
             None => names,
             Some(mut kept) => {

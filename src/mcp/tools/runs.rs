@@ -355,11 +355,13 @@ pub(super) async fn call(
             let (wait, effective_timeout) = ceiling::clamp_secs(a.wait_seconds, 10.0, cx);
             let wait = Duration::try_from_secs_f64(wait).unwrap_or(Duration::MAX);
             let events = e.run_events(&a.run_id, a.after, a.limit.unwrap_or(100), wait);
-            let result = ceiling::heartbeat(cx, "waiting for the run's events", events).await?;
-            ok(Waited {
-                result,
+            ok(ceiling::waited(
+                cx,
+                "waiting for the run's events",
                 effective_timeout,
-            })
+                events,
+            )
+            .await?)
         }
         "run_list" => {
             let a: RunListArgs = parse(name, args)?;

@@ -137,11 +137,7 @@ pub(super) async fn call(
             let (id, mut p) = parse::<AwaitArgs>(name, args)?.split();
             let effective_timeout = within_ceiling(&mut p.timeout, cx);
             let waiting = e.await_output(&id, &p, None, &cx.actor);
-            let result = ceiling::heartbeat(cx, "waiting for output", waiting).await?;
-            ok(Waited {
-                result,
-                effective_timeout,
-            })
+            ok(ceiling::waited(cx, "waiting for output", effective_timeout, waiting).await?)
         }
         "list_terminal_sessions" => ok(e.list_terminal_sessions()),
         "exit_terminal" => {
@@ -152,11 +148,7 @@ pub(super) async fn call(
             let (id, mut p) = parse::<RunCommandArgs>(name, args)?.split();
             let effective_timeout = within_ceiling(&mut p.timeout, cx);
             let running = e.run_command(&id, &p, None, &cx.actor);
-            let result = ceiling::heartbeat(cx, "waiting for the command", running).await?;
-            ok(Waited {
-                result,
-                effective_timeout,
-            })
+            ok(ceiling::waited(cx, "waiting for the command", effective_timeout, running).await?)
         }
         "resize_terminal" => {
             let a: ResizeArgs = parse(name, args)?;
