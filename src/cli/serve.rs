@@ -21,8 +21,15 @@ fn mcp_options(
     let mut sets = std::collections::HashSet::new();
     for name in &args.toolsets {
         let named = crate::mcp::Toolset::parse_word(name.trim()).with_context(|| {
+            let words = crate::mcp::Toolset::ALL
+                .iter()
+                .map(|t| t.as_str())
+                .chain(["default", "all"]);
+            let hint = crate::workflow::suggest::closest(name.trim(), words)
+                .map(|word| format!("did you mean {word}? "))
+                .unwrap_or_default();
             format!(
-                "unknown toolset {} (choose from {})",
+                "unknown toolset {} ({hint}choose from {})",
                 sanitize(name),
                 crate::mcp::Toolset::WORDS
             )

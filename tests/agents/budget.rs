@@ -269,3 +269,41 @@ fn a_waiting_call_keeps_telling_the_client_it_waits() {
         "each notification's progress is above the one before: {beats:?}"
     );
 }
+
+#[test]
+fn a_toolset_or_a_ceiling_that_is_not_one_is_refused_saying_what_would_be() {
+    let folder = bundled_workflows_copy();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+            .arg("--workflows")
+            .arg(folder.path())
+            .arg("mcp")
+            .args(args)
+            .env_remove("FLOWDECK_TOOLSETS")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .expect("flowdeck runs")
+    };
+    let typo = run(&["--toolsets", "default,termnal"], &[]);
+    assert_eq!(typo.status.code(), Some(2), "{typo:?}");
+    let said = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        said.contains("unknown toolset termnal (did you mean terminal?")
+            && said.contains("default (terminal,runs,guided), all"),
+        "{said}"
+    );
+    let off = run(&[], &[("FLOWDECK_MAX_WAIT", "off")]);
+    assert_eq!(off.status.code(), Some(2), "{off:?}");
+    let said = String::from_utf8_lossy(&off.stderr);
+    assert!(
+        said.contains("a wait ceiling is a duration such as 50s"),
+        "{said}"
+    );
+    let zero = run(&["--max-wait", "0s"], &[]);
+    assert_eq!(zero.status.code(), Some(2), "{zero:?}");
+    assert!(
+        String::from_utf8_lossy(&zero.stderr).contains("above zero"),
+        "{zero:?}"
+    );
+}
