@@ -113,7 +113,7 @@ fn the_default_surface_fits_its_budget_and_all_of_it_one_word_away() {
 }
 
 /// A manifest whose one step takes longer than the test's ceiling, then returns a value.
-const SLOW: &str = r#"name: slow_step
+pub(crate) const SLOW: &str = r#"name: slow_step
 description: A step longer than the wait ceiling.
 return_values:
   RESULT:

@@ -167,3 +167,76 @@ fn an_agent_runs_a_workflow_on_a_host_and_opens_a_terminal_there() {
     assert_eq!(ran["exit_code"], 3, "{ran}");
     assert_eq!(ran["output"], "/tmp", "{ran}");
 }
+
+/// A fleet still going at the wait ceiling answers as one started with `wait: false`, saying
+/// so, and its runs go on to complete on every host.
+#[test]
+fn a_waiting_fleet_past_the_ceiling_answers_its_hosts_and_its_runs_complete() {
+    let sshd = Sshd::start();
+    let (folder, runtime) = folder();
+    std::fs::write(folder.path().join("slow_step.yaml"), crate::budget::SLOW).unwrap();
+    let command = sshd.ssh_command();
+    let mut agent = common::mcp_agent_with(
+        folder.path(),
+        runtime.path(),
+        &["--max-wait", "1s"],
+        &[("FLOWDECK_SSH_COMMAND", &command)],
+    );
+    let asked = std::time::Instant::now();
+    let fleet = agent.call(
+        2,
+        "run_workflow",
+        json!({"workflow_name": "slow_step", "on": ["h1", "h2"]}),
+    );
+    assert_eq!(fleet["effective_timeout"], 1.0, "{fleet}");
+    assert_eq!(fleet["hosts"], json!(["h1", "h2"]), "{fleet}");
+    assert!(
+        fleet["message"].as_str().unwrap().contains("still running"),
+        "{fleet}"
+    );
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(4),
+        "answered at the ceiling, not the runs' end: {:?}",
+        asked.elapsed()
+    );
+    // The hosts' runs were under way before the ceiling: followed by their ids, each ends
+    // completed with its value.
+    let list = agent.call(3, "run_list", json!({"workflow_name": "slow_step"}));
+    // The history lists runs in progress too.
+    let ids: Vec<String> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|run| run["run_id"].as_str().map(String::from))
+        .collect();
+    assert_eq!(ids.len(), 2, "a run a host: {list}");
+    let deadline = std::time::Instant::now() + common::LONG;
+    let mut call = 10;
+    for run_id in &ids {
+        let mut after = 0;
+        loop {
+            call += 1;
+            let page = agent.call(
+                call,
+                "run_events",
+                json!({"run_id": run_id, "after": after, "wait_seconds": 1}),
+            );
+            after = page["next_cursor"].as_u64().unwrap();
+            if page["finished"] == true {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{run_id} did not finish within {:?}: {page}",
+                common::LONG
+            );
+        }
+        call += 1;
+        let status = agent.call(call, "run_status", json!({"run_id": run_id}));
+        assert_eq!(status["result"]["final_state"], "completed", "{status}");
+        assert_eq!(
+            status["result"]["return_values"]["RESULT"], "42",
+            "{status}"
+        );
+    }
+}
