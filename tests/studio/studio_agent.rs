@@ -24,6 +24,8 @@ async fn relayed_agent(folder: &Path, xdg: &(String, String)) -> LineServer {
         .arg("--workflows")
         .arg(folder)
         .arg("mcp")
+        // The agents here write workflows too: every tool.
+        .args(["--toolsets", "all"])
         .env(&xdg.0, &xdg.1)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
