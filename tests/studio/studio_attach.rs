@@ -19,13 +19,7 @@ use std::process::{Child, Command, Stdio};
 
 /// `flowdeck serve` on `folder`, its socket under `runtime`, once it answers.
 fn serve(folder: &Path, runtime: &Path) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_flowdeck"))
-        .arg("--workflows")
-        .arg(folder)
-        .arg("serve")
-        .envs(common::studio::quiet_env())
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env("SHELL", "/bin/bash")
+    let child = common::serve_command(folder, runtime, &[])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
