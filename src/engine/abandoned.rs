@@ -72,7 +72,7 @@ impl Engine {
             .collect();
         let now = Instant::now();
         let sessions = self.terminals().list();
-        self.attention
+        self.presence
             .keep_only(&sessions.iter().map(|s| s.session_id.as_str()).collect());
         sessions
             .into_iter()
@@ -80,14 +80,14 @@ impl Engine {
                 let Some(Actor::Agent { client, connection }) = &s.opened_by else {
                     return None;
                 };
-                if self.attention.connected(connection)
-                    || self.attention.shown(&s.session_id)
+                if self.presence.connected(connection)
+                    || self.presence.shown(&s.session_id)
                     || in_use.contains(&s.session_id)
                 {
                     return None;
                 }
                 let unwatched =
-                    now.saturating_duration_since(self.attention.last_looked(&s.session_id));
+                    now.saturating_duration_since(self.presence.last_looked(&s.session_id));
                 Some(Abandoned {
                     agent: client.clone(),
                     closes_in_ms: u64::try_from(after.saturating_sub(unwatched).as_millis())
@@ -131,7 +131,7 @@ impl Engine {
             {
                 Ok(_) => {
                     closed += 1;
-                    self.attention.forget(&abandoned.session_id);
+                    self.presence.forget(&abandoned.session_id);
                 }
                 Err(e) => tracing::warn!(
                     "cannot close abandoned terminal {}: {e}",

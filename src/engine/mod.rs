@@ -14,7 +14,7 @@
 //! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
 pub mod abandoned;
-pub mod attention;
+pub mod presence;
 pub mod audit_log;
 pub mod authoring;
 pub mod claim;
@@ -147,8 +147,8 @@ pub struct Engine {
     /// Approval mode: on from the start (`config.approve_agent_runs`) or turned on by a
     /// person later; never off again while the engine lives.
     approval_mode: std::sync::atomic::AtomicBool,
-    /// Who is attached and what they look at (attention.rs).
-    attention: attention::Attention,
+    /// Who is attached and what they look at (presence.rs).
+    presence: presence::Watching,
 }
 
 impl Engine {
@@ -190,7 +190,7 @@ impl Engine {
             events,
             input_holders: Default::default(),
             approvers: Default::default(),
-            attention: Default::default(),
+            presence: Default::default(),
         });
         // Each ends as any run ends: its journal's last line (written by the recovery) and its
         // workflow's run count and last result.

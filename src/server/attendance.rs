@@ -2,7 +2,7 @@
 //! `flowdeck run`, for `flowdeck ls` to show (status.rs), and how many MCP sessions are open
 //! over HTTP. A connection is present while the [`Present`] it was given lives, so it leaves
 //! the list however it ends. Agents, on the socket or over HTTP, are the engine's to know
-//! (engine/attention.rs: attached on `initialize`, by their clients' names); status.rs lists
+//! (engine/presence.rs: attached on `initialize`, by their clients' names); status.rs lists
 //! them from there.
 
 use serde::{Deserialize, Serialize};

@@ -458,7 +458,7 @@ struct Screens {
     /// not a frame later, so that typing feels immediate ([`ECHO_WINDOW`]).
     typed: HashMap<String, Instant>,
     /// What the studio shows, told to the engine: someone looks at those terminals.
-    viewer: Option<crate::engine::attention::Viewer>,
+    viewer: Option<crate::engine::presence::Viewer>,
 }
 
 impl Screens {

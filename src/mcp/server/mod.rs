@@ -69,7 +69,7 @@ struct Inner {
     connection: String,
     /// The agent attached to the engine, from its `initialize` (or first call) until it
     /// leaves (host.rs) or this server is dropped (an HTTP session ended).
-    presence: Mutex<Option<crate::engine::attention::Presence>>,
+    presence: Mutex<Option<crate::engine::presence::Presence>>,
 }
 
 impl std::fmt::Debug for FlowdeckServer {

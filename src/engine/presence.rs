@@ -13,7 +13,7 @@ use std::time::Instant;
 
 /// The engine's record of who is here and what they look at.
 #[derive(Debug, Default)]
-pub(super) struct Attention {
+pub(super) struct Watching {
     inner: Mutex<Inner>,
 }
 
@@ -29,7 +29,7 @@ struct Inner {
     looked: HashMap<String, Instant>,
 }
 
-impl Attention {
+impl Watching {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Maps with no invariant across them that a panic could break half-way.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
@@ -97,7 +97,7 @@ impl Engine {
     /// [`Change::Detached`]).
     pub fn arrive(self: &Arc<Self>, who: Actor) -> Presence {
         let id = {
-            let mut inner = self.attention.lock();
+            let mut inner = self.presence.lock();
             inner.next += 1;
             let id = inner.next;
             inner.present.insert(id, who.clone());
@@ -112,12 +112,12 @@ impl Engine {
 
     /// The front ends attached, in the order they came.
     pub fn attached(&self) -> Vec<Actor> {
-        self.attention.lock().present.values().cloned().collect()
+        self.presence.lock().present.values().cloned().collect()
     }
 
     /// A studio's view of the terminals, shown with [`Viewer::show`].
     pub fn viewer(self: &Arc<Self>) -> Viewer {
-        let mut inner = self.attention.lock();
+        let mut inner = self.presence.lock();
         inner.next += 1;
         Viewer {
             engine: Arc::downgrade(self),
@@ -128,7 +128,7 @@ impl Engine {
     /// Someone read or wrote the session (a tool call): it is being looked at.
     pub fn looked_at(&self, session: &str) {
         if let Ok(s) = self.terminals().get(session) {
-            self.attention.look(s.id());
+            self.presence.look(s.id());
         }
     }
 
@@ -161,13 +161,13 @@ impl Drop for Presence {
         let Some(engine) = self.engine.upgrade() else {
             return;
         };
-        let Some(who) = engine.attention.lock().present.remove(&self.id) else {
+        let Some(who) = engine.presence.lock().present.remove(&self.id) else {
             return;
         };
         // What it leaves behind has been looked at until now: nobody's watch starts here.
         let kept = engine.opened_by(&who);
         for session in &kept {
-            engine.attention.look(session);
+            engine.presence.look(session);
         }
         engine.publish(
             who,
@@ -184,7 +184,7 @@ impl Viewer {
         let Some(engine) = self.engine.upgrade() else {
             return;
         };
-        let mut inner = engine.attention.lock();
+        let mut inner = engine.presence.lock();
         let now = Instant::now();
         let before = inner.shown.insert(self.id, sessions.clone());
         // Those no longer shown were looked at until now.
@@ -199,7 +199,7 @@ impl Drop for Viewer {
         let Some(engine) = self.engine.upgrade() else {
             return;
         };
-        let mut inner = engine.attention.lock();
+        let mut inner = engine.presence.lock();
         let now = Instant::now();
         for id in inner.shown.remove(&self.id).into_iter().flatten() {
             inner.looked.insert(id, now);
