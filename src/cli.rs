@@ -459,6 +459,8 @@ fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<
         log,
         theme,
         engine: engine_config(true, approve)?,
+        ring: crate::tui::ring::Ring::from_env(|name| std::env::var(name).ok())
+            .map_err(anyhow::Error::msg)?,
     }));
     // Blocking readers of the terminal must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -231,6 +231,7 @@ fn open_served(
     config.close_abandoned_after = abandoned_after;
     let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
     engine.watch_abandoned();
+    engine.watch_attention();
     Ok(engine)
 }
 

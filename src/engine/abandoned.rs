@@ -57,6 +57,24 @@ pub fn parse_after(text: &str) -> Result<Option<Duration>, String> {
     Ok(Some(Duration::from_millis(ms)))
 }
 
+/// A duration as [`parse_after`] reads it, in its largest whole unit: `24h`, `90m`, `30s`,
+/// `500ms`.
+pub fn words(after: Duration) -> String {
+    let ms = after.as_millis();
+    let units = [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ];
+    for (unit, size) in units {
+        if ms >= size && ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
 impl Engine {
     /// The terminals abandoned now, with how long until each is closed (nothing when the
     /// policy is off).

@@ -134,6 +134,11 @@ pub enum Change {
         workflow: String,
         approved: bool,
     },
+    /// The attention list changed (a run or terminal started or stopped needing a person,
+    /// failed, finished, went quiet, or was seen): the whole list, as it is now.
+    AttentionChanged {
+        attention: super::attention::AttentionList,
+    },
     /// A run's journal line, as written.
     Run {
         run_id: String,

@@ -14,7 +14,7 @@
 //! - [`approval`]: approval mode, agents' runs waiting for a person's yes or no.
 
 pub mod abandoned;
-pub mod presence;
+pub mod attention;
 pub mod audit_log;
 pub mod authoring;
 pub mod claim;
@@ -26,6 +26,7 @@ pub mod hosts_file;
 pub mod journal;
 pub mod meta;
 pub mod panes;
+pub mod presence;
 pub mod request;
 pub mod result;
 pub mod run;
@@ -87,6 +88,9 @@ pub struct EngineConfig {
     /// Terminals an agent opened, whose agent has gone and that nobody has looked at for
     /// this long, are closed (abandoned.rs); `None`: never.
     pub close_abandoned_after: Option<std::time::Duration>,
+    /// A running terminal (or run) with no output for this long is `quiet` in the attention
+    /// list (attention/); `None`: never.
+    pub quiet_after: Option<std::time::Duration>,
 }
 
 impl Default for EngineConfig {
@@ -100,6 +104,7 @@ impl Default for EngineConfig {
             ssh_command: None,
             recording_cap: Some(crate::term::recording::DEFAULT_CAP),
             close_abandoned_after: Some(abandoned::DEFAULT_AFTER),
+            quiet_after: Some(attention::DEFAULT_QUIET_AFTER),
         }
     }
 }
@@ -123,6 +128,10 @@ pub struct Snapshot {
     /// out): what a studio attaching shows in the plan of a workflow it saw no run of.
     #[serde(default)]
     pub last_runs: Vec<RunStatus>,
+    /// Every run and terminal with what it asks of a person, as last told
+    /// ([`Change::AttentionChanged`]).
+    #[serde(default)]
+    pub attention: attention::AttentionList,
 }
 
 /// How long shutdown waits for cancelled runs to journal how they ended.
@@ -149,6 +158,8 @@ pub struct Engine {
     approval_mode: std::sync::atomic::AtomicBool,
     /// Who is attached and what they look at (presence.rs).
     presence: presence::Watching,
+    /// What was seen of the runs and terminals that need a person (attention/).
+    attention: attention::Keeper,
 }
 
 impl Engine {
@@ -191,6 +202,7 @@ impl Engine {
             input_holders: Default::default(),
             approvers: Default::default(),
             presence: Default::default(),
+            attention: Default::default(),
         });
         // Each ends as any run ends: its journal's last line (written by the recovery) and its
         // workflow's run count and last result.
@@ -322,6 +334,7 @@ impl Engine {
             folder_problem: self.store.folder_problem(),
             approval_mode: self.approval_mode(),
             last_runs,
+            attention: self.attention_told(),
         })
     }
 

@@ -172,6 +172,12 @@ pub enum Request {
         limit: usize,
     },
     ApprovalsPending,
+    /// Every run and terminal with what it asks of a person.
+    Attention,
+    /// The asker has seen these runs and terminals: their `failed` or `done` items clear.
+    Acknowledge {
+        ids: Vec<String>,
+    },
 }
 
 /// What a request gave back: one variant per kind of answer.
@@ -205,6 +211,8 @@ pub enum Reply {
     Audit(Vec<AuditEntry>),
     Approvals(Vec<ApprovalRequest>),
     Fleet(Box<crate::engine::FleetResult>),
+    Attention(Box<crate::engine::attention::AttentionList>),
+    Acknowledged(crate::engine::attention::Acknowledged),
 }
 
 /// Why a request failed: the engine's error code and message, as they cross a socket.
@@ -269,6 +277,8 @@ impl Reply {
             Reply::Audit(_) => "audit entries",
             Reply::Approvals(_) => "approval requests",
             Reply::Fleet(_) => "a fleet's results",
+            Reply::Attention(_) => "the attention list",
+            Reply::Acknowledged(_) => "what was acknowledged",
         }
     }
 }
@@ -298,6 +308,8 @@ impl Request {
                 | Request::ReleaseInput { .. }
                 | Request::ApprovalsPending
                 | Request::MarkSession { .. }
+                | Request::Attention
+                | Request::Acknowledge { .. }
         )
     }
 
@@ -479,6 +491,8 @@ impl Engine {
                 Reply::Done
             }
             Request::ApprovalsPending => Reply::Approvals(self.approvals_pending()),
+            Request::Attention => Reply::Attention(Box::new(self.attention())),
+            Request::Acknowledge { ids } => Reply::Acknowledged(self.acknowledge(&ids, actor)),
             Request::MarkSession { session_id } => {
                 self.mark_session(&session_id)?;
                 Reply::Done

@@ -191,6 +191,7 @@ mod tests {
             folder_problem: None,
             approval_mode: false,
             last_runs: Vec::new(),
+            attention: Default::default(),
         }));
         assert_eq!(feed.push(snapshot), Fed::Queued);
         assert_eq!(feed.push(screen(2)), Fed::Queued, "caught up");

@@ -259,6 +259,12 @@ impl Terminals {
         sessions.iter().map(|s| s.info()).collect()
     }
 
+    /// Every session's listing, with how long its program has written nothing.
+    pub fn list_quiet(&self) -> Vec<(SessionInfo, std::time::Duration)> {
+        let sessions: Vec<Arc<Session>> = self.sessions().values().cloned().collect();
+        sessions.iter().map(|s| (s.info(), s.quiet_for())).collect()
+    }
+
     /// The processes that lead the sessions still running (their PTYs' first process).
     pub fn live_leaders(&self) -> Vec<i32> {
         self.sessions()

@@ -31,6 +31,8 @@ pub struct StudioOptions {
     pub engine: EngineConfig,
     /// Where the studio's log goes (log.rs), or why it cannot be written.
     pub log: Result<PathBuf, String>,
+    /// How the person is called when something starts needing them (`FLOWDECK_NOTIFY`).
+    pub ring: super::ring::Ring,
 }
 
 /// How the studio's loop ended.
@@ -138,6 +140,7 @@ async fn attached(
     };
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
+    app.ring = options.ring;
     app.message = message.or(approval);
     app.attached = true;
     app.me = me;
@@ -178,8 +181,10 @@ async fn hosted(
     // what is wrong and follows the folder once it is fixed; shells work meanwhile.
     let engine = Engine::open_lenient(&options.folder, options.engine.clone())
         .context("cannot open the workflows folder")?;
+    engine.watch_attention();
     let (theme, message) = studio_theme(options);
     let mut app = App::new(options.folder.display().to_string());
+    app.ring = options.ring;
     // A folder that does not exist yet is a newcomer's first minute: the list says so and
     // how to make it; a word of servers and agents would only alarm.
     let first_minute = !options.folder.exists();

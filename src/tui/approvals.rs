@@ -43,10 +43,9 @@ pub fn requested(app: &mut App, actor: &Actor, run_id: &str, workflow: &str) -> 
         super::text::clean(&actor.label()),
         super::text::clean(workflow)
     );
-    app.message = Some(what.clone());
-    let mut effects = vec![Effect::LoadApprovals];
-    effects.extend(super::attention::attention(app, what));
-    effects
+    // The person is called by the attention list's change that follows (update/inbox.rs).
+    app.message = Some(what);
+    vec![Effect::LoadApprovals]
 }
 
 /// The requests waiting, as the engine has them now. Views of requests already shown keep

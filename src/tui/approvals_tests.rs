@@ -364,6 +364,7 @@ fn a_new_snapshot_reads_the_requests_again() {
             folder_problem: None,
             approval_mode: true,
             last_runs: Vec::new(),
+            attention: Default::default(),
         })),
     );
     assert!(

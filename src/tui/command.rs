@@ -125,6 +125,12 @@ pub enum Command {
     Deny,
     /// Put the approval requests aside.
     Later,
+    /// The inbox: every run and terminal that needs you, failed, finished or went quiet.
+    Inbox,
+    /// Go to the next run or terminal that needs you.
+    NextNeedsYou,
+    /// Clear the inbox's chosen item: what failed or finished has been seen.
+    Clear,
 }
 
 /// The commands the palette offers, in the order it lists them before anything is typed:
@@ -135,6 +141,8 @@ pub const PALETTE: &[Command] = &[
     Command::RunOn,
     Command::Cancel,
     Command::Answer,
+    Command::Inbox,
+    Command::NextNeedsYou,
     Command::NewShell,
     Command::Focus,
     Command::ClosePane,
@@ -247,6 +255,9 @@ impl Command {
             Command::Approve => "approve: the agent's run starts, and this content is remembered",
             Command::Deny => "deny: the agent's run ends not approved",
             Command::Later => "answer later: the run keeps waiting (a brings it back)",
+            Command::Inbox => "inbox: what needs you, failed, finished or went quiet",
+            Command::NextNeedsYou => "go to the next run or terminal that needs you",
+            Command::Clear => "clear the chosen item: seen",
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

@@ -97,6 +97,16 @@ pub enum Effect {
     Alert(String),
     /// Give the terminal its own title back.
     ClearAlert,
+    /// Something started needing the person: their terminal is rung as `how` says, and
+    /// with `title` its title says `text` until it has the focus again.
+    Ring {
+        how: super::ring::Ring,
+        text: String,
+        title: bool,
+    },
+    /// The person has seen these runs and terminals (what failed or finished): the engine
+    /// clears them from every front end's list.
+    Acknowledge(Vec<String>),
     /// Read a workflow's file (text, path, version) for the editor.
     LoadDocument(String),
     /// Wake the editor once typing paused, to check the text as it is then (`edits`).

@@ -44,7 +44,10 @@ impl Group {
             | C::Later
             | C::JournalUp
             | C::JournalDown
-            | C::JournalFollow => Group::Run,
+            | C::JournalFollow
+            | C::Inbox
+            | C::NextNeedsYou
+            | C::Clear => Group::Run,
             C::Filter
             | C::Problems
             | C::Runs

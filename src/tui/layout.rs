@@ -4,6 +4,7 @@
 
 use super::state::App;
 use super::text::clean;
+use crate::engine::attention::AttentionState;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 
 /// The studio's areas for one terminal size.
@@ -287,8 +288,15 @@ pub fn tab_labels(app: &App) -> Vec<String> {
                 .as_ref()
                 .map(|h| format!(" @{h}"))
                 .unwrap_or_default();
+            // What it asks of the person, marked as the inbox marks it.
+            let mark = match app.inbox.state_of(&p.session_id) {
+                Some(state) if state != AttentionState::Running => {
+                    format!("{} ", state.mark())
+                }
+                _ => String::new(),
+            };
             format!(
-                "{} · {}{}{}{}",
+                "{mark}{} · {}{}{}{}",
                 clean(&p.session_id),
                 clean(&who),
                 clean(&place),

@@ -37,6 +37,7 @@ pub mod overlay;
 pub mod palette;
 pub mod persons_work;
 pub mod quitting;
+pub mod ring;
 pub mod runs;
 pub mod selection;
 pub mod settling;

@@ -79,6 +79,8 @@ pub enum Mode {
     Audit,
     /// An agent's run waits for the person's approval (approval mode).
     Approve,
+    /// Reading the inbox: what needs the person, failed, finished, went quiet.
+    Inbox,
 }
 
 impl Mode {
@@ -104,6 +106,7 @@ impl Mode {
             Mode::Complete => "completion",
             Mode::Audit => "audit log",
             Mode::Approve => "approval",
+            Mode::Inbox => "inbox",
         }
     }
 

@@ -39,6 +39,9 @@ pub enum Overlay {
     Runs(RunsView),
     /// The first of the agents' runs waiting for approval (`App::approvals`), shown.
     Approve,
+    /// Every run and terminal with what it asks of the person (`App::inbox`), the one at
+    /// `selected` chosen.
+    Inbox { selected: usize },
 }
 
 impl Overlay {
@@ -57,6 +60,7 @@ impl Overlay {
             Overlay::Search(_) => Mode::Search,
             Overlay::Runs(_) => Mode::Runs,
             Overlay::Approve => Mode::Approve,
+            Overlay::Inbox { .. } => Mode::Inbox,
         }
     }
 }

@@ -48,7 +48,19 @@ fn select(app: &mut App, at: usize) -> Vec<Effect> {
     view.journal.clear();
     view.loaded = false;
     view.offset = 0;
-    vec![Effect::LoadRunEvents(run_id)]
+    // Its journal opened is the run seen: if it failed or finished unseen, that clears.
+    let unseen = app.inbox.get(&run_id).is_some_and(|i| {
+        matches!(
+            i.state,
+            crate::engine::attention::AttentionState::Failed
+                | crate::engine::attention::AttentionState::Done
+        )
+    });
+    let mut effects = vec![Effect::LoadRunEvents(run_id.clone())];
+    if unseen {
+        effects.push(Effect::Acknowledge(vec![run_id]));
+    }
+    effects
 }
 
 /// j/k: the next older (`delta` 1) or newer run.

@@ -237,6 +237,13 @@ pub struct App {
     /// Something happened (a run ended, a prompt waits) while the terminal was not focused:
     /// the title says so until the focus comes back.
     pub attention: Option<String>,
+    /// Every run and terminal with what it asks of the person, as the engine last told: the
+    /// status line's count, the marks on the list and tabs, the inbox (`!`).
+    pub inbox: crate::engine::attention::AttentionList,
+    /// How the person's terminal is called when something starts needing them.
+    pub ring: super::ring::Ring,
+    /// The item the person was last taken to (the inbox, `u`): the next `u` goes past it.
+    pub jumped_to: Option<String>,
     /// Why a copy may not reach the clipboard (tmux dropping OSC 52), said on each copy.
     pub clipboard_hint: Option<String>,
     /// What is wrong with the workflows folder itself (missing, a file, unreadable), as the

@@ -106,6 +106,25 @@ pub fn alert(text: &str) -> std::io::Result<()> {
     )
 }
 
+/// Calls the person about `text` as `how` says (the bell, a desktop notification), and with
+/// `title` puts it in the terminal's title too. Inside tmux a notification goes through to
+/// the outer terminal wrapped in tmux's passthrough (dropped unless `allow-passthrough` is
+/// on, like any other sequence tmux does not know).
+pub fn ring(how: super::ring::Ring, text: &str, title: bool, tmux: bool) -> std::io::Result<()> {
+    let text = super::text::clean(text);
+    let mut sequence = how.sequence("flowdeck", &text);
+    if tmux && let Some(notification) = sequence.strip_prefix('\x07').filter(|n| !n.is_empty()) {
+        sequence = format!(
+            "\x07\x1bPtmux;{}\x1b\\",
+            notification.replace('\x1b', "\x1b\x1b")
+        );
+    }
+    if title {
+        sequence.push_str(&format!("\x1b]2;flowdeck: {text}\x07"));
+    }
+    execute!(stdout(), crossterm::style::Print(sequence))
+}
+
 /// The terminal's own title again (and saved again, for the next alert).
 pub fn clear_alert() -> std::io::Result<()> {
     execute!(

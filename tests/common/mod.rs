@@ -150,6 +150,7 @@ pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConf
         ssh_command: None,
         recording_cap: Some(flowdeck::term::recording::DEFAULT_CAP),
         close_abandoned_after: None,
+        quiet_after: Some(flowdeck::engine::attention::DEFAULT_QUIET_AFTER),
     }
 }
 

@@ -205,6 +205,14 @@ impl Session {
         }
     }
 
+    /// How long since its program last wrote anything.
+    pub fn quiet_for(&self) -> std::time::Duration {
+        let live = self.shared.lock();
+        live.quiet
+            .last_change(super::matcher::QuietOn::Output)
+            .elapsed()
+    }
+
     /// Why the session can no longer read its output, if it failed.
     pub fn failure(&self) -> Option<String> {
         self.shared.lock().failed.clone()

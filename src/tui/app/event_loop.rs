@@ -382,6 +382,7 @@ impl<'a> Studio<'a> {
                 let mut fresh = App::new(self.app.folder.clone());
                 fresh.size = self.app.size;
                 fresh.mouse = self.app.mouse;
+                fresh.ring = self.app.ring;
                 fresh.clipboard_hint = self.app.clipboard_hint.take();
                 self.app = fresh;
             }

@@ -1,6 +1,8 @@
 //! The workflow list: each workflow with its state, filtered as the person types.
 
+use super::inbox::colour;
 use super::{Ctx, block};
+use crate::engine::attention::{AttentionState, ItemKind};
 use crate::engine::authoring::WorkflowSummary;
 use crate::engine::{FinalState, WorkflowStatus};
 use crate::tui::mode::{Mode, View};
@@ -10,7 +12,7 @@ use crate::tui::theme::Theme;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
@@ -25,9 +27,12 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     let now = Utc::now();
     let labels: Vec<Label> = visible
         .iter()
-        .map(|w| match app.active_run_of(&w.name) {
-            Some(run) => run_label(run, t),
-            None => status_label(w, now, t),
+        .map(|w| {
+            let label = match app.active_run_of(&w.name) {
+                Some(run) => run_label(run, t),
+                None => status_label(w, now, t),
+            };
+            marked(label, app, &w.name, t)
         })
         .collect();
     let items = items(cx, area, &visible, labels);
@@ -53,6 +58,8 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
 struct Label {
     forms: Vec<String>,
     colour: Color,
+    /// Something of it asks for the person: it stands out.
+    bold: bool,
 }
 
 impl Label {
@@ -60,6 +67,7 @@ impl Label {
         Label {
             forms: forms.to_vec(),
             colour,
+            bold: false,
         }
     }
 
@@ -76,6 +84,40 @@ impl Label {
             .cloned()
             .unwrap_or_else(|| shorten(self.forms.last().map_or("", String::as_str), room))
     }
+}
+
+/// The label as the attention list marks it: a run of the workflow that needs the person or
+/// went quiet says so; one that failed or finished unseen makes the label stand out.
+fn marked(label: Label, app: &App, workflow: &str, t: &Theme) -> Label {
+    let most = app
+        .inbox
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Run && i.workflow.as_deref() == Some(workflow))
+        .map(|i| i.state)
+        .min();
+    let waits_for_approval = app
+        .active_run_of(workflow)
+        .is_some_and(|r| r.phase == crate::engine::Phase::AwaitingApproval);
+    let mut label = match most {
+        Some(AttentionState::NeedsYou) if !waits_for_approval => Label::new(
+            colour(AttentionState::NeedsYou, t),
+            &[
+                format!("{} needs you", AttentionState::NeedsYou.mark()),
+                AttentionState::NeedsYou.mark().into(),
+            ],
+        ),
+        Some(AttentionState::Quiet) => Label::new(
+            colour(AttentionState::Quiet, t),
+            &[
+                format!("{} quiet", AttentionState::Quiet.mark()),
+                AttentionState::Quiet.mark().into(),
+            ],
+        ),
+        _ => label,
+    };
+    label.bold = most.is_some_and(|s| s != AttentionState::Running);
+    label
 }
 
 /// The label of a workflow with a run going: whose run, or that it waits for approval.
@@ -175,7 +217,14 @@ fn items<'a>(
                     format!("{} ", fit(&clean(&w.name), name_width)),
                     Style::default().fg(t.foreground),
                 ),
-                Span::styled(label.within(label_room), Style::default().fg(label.colour)),
+                Span::styled(label.within(label_room), {
+                    let style = Style::default().fg(label.colour);
+                    if label.bold {
+                        style.add_modifier(Modifier::BOLD)
+                    } else {
+                        style
+                    }
+                }),
             ])];
             // The selected broken file says what is wrong first, without `e`: a file that
             // broke while it was open should not look merely "invalid".

@@ -5,6 +5,7 @@ pub mod approval;
 pub mod boxes;
 pub mod editor;
 pub mod form;
+pub mod inbox;
 pub mod list;
 pub mod overlay;
 pub mod pane;

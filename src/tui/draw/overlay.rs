@@ -262,6 +262,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx) {
             Overlay::ConfirmQuit => confirm_quit(frame, cx),
             Overlay::Runs(view) => super::runs::draw(frame, cx, view),
             Overlay::Approve => super::approval::draw(frame, cx),
+            Overlay::Inbox { selected } => super::inbox::draw(frame, cx, *selected),
             // The search is typed on the status line.
             Overlay::Search(_) => {}
         }

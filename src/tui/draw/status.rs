@@ -34,14 +34,17 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     // ones (run, shell, focus) and the last ones (palette, help, quit) are how a person finds
     // everything else. A message can take all but the last two.
     let message = cx.app.message.as_deref().map(clean);
+    // What needs the person comes first, whatever else gives way.
+    let notice = attention(cx);
     let room = usize::from(area.width)
-        .saturating_sub(message.as_ref().map_or(0, |m| m.chars().count() + 5));
+        .saturating_sub(message.as_ref().map_or(0, |m| m.chars().count() + 5))
+        .saturating_sub(notice.as_ref().map_or(0, |s| cells(&s.content)));
     let fits = |hints: &[String]| hints.join(" · ").chars().count() < room;
     while !fits(&hints) && hints.len() > 2 {
         let at = if hints.len() > 6 { hints.len() - 4 } else { 0 };
         hints.remove(at);
     }
-    let mut spans = Vec::new();
+    let mut spans: Vec<Span> = notice.into_iter().collect();
     if cx.app.mode() == Mode::EditFind {
         let typed = cx.app.editor.as_ref().map_or("", |e| e.find.as_str());
         spans.push(Span::styled(
@@ -70,4 +73,23 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
         ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The count of what asks for the person (`◉ 1 needs you · 1 failed`), marked and coloured
+/// by the most pressing; `None` when nothing does.
+fn attention<'a>(cx: &Ctx) -> Option<Span<'a>> {
+    let inbox = &cx.app.inbox;
+    let summary = inbox.counts.summary();
+    let most = inbox
+        .items
+        .iter()
+        .map(|i| i.state)
+        .min()
+        .filter(|_| !summary.is_empty())?;
+    Some(Span::styled(
+        format!(" {} {summary} (!) ", most.mark()),
+        Style::default()
+            .fg(super::inbox::colour(most, cx.theme))
+            .add_modifier(Modifier::BOLD),
+    ))
 }

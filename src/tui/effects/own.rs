@@ -72,6 +72,9 @@ pub(super) fn studio_own(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect>
         Effect::ClearAlert => {
             let _ = terminal::clear_alert();
         }
+        Effect::Ring { how, text, title } => {
+            let _ = terminal::ring(how, &text, title, out.tmux);
+        }
         other => return Some(other),
     }
     None

@@ -65,6 +65,7 @@ pub(super) fn run_work(out: &mut Outlet<'_>, effect: Effect) -> Option<Effect> {
         Effect::AnswerPrompt { run_id, answer } => {
             at_once(out, Request::AnswerPrompt { run_id, answer }, failure);
         }
+        Effect::Acknowledge(ids) => at_once(out, Request::Acknowledge { ids }, failure),
         Effect::EndAndQuit { sessions, runs } => {
             // Runs first: a run's cancel ends its own terminal too.
             let asked: Vec<_> = runs

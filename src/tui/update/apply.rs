@@ -16,6 +16,9 @@ pub fn snapshot(app: &mut App, snapshot: Snapshot) -> Vec<Effect> {
     app.workflows = snapshot.workflows;
     app.panes = snapshot.sessions;
     app.folder_problem = snapshot.folder_problem;
+    // Not rung for: what needed the person before this studio saw the engine is on the
+    // status line, and rung for only when it starts needing them.
+    app.inbox = snapshot.attention;
     // Runs that ended stay on show (their results); the engine lists only those in progress.
     for run in app.runs.values_mut() {
         if run.active() && !snapshot.runs.iter().any(|r| r.run_id == run.run_id) {
@@ -123,6 +126,7 @@ pub fn engine_event(app: &mut App, event: EngineEvent) -> Vec<Effect> {
             ));
             Vec::new()
         }
+        Change::AttentionChanged { attention } => super::inbox::changed(app, attention),
         Change::Attached {} => Vec::new(),
         Change::Detached { terminals } => agent_left(app, &actor, terminals),
         Change::Run {
@@ -321,7 +325,8 @@ fn run_started(
 }
 
 /// A run waits for an answer: the person's own run asks them at once unless they are busy;
-/// any other run's question waits for `a`.
+/// any other run's question waits for `a` (or `u`). The person is called by the attention
+/// list's change that follows (inbox.rs), not here: once, however it started needing them.
 fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Vec<Effect> {
     let mine = by.is_some_and(|a| app.is_me(&a));
     if mine && app.mode() == Mode::Normal {
@@ -329,7 +334,7 @@ fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Ve
     } else {
         app.message = Some(format!("{workflow} waits for an answer: a answers"));
     }
-    attention(app, format!("{workflow} waits for an answer"))
+    Vec::new()
 }
 
 /// A question the person was answering is settled: the prompt they typed into closes.

@@ -10,6 +10,7 @@
 pub(in crate::tui) mod answers;
 mod apply;
 mod commands;
+mod inbox;
 mod keys;
 mod mouse;
 mod moving;

@@ -58,6 +58,10 @@ fn move_by(app: &mut App, delta: isize) -> Vec<Effect> {
             Vec::new()
         }
         (Mode::Runs, _) => runs::move_by(app, delta),
+        (Mode::Inbox, _) => {
+            super::inbox::move_by(app, delta);
+            Vec::new()
+        }
         (Mode::Palette, _) => {
             let n = app.palette_matches().len();
             if let Some(Overlay::Palette(p)) = &mut app.overlay {
@@ -141,6 +145,7 @@ fn confirm(app: &mut App) -> Vec<Effect> {
         }
         Mode::Name => naming::submit(app),
         Mode::Problems => open_problem(app),
+        Mode::Inbox => super::inbox::confirm(app),
         Mode::Complete => editing::accept_completion(app),
         Mode::Prompt => match app.overlay.take() {
             Some(Overlay::Prompt { run_id, answer }) => {

@@ -1,0 +1,176 @@
+//! What the attention list remembers: runs that ended and nobody has seen since, terminals
+//! whose end was seen, since when each item is in its state, and the list last told.
+
+use super::derive::{self, Found};
+use super::{Acknowledged, AttentionItem, AttentionList, AttentionState};
+use crate::engine::Change;
+use crate::engine::result::FinalState;
+use crate::engine::{Actor, RunStatus, SessionInfo};
+use chrono::{DateTime, SecondsFormat, Utc};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Endings kept unseen at most; past it the oldest completed ones go first.
+const MOST_ENDED: usize = 500;
+
+/// A run that ended in this server's life.
+#[derive(Debug, Clone)]
+pub(in crate::engine) struct Ended {
+    pub run_id: String,
+    pub workflow: String,
+    pub final_state: FinalState,
+    pub error: Option<String>,
+    pub session_id: Option<String>,
+    pub by: Option<Actor>,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub(in crate::engine) struct Keeper {
+    inner: Mutex<Kept>,
+    /// Held from reading the list to telling it, so that lists are told in the order they
+    /// were read. Apart from `inner`, which a snapshot takes while it holds the event
+    /// stream still.
+    telling: Mutex<()>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// Runs that ended and nobody has seen since, by id.
+    ended: HashMap<String, Ended>,
+    /// Terminals whose end someone saw.
+    seen_exits: HashSet<String>,
+    /// Each item's state and since when.
+    since: HashMap<String, (AttentionState, DateTime<Utc>)>,
+    /// Terminals quiet when last read: their next output changes the list.
+    quiet: HashSet<String>,
+    told: AttentionList,
+}
+
+impl Keeper {
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        // Maps with no invariant across them that a panic could break half-way.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn telling(&self) -> MutexGuard<'_, ()> {
+        self.telling.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn told(&self) -> AttentionList {
+        self.lock().told.clone()
+    }
+
+    pub(super) fn run_ended(&self, ended: Ended) {
+        let mut kept = self.lock();
+        kept.ended.insert(ended.run_id.clone(), ended);
+        if kept.ended.len() > MOST_ENDED {
+            // The oldest of the completed ones, else the oldest: what a person misses least.
+            let oldest = kept
+                .ended
+                .values()
+                .min_by_key(|e| (e.final_state != FinalState::Completed, e.at))
+                .map(|e| e.run_id.clone());
+            if let Some(id) = oldest {
+                kept.ended.remove(&id);
+            }
+        }
+    }
+
+    /// Whether an event can change the list: anything about a run, an approval or a
+    /// terminal's life, and output of a terminal that was quiet.
+    pub(super) fn concerns(&self, change: &Change) -> bool {
+        match change {
+            Change::Run { .. }
+            | Change::ApprovalRequested { .. }
+            | Change::ApprovalSettled { .. }
+            | Change::SessionOpened { .. }
+            | Change::SessionExited { .. }
+            | Change::SessionFailed { .. }
+            | Change::SessionClosed { .. } => true,
+            Change::SessionActivity { session_id, .. } => self.lock().quiet.contains(session_id),
+            _ => false,
+        }
+    }
+
+    pub(super) fn acknowledge(&self, ids: &[String], sessions: &[SessionInfo]) -> Acknowledged {
+        let mut kept = self.lock();
+        let mut acknowledged = Acknowledged::default();
+        for id in ids {
+            let ended_session = sessions
+                .iter()
+                .any(|s| &s.session_id == id && (s.exit.is_some() || s.failed.is_some()));
+            if kept.ended.remove(id).is_some() {
+                acknowledged.cleared.push(id.clone());
+            } else if ended_session && kept.seen_exits.insert(id.clone()) {
+                acknowledged.cleared.push(id.clone());
+            } else {
+                acknowledged.ignored.push(id.clone());
+            }
+        }
+        acknowledged
+    }
+
+    /// Reads the list from the engine's state: the list, whether it differs from the one
+    /// last told (which it now is), and how long until a terminal turns quiet.
+    pub(super) fn refresh(
+        &self,
+        runs: &[RunStatus],
+        sessions: &[(SessionInfo, Duration)],
+        quiet_after: Option<Duration>,
+        shown: &dyn Fn(&str) -> bool,
+    ) -> (AttentionList, bool, Option<Duration>) {
+        let now = Utc::now();
+        let mut kept = self.lock();
+        // A terminal that ended while a studio showed it has been seen.
+        for (session, _) in sessions {
+            if (session.exit.is_some() || session.failed.is_some()) && shown(&session.session_id) {
+                kept.seen_exits.insert(session.session_id.clone());
+            }
+        }
+        let open: HashSet<&str> = sessions
+            .iter()
+            .map(|(s, _)| s.session_id.as_str())
+            .collect();
+        kept.seen_exits.retain(|id| open.contains(id.as_str()));
+        // A run whose end is kept is no longer active, whatever the registry still says.
+        let active: Vec<&RunStatus> = runs
+            .iter()
+            .filter(|r| !kept.ended.contains_key(&r.run_id))
+            .collect();
+        let found = derive::items(&derive::Seen {
+            active: &active,
+            ended: &kept.ended,
+            sessions,
+            seen_exits: &kept.seen_exits,
+            quiet_after,
+        });
+        let next = derive::next_quiet(sessions, &active, quiet_after);
+        let mut items = Vec::with_capacity(found.len());
+        let mut since = HashMap::with_capacity(found.len());
+        for Found { item, since: fixed } in found {
+            let at = match kept.since.get(&item.id) {
+                Some((state, at)) if *state == item.state => *at,
+                _ => fixed.unwrap_or(now),
+            };
+            since.insert(item.id.clone(), (item.state, at));
+            items.push(AttentionItem {
+                since: at.to_rfc3339_opts(SecondsFormat::Millis, true),
+                ..item
+            });
+        }
+        kept.since = since;
+        kept.quiet = items
+            .iter()
+            .filter(|i| i.state == AttentionState::Quiet)
+            .filter_map(|i| i.session_id.clone())
+            .collect();
+        let list = AttentionList::new(items);
+        let changed = list != kept.told;
+        if changed {
+            kept.told = list.clone();
+        }
+        (list, changed, next)
+    }
+}
