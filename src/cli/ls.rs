@@ -203,20 +203,33 @@ pub(super) fn describe(state: &State, out: &mut impl Write) -> Result<()> {
     if let Some(line) = abandoned(state) {
         writeln!(out, "  {line}")?;
     }
-    let waiting = state
-        .runs
-        .iter()
-        .filter(|r| r.status == crate::engine::run::Phase::WaitingForInput)
-        .count();
-    if waiting > 0 || state.approvals_pending > 0 {
-        writeln!(
-            out,
-            "  waiting for a person: {} for an answer, {} for approval",
-            count(waiting, "run", "runs"),
-            state.approvals_pending
-        )?;
+    if let Some(line) = attention(state) {
+        writeln!(out, "  {line}")?;
     }
     Ok(())
+}
+
+/// `attention: ◉ 1 needs you · 1 failed · 2 running`, when any run or terminal is there to
+/// count (engine/attention/).
+fn attention(state: &State) -> Option<String> {
+    let counts = &state.attention;
+    let mut parts = vec![counts.summary()];
+    if counts.running > 0 {
+        parts.push(format!("{} running", counts.running));
+    }
+    parts.retain(|p| !p.is_empty());
+    if parts.is_empty() {
+        return None;
+    }
+    let mark = if counts.needs_you > 0 {
+        format!(
+            "{} ",
+            crate::engine::attention::AttentionState::NeedsYou.mark()
+        )
+    } else {
+        String::new()
+    };
+    Some(format!("attention: {mark}{}", parts.join(" · ")))
 }
 
 /// `1 studio (pts/3), agents claude-code and codex, 1 flowdeck run`, or `nothing`.

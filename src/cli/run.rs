@@ -354,8 +354,10 @@ impl StdinLines {
 }
 
 /// Asks a `prompt` step's question on stderr and answers it with a line of stdin; no line
-/// (end of input) or a termination signal cancels the run. A question the run withdraws (its
-/// state timed out) stops being asked.
+/// (end of input) or a termination signal cancels the run. With the folder's server, a studio
+/// or an agent may answer it as well (the run is on their attention list as needing someone):
+/// the question says so, and once someone else has answered, or the run withdraws it (its
+/// state timed out), it stops being asked.
 async fn ask(
     engine: &Host,
     run_id: &str,
@@ -364,23 +366,32 @@ async fn ask(
     events: &mut Events,
     termination: &mut Termination,
 ) {
+    if matches!(engine, Host::Server(_)) {
+        eprintln!(
+            "flowdeck: run {run_id} needs an answer: type it here, or answer it in a studio (a, or ! for everything that needs you) or through an agent (workflow_next)"
+        );
+    }
     eprint!("? {} ", sanitize(prompt));
     let _ = std::io::stderr().flush();
     let withdrawn = async {
         loop {
             match events.next().await {
-                Told::Event(event) => {
-                    if let Some(RunNews::Line(
+                Told::Event(event) => match RunNews::of(run_id, &event) {
+                    Some(RunNews::Line(
                         RunEvent::PromptWithdrawn { reason, .. }
                         | RunEvent::RunFinished {
                             error: Some(reason),
                             ..
                         },
-                    )) = RunNews::of(run_id, &event)
+                    )) => return format!("the question was withdrawn: {reason}"),
+                    Some(RunNews::Line(RunEvent::Answered { actor, .. }))
+                        if actor.as_ref().is_some_and(|a| *a != Actor::Cli) =>
                     {
-                        return reason;
+                        let by = actor.map_or_else(|| "someone".into(), |a| a.label());
+                        return format!("answered by {by}");
                     }
-                }
+                    _ => {}
+                },
                 Told::Missed => {}
                 Told::Gone => std::future::pending::<()>().await,
             }
@@ -390,7 +401,7 @@ async fn ask(
         answer = input.next() => answer,
         _ = termination.recv() => None,
         reason = withdrawn => {
-            eprintln!("\nflowdeck: the question was withdrawn: {}", sanitize(&reason));
+            eprintln!("\nflowdeck: {}", sanitize(&reason));
             return;
         }
     };

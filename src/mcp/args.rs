@@ -392,6 +392,15 @@ pub struct RunListArgs {
     pub limit: Option<usize>,
 }
 
+/// `attention`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttentionArgs {
+    /// Ids of `failed` or `done` items you have seen: cleared for everyone.
+    #[serde(default)]
+    pub ack: Vec<String>,
+}
+
 /// `run_feedback` (FastWorkflow's feedback: a score, a text, or both).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

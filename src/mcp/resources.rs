@@ -1,5 +1,5 @@
-//! Resources: the manifest reference and schema, the workflows, runs, session screens and the
-//! step action catalog, as `flowdeck://` URIs.
+//! Resources: the manifest reference and schema, the workflows, runs, session screens, the
+//! step action catalog and the attention list, as `flowdeck://` URIs.
 
 use super::tools::step_tools;
 use crate::engine::{Actor, Engine};
@@ -12,6 +12,7 @@ pub const SPEC: &str = "flowdeck://spec";
 pub const SCHEMA: &str = "flowdeck://schema";
 pub const WORKFLOWS: &str = "flowdeck://workflows";
 pub const TOOLS: &str = "flowdeck://tools";
+pub const ATTENTION: &str = "flowdeck://attention";
 pub const WORKFLOW_PREFIX: &str = "flowdeck://workflows/";
 const RUN_PREFIX: &str = "flowdeck://runs/";
 const SESSION_PREFIX: &str = "flowdeck://sessions/";
@@ -35,6 +36,11 @@ pub fn list(engine: &Engine) -> Vec<Resource> {
         Resource::new(TOOLS, "tools")
             .with_description(
                 "The step action catalog: the tools a state can call, with their parameters",
+            )
+            .with_mime_type("application/json"),
+        Resource::new(ATTENTION, "attention")
+            .with_description(
+                "Every run and terminal by what it asks of a person (needs_you, failed, done, quiet, running); updated notifications on change",
             )
             .with_mime_type("application/json"),
     ];
@@ -76,6 +82,7 @@ pub async fn read(engine: &Engine, uri: &str, actor: &Actor) -> Option<ResourceC
         SCHEMA => return json(crate::workflow::schema::workflow_schema().clone()),
         WORKFLOWS => return json(serde_json::to_value(engine.workflow_list()).ok()?),
         TOOLS => return json(json!({ "tools": step_tools() })),
+        ATTENTION => return json(serde_json::to_value(engine.attention()).ok()?),
         _ => {}
     }
     if let Some(name) = uri.strip_prefix(WORKFLOW_PREFIX) {

@@ -41,6 +41,10 @@ pub struct State {
     pub runs: Vec<Run>,
     /// Runs of agents waiting for a person's approval.
     pub approvals_pending: usize,
+    /// How many runs and terminals need a person, failed, finished unseen, went quiet or run
+    /// (engine/attention/).
+    #[serde(default)]
+    pub attention: crate::engine::attention::AttentionCounts,
 }
 
 /// A terminal a server holds.
@@ -147,6 +151,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(engine: &Arc<Engine>, facts: &Facts, w
             })
             .collect(),
         approvals_pending,
+        attention: snapshot.attention.counts,
     };
     if let Ok(line) = protocol::line(&state) {
         let _ = crate::conn::outbox::write_line(write, &line, Some(ANSWER_WAIT)).await;

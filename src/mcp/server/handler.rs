@@ -6,7 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::calls::{caught, to_result};
-use super::touched::{is_about, next_touched};
+use super::touched::next_touched;
 use super::{Callable, FlowdeckServer, INSTRUCTIONS};
 use crate::engine::audit_log::{AuditEntry, AuditOutcome, AuditedCall};
 use crate::engine::{Actor, Engine};
@@ -223,14 +223,14 @@ impl ServerHandler for FlowdeckServer {
                         continue;
                     }
                     let sink = context.sink();
-                    if context.accepted().tools_list_changed == Some(true) {
+                    let lists = touched.workflows();
+                    if lists && context.accepted().tools_list_changed == Some(true) {
                         let _ = sink.notify_tool_list_changed().await;
                     }
-                    if context.accepted().resources_list_changed == Some(true) {
+                    if lists && context.accepted().resources_list_changed == Some(true) {
                         let _ = sink.notify_resource_list_changed().await;
                     }
-                    let about = |uri: &&String| touched.names().any(|name| is_about(uri, name));
-                    for uri in subscribed.iter().filter(about) {
+                    for uri in touched.updated(subscribed.iter()) {
                         let _ = sink.notify_resource_updated(uri.clone()).await;
                     }
                 }

@@ -13,7 +13,7 @@ mod handler;
 mod touched;
 
 use calls::static_tool;
-use touched::{is_about, next_touched};
+use touched::next_touched;
 
 use super::audit::Audit;
 use super::dynamic::{self, PREFIX};
@@ -256,10 +256,11 @@ impl FlowdeckServer {
                 };
                 let server = FlowdeckServer { inner };
                 if !touched.is_empty() {
-                    let _ = peer.notify_tool_list_changed().await;
-                    let _ = peer.notify_resource_list_changed().await;
-                    let uris = touched.names().flat_map(|name| server.updated_uris(name));
-                    for uri in uris.collect::<std::collections::BTreeSet<_>>() {
+                    if touched.workflows() {
+                        let _ = peer.notify_tool_list_changed().await;
+                        let _ = peer.notify_resource_list_changed().await;
+                    }
+                    for uri in server.updated_uris(&touched) {
                         let _ = peer
                             .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                             .await;
@@ -272,18 +273,14 @@ impl FlowdeckServer {
         });
     }
 
-    /// The subscribed resources a change to workflow `name` (to any, for `None`) touches.
-    fn updated_uris(&self, name: Option<&str>) -> Vec<String> {
+    /// The subscribed resources a burst of changes touched.
+    fn updated_uris(&self, touched: &touched::Touched) -> std::collections::BTreeSet<String> {
         let subscribed = self
             .inner
             .subscriptions
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        subscribed
-            .iter()
-            .filter(|uri| is_about(uri, name))
-            .cloned()
-            .collect()
+        touched.updated(subscribed.iter())
     }
 
     async fn run_tool(
@@ -347,6 +344,7 @@ impl FlowdeckServer {
 #[cfg(test)]
 mod tests {
     use super::calls::caught;
+    use super::touched::is_about;
     use super::*;
     use crate::mcp::resources;
     use serde_json::json;

@@ -1,5 +1,5 @@
-//! Which workflows a burst of engine events touched, told to subscribers once per burst (every
-//! workflow, when events were missed).
+//! Which workflows a burst of engine events touched, and whether the attention list changed,
+//! told to subscribers once per burst (everything, when events were missed).
 
 // A tool error is built at most once per failed call and returned straight to the client;
 // boxing it would buy nothing but indirection.
@@ -35,6 +35,8 @@ pub(super) async fn next_touched(
 pub(super) struct Touched {
     any: bool,
     names: std::collections::BTreeSet<String>,
+    /// The attention list changed (flowdeck://attention).
+    attention: bool,
 }
 
 impl Touched {
@@ -47,20 +49,43 @@ impl Touched {
             Ok(event) => match (&event.change, event.workflow()) {
                 // Changes were missed: anything may have changed.
                 (crate::engine::Change::WorkflowsResync { .. }, _) => self.any = true,
+                (crate::engine::Change::AttentionChanged { .. }, _) => self.attention = true,
                 (_, Some(name)) => {
                     self.names.insert(name.to_string());
                 }
                 (_, None) => {}
             },
             // This listener fell behind: the same.
-            Err(RecvError::Lagged(_)) => self.any = true,
+            Err(RecvError::Lagged(_)) => {
+                self.any = true;
+                self.attention = true;
+            }
             Err(RecvError::Closed) => return None,
         }
         Some(())
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        !self.any && self.names.is_empty()
+        !self.workflows() && !self.attention
+    }
+
+    /// Whether any workflow was touched: the tool and resource lists may have changed.
+    pub(super) fn workflows(&self) -> bool {
+        self.any || !self.names.is_empty()
+    }
+
+    /// Of the `subscribed` resources, those this burst changed.
+    pub(super) fn updated<'a>(
+        &self,
+        subscribed: impl Iterator<Item = &'a String>,
+    ) -> std::collections::BTreeSet<String> {
+        subscribed
+            .filter(|uri| {
+                (self.attention && uri.as_str() == resources::ATTENTION)
+                    || self.names().any(|name| is_about(uri, name))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Each workflow touched by name, or `None` alone (any workflow) when changes were missed.

@@ -99,6 +99,14 @@ const WRITE: Hints = Hints {
     idempotent: false,
     open_world: false,
 };
+/// Reads, and clears what the caller says it has seen: the same call twice changes nothing
+/// more.
+const ACK: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
 const REPLACE: Hints = Hints {
     read_only: false,
     destructive: true,

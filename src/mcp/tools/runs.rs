@@ -3,11 +3,11 @@
 //! and purging.
 
 use super::ceiling::{self, Waited};
+use super::{ACK, EXECUTE, READ, REMOVE, WAIT, WRITE};
 use super::{
     CallContext, ToolDef, Toolset, off_runtime, ok, output_schema_of, parse, schema_of,
     unknown_tool,
 };
-use super::{EXECUTE, READ, REMOVE, WAIT, WRITE};
 use crate::engine::Engine;
 use crate::engine::run::{FeedbackRecorded, Purged, RunEvents, RunList, WorkflowSource};
 use crate::engine::run::{Following, RunNews};
@@ -230,6 +230,15 @@ pub async fn run(
     }
 }
 
+/// What `attention` returns: the list (after any `ack`) and what the `ack` did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AttentionSeen {
+    #[serde(flatten)]
+    pub list: crate::engine::attention::AttentionList,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<crate::engine::attention::Acknowledged>,
+}
+
 /// This group's tools, in the order clients list them.
 pub(super) fn defs() -> Vec<ToolDef> {
     vec![
@@ -264,6 +273,14 @@ pub(super) fn defs() -> Vec<ToolDef> {
             READ,
             RunListArgs => RunList,
             "Runs in progress and past runs, newest first, of one workflow or all."
+        ),
+        tool!(
+            "attention",
+            Runs,
+            "What needs attention",
+            ACK,
+            AttentionArgs => AttentionSeen,
+            "Every run and terminal by what it asks of a person: needs_you (a prompt or approval waits; answer with workflow_next or in the studio), failed, done, quiet (no output for a while), running; most pressing first. failed and done stay until seen: pass their ids in `ack`. Subscribe to flowdeck://attention to hear of changes."
         ),
         tool!(
             "workflow_cancel",
@@ -369,6 +386,14 @@ pub(super) async fn call(
                 e.run_list(a.workflow_name.as_deref(), a.limit.unwrap_or(50))
             })
             .await)
+        }
+        "attention" => {
+            let a: AttentionArgs = parse(name, args)?;
+            let acknowledged = (!a.ack.is_empty()).then(|| e.acknowledge(&a.ack, &cx.actor));
+            ok(AttentionSeen {
+                list: e.attention(),
+                acknowledged,
+            })
         }
         "workflow_cancel" => ok(e
             .cancel_run(&parse::<RunIdArgs>(name, args)?.run_id, &cx.actor)
