@@ -6,6 +6,7 @@
 
 mod docs;
 mod fleet;
+mod idle;
 mod inputs;
 mod inspect;
 mod ls;
@@ -20,7 +21,6 @@ mod serve;
 mod serve_log;
 mod settings;
 mod stop;
-mod unwatched;
 mod words;
 
 use inspect::{list, schema, show_plan, validate};
@@ -156,9 +156,20 @@ pub struct ServeCommand {
         env = "FLOWDECK_CLOSE_ABANDONED_AFTER",
         value_name = "DURATION",
         default_value = "24h",
-        value_parser = unwatched::abandon_after
+        value_parser = idle::after
     )]
-    close_abandoned_after: unwatched::AbandonAfter,
+    close_abandoned_after: idle::After,
+    /// A running terminal (or run) with no output for this long is `quiet` on the attention
+    /// list (the studio's inbox, the `attention` tool, `flowdeck ls`): 60s, 5m, or off. From
+    /// FLOWDECK_QUIET_AFTER too, which also reaches a server started in the background
+    #[arg(
+        long,
+        env = "FLOWDECK_QUIET_AFTER",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = idle::after
+    )]
+    quiet_after: idle::After,
 }
 
 #[derive(Debug, Subcommand)]
@@ -469,7 +480,7 @@ fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<
 
 fn run(cli: Cli) -> Result<ExitCode> {
     recordings_from_env()?;
-    unwatched::check_env()?;
+    idle::check_env()?;
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
     let approve = cli.approve.agent_runs();

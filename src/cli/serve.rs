@@ -155,7 +155,12 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             // Another front end's server won the folder: it serves, this one goes quietly.
             return anyhow::Ok(());
         };
-        let engine = open_served(folder, approve, command.close_abandoned_after.0)?;
+        let engine = open_served(
+            folder,
+            approve,
+            command.close_abandoned_after.0,
+            command.quiet_after.0,
+        )?;
         // HTTP before the socket: a front end welcomed by this server is told if HTTP
         // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
@@ -221,14 +226,17 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// The served folder's engine, closing what nobody watches after `abandoned_after`.
+/// The served folder's engine, closing what nobody watches after `abandoned_after`, with
+/// terminals quiet on the attention list after `quiet_after`.
 fn open_served(
     folder: &Path,
     approve: bool,
     abandoned_after: Option<std::time::Duration>,
+    quiet_after: Option<std::time::Duration>,
 ) -> Result<std::sync::Arc<crate::engine::Engine>> {
     let mut config = engine_config(true, approve)?;
     config.close_abandoned_after = abandoned_after;
+    config.quiet_after = quiet_after;
     let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
     engine.watch_abandoned();
     engine.watch_attention();

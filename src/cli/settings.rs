@@ -20,6 +20,12 @@ pub(super) fn engine_config(
     if let Some(cap) = recordings_from_env()? {
         config.recording_cap = cap;
     }
+    // A studio that hosts the folder itself keeps the attention list as a server would.
+    if let Some(text) = std::env::var_os(super::idle::QUIET_ENV) {
+        let text = text.to_string_lossy();
+        config.quiet_after = crate::engine::abandoned::parse_after(&text)
+            .map_err(|why| anyhow::anyhow!("{}={text}: {why}", super::idle::QUIET_ENV))?;
+    }
     Ok(config)
 }
 
