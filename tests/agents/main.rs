@@ -6,6 +6,7 @@
 mod common;
 
 mod approval_rights;
+mod attention;
 mod budget;
 mod bundled;
 mod cli;
