@@ -262,3 +262,59 @@ pub async fn timed_seq(s: &Session, round: usize) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap()
 }
+
+/// `flowdeck mcp` started as an agent's client starts it (with `args`, such as its
+/// toolsets), with the studio's socket folder: it relays to the studio.
+pub async fn relayed_agent(
+    folder: &Path,
+    xdg: &(String, String),
+    args: &[&str],
+) -> super::line_client::LineServer {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
+    command
+        .arg("--workflows")
+        .arg(folder)
+        .arg("mcp")
+        .args(args)
+        .env(&xdg.0, &xdg.1)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    tokio::task::spawn_blocking(move || {
+        let mut agent = super::line_client::LineServer::spawn(command);
+        agent.initialize();
+        agent
+    })
+    .await
+    .unwrap()
+}
+
+/// The studio on `folder` with `args` added, its socket under `runtime`, in a 110x32
+/// terminal.
+pub fn studio_on(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    args: &[&str],
+) -> (Arc<Session>, (String, String)) {
+    studio_sized_on(terminals, folder, runtime, args, (110, 32))
+}
+
+/// [`studio_on`] in a terminal of `size`.
+pub fn studio_sized_on(
+    terminals: &Terminals,
+    folder: &Path,
+    runtime: &Path,
+    args: &[&str],
+    size: (u16, u16),
+) -> (Arc<Session>, (String, String)) {
+    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
+    let mut program = vec![
+        env!("CARGO_BIN_EXE_flowdeck").to_string(),
+        "--workflows".into(),
+        folder.display().to_string(),
+    ];
+    program.extend(args.iter().map(|a| a.to_string()));
+    let studio = open(terminals, program, None, size, vec![xdg.clone()]);
+    (studio, xdg)
+}

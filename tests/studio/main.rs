@@ -7,6 +7,7 @@ mod common;
 mod studio_agent;
 mod studio_agents_told;
 mod studio_attach;
+mod studio_attention;
 mod studio_drafts;
 mod studio_editor;
 mod studio_editor_views;

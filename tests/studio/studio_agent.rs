@@ -10,52 +10,10 @@ use crate::common;
 use common::TINY;
 
 use common::line_client::LineServer;
-use common::studio::{expect, expect_gone, open, quit};
+use common::studio::{expect, expect_gone, open, quit, relayed_agent, studio_on};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::json;
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// `flowdeck mcp` started as an agent's client starts it, with the studio's socket folder:
-/// it relays to the studio.
-async fn relayed_agent(folder: &Path, xdg: &(String, String)) -> LineServer {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
-    command
-        .arg("--workflows")
-        .arg(folder)
-        .arg("mcp")
-        // The agents here write workflows too: every tool.
-        .args(["--toolsets", "all"])
-        .env(&xdg.0, &xdg.1)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    tokio::task::spawn_blocking(move || {
-        let mut agent = LineServer::spawn(command);
-        agent.initialize();
-        agent
-    })
-    .await
-    .unwrap()
-}
-
-/// The studio on `folder` with `args` added, its socket under `runtime`.
-fn studio_on(
-    terminals: &Terminals,
-    folder: &Path,
-    runtime: &Path,
-    args: &[&str],
-) -> (std::sync::Arc<flowdeck::term::Session>, (String, String)) {
-    let xdg = ("XDG_RUNTIME_DIR".to_string(), runtime.display().to_string());
-    let mut program = vec![
-        env!("CARGO_BIN_EXE_flowdeck").to_string(),
-        "--workflows".into(),
-        folder.display().to_string(),
-    ];
-    program.extend(args.iter().map(|a| a.to_string()));
-    let studio = open(terminals, program, None, (110, 32), vec![xdg.clone()]);
-    (studio, xdg)
-}
 
 #[tokio::test]
 async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
@@ -64,7 +22,7 @@ async fn what_an_agent_does_through_flowdeck_mcp_shows_in_the_studio() {
     let (studio, xdg) = studio_on(&terminals, folder.path(), runtime.path(), &[]);
     expect(&studio, "tiny").await;
 
-    let agent = relayed_agent(folder.path(), &xdg).await;
+    let agent = relayed_agent(folder.path(), &xdg, &["--toolsets", "all"]).await;
 
     // The agent's terminal comes into the studio, marked as the agent's ("wire" is the
     // line client's name in `initialize`).
@@ -166,7 +124,7 @@ async fn in_approval_mode_the_person_approves_or_denies_an_agents_run_seeing_its
     );
     expect(&studio, "tiny").await;
     expect(&studio, "approval mode: an agent's run").await;
-    let agent = relayed_agent(folder.path(), &xdg).await;
+    let agent = relayed_agent(folder.path(), &xdg, &["--toolsets", "all"]).await;
     let run = json!({"name": "run_workflow", "arguments": {"workflow_name": "tiny"}});
 
     // The agent's run waits (a progress notification tells the agent why); the person is
@@ -294,7 +252,7 @@ async fn in_approval_mode_y_answers_only_the_request_that_was_on_screen() {
     let studio = open(&terminals, program, None, (110, 32), env);
     expect(&studio, "approval mode: an agent's run").await;
     expect(&studio, "evil").await;
-    let agent = relayed_agent(folder.path(), &xdg).await;
+    let agent = relayed_agent(folder.path(), &xdg, &["--toolsets", "all"]).await;
     let start = |name: &str| json!({"workflow_name": name, "wait": false});
 
     let (agent, benign) = agent_calls(agent, 2, "run_workflow", start("tiny")).await;
@@ -376,7 +334,7 @@ async fn studio_with_fault(
     ];
     let studio = open(&terminals, program, None, (110, 32), env);
     expect(&studio, "tiny").await;
-    let agent = relayed_agent(folder.path(), &xdg).await;
+    let agent = relayed_agent(folder.path(), &xdg, &["--toolsets", "all"]).await;
     let (agent, id) = common::agent_terminal(agent, None).await;
     expect(&studio, r"\(agent: wire\)").await;
     (folder, runtime, studio, agent, id)
