@@ -60,6 +60,8 @@ mod editor_unicode_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
+mod inbox_tests;
+#[cfg(test)]
 mod overlays_tests;
 #[cfg(test)]
 mod quitting_tests;

@@ -37,8 +37,10 @@ pub(in crate::engine) struct Keeper {
 
 #[derive(Debug, Default)]
 struct Kept {
-    /// Runs that ended and nobody has seen since, by id.
+    /// Runs that ended and nobody has seen since, by id, with the order they ended in.
     ended: HashMap<String, Ended>,
+    ended_order: HashMap<String, u64>,
+    endings: u64,
     /// Terminals whose end someone saw.
     seen_exits: HashSet<String>,
     /// Each item's state and since when.
@@ -64,16 +66,21 @@ impl Keeper {
 
     pub(super) fn run_ended(&self, ended: Ended) {
         let mut kept = self.lock();
+        kept.endings += 1;
+        let n = kept.endings;
+        kept.ended_order.insert(ended.run_id.clone(), n);
         kept.ended.insert(ended.run_id.clone(), ended);
         if kept.ended.len() > MOST_ENDED {
             // The oldest of the completed ones, else the oldest: what a person misses least.
+            let order = |id: &str| kept.ended_order.get(id).copied().unwrap_or(0);
             let oldest = kept
                 .ended
                 .values()
-                .min_by_key(|e| (e.final_state != FinalState::Completed, e.at))
+                .min_by_key(|e| (e.final_state != FinalState::Completed, order(&e.run_id)))
                 .map(|e| e.run_id.clone());
             if let Some(id) = oldest {
                 kept.ended.remove(&id);
+                kept.ended_order.remove(&id);
             }
         }
     }
@@ -102,6 +109,7 @@ impl Keeper {
                 .iter()
                 .any(|s| &s.session_id == id && (s.exit.is_some() || s.failed.is_some()));
             if kept.ended.remove(id).is_some() {
+                kept.ended_order.remove(id);
                 acknowledged.cleared.push(id.clone());
             } else if ended_session && kept.seen_exits.insert(id.clone()) {
                 acknowledged.cleared.push(id.clone());
@@ -172,5 +180,60 @@ impl Keeper {
             kept.told = list.clone();
         }
         (list, changed, next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(id: &str, final_state: FinalState) -> Ended {
+        Ended {
+            run_id: id.into(),
+            workflow: "deploy".into(),
+            final_state,
+            error: None,
+            session_id: None,
+            by: None,
+            at: Utc::now(),
+        }
+    }
+
+    fn refresh(keeper: &Keeper) -> (AttentionList, bool) {
+        let (list, changed, _) = keeper.refresh(&[], &[], None, &|_| false);
+        (list, changed)
+    }
+
+    #[test]
+    fn an_ending_stays_until_acknowledged_and_is_told_once_each_way() {
+        let keeper = Keeper::default();
+        keeper.run_ended(ended("r1", FinalState::Timeout));
+        let (list, changed) = refresh(&keeper);
+        assert!(changed);
+        assert_eq!(list.counts.failed, 1);
+        assert_eq!(refresh(&keeper), (list.clone(), false), "told once");
+        assert_eq!(keeper.told(), list);
+        let acked = keeper.acknowledge(&["r1".into(), "r1".into()], &[]);
+        assert_eq!(acked.cleared, vec!["r1".to_string()]);
+        assert_eq!(
+            acked.ignored,
+            vec!["r1".to_string()],
+            "the second finds nothing"
+        );
+        let (list, changed) = refresh(&keeper);
+        assert!(changed && list.items.is_empty(), "{list:?}");
+    }
+
+    #[test]
+    fn past_the_bound_the_oldest_completed_ending_goes_first() {
+        let keeper = Keeper::default();
+        keeper.run_ended(ended("failed", FinalState::Error));
+        for n in 0..MOST_ENDED {
+            keeper.run_ended(ended(&format!("ok{n}"), FinalState::Completed));
+        }
+        let (list, _) = refresh(&keeper);
+        assert_eq!(list.items.len(), MOST_ENDED);
+        assert!(list.get("failed").is_some(), "what failed is kept longest");
+        assert!(list.get("ok0").is_none(), "the oldest completed went");
     }
 }

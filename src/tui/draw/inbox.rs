@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame, cx: &Ctx, selected: usize) {
     let area = centered(
         frame.area(),
         100,
-        (items.len() as u16 + 4).min(frame.area().height.saturating_sub(2)),
+        (items.len() as u16 + 2).min(frame.area().height.saturating_sub(2)),
     );
     let width = usize::from(area.width.saturating_sub(2));
     let shown = usize::from(area.height.saturating_sub(2));
