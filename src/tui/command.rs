@@ -255,7 +255,7 @@ impl Command {
             Command::Approve => "approve: the agent's run starts, and this content is remembered",
             Command::Deny => "deny: the agent's run ends not approved",
             Command::Later => "answer later: the run keeps waiting (a brings it back)",
-            Command::Inbox => "inbox: what needs you, failed, finished or went quiet",
+            Command::Inbox => "inbox: what needs you, failed, is done or quiet",
             Command::NextNeedsYou => "go to the next run or terminal that needs you",
             Command::Clear => "clear the chosen item: seen",
             Command::Choose(c) => match c {

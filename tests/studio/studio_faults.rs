@@ -647,12 +647,14 @@ states:
 
 /// Back to the list (a run shows its pane), filters it down to `name` and starts it.
 async fn run_one(session: &flowdeck::term::Session, name: &str) {
-    if !session.content(Content::Screen).contains("/ filter") {
-        session.send_text("\t", "test").unwrap();
-        expect(session, "/ filter").await;
-    }
-    // A filter left from before is cleared first.
-    session.send_text("/\u{1b}", "test").unwrap();
+    // The filter from whatever view is shown: the palette's command (`/` searches a pane),
+    // then Esc, which clears a filter left from before.
+    session
+        .send_text("\u{10}filter the workflow list\r", "test")
+        .unwrap();
+    expect(session, r"Workflows \(\d+\) /").await;
+    session.send_text("\u{1b}", "test").unwrap();
+    expect_gone(session, r"Workflows \(\d+\) /").await;
     session.send_text(&format!("/{name}\r"), "test").unwrap();
     expect(session, &format!(r"Plan · {name} ")).await;
     session.send_text("r", "test").unwrap();
