@@ -42,6 +42,7 @@ fn the_default_surface_fits_its_budget_and_all_of_it_one_word_away() {
     assert_eq!(
         names,
         [
+            "attention",
             "await_output",
             "exit_terminal",
             "get_screen_content",

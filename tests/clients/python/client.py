@@ -53,7 +53,7 @@ STATIC_TOOLS = [
     "workflow_list", "workflow_get", "workflow_validate", "workflow_save", "workflow_rename",
     "workflow_delete", "workflow_preview_inputs", "workflow_resolve_inputs",
     "workflow_preview_rendered", "workflow_step_plan", "run_workflow", "run_status", "run_events",
-    "run_list", "workflow_cancel", "run_feedback", "workflow_purge_history", "workflow_next",
+    "run_list", "attention", "workflow_cancel", "run_feedback", "workflow_purge_history", "workflow_next",
 ]  # fmt: skip
 PROMPTS = [
     "workflow_author", "workflow_extend", "workflow_fix_validation", "workflow_run_with_inputs",

@@ -40,14 +40,14 @@ const STATIC_TOOLS = [
   'workflow_list', 'workflow_get', 'workflow_validate', 'workflow_save', 'workflow_rename',
   'workflow_delete', 'workflow_preview_inputs', 'workflow_resolve_inputs',
   'workflow_preview_rendered', 'workflow_step_plan', 'run_workflow', 'run_status', 'run_events',
-  'run_list', 'workflow_cancel', 'run_feedback', 'workflow_purge_history', 'workflow_next',
+  'run_list', 'attention', 'workflow_cancel', 'run_feedback', 'workflow_purge_history', 'workflow_next',
 ];
 // What `flowdeck mcp` offers unless told otherwise (docs/MCP.md, "Toolsets").
 const DEFAULT_TOOLS = [
   'open_terminal', 'send_input', 'get_screen_content', 'search_output', 'await_output',
   'list_terminal_sessions', 'exit_terminal', 'run_command', 'resize_terminal', 'workflow_list',
   'workflow_preview_inputs', 'run_workflow', 'run_status', 'run_events', 'run_list',
-  'workflow_cancel', 'workflow_next',
+  'attention', 'workflow_cancel', 'workflow_next',
 ];
 const PROMPTS = [
   'workflow_author', 'workflow_extend', 'workflow_fix_validation', 'workflow_run_with_inputs',
