@@ -137,7 +137,7 @@ pub enum Change {
     /// The attention list changed (a run or terminal started or stopped needing a person,
     /// failed, finished, went quiet, or was seen): the whole list, as it is now.
     AttentionChanged {
-        attention: super::attention::AttentionList,
+        attention: super::attention_list::AttentionList,
     },
     /// A run's journal line, as written.
     Run {

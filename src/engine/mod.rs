@@ -15,6 +15,7 @@
 
 pub mod abandoned;
 pub mod attention;
+pub mod attention_list;
 pub mod audit_log;
 pub mod authoring;
 pub mod claim;

@@ -343,6 +343,14 @@ impl App {
 
     /// Opens `overlay` over whatever is shown. It takes the place of the mode it was opened
     /// from: closing it comes back to the normal mode (or the editor, when one is open).
+    /// The question of the run `run_id`, to answer.
+    pub fn open_prompt(&mut self, run_id: String) {
+        self.open(Overlay::Prompt {
+            run_id,
+            answer: String::new(),
+        });
+    }
+
     pub fn open(&mut self, overlay: Overlay) {
         self.base = BaseMode::Normal;
         // The editor's find and completion list are left, as any other mode is.

@@ -1,7 +1,6 @@
 //! The attention list read from the engine's state: a pure function of the runs in progress,
 //! the runs that ended unseen, and the terminals with how long each has been quiet.
 
-use super::keeper::Ended;
 use super::{AttentionItem, AttentionState, ItemKind};
 use crate::engine::result::FinalState;
 use crate::engine::{Actor, Phase, RunStatus, SessionInfo};
@@ -11,6 +10,18 @@ use std::time::Duration;
 
 /// The longest reason kept: a prompt's question can be a page.
 const MOST_REASON: usize = 200;
+
+/// A run that ended in this server's life.
+#[derive(Debug, Clone)]
+pub(in crate::engine) struct Ended {
+    pub run_id: String,
+    pub workflow: String,
+    pub final_state: FinalState,
+    pub error: Option<String>,
+    pub session_id: Option<String>,
+    pub by: Option<Actor>,
+    pub at: DateTime<Utc>,
+}
 
 /// What the list is read from.
 pub(super) struct Seen<'a> {

@@ -1,11 +1,11 @@
 //! What the attention list remembers: runs that ended and nobody has seen since, terminals
 //! whose end was seen, since when each item is in its state, and the list last told.
 
-use super::derive::{self, Found};
+use super::derive::{self, Ended, Found};
 use super::{Acknowledged, AttentionItem, AttentionList, AttentionState};
 use crate::engine::Change;
 use crate::engine::result::FinalState;
-use crate::engine::{Actor, RunStatus, SessionInfo};
+use crate::engine::{RunStatus, SessionInfo};
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -13,18 +13,6 @@ use std::time::Duration;
 
 /// Endings kept unseen at most; past it the oldest completed ones go first.
 const MOST_ENDED: usize = 500;
-
-/// A run that ended in this server's life.
-#[derive(Debug, Clone)]
-pub(in crate::engine) struct Ended {
-    pub run_id: String,
-    pub workflow: String,
-    pub final_state: FinalState,
-    pub error: Option<String>,
-    pub session_id: Option<String>,
-    pub by: Option<Actor>,
-    pub at: DateTime<Utc>,
-}
 
 #[derive(Debug, Default)]
 pub(in crate::engine) struct Keeper {

@@ -50,15 +50,13 @@ impl Engine {
         // Written, and the journal's lock let go, before anyone hears the run has ended.
         writer.finish().await;
         let finished_at = last.at.clone();
-        let by = self.runs.status(&ending.run_id).and_then(|s| s.started_by);
-        self.attention_run_ended(crate::engine::attention::ended(
+        self.attention_run_ended(
             &ending.run_id,
             &ending.workflow_name,
             ending.final_state,
             ending.error.as_deref(),
             ending.session_id.as_deref(),
-            by,
-        ));
+        );
         self.record_ending(
             &ending.workflow_name,
             &ending.run_id,

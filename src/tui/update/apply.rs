@@ -1,7 +1,6 @@
 //! Engine events and snapshots applied to the studio's state: the engine's contract (subscribe,
 //! snapshot, then every event numbered above it) followed to the letter.
 
-use super::commands::open_prompt;
 use super::moving::plan_follows_selection;
 use super::panes::{fit_when_alone, is_persons, show_pane};
 use crate::engine::{Actor, Change, EngineEvent, ExitInfo, Phase, RunEvent, SessionInfo, Snapshot};
@@ -330,7 +329,7 @@ fn run_started(
 fn asked(app: &mut App, run_id: String, workflow: &str, by: Option<Actor>) -> Vec<Effect> {
     let mine = by.is_some_and(|a| app.is_me(&a));
     if mine && app.mode() == Mode::Normal {
-        open_prompt(app, run_id);
+        app.open_prompt(run_id);
     } else {
         app.message = Some(format!("{workflow} waits for an answer: a answers"));
     }

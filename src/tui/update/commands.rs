@@ -312,16 +312,9 @@ fn answer(app: &mut App, selected: Option<String>) {
         .max_by_key(|r| Some(&r.workflow) == selected.as_ref())
         .map(|r| r.run_id.clone());
     match waiting {
-        Some(run_id) => open_prompt(app, run_id),
+        Some(run_id) => app.open_prompt(run_id),
         None => app.message = Some("no run is waiting for an answer".into()),
     }
-}
-
-pub(in crate::tui) fn open_prompt(app: &mut App, run_id: String) {
-    app.open(Overlay::Prompt {
-        run_id,
-        answer: String::new(),
-    });
 }
 
 /// The editor's commands.

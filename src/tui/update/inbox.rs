@@ -3,7 +3,6 @@
 //! them to it. Going to a run or terminal that failed or finished is seeing it: the engine is
 //! told, and every front end's list loses it.
 
-use super::commands::open_prompt;
 use super::panes::show_pane;
 use crate::engine::Phase;
 use crate::engine::attention::{AttentionItem, AttentionList, AttentionState, ItemKind};
@@ -146,7 +145,7 @@ fn go_to(app: &mut App, item: &AttentionItem) -> Vec<Effect> {
             (AttentionState::NeedsYou, Some(Phase::AwaitingApproval)) => {
                 crate::tui::approvals::reopen(app);
             }
-            (AttentionState::NeedsYou, _) => open_prompt(app, item.id.clone()),
+            (AttentionState::NeedsYou, _) => app.open_prompt(item.id.clone()),
             _ if pane.is_none() => select_workflow(app, item, &mut effects),
             _ => {}
         }
@@ -174,6 +173,8 @@ fn select_workflow(app: &mut App, item: &AttentionItem, effects: &mut Vec<Effect
     if let Some(at) = app.visible().iter().position(|w| &w.name == workflow) {
         app.selected = at;
         app.view = View::Plan;
-        effects.extend(super::moving::plan_follows_selection(app, false));
+        if app.plan.as_ref().is_none_or(|p| &p.workflow != workflow) {
+            effects.push(Effect::LoadPlan(workflow.clone()));
+        }
     }
 }
