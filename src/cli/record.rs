@@ -73,7 +73,14 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
         true => name.clone(),
         false => free_name(folder, name),
     };
-    let drafted = match draft_of(&name, "", deeds) {
+    // The shell ran where this command was started, as this user.
+    let place = crate::workflow::draft::Place {
+        home: std::env::var("HOME").ok(),
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|dir| dir.display().to_string()),
+    };
+    let drafted = match draft_of(&name, "", deeds, &place) {
         Ok(drafted) => drafted,
         Err(NoDraft::Nothing) => {
             let _ = std::fs::remove_file(&cast);

@@ -67,7 +67,7 @@ async fn a_draft_of_what_was_done_by_hand_does_the_same_work_in_a_fresh_session(
     let dir = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let steps = by_hand(&work.path().display().to_string());
-    let drafted = draft("by_hand", "Drafted in a test.", &steps).unwrap();
+    let drafted = draft("by_hand", "Drafted in a test.", &steps, &Default::default()).unwrap();
     assert_eq!(drafted.secrets, ["PASSWORD"]);
     assert!(!drafted.yaml.contains("correct horse"), "{}", drafted.yaml);
     std::fs::write(dir.path().join("by_hand.yaml"), &drafted.yaml).unwrap();

@@ -24,6 +24,11 @@ pub struct SessionDraft {
     /// The credentials typed on command lines that became secret arguments: `NAME: what,
     /// in state S`. The draft never holds their values.
     pub lifted: Vec<String>,
+    /// The literals that became arguments, the recorded value their default: `NAME =
+    /// value: why` (a path under the home or working directory, or used in several
+    /// commands).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<String>,
     /// How many command lines it was drafted from.
     pub commands: usize,
 }
@@ -51,7 +56,19 @@ impl Engine {
                 display_safe(&session.info().command.join(" "))
             )));
         };
-        draft_of(name, description, deeds).map_err(|why| {
+        // A far shell's paths are its host's: neither home nor working directory is known.
+        let place = if session.info().host.is_some() {
+            draft::Place::default()
+        } else {
+            draft::Place {
+                home: std::env::var("HOME").ok(),
+                cwd: session
+                    .live_leader()
+                    .and_then(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).ok())
+                    .map(|dir| dir.display().to_string()),
+            }
+        };
+        draft_of(name, description, deeds, &place).map_err(|why| {
             EngineError::InvalidParams(match why {
                 Nothing => format!(
                     "nothing was typed at the shell's prompt in session {} since it opened or since its mark: do the procedure there first",
@@ -101,7 +118,12 @@ use NoDraft::{Invalid, Nothing};
 /// The draft of workflow `name` from a shell session's deeds (`flowdeck record` has them
 /// from a session of its own). A last `exit` or `logout` is left out: a run's shell must stay
 /// (an earlier one left a shell started inside, and is kept).
-pub fn draft_of(name: &str, description: &str, deeds: Vec<Deed>) -> Result<SessionDraft, NoDraft> {
+pub fn draft_of(
+    name: &str,
+    description: &str,
+    deeds: Vec<Deed>,
+    place: &draft::Place,
+) -> Result<SessionDraft, NoDraft> {
     let mut deeds = deeds;
     if deeds.last().is_some_and(|d| ends_the_shell(&d.line)) {
         deeds.pop();
@@ -110,12 +132,17 @@ pub fn draft_of(name: &str, description: &str, deeds: Vec<Deed>) -> Result<Sessi
     if done.is_empty() {
         return Err(Nothing);
     }
-    let drafted = draft::draft(name, description, &done).map_err(Invalid)?;
+    let drafted = draft::draft(name, description, &done, place).map_err(Invalid)?;
     Ok(SessionDraft {
         name: name.to_string(),
         content: drafted.yaml,
         secrets: drafted.secrets,
         lifted: drafted.lifted,
+        arguments: drafted
+            .arguments
+            .iter()
+            .map(|l| format!("{} = {}: {}", l.name, l.value, l.why))
+            .collect(),
         commands: done.len(),
     })
 }

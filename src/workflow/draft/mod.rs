@@ -20,6 +20,10 @@
 //!   stops at a failure, or a prompt that never comes, ends `return_validation_failed`, not
 //!   `completed`.
 
+mod lift;
+
+pub use lift::{Lifted, Place};
+
 use super::credentials;
 use serde_json::{Map, Value, json};
 
@@ -60,8 +64,30 @@ const PROMPT_CHARS: usize = 120;
 pub const COMPLETED: &str = "COMPLETED";
 /// Names a secret argument never takes: the shell always has them, or the draft sets it.
 const TAKEN: &[&str] = &[
-    "USER", "HOME", "PATH", "SHELL", "TERM", "LANG", "PWD", "LOGNAME", "HOSTNAME", "MAIL",
-    "EDITOR", "TMPDIR", "DISPLAY", COMPLETED,
+    "USER",
+    "HOME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "PWD",
+    "LOGNAME",
+    "HOSTNAME",
+    "MAIL",
+    "EDITOR",
+    "TMPDIR",
+    "DISPLAY",
+    "ENV",
+    "BASH_ENV",
+    "IFS",
+    "CDPATH",
+    "PS1",
+    "PS2",
+    "PS4",
+    "OLDPWD",
+    "SHLVL",
+    "PROMPT_COMMAND",
+    COMPLETED,
 ];
 
 /// A drafted manifest: YAML, with the names of the secret arguments it declares.
@@ -71,16 +97,37 @@ pub struct Draft {
     pub secrets: Vec<String>,
     /// The credentials lifted from command lines: `NAME: what, in state S`.
     pub lifted: Vec<String>,
+    /// The literals lifted into arguments with their recorded values as defaults.
+    pub arguments: Vec<Lifted>,
 }
 
 /// Writes the draft of workflow `name` from what was done, checked as any manifest is: the
 /// first problems when it is not a valid workflow (a name that is not one, more secrets than
 /// a workflow may declare).
-pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, String> {
+pub fn draft(name: &str, description: &str, done: &[Done], place: &Place) -> Result<Draft, String> {
     let mut states = States::default();
-    let typed = done.iter().filter(|d| !d.line.trim().is_empty());
-    for (i, d) in typed.enumerate() {
-        states.command(i + 1, d);
+    let typed: Vec<&Done> = done.iter().filter(|d| !d.line.trim().is_empty()).collect();
+    // Credentials first: a secret typed twice must never become a default.
+    let mut lines: Vec<String> = typed
+        .iter()
+        .enumerate()
+        .map(|(i, d)| states.lift_credentials(&d.line, &format!("{}_{}", word(&d.line), i + 1)))
+        .collect();
+    let taken: Vec<String> = states.arguments.keys().cloned().collect();
+    let lifted = lift::lift(&mut lines, place, &taken);
+    for l in &lifted {
+        states.arguments.insert(
+            l.name.clone(),
+            json!({
+                "description": format!("{} ({})", if l.path { "a path" } else { "a value" }, l.why),
+                "type": if l.path { "path" } else { "string" },
+                "required": false,
+                "default": l.value,
+            }),
+        );
+    }
+    for (i, (d, line)) in typed.iter().zip(&lines).enumerate() {
+        states.command(i + 1, d, line);
     }
     let description = match description.trim() {
         "" => "Drafted from what was done by hand.",
@@ -104,6 +151,14 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, Stri
     let mut header = String::from(
         "# Drafted by flowdeck from what was done by hand: tidy it (`flowdeck docs workflows`, \"Drafts\").\n",
     );
+    if !lifted.is_empty() {
+        header.push_str(
+            "# Literals became arguments, the recorded value their default (run it elsewhere with others):\n",
+        );
+        for l in &lifted {
+            header.push_str(&format!("#   {} = {}: {}\n", l.name, l.value, l.why));
+        }
+    }
     if !states.lifted.is_empty() {
         header.push_str("# Credentials typed on command lines became secret arguments:\n");
         for lifted in &states.lifted {
@@ -129,6 +184,7 @@ pub fn draft(name: &str, description: &str, done: &[Done]) -> Result<Draft, Stri
         yaml,
         secrets: states.secrets,
         lifted: states.lifted,
+        arguments: lifted,
     })
 }
 
@@ -174,9 +230,9 @@ impl States {
         self.open.push((name, failure_goes_on));
     }
 
-    fn command(&mut self, n: usize, done: &Done) {
+    /// The states of command `n`, typed as `line` (its credentials and literals lifted).
+    fn command(&mut self, n: usize, done: &Done, line: &str) {
         let name = format!("{}_{n}", word(&done.line));
-        let line = self.lift_credentials(&done.line, &name);
         // Whole seconds: the draft reads as a person would write it.
         let timeout = (done.seconds * TIMEOUT_FACTOR).max(MIN_TIMEOUT).ceil() as u64;
         if done.answers.is_empty() && done.exit.is_some() {
@@ -499,7 +555,13 @@ mod tests {
             python,
             login,
         ];
-        let draft = draft("by_hand", "What was done by hand.", &steps).unwrap();
+        let draft = draft(
+            "by_hand",
+            "What was done by hand.",
+            &steps,
+            &Place::default(),
+        )
+        .unwrap();
         let checked = check_bytes(draft.yaml.as_bytes(), Format::Yaml);
         assert!(
             checked.violations.is_empty(),
@@ -558,7 +620,7 @@ mod tests {
             // The same value again: the same argument.
             done("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", 0),
         ];
-        let draft = draft("creds", "", &steps).unwrap();
+        let draft = draft("creds", "", &steps, &Place::default()).unwrap();
         for value in ["wJalrXUtnFEMI/K7MDENG", "S3cretPass", token] {
             assert!(!draft.yaml.contains(value), "{value} in\n{}", draft.yaml);
         }
@@ -607,7 +669,7 @@ mod tests {
             prompt_after: Some(prompt_after.into()),
         };
         let pattern = |prompt_after: &str| {
-            let draft = draft("p", "", &[python(prompt_after)]).unwrap();
+            let draft = draft("p", "", &[python(prompt_after)], &Place::default()).unwrap();
             let wf = check_bytes(draft.yaml.as_bytes(), Format::Yaml)
                 .workflow
                 .unwrap();
@@ -655,7 +717,7 @@ mod tests {
             asks,
             done("back_2", 0),
         ];
-        let drafted = draft("names", "  ", &steps).unwrap();
+        let drafted = draft("names", "  ", &steps, &Place::default()).unwrap();
         assert_eq!(drafted.secrets, ["PASSWORD", "USER_SECRET", "PASSWORD_2"]);
         let checked = check_bytes(drafted.yaml.as_bytes(), Format::Yaml);
         let wf = checked.workflow.unwrap();
@@ -681,7 +743,7 @@ mod tests {
         assert_eq!(prompt_pattern("key 9F3A2B7C: "), r"key [0-9A-Fa-f]+:\s*$");
         let wide = "x".repeat(5000);
         assert!(prompt_pattern(&wide).len() < 200);
-        let refused = draft("Not A Name", "d", &[done("true", 0)]).unwrap_err();
+        let refused = draft("Not A Name", "d", &[done("true", 0)], &Place::default()).unwrap_err();
         assert!(refused.contains("not a valid workflow"), "{refused}");
     }
 }
