@@ -216,8 +216,16 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
     );
     assert_eq!(drafted.secrets, ["PASSWORD"], "{yaml}");
     assert!(!yaml.contains("correct horse"), "{yaml}");
+    // The directory the procedure used three times is an argument, the recorded one its
+    // default, and every command refers to it.
+    assert_eq!(
+        drafted.arguments,
+        [format!("OUT_DIR = {w}/out: used in 3 commands")],
+        "{yaml}"
+    );
     assert!(
-        yaml.contains(&format!("command: mkdir -p {w}/out\n")),
+        yaml.contains("command: mkdir -p \"${OUT_DIR}\"\n")
+            && yaml.matches(&format!("{w}/out")).count() == 2, // the header, the default
         "{yaml}"
     );
     assert!(
@@ -251,6 +259,28 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
     );
     assert_eq!(std::fs::read_to_string(out.join("length")).unwrap(), "11");
     assert!(out.join("from-loop-a").exists() && out.join("from-loop-b").exists());
+
+    // Run with another directory, the same work is done there.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other = elsewhere.path().join("another place");
+    let result = engine
+        .run(common::run_request(
+            "by_hand_live",
+            &[("PASSWORD", "pw"), ("OUT_DIR", other.to_str().unwrap())],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{result:#?}\n{yaml}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("from-python")).unwrap(),
+        "42"
+    );
+    assert_eq!(std::fs::read_to_string(other.join("length")).unwrap(), "2");
+    assert!(other.join("from-loop-a").exists() && other.join("from-loop-b").exists());
 
     // A mark: the next draft holds only what comes after it.
     engine.mark_session(&id).unwrap();
