@@ -131,6 +131,9 @@ pub struct AwaitArgs {
     pub stop_patterns: Vec<String>,
     /// Default `last_input` (output after your last input, not its echo).
     pub since: Option<Since>,
+    /// Instead: until the shell is back at its prompt (after a program you typed into ends).
+    #[serde(default)]
+    pub shell_prompt: bool,
 }
 
 impl AwaitArgs {
@@ -145,6 +148,7 @@ impl AwaitArgs {
                 timeout: self.timeout,
                 stop_patterns: self.stop_patterns,
                 since: self.since,
+                shell_prompt: self.shell_prompt,
                 captures: IndexMap::<String, CaptureGroup>::new(),
             },
         )

@@ -206,6 +206,7 @@ pub fn summarize(action: &Action) -> String {
                 QuietOn::Screen => format!("the screen to stay unchanged {ms} ms"),
             });
             let mut s = match (&p.pattern, quiet) {
+                _ if p.shell_prompt => "wait for the shell's prompt".to_string(),
                 (Some(pattern), Some(quiet)) => format!("wait for /{pattern}/, then {quiet}"),
                 (Some(pattern), None) => format!("wait for /{pattern}/"),
                 (None, Some(quiet)) => format!("wait for {quiet}"),

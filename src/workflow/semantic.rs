@@ -390,11 +390,18 @@ impl Checker<'_> {
 
     /// Checks an `await_output` action's parameters (at `action_path`).
     fn await_output(&mut self, p: &AwaitOutputParams, action_path: &str) {
-        if p.pattern.is_none() && p.quiet_ms.is_none() {
+        if p.shell_prompt && (p.pattern.is_some() || p.quiet_ms.is_some()) {
+            self.push(Violation::error(
+                "shell_prompt_with_pattern",
+                format!("{action_path}/shell_prompt"),
+                "'shell_prompt' waits for the shell alone: drop 'pattern' and 'quiet_ms', or make it a state of its own",
+            ));
+        }
+        if p.pattern.is_none() && p.quiet_ms.is_none() && !p.shell_prompt {
             self.push(Violation::error(
                 "await_needs_pattern_or_quiet",
                 action_path.to_string(),
-                "await_output needs 'pattern', 'quiet_ms', or both (the pattern, then quiet)",
+                "await_output needs 'pattern', 'quiet_ms', or both (the pattern, then quiet), or 'shell_prompt: true'",
             ));
         }
         if p.quiet_on.is_some() && p.quiet_ms.is_none() {

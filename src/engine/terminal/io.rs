@@ -82,9 +82,23 @@ impl Engine {
     ) -> Result<AwaitOutput, EngineError> {
         let s = self.terminals.get(session)?;
         let (timeout, timeout_seconds, timeout_clamped) = wait_duration(p.timeout, state_timeout);
+        if p.shell_prompt {
+            if p.pattern.is_some() || p.quiet_ms.is_some() {
+                return Err(EngineError::InvalidParams(
+                    "await_output waits for `shell_prompt` alone: not with `pattern` or `quiet_ms`"
+                        .into(),
+                ));
+            }
+            return Ok(AwaitOutput {
+                session_id: s.id().to_string(),
+                result: s.await_shell_prompt(timeout).await?,
+                timeout_seconds,
+                timeout_clamped,
+            });
+        }
         if p.pattern.is_none() && p.quiet_ms.is_none() {
             return Err(EngineError::InvalidParams(
-                "await_output needs `pattern`, `quiet_ms`, or both (the pattern, then quiet)"
+                "await_output needs `pattern`, `quiet_ms`, or both (the pattern, then quiet), or `shell_prompt`"
                     .into(),
             ));
         }

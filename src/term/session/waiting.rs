@@ -132,6 +132,28 @@ impl Session {
         }
     }
 
+    /// Waits until the session's shell is back at its prompt, reading its next command, as
+    /// the shell itself tells it (a local shell's process reading its terminal; a far
+    /// shell's prompt marker), never by the prompt's text; said as a pattern's wait says
+    /// how it ended: matched, the program exited, or the time ran out.
+    pub async fn await_shell_prompt(&self, timeout: Duration) -> Result<AwaitResult, TermError> {
+        let started = Instant::now();
+        let far = self.shared.lock().remote.is_some();
+        let back = if far {
+            self.wait_for_marked_prompt(timeout).await
+        } else {
+            self.wait_for_prompt(timeout).await
+        };
+        let live = self.shared.lock();
+        let mut result = live.result(self.id(), started, None)?;
+        result.outcome = match (back, live.exit.is_some()) {
+            (true, _) => WaitOutcome::Matched,
+            (false, true) => WaitOutcome::Exited,
+            (false, false) => WaitOutcome::Timeout,
+        };
+        Ok(result)
+    }
+
     /// Waits until the pattern matches (and then, or alone, until the program settles: see
     /// quiet.rs), a stop pattern matches, the program ends or time runs out; fails at once
     /// when the session can no longer read its output. Dropping the future (cancellation)

@@ -61,6 +61,11 @@ pub struct AwaitOutputParams {
     /// What `quiet_ms` watches: `output` (default) or `screen`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_on: Option<QuietOn>,
+    /// Instead: wait until the session's shell is back at its prompt, reading its next
+    /// command, as the shell tells it (never by the prompt's text). For after a program
+    /// typed into (a REPL, an installer) ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shell_prompt: bool,
     /// Seconds to wait (default: the state's `timeout_seconds`, else 30; at most 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]

@@ -256,8 +256,8 @@ impl States {
             let typed = json!({"tool": "send_input", "params": {"keys": keys}});
             self.push(format!("answer_{n}_{}", j + 1), typed, false);
         }
-        if let Some(prompt) = &done.prompt_after {
-            self.push(format!("back_{n}"), await_shell(prompt, timeout), false);
+        if done.prompt_after.is_some() {
+            self.push(format!("back_{n}"), await_shell(timeout), false);
         }
     }
 
@@ -353,28 +353,11 @@ fn await_prompt(prompt: &str, timeout: u64) -> Value {
     json!({"tool": "await_output", "params": {"pattern": prompt_pattern(prompt), "timeout": timeout}})
 }
 
-/// A wait for the shell's prompt to come back: by the character it ends with (`$` or `#`
-/// alike, so the user does not matter), never by its text, which holds the recorded user,
-/// host and directory (`root@build-7:/tmp/tmp.x81Qz/demo# `) that a run elsewhere has not.
-/// A prompt that ends otherwise is waited for as the program falling quiet.
-fn await_shell(prompt: &str, timeout: u64) -> Value {
-    let end = prompt
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim_end()
-        .chars()
-        .last();
-    let pattern = match end {
-        Some('$' | '#') => r"[$#]\s*$".to_string(),
-        Some(c @ ('%' | '>' | '❯' | '»' | '➜' | 'λ')) => {
-            format!(r"{}\s*$", regex::escape(&c.to_string()))
-        }
-        _ => {
-            return json!({"tool": "await_output", "params": {"quiet_ms": QUIET_MS, "timeout": timeout}});
-        }
-    };
-    json!({"tool": "await_output", "params": {"pattern": pattern, "timeout": timeout}})
+/// A wait for the shell's prompt to come back, as the shell tells it (`shell_prompt`), never
+/// by the prompt's text, which holds the recorded user, host and directory
+/// (`root@build-7:/tmp/tmp.x81Qz/demo# `) that a run elsewhere has not.
+fn await_shell(timeout: u64) -> Value {
+    json!({"tool": "await_output", "params": {"shell_prompt": true, "timeout": timeout}})
 }
 
 /// How long a program that showed no prompt must be quiet before the draft types.
@@ -656,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shells_prompt_is_waited_for_by_its_last_character_never_its_text() {
+    fn the_shells_prompt_is_waited_for_as_the_shell_tells_it_never_by_its_text() {
         let python = |prompt_after: &str| Done {
             line: "python3".into(),
             exit: Some(0),
@@ -668,21 +651,24 @@ mod tests {
             }],
             prompt_after: Some(prompt_after.into()),
         };
-        let pattern = |prompt_after: &str| {
-            let draft = draft("p", "", &[python(prompt_after)], &Place::default()).unwrap();
+        for prompt in [
+            "root@build-7:/tmp/tmp.x81Qz/demo# ",
+            "~/app % ",
+            "(no prompt char)",
+        ] {
+            let draft = draft("p", "", &[python(prompt)], &Place::default()).unwrap();
             let wf = check_bytes(draft.yaml.as_bytes(), Format::Yaml)
                 .workflow
                 .unwrap();
             match &wf.states["back_1"].action {
-                crate::workflow::action::Action::AwaitOutput(p) => (p.pattern.clone(), p.quiet_ms),
+                crate::workflow::action::Action::AwaitOutput(p) => {
+                    assert!(p.shell_prompt, "{prompt}: {p:?}");
+                    assert_eq!((&p.pattern, p.quiet_ms), (&None, None), "{prompt}");
+                }
                 other => panic!("{other:?}"),
             }
-        };
-        let shell = (Some(r"[$#]\s*$".to_string()), None);
-        assert_eq!(pattern("root@build-7:/tmp/tmp.x81Qz/demo# "), shell);
-        assert_eq!(pattern("me@laptop ~/src/app $"), shell);
-        assert_eq!(pattern("~/app % ").0.as_deref(), Some(r"%\s*$"));
-        assert_eq!(pattern("(no prompt char)"), (None, Some(QUIET_MS)));
+            assert!(!draft.yaml.contains("build-7"), "{}", draft.yaml);
+        }
     }
 
     #[test]
