@@ -182,3 +182,74 @@ fn the_attention_resource_is_told_when_the_list_changes() {
     assert_eq!(list["counts"]["running"], 1, "{list:#}");
     assert_eq!(list["items"][0]["kind"], "terminal", "{list:#}");
 }
+
+/// `flowdeck run` at a terminal asks its question, says who else may answer it, and once an
+/// agent has, stops asking and goes on to the end.
+#[test]
+fn flowdeck_run_says_its_question_may_be_answered_elsewhere_and_stops_asking_once_it_is() {
+    use std::io::Read;
+    let (folder, runtime) = common::tiny_folder();
+    std::fs::write(folder.path().join("asker.yaml"), common::studio::ASKER).unwrap();
+    let mut server = common::serve_with(folder.path(), runtime.path(), &[]);
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"))
+        .arg("--workflows")
+        .arg(folder.path())
+        .args(["run", "asker"])
+        .envs(common::studio::quiet_env())
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .env("SHELL", "/bin/bash")
+        // Held open and never written: only someone else can answer.
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut agent = common::mcp_agent(folder.path(), runtime.path(), &[]);
+    let mut ids = 10;
+    let mut run_id = String::new();
+    let end = Instant::now() + DEADLINE;
+    while run_id.is_empty() {
+        ids += 1;
+        let list = agent.call(ids, "attention", json!({}));
+        if let Some(item) = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["state"] == "needs_you")
+        {
+            run_id = item["id"].as_str().unwrap().to_string();
+        }
+        assert!(
+            Instant::now() < end,
+            "the run never needed anyone: {list:#}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ids += 1;
+    agent.call(
+        ids,
+        "workflow_next",
+        json!({"workflowId": "asker", "run_id": run_id, "answer": "staging"}),
+    );
+    let status = common::wait_until(DEADLINE, "flowdeck run to end", || run.try_wait().unwrap());
+    let mut said = String::new();
+    run.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    let mut out = String::new();
+    run.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(status.success(), "{said}\n{out}");
+    assert!(
+        said.contains(&format!(
+            "run {run_id} needs an answer: type it here, or answer it in a studio"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("? Which environment?"), "{said}");
+    assert!(said.contains("answered by agent: wire"), "{said}");
+    assert!(out.contains("asker: completed"), "{said}\n{out}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
