@@ -334,6 +334,10 @@ pub enum Command {
         /// Start where the run entered this state (piped: the plain text shown from there on)
         #[arg(long, value_name = "STATE")]
         at: Option<String>,
+        /// At the end, stay on the last screen, still navigable, until `q` (the studio's
+        /// replay pane plays so)
+        #[arg(long)]
+        stay: bool,
     },
     /// Record a procedure done by hand and write it as a draft workflow.
     ///
@@ -524,6 +528,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             no_idle_limit,
             raw,
             at,
+            stay,
         }) => {
             let args = replay::ReplayArgs {
                 what: run,
@@ -532,6 +537,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 idle_limit: (!no_idle_limit).then_some(idle_limit),
                 raw,
                 at,
+                stay,
             };
             replay::replay(&folder, &args, &mut out)
         }

@@ -33,6 +33,8 @@ pub struct ReplayArgs {
     pub raw: bool,
     /// Start where the run entered this state (its recording's first marker of that name).
     pub at: Option<String>,
+    /// At a terminal, stay on the last screen at the end until `q` (the studio's pane).
+    pub stay: bool,
 }
 
 pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -61,7 +63,7 @@ pub fn replay(folder: &Path, args: &ReplayArgs, out: &mut impl Write) -> Result<
         }
         let header = &player.timeline().header;
         note_the_size((header.width, header.height), true);
-        navigate::replay(player, out)?;
+        navigate::replay(player, args.stay, out)?;
     }
     for (session, _) in others {
         eprintln!(
@@ -188,28 +190,20 @@ fn recording_of(folder: &Path, args: &ReplayArgs) -> Result<(PathBuf, Vec<(Strin
 }
 
 /// What a terminal smaller than the recording changes, said before the replay. Navigable,
-/// a row is the status line's: long lines are cut, and the rows around the cursor are
-/// shown when not all fit. Raw, long lines wrap and the bottom rows do not fit (a
-/// full-screen program draws over itself there; a shell's lines only scroll sooner).
-/// `None` when the recording fits.
+/// long lines are cut, and the rows around the cursor are shown when not all fit (the
+/// status line takes a row too, unsaid: the cursor's row is always shown). Raw, long lines
+/// wrap and the bottom rows do not fit (a full-screen program draws over itself there; a
+/// shell's lines only scroll sooner). `None` when the recording fits.
 fn size_note(recorded: (u16, u16), here: (u16, u16), navigable: bool) -> Option<String> {
     let ((width, height), (cols, rows)) = (recorded, here);
-    let room = if navigable {
-        rows.saturating_sub(1)
-    } else {
-        rows
-    };
     let narrower = (cols < width).then(|| match navigable {
         true => "long lines are cut".to_string(),
         false => "long lines wrap".to_string(),
     });
-    let shorter = (room < height).then(|| match (navigable, height - room) {
-        (true, 1) => {
-            "1 of its rows does not fit above the status line (those around its cursor are shown)"
-                .to_string()
-        }
-        (true, n) => format!(
-            "{n} of its rows do not fit above the status line (those around its cursor are shown)"
+    let shorter = (rows < height).then(|| match (navigable, height - rows) {
+        (true, _) => format!(
+            "{} of its {height} rows fit (those around its cursor are shown)",
+            rows.saturating_sub(1)
         ),
         (false, 1) => "its bottom row does not fit".to_string(),
         (false, n) => format!("its bottom {n} rows do not fit"),
@@ -231,7 +225,7 @@ mod tests {
     fn the_size_note_says_what_a_smaller_terminal_changes_and_only_that() {
         assert_eq!(size_note((120, 30), (158, 40), false), None);
         assert_eq!(size_note((120, 30), (120, 30), false), None);
-        assert_eq!(size_note((120, 30), (120, 31), true), None);
+        assert_eq!(size_note((120, 30), (120, 30), true), None);
         assert_eq!(
             size_note((120, 30), (158, 22), false).as_deref(),
             Some(
@@ -249,9 +243,9 @@ mod tests {
             )
         );
         assert_eq!(
-            size_note((120, 30), (80, 30), true).as_deref(),
+            size_note((120, 30), (80, 25), true).as_deref(),
             Some(
-                "flowdeck: the recording is 120x30 and this terminal 80x30: long lines are cut, and 1 of its rows does not fit above the status line (those around its cursor are shown)"
+                "flowdeck: the recording is 120x30 and this terminal 80x25: long lines are cut, and 24 of its 30 rows fit (those around its cursor are shown)"
             )
         );
     }

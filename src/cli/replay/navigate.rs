@@ -25,13 +25,15 @@ enum Typing {
     Search(String),
 }
 
-/// Plays `player` until its end, or `q`.
-pub(super) fn replay(mut player: Player, out: &mut impl Write) -> Result<()> {
+/// Plays `player` until its end (`stay`: until `q`, the end shown meanwhile), or `q`.
+pub(super) fn replay(mut player: Player, stay: bool, out: &mut impl Write) -> Result<()> {
     out.write_all(ENTER.as_bytes())?;
     let played = {
         let keys = Keys::take();
         let mut drawn = Drawn::default();
-        play(&mut player, &keys, &mut drawn, out)
+        // With no keyboard, nothing could end a stay.
+        let stay = stay && keys.raw;
+        play(&mut player, &keys, stay, &mut drawn, out)
     };
     out.write_all(LEAVE.as_bytes())?;
     out.write_all(last_screen(&mut player).as_bytes())?;
@@ -44,7 +46,13 @@ const ENTER: &str = "\x1b[?1049h\x1b[H\x1b[2J";
 /// Attributes reset, the cursor shown, the person's own screen back.
 const LEAVE: &str = "\x1b[0m\x1b[?25h\x1b[?1049l";
 
-fn play(player: &mut Player, keys: &Keys, drawn: &mut Drawn, out: &mut impl Write) -> Result<()> {
+fn play(
+    player: &mut Player,
+    keys: &Keys,
+    stay: bool,
+    drawn: &mut Drawn,
+    out: &mut impl Write,
+) -> Result<()> {
     let mut typing = Typing::Keys;
     let mut last_search: Option<String> = None;
     // Said on the status line until the next key.
@@ -59,7 +67,7 @@ fn play(player: &mut Player, keys: &Keys, drawn: &mut Drawn, out: &mut impl Writ
             .draw(player, &status, out)
             .context("cannot write the recording")?;
         let searching = matches!(typing, Typing::Search(_));
-        if player.ended() && !player.paused && !searching {
+        if player.ended() && !player.paused && !searching && !stay {
             return Ok(());
         }
         // Playing stops while a search is typed.

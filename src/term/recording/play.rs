@@ -378,6 +378,8 @@ impl Player {
         );
         if self.paused {
             status.push_str("  paused");
+        } else if self.ended() {
+            status.push_str("  end");
         }
         status
     }
