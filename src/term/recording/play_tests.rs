@@ -82,7 +82,7 @@ fn search_finds_printed_text_across_sequences_and_goes_on_from_there() {
     assert_eq!(player.state(), Some("two"));
     // Not again further on; any case unless the text has a capital.
     assert!(!player.search("second"));
-    assert!(player.search("THIRD") == false);
+    assert!(!player.search("THIRD"));
     assert!(player.search("third"));
     assert_eq!(player.state(), Some("three"));
 }
