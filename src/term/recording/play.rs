@@ -49,22 +49,20 @@ impl Timeline {
         let mut last = 0.0_f64;
         let mut marks = Vec::new();
         for (index, event) in events.iter_mut().enumerate() {
-            let t = event.time().max(last);
-            last = t;
-            *event = match std::mem::replace(event, CastEvent::Output(0.0, String::new())) {
-                CastEvent::Output(_, text) => CastEvent::Output(t, text),
-                CastEvent::Resize(_, c, r) => CastEvent::Resize(t, c, r),
-                CastEvent::Marker(_, name) => {
-                    marks.push(Mark {
-                        name: name.clone(),
-                        time: t,
-                        index,
-                    });
-                    CastEvent::Marker(t, name)
-                }
-                CastEvent::Exit(_, status) => CastEvent::Exit(t, status),
-                CastEvent::Other(_, kind, data) => CastEvent::Other(t, kind, data),
-            };
+            last = event.time().max(last);
+            let (CastEvent::Output(t, _)
+            | CastEvent::Resize(t, ..)
+            | CastEvent::Marker(t, _)
+            | CastEvent::Exit(t, _)
+            | CastEvent::Other(t, ..)) = event;
+            *t = last;
+            if let CastEvent::Marker(time, name) = event {
+                marks.push(Mark {
+                    name: name.clone(),
+                    time: *time,
+                    index,
+                });
+            }
         }
         Timeline {
             header,
