@@ -96,6 +96,45 @@ fn asciinema3_text(path: &Path) -> Option<String> {
     Some(std::fs::read_to_string(&text).unwrap())
 }
 
+/// asciinema 3 plays a recording in a terminal of its own (`asciinema play`, idle time cut
+/// short) until it ends: `shown` appears, and it exits with 0. Nothing when it is not installed.
+async fn asciinema3_plays(path: &Path, shown: &str) {
+    let Some(asciinema) = common::asciinema3() else {
+        return;
+    };
+    let terminals = flowdeck::term::Terminals::new(flowdeck::term::TermConfig::default());
+    let program = vec![
+        asciinema.display().to_string(),
+        "play".into(),
+        "--idle-time-limit".into(),
+        "0.05".into(),
+        path.display().to_string(),
+    ];
+    let session = terminals
+        .open(flowdeck::term::OpenOptions {
+            program: flowdeck::term::Program::Command(program),
+            ..flowdeck::term::OpenOptions::default()
+        })
+        .unwrap();
+    let seen = session
+        .await_output(common::spec(
+            shown,
+            flowdeck::term::Since::All,
+            common::LONG,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.outcome,
+        flowdeck::term::WaitOutcome::Matched,
+        "asciinema play: {}",
+        seen.tail
+    );
+    let exit = common::poll_until(common::LONG, "asciinema play to end", || session.exit()).await;
+    assert_eq!(exit.code, Some(0), "asciinema play: {exit}");
+    terminals.close_all().await;
+}
+
 /// The names of a recording's markers, in order.
 fn markers(events: &[CastEvent]) -> Vec<&str> {
     events
@@ -209,6 +248,7 @@ async fn a_runs_recording_is_an_asciicast_of_its_terminal_without_its_secrets() 
         assert!(text.contains("naïve ✓ done"), "{text}");
         assert!(text.contains("line-3"), "{text}");
     }
+    asciinema3_plays(&path, "^line-3").await;
 
     // The history's purge takes the recording with the journal.
     engine.purge_history(Some("recorded"), &Actor::Cli).await;
