@@ -81,6 +81,25 @@ fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
             .unwrap()
             .ends_with(&format!("{run_id}.cast"))
     );
+    // Every recording the run has open is marked with each state it enters: the one it
+    // began in from the first, the one it opened mid-run from the state that opened it.
+    let markers = |path: &Value| -> Vec<String> {
+        flowdeck::term::recording::cast::CastReader::open(Path::new(path.as_str().unwrap()))
+            .unwrap()
+            .filter_map(|e| match e.unwrap() {
+                flowdeck::term::recording::cast::CastEvent::Marker(_, name) => Some(name),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        markers(&recordings[0]),
+        ["first", "second", "type", "wait", "completed"]
+    );
+    assert_eq!(
+        markers(&recordings[1]),
+        ["second", "type", "wait", "completed"]
+    );
     let folder = dir.path().display().to_string();
 
     // At a terminal: the run's first session, as it looked.
