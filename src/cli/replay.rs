@@ -118,7 +118,7 @@ fn no_such_state<'a>(what: &str, state: &str, marks: impl Iterator<Item = &'a st
         }
     }
     let known = if names.is_empty() {
-        "it has no state markers (recorded by a flowdeck before them, or as asciicast v2)"
+        "it has no state markers (recorded by a flowdeck from before them, or not a run's recording)"
             .to_string()
     } else {
         format!("its states: {}", names.join(", "))

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Plays `reader` at this terminal, and leaves the terminal as it found it.
 pub(super) fn replay(reader: CastReader, args: &ReplayArgs, out: &mut impl Write) -> Result<()> {
     out.write_all(KEEP_TITLE.as_bytes())?;
-    let mut shown = Shown::new(true);
+    let mut shown = Shown::default();
     let played = {
         let keys = Keys::take();
         play(reader, args, &keys, &mut shown, out)
@@ -24,32 +24,32 @@ pub(super) fn replay(reader: CastReader, args: &ReplayArgs, out: &mut impl Write
     played
 }
 
-/// What of the recording reaches the terminal: what draws, or everything (`--raw`); and
-/// where that left the terminal, for the end to leave it as it was found.
+/// Where the recording, written as it is, left the terminal, for the end to leave it as it
+/// was found.
 struct Shown {
-    raw: bool,
-    /// Reads every sequence, passed on or not: it knows whether the alternate screen is on.
+    /// Reads every sequence (what it would let through is not used): it knows which modes
+    /// the recording turned on, the alternate screen among them.
     safe: Safe,
     /// The last text written ended a line.
     ends_line: bool,
 }
 
-impl Shown {
-    fn new(raw: bool) -> Shown {
+impl Default for Shown {
+    fn default() -> Shown {
         Shown {
-            raw,
             safe: Safe::default(),
             ends_line: true,
         }
     }
+}
 
+impl Shown {
     fn of(&mut self, text: &str) -> String {
-        let safe = self.safe.filter(text);
-        let shown = if self.raw { text.to_string() } else { safe };
-        if let Some(last) = shown.chars().last() {
+        self.safe.filter(text);
+        if let Some(last) = text.chars().last() {
             self.ends_line = last == '\n';
         }
-        shown
+        text.to_string()
     }
 
     /// What puts the terminal back as it was found: the modes a recorded program may have
