@@ -125,6 +125,21 @@ fn a_v2_recording_asked_for_by_the_setting_still_replays_and_a_bad_setting_is_to
     assert_eq!(code, Some(0), "{screen}");
     assert!(screen.contains("out-of-c-3"), "{screen}");
 
+    // A v2 file of a flowdeck from before markers plays; only --at has nothing to go to.
+    let old = dir.path().join("old.cast");
+    std::fs::write(
+        &old,
+        "{\"version\": 2, \"width\": 80, \"height\": 24}\n[0.5, \"o\", \"old-output\\r\\n\"]\n",
+    )
+    .unwrap();
+    let old = old.display().to_string();
+    let out = flowdeck(dir.path(), &["replay", &old], &[]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "old-output\n");
+    let out = flowdeck(dir.path(), &["replay", &old, "--at", "a"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("it has no state markers"), "{stderr}");
+
     let out = flowdeck(
         dir.path(),
         &["list"],
