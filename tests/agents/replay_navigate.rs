@@ -213,12 +213,20 @@ fn the_replay_keys_go_from_state_to_state_back_and_forth_search_and_change_the_s
         .unwrap();
     runtime.block_on(async {
         let first = session
-            .await_output(on_screen(r"state alpha +0:00\.1 / 5:00\.0 +1x"))
+            .await_output(on_screen(
+                r"alpha-text(?s:.*)state alpha +0:\d\d\.\d / 5:00\.0 +1x",
+            ))
             .await
             .unwrap();
         assert_eq!(first.outcome, WaitOutcome::Matched, "{}", first.tail);
         let screen = session.content(Content::Screen);
         assert!(screen.contains("alpha-text"), "{screen}");
+        // The status line's time goes on through the pause before beta.
+        let ticked = session
+            .await_output(on_screen(r"state alpha +0:0[1-9]\.\d"))
+            .await
+            .unwrap();
+        assert_eq!(ticked.outcome, WaitOutcome::Matched, "{}", ticked.tail);
         // Paused, nothing moves on; `]` goes to the next state, `.` plays one event.
         press(&session, " ", r"state alpha .*paused", &[]).await;
         press(
@@ -286,7 +294,7 @@ fn at_state_at_a_terminal_starts_there() {
     runtime.block_on(async {
         // alpha's line was shown before beta began: it is on the screen drawn at beta.
         let seen = session
-            .await_output(on_screen(r"beta-text(?s:.*)state beta +1:40\.1"))
+            .await_output(on_screen(r"beta-text(?s:.*)state beta +1:4\d\.\d"))
             .await
             .unwrap();
         assert_eq!(seen.outcome, WaitOutcome::Matched, "{}", seen.tail);

@@ -19,6 +19,9 @@ use std::time::Instant;
 /// How far `←` and `→` go, in the recording's seconds.
 const SKIP: f64 = 5.0;
 
+/// How often the status line's time moves on while nothing else happens.
+const CLOCK_TICK: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// What the keys are doing: playing, or typing what `/` searches for.
 enum Typing {
     Keys,
@@ -70,8 +73,13 @@ fn play(
         if player.ended() && !player.paused && !searching && !stay {
             return Ok(());
         }
-        // Playing stops while a search is typed.
-        let wait = if searching { None } else { player.due_in() };
+        // Playing stops while a search is typed; while it plays, the status line's time
+        // goes on through a long pause too.
+        let wait = if searching {
+            None
+        } else {
+            player.due_in().map(|due| due.min(CLOCK_TICK))
+        };
         let key = keys.next(wait)?;
         let now = Instant::now();
         if !searching {
