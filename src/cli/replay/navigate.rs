@@ -6,8 +6,9 @@
 //! What reaches the person's terminal is drawn from the emulated screen (text, colours and
 //! attributes, the cursor), never the recorded sequences: a recording cannot set the
 //! clipboard or the title, or query the terminal. At the end the alternate screen is left
-//! and the last screen the recording showed is written below the person's prompt (nothing
-//! when the recorded program was on its own alternate screen: that is gone as it ends).
+//! and the last screen the recording showed is written where the replay ran, the person's
+//! next prompt below it (nothing when the recorded program was on its own alternate screen:
+//! that is gone as it ends).
 
 use super::keys::{Key, Keys};
 use super::row;
@@ -224,7 +225,7 @@ impl Drawn {
 }
 
 /// The recording's last screen as the person's terminal keeps it after the replay: its rows
-/// down to the last with text, each ending its line, so that the prompt comes below them.
+/// down to the last with text, each ending its line, so that the next prompt comes below.
 /// Nothing when the recorded program was on its alternate screen.
 fn last_screen(player: &mut Player) -> String {
     let size = player.size();
