@@ -34,14 +34,15 @@ fn flowdeck(dir: &Path, args: &[&str]) -> Output {
     flowdeck_with(dir, args, None)
 }
 
-/// `flowdeck` with FLOWDECK_RECORDINGS set to `recordings`, or unset.
+/// `flowdeck` with FLOWDECK_RECORDINGS set to `recordings`, or unset; its runs' shells read
+/// no rc file of the person running the tests (one may block while many shells start).
 fn flowdeck_with(dir: &Path, args: &[&str], recordings: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
     command
         .arg("--workflows")
         .arg(dir)
         .args(args)
-        .env("SHELL", "/bin/bash")
+        .envs(common::studio::quiet_env())
         .env_remove("FLOWDECK_RECORDINGS");
     if let Some(value) = recordings {
         command.env("FLOWDECK_RECORDINGS", value);

@@ -31,13 +31,14 @@ states:
     action: { tool: run_command, params: { command: 'echo out-of-c-$((1+2))' } }
 "#;
 
-/// `flowdeck --workflows DIR ARGS` with `env`, piped.
+/// `flowdeck --workflows DIR ARGS` with `env`, piped; its runs' shells read no rc file of
+/// the person running the tests (one may block while many shells start at once).
 fn flowdeck(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flowdeck"))
         .arg("--workflows")
         .arg(dir)
         .args(args)
-        .env("SHELL", "/bin/bash")
+        .envs(common::studio::quiet_env())
         .env_remove("FLOWDECK_RECORDINGS")
         .env_remove("FLOWDECK_RECORDING_FORMAT")
         .envs(env.iter().copied())
