@@ -1,7 +1,7 @@
 //! What recording a run's terminal costs in ingest (docs/PERFORMANCE.md): the same workflow,
 //! one `run_command` of `seq 1 2000000` (16.9 MB of output), run end to end by `Engine::run`
 //! on two engines in this one process, one recording its runs (`recording_cap:
-//! Some(DEFAULT_CAP)`, an asciicast v2 file beside the journal) and one not (`None`), in turn
+//! Some(DEFAULT_CAP)`, an asciicast v3 file beside the journal) and one not (`None`), in turn
 //! (on, off, on, off, ... so that drift in what else the machine runs falls on both). Each
 //! run is timed from its start to its result (its session opened, the flood taken to its
 //! last line, the recording finished and closed, the session ended), with the CPU this

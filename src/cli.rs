@@ -25,7 +25,7 @@ mod words;
 
 use inspect::{list, schema, show_plan, validate};
 use serve::{approve_workflows, mcp, serve};
-use settings::{engine_config, recordings_from_env};
+use settings::{engine_config, recording_format_from_env, recordings_from_env};
 
 use crate::store::Store;
 use crate::workflow::names::sanitize;
@@ -305,15 +305,20 @@ pub enum Command {
     },
     /// Play a run's recording: what its terminal showed, with the pauses it had.
     ///
-    /// Every run records each terminal session it works in as an asciicast v2 file beside its
-    /// journal (DIR/.flowdeck/runs/RUN_ID.cast; any asciicast player plays it too). While it
-    /// plays, space pauses, `.` steps while paused, `q` stops. Only what draws the screen
+    /// Every run records each terminal session it works in as an asciicast v3 file beside its
+    /// journal (DIR/.flowdeck/runs/RUN_ID.cast; asciinema 3 and any asciicast v3 player play
+    /// it too), with a marker where the run entered each state. While it plays: `]` and `[`
+    /// go to the next and previous state, `←` and `→` 5 s back and forth, `/` searches
+    /// forward for text (`n` again), `+` and `-` change the speed, space pauses, `.` steps,
+    /// `q` stops; the status line says the state and the time. Only what draws the screen
     /// reaches your terminal (no clipboard, title, hyperlink or query sequences; --raw for
     /// everything). When stdout is not a terminal, its plain text is written at once (with
     /// --raw, the output stream as recorded, as `asciinema cat` writes it). A recording stops
-    /// at 64 MiB; FLOWDECK_RECORDINGS=16M (any size, K, M or G) sets another cap and
-    /// FLOWDECK_RECORDINGS=off records nothing, set where the runs happen: where the folder's
-    /// server starts (the studio, `flowdeck mcp`, `flowdeck serve`), which keeps its setting.
+    /// at 64 MiB; FLOWDECK_RECORDINGS=16M (any size, K, M or G) sets another cap,
+    /// FLOWDECK_RECORDINGS=off records nothing and FLOWDECK_RECORDING_FORMAT=v2 records
+    /// asciicast v2 (older players; v2 files play here too), set where the runs happen: where
+    /// the folder's server starts (the studio, `flowdeck mcp`, `flowdeck serve`), which keeps
+    /// its setting.
     Replay {
         /// The run's id (as `flowdeck run`, the studio's runs view and run_status show it),
         /// or the path of an asciicast file
@@ -333,9 +338,17 @@ pub enum Command {
         no_idle_limit: bool,
         /// Write the recorded output as it is, every escape sequence included. By default
         /// only what draws the screen reaches your terminal: a recording cannot set your
-        /// clipboard or window title, hide a link's target or query your terminal
+        /// clipboard or window title, hide a link's target or query your terminal. At a
+        /// terminal, --raw plays without navigation (space, `.` and `q` only)
         #[arg(long)]
         raw: bool,
+        /// Start where the run entered this state (piped: the plain text shown from there on)
+        #[arg(long, value_name = "STATE")]
+        at: Option<String>,
+        /// At the end, stay on the last screen, still navigable, until `q` (the studio's
+        /// replay pane plays so)
+        #[arg(long)]
+        stay: bool,
     },
     /// Record a procedure done by hand and write it as a draft workflow.
     ///
@@ -480,6 +493,7 @@ fn open_studio(folder: PathBuf, theme: Option<String>, approve: bool) -> Result<
 
 fn run(cli: Cli) -> Result<ExitCode> {
     recordings_from_env()?;
+    recording_format_from_env()?;
     idle::check_env()?;
     let studio = opens_studio(&cli);
     let folder = cli.workflows.unwrap_or_else(|| PathBuf::from("workflows"));
@@ -526,6 +540,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             idle_limit,
             no_idle_limit,
             raw,
+            at,
+            stay,
         }) => {
             let args = replay::ReplayArgs {
                 what: run,
@@ -533,6 +549,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 speed,
                 idle_limit: (!no_idle_limit).then_some(idle_limit),
                 raw,
+                at,
+                stay,
             };
             replay::replay(&folder, &args, &mut out)
         }

@@ -51,11 +51,15 @@ impl Host {
             .context("cannot attach to the folder's server")?;
         if let Some(connection) = reached {
             let (remote, inbox) = Remote::attach(connection, folder);
-            if std::env::var_os(super::settings::RECORDINGS_ENV).is_some() {
-                eprintln!(
-                    "flowdeck: the run happens in the folder's server, which records as it was started: {} set here does not change that",
-                    super::settings::RECORDINGS_ENV
-                );
+            for setting in [
+                super::settings::RECORDINGS_ENV,
+                super::settings::RECORDING_FORMAT_ENV,
+            ] {
+                if std::env::var_os(setting).is_some() {
+                    eprintln!(
+                        "flowdeck: the run happens in the folder's server, which records as it was started: {setting} set here does not change that",
+                    );
+                }
             }
             return Ok((Host::Server(remote), Events::Server(inbox)));
         }

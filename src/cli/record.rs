@@ -172,6 +172,7 @@ async fn shell(name: &str, cast: &Path) -> Result<Vec<crate::term::deeds::Deed>>
             secrets: Vec::new(),
             mask: MASK.to_string(),
             cap: DEFAULT_CAP,
+            format: super::settings::recording_format_from_env()?.unwrap_or_default(),
         })
         .context("starting the recording")?;
     eprint!(

@@ -1,6 +1,7 @@
 //! The engine's settings that every command reads the same way: from its flags and from the
 //! environment, checked as the command starts so that a bad value is told where it was set.
 
+use crate::term::recording::cast::Format;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -20,6 +21,9 @@ pub(super) fn engine_config(
     if let Some(cap) = recordings_from_env()? {
         config.recording_cap = cap;
     }
+    if let Some(format) = recording_format_from_env()? {
+        config.recording_format = format;
+    }
     // A studio that hosts the folder itself keeps the attention list as a server would.
     if let Some(text) = std::env::var_os(super::idle::QUIET_ENV) {
         let text = text.to_string_lossy();
@@ -27,6 +31,25 @@ pub(super) fn engine_config(
             .map_err(|why| anyhow::anyhow!("{}={text}: {why}", super::idle::QUIET_ENV))?;
     }
     Ok(config)
+}
+
+/// Runs' recordings as asciicast v2 (`v2`) rather than v3 (`v3`, the default), for a player
+/// that reads only v2.
+pub(super) const RECORDING_FORMAT_ENV: &str = "FLOWDECK_RECORDING_FORMAT";
+
+/// FLOWDECK_RECORDING_FORMAT, when set: checked as every command starts, as
+/// FLOWDECK_RECORDINGS is.
+pub(super) fn recording_format_from_env() -> Result<Option<Format>> {
+    let Some(text) = std::env::var_os(RECORDING_FORMAT_ENV) else {
+        return Ok(None);
+    };
+    let text = text.to_string_lossy();
+    match Format::parse(&text) {
+        Some(format) => Ok(Some(format)),
+        None => anyhow::bail!(
+            "{RECORDING_FORMAT_ENV}={text}: not a recording format: use v3 (asciinema 3's, the default) or v2"
+        ),
+    }
 }
 
 /// FLOWDECK_RECORDINGS, when set: checked by every command as it starts, so that a bad value

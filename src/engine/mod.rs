@@ -86,6 +86,8 @@ pub struct EngineConfig {
     /// Runs record their sessions as asciicast files beside their journals, each at most
     /// this many bytes; `None`: they do not.
     pub recording_cap: Option<u64>,
+    /// asciicast v3 (asciinema 3's), or v2 for whoever asks (FLOWDECK_RECORDING_FORMAT).
+    pub recording_format: crate::term::recording::cast::Format,
     /// Terminals an agent opened, whose agent has gone and that nobody has looked at for
     /// this long, are closed (abandoned.rs); `None`: never.
     pub close_abandoned_after: Option<std::time::Duration>,
@@ -104,6 +106,7 @@ impl Default for EngineConfig {
             approve_agent_runs: false,
             ssh_command: None,
             recording_cap: Some(crate::term::recording::DEFAULT_CAP),
+            recording_format: crate::term::recording::cast::Format::V3,
             close_abandoned_after: Some(abandoned::DEFAULT_AFTER),
             quiet_after: Some(attention::DEFAULT_QUIET_AFTER),
         }

@@ -169,8 +169,8 @@ pub struct RunResult {
     /// run went on, but its history is missing or incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_error: Option<String>,
-    /// The run's terminal recordings (asciicast v2 files beside its journal; `flowdeck
-    /// replay RUN_ID` plays them): the session it began in first.
+    /// The run's terminal recordings (asciicast v3 files beside its journal, with a marker
+    /// per state entered; `flowdeck replay RUN_ID` plays them): the session it began in first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recordings: Vec<String>,
 }

@@ -177,3 +177,7 @@ pub enum Effect {
         approve: bool,
     },
 }
+
+/// How a replay pane's name begins (`replay-RUN_ID`): the studio gives it the keyboard as it
+/// opens, so that the player's keys are at hand (Ctrl-g leaves it).
+pub const REPLAY_PANE: &str = "replay-";

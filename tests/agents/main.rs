@@ -25,6 +25,7 @@ mod real_clients;
 mod record;
 mod relative_folder;
 mod replay;
+mod replay_navigate;
 mod server_limits;
 mod trust;
 mod unwatched;

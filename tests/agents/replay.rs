@@ -34,14 +34,15 @@ fn flowdeck(dir: &Path, args: &[&str]) -> Output {
     flowdeck_with(dir, args, None)
 }
 
-/// `flowdeck` with FLOWDECK_RECORDINGS set to `recordings`, or unset.
+/// `flowdeck` with FLOWDECK_RECORDINGS set to `recordings`, or unset; its runs' shells read
+/// no rc file of the person running the tests (one may block while many shells start).
 fn flowdeck_with(dir: &Path, args: &[&str], recordings: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_flowdeck"));
     command
         .arg("--workflows")
         .arg(dir)
         .args(args)
-        .env("SHELL", "/bin/bash")
+        .envs(common::studio::quiet_env())
         .env_remove("FLOWDECK_RECORDINGS");
     if let Some(value) = recordings {
         command.env("FLOWDECK_RECORDINGS", value);
@@ -80,6 +81,25 @@ fn a_runs_recording_plays_at_a_terminal_and_its_plain_stream_into_a_pipe() {
             .as_str()
             .unwrap()
             .ends_with(&format!("{run_id}.cast"))
+    );
+    // Every recording the run has open is marked with each state it enters: the one it
+    // began in from the first, the one it opened mid-run from the state that opened it.
+    let markers = |path: &Value| -> Vec<String> {
+        flowdeck::term::recording::cast::CastReader::open(Path::new(path.as_str().unwrap()))
+            .unwrap()
+            .filter_map(|e| match e.unwrap() {
+                flowdeck::term::recording::cast::CastEvent::Marker(_, name) => Some(name),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        markers(&recordings[0]),
+        ["first", "second", "type", "wait", "completed"]
+    );
+    assert_eq!(
+        markers(&recordings[1]),
+        ["second", "type", "wait", "completed"]
     );
     let folder = dir.path().display().to_string();
 

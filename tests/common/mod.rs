@@ -149,6 +149,7 @@ pub fn test_config(max_runs: usize, watch: bool) -> flowdeck::engine::EngineConf
         approve_agent_runs: false,
         ssh_command: None,
         recording_cap: Some(flowdeck::term::recording::DEFAULT_CAP),
+        recording_format: flowdeck::term::recording::cast::Format::V3,
         close_abandoned_after: None,
         quiet_after: Some(flowdeck::engine::attention::DEFAULT_QUIET_AFTER),
     }
@@ -466,6 +467,22 @@ pub fn asciinema() -> Option<std::path::PathBuf> {
     skip_missing(
         "asciinema",
         "run .ci/run, or `python3 -m venv target/clients/asciinema-venv && target/clients/asciinema-venv/bin/pip install -r tests/clients/asciinema/requirements.txt`",
+    );
+    None
+}
+
+/// asciinema 3 (the Rust rewrite, from crates.io), installed by .ci/run under
+/// target/clients/asciinema3, to convert flowdeck's asciicast v3 recordings; `None`, with a
+/// skip, when it is not installed.
+pub fn asciinema3() -> Option<std::path::PathBuf> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/clients/asciinema3/bin/asciinema");
+    if path.is_file() {
+        return Some(path);
+    }
+    skip_missing(
+        "asciinema3",
+        "run .ci/run, or `cargo install --locked asciinema --version '^3' --root target/clients/asciinema3`",
     );
     None
 }

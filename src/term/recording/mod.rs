@@ -1,7 +1,10 @@
-//! A session's output recorded as it is shown, in asciinema's asciicast v2 format: a JSON
-//! header line (size, start time, title), then one JSON line per event, `[seconds, "o",
-//! text]` for output and `[seconds, "r", "COLSxROWS"]` for a resize. Any asciicast player
-//! plays it (`asciinema play`, `asciinema cat`, the web player).
+//! A session's output recorded as it is shown, in asciinema's asciicast v3 format (v2 when
+//! asked for: [`cast::Format`]): a JSON header line (the terminal's size and type, start
+//! time, title), then one JSON line per event, `[seconds, "o", text]` for output, `[seconds,
+//! "r", "COLSxROWS"]` for a resize, `[seconds, "m", name]` for a marker (a run marks each
+//! state it enters) and `[seconds, "x", "status"]` when the session's program exits; v3's
+//! seconds are the interval since the event before, v2's the time since the start. Any
+//! asciicast player plays it (`asciinema play`, `asciinema convert`, the web player).
 //!
 //! The session's reader hands each shown chunk to a [`Tap`] under its lock (a copy and a
 //! channel send that never waits); a thread of the recording's own turns the chunks into
@@ -11,6 +14,7 @@
 
 pub mod cast;
 mod mask;
+pub mod play;
 pub mod safe;
 mod writer;
 
@@ -41,6 +45,8 @@ pub struct RecordOptions {
     pub mask: String,
     /// The largest the file may grow, in bytes.
     pub cap: u64,
+    /// v3 (the default), or v2 for whoever asks.
+    pub format: cast::Format,
 }
 
 /// How a recording ended.
@@ -59,6 +65,10 @@ pub struct Recorded {
 enum Frame {
     Output(Instant, Vec<u8>),
     Resize(Instant, Size),
+    /// A marker of this name (the state a run entered).
+    Marker(Instant, String),
+    /// The session's program exited with this status.
+    Exit(Instant, i32),
 }
 
 /// Secrets learned after the recording began, for its thread to take at its next event: a
@@ -87,6 +97,8 @@ impl std::fmt::Debug for Frame {
         match self {
             Frame::Output(_, bytes) => write!(f, "Output({} bytes)", bytes.len()),
             Frame::Resize(_, size) => write!(f, "Resize({}x{})", size.cols, size.rows),
+            Frame::Marker(_, name) => write!(f, "Marker({name})"),
+            Frame::Exit(_, status) => write!(f, "Exit({status})"),
         }
     }
 }
@@ -110,12 +122,25 @@ impl Tap {
         self.pass_on();
     }
 
+    /// A marker, in order with the output around it (both come under the session's lock).
+    pub fn marker(&mut self, name: &str) {
+        self.held
+            .push_back(Frame::Marker(Instant::now(), name.to_string()));
+        self.pass_on();
+    }
+
+    /// The session's program exited with `status`.
+    pub fn exit(&mut self, status: i32) {
+        self.held.push_back(Frame::Exit(Instant::now(), status));
+        self.pass_on();
+    }
+
     /// Hands what it holds to the recording's thread, as much as its channel takes now.
     fn pass_on(&mut self) {
         while let Some(frame) = self.held.pop_front() {
             let bytes = match &frame {
                 Frame::Output(_, b) => b.len(),
-                Frame::Resize(..) => 0,
+                Frame::Resize(..) | Frame::Marker(..) | Frame::Exit(..) => 0,
             };
             match self.frames.try_send(frame) {
                 Ok(()) => self.held_bytes -= bytes,
@@ -151,6 +176,8 @@ pub struct Recording {
     path: PathBuf,
     learned: Learned,
     detach: Option<Box<dyn FnOnce() + Send + Sync>>,
+    /// Hands a marker to the session's tap (see [`Recording::new`]).
+    mark: Box<dyn Fn(&str) + Send + Sync>,
     thread: Option<JoinHandle<Recorded>>,
 }
 
@@ -205,18 +232,26 @@ impl Recording {
         Ok((tap, Started { thread, learned }))
     }
 
-    /// A started recording; `detach` takes its tap out of the session.
+    /// A started recording; `detach` takes its tap out of the session, `mark` hands its tap
+    /// a marker under the session's lock, so that the marker stands where the output was.
     pub fn new(
         path: PathBuf,
         started: Started,
         detach: Box<dyn FnOnce() + Send + Sync>,
+        mark: Box<dyn Fn(&str) + Send + Sync>,
     ) -> Recording {
         Recording {
             path,
             learned: started.learned,
             detach: Some(detach),
+            mark,
             thread: Some(started.thread),
         }
+    }
+
+    /// A marker named `name` here in the recording (masked as the output is).
+    pub fn marker(&self, name: &str) {
+        (self.mark)(name);
     }
 
     pub fn path(&self) -> &std::path::Path {

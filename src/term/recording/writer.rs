@@ -1,6 +1,8 @@
 //! The recording's thread: turns the session's chunks into asciicast events and writes them,
-//! within the cap.
+//! within the cap. Times are kept in whole microseconds (as asciinema writes them), so that
+//! v3's intervals add up to the times they came at, however many there are.
 
+use super::cast::Format;
 use super::{DropMarkers, Frame, Learned, RecordOptions, Recorded, Utf8Stream};
 use crate::term::mask::{Masker, Needles};
 use crate::term::screen::Size;
@@ -16,6 +18,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 /// Room kept under the cap for the last event, which says what the cap left out.
 const RESERVE: u64 = 512;
 
+/// The terminal a session's programs are told they have (term/session/open.rs sets it).
+const TERM: &str = "xterm-256color";
+
 /// Creates the file (the owner's only, as the journal beside it) and writes its header.
 pub(super) fn create(options: &RecordOptions, size: Size) -> std::io::Result<(File, u64)> {
     if let Some(dir) = options.path.parent() {
@@ -30,14 +35,24 @@ pub(super) fn create(options: &RecordOptions, size: Size) -> std::io::Result<(Fi
     let timestamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let header = json!({
-        "version": 2,
-        "width": size.cols,
-        "height": size.rows,
-        "timestamp": timestamp,
-        "title": options.title,
-        "env": {"TERM": "xterm-256color"},
-    });
+    // The title names the run and its workflow: masked as everything else is.
+    let title = Needles::new(&options.secrets).mask(&options.title, &options.mask);
+    let header = match options.format {
+        Format::V2 => json!({
+            "version": 2,
+            "width": size.cols,
+            "height": size.rows,
+            "timestamp": timestamp,
+            "title": title,
+            "env": {"TERM": TERM},
+        }),
+        Format::V3 => json!({
+            "version": 3,
+            "term": {"cols": size.cols, "rows": size.rows, "type": TERM},
+            "timestamp": timestamp,
+            "title": title,
+        }),
+    };
     let line = format!("{header}\n");
     file.write_all(line.as_bytes())?;
     Ok((file, line.len() as u64))
@@ -55,6 +70,11 @@ pub(super) struct Writer {
     left_out: Arc<AtomicU64>,
     /// When the cap was reached, in seconds from the start.
     cut_at: Option<f64>,
+    /// The time of the last event written, in microseconds from the start (v3 writes each
+    /// event's time as the interval since it).
+    last: u64,
+    /// The secrets, for what is masked whole (markers) rather than as a stream.
+    needles: Needles,
     error: Option<String>,
     /// The event being written.
     line: Vec<u8>,
@@ -77,6 +97,7 @@ impl Writer {
         Writer {
             out: BufWriter::with_capacity(64 << 10, file),
             mask: Masker::new(Needles::new(&options.secrets), &options.mask),
+            needles: Needles::new(&options.secrets),
             options,
             started,
             written: header,
@@ -85,6 +106,7 @@ impl Writer {
             full,
             left_out,
             cut_at: None,
+            last: 0,
             error: None,
             line: Vec::new(),
             learned,
@@ -114,6 +136,25 @@ impl Writer {
                     let t = self.seconds(at);
                     self.event(t, "r", &format!("{}x{}", size.cols, size.rows), 0);
                 }
+                // A marker ends what came before it, as a step's output ends in the journal:
+                // what the mask holds (the end of that output, that could begin a secret) is
+                // masked and written first, so that the marker stands after it.
+                Frame::Marker(at, name) => {
+                    let t = self.seconds(at);
+                    let held = self.mask.finish();
+                    self.event(t, "o", &held, 0);
+                    let name = self.needles.mask(&name, &self.options.mask).into_owned();
+                    self.event(t, "m", &name, 0);
+                }
+                // The program's output is over: all of it goes before its exit. v2 has no
+                // exit event.
+                Frame::Exit(at, status) if self.options.format == Format::V3 => {
+                    let t = self.seconds(at);
+                    let held = self.mask.finish();
+                    self.event(t, "o", &held, 0);
+                    self.event(t, "x", &status.to_string(), 0);
+                }
+                Frame::Exit(..) => {}
             }
         }
         self.take_learned();
@@ -149,7 +190,8 @@ impl Writer {
         self.options.secrets.extend(learned);
         self.options.secrets.sort();
         self.options.secrets.dedup();
-        let mut mask = Masker::new(Needles::new(&self.options.secrets), &self.options.mask);
+        self.needles = Needles::new(&self.options.secrets);
+        let mut mask = Masker::new(self.needles.clone(), &self.options.mask);
         let held = mask.push(&self.mask.take_held());
         self.mask = mask;
         self.late |= self.events > 0;
@@ -158,9 +200,9 @@ impl Writer {
     }
 
     /// Masks the whole file with every secret the recording knows: the output as one stream
-    /// (a secret written across two events is masked too), into a file beside it that then
-    /// takes its place. Event times stay; text moves to a later event only where it could
-    /// begin a secret.
+    /// (a secret written across two events is masked too), markers each whole, into a file
+    /// beside it that then takes its place. Event times stay; text moves to a later event
+    /// only where it could begin a secret.
     fn mask_again(&mut self) {
         let path = self.options.path.clone();
         let masked = path.with_extension("cast.masking");
@@ -179,26 +221,44 @@ impl Writer {
             out.write_all(header.as_bytes())?;
             out.write_all(b"\n")?;
             let mut written = header.len() as u64 + 1;
-            let mut mask = Masker::new(Needles::new(&self.options.secrets), &self.options.mask);
+            let mut mask = Masker::new(self.needles.clone(), &self.options.mask);
             let mut buf = Vec::new();
-            let mut last = 0.0;
+            let v3 = self.options.format == Format::V3;
+            // Times in microseconds: as read (v3's intervals added up), and as last written.
+            let (mut at, mut last) = (0_u64, 0_u64);
+            let mut write = |out: &mut BufWriter<File>, at: u64, kind: &str, data: &str| {
+                let stamp = if v3 { at.saturating_sub(last) } else { at };
+                last = at;
+                let line = line(&mut buf, stamp, kind, data);
+                out.write_all(line)?;
+                written += line.len() as u64;
+                std::io::Result::Ok(())
+            };
             for raw in lines {
                 let Ok((t, kind, data)) = serde_json::from_str::<(f64, String, String)>(raw) else {
                     continue;
                 };
-                last = t;
-                let data = if kind == "o" { mask.push(&data) } else { data };
+                let t = micros(t);
+                at = if v3 { at.saturating_add(t) } else { t };
+                let data = match kind.as_str() {
+                    "o" => mask.push(&data),
+                    "m" => {
+                        // The output before a marker stays before it, as when written.
+                        let held = mask.finish();
+                        if !held.is_empty() {
+                            write(&mut out, at, "o", &held)?;
+                        }
+                        self.needles.mask(&data, &self.options.mask).into_owned()
+                    }
+                    _ => data,
+                };
                 if !data.is_empty() {
-                    let line = line(&mut buf, t, &kind, &data);
-                    out.write_all(line)?;
-                    written += line.len() as u64;
+                    write(&mut out, at, &kind, &data)?;
                 }
             }
             let rest = mask.finish();
             if !rest.is_empty() {
-                let line = line(&mut buf, last, "o", &rest);
-                out.write_all(line)?;
-                written += line.len() as u64;
+                write(&mut out, at, "o", &rest)?;
             }
             out.flush()?;
             std::fs::rename(&masked, &path)?;
@@ -222,6 +282,15 @@ impl Writer {
         at.saturating_duration_since(self.started).as_secs_f64()
     }
 
+    /// What an event at `at` microseconds writes as its time: itself (v2), or the interval
+    /// since the last event written (v3).
+    fn stamp(&self, at: u64) -> u64 {
+        match self.options.format {
+            Format::V2 => at,
+            Format::V3 => at.saturating_sub(self.last),
+        }
+    }
+
     /// Writes one event, unless the cap is reached (then `raw`, the output's bytes, are
     /// counted as left out) or the file failed.
     fn event(&mut self, t: f64, kind: &str, data: &str, raw: usize) {
@@ -232,7 +301,9 @@ impl Writer {
             self.left_out.fetch_add(raw as u64, Ordering::Relaxed);
             return;
         }
-        let line = line(&mut self.line, t, kind, data);
+        let at = micros(t).max(self.last);
+        let stamp = self.stamp(at);
+        let line = line(&mut self.line, stamp, kind, data);
         if self.written + line.len() as u64 + RESERVE > self.options.cap {
             self.cut_at = Some(t);
             self.full.store(true, Ordering::Relaxed);
@@ -243,6 +314,7 @@ impl Writer {
             Ok(()) => {
                 self.written += line.len() as u64;
                 self.events += 1;
+                self.last = at;
             }
             Err(e) => {
                 self.error = Some(format!("{}: {e}", self.options.path.display()));
@@ -267,20 +339,34 @@ impl Writer {
             ),
             None => return,
         };
-        let line = line(&mut self.line, end, "o", &note);
+        let at = micros(end).max(self.last);
+        let stamp = self.stamp(at);
+        let line = line(&mut self.line, stamp, "o", &note);
         if self.error.is_none() && self.out.write_all(line).is_ok() {
             self.written += line.len() as u64;
         }
     }
 }
 
+/// Seconds as whole microseconds (a time no event can have is the longest one).
+fn micros(seconds: f64) -> u64 {
+    // `as` saturates, and a NaN is 0.
+    (seconds * 1e6).round() as u64
+}
+
 /// `[seconds, "kind", "data"]` and a newline, made in `buf` (kept from event to event, so a
-/// flood is not one allocation a chunk): times to the microsecond, as asciinema writes them.
-fn line<'a>(buf: &'a mut Vec<u8>, t: f64, kind: &str, data: &str) -> &'a [u8] {
+/// flood is not one allocation a chunk): `micros` to the microsecond, as asciinema writes
+/// times.
+fn line<'a>(buf: &'a mut Vec<u8>, micros: u64, kind: &str, data: &str) -> &'a [u8] {
     use std::io::Write as _;
     buf.clear();
     // Writing to a Vec cannot fail, and a string always serializes.
-    let _ = write!(buf, "[{t:.6}, \"{kind}\", ");
+    let _ = write!(
+        buf,
+        "[{}.{:06}, \"{kind}\", ",
+        micros / 1_000_000,
+        micros % 1_000_000
+    );
     let _ = serde_json::to_writer(&mut *buf, data);
     buf.extend_from_slice(b"]\n");
     buf

@@ -71,6 +71,16 @@ pub struct ExitInfo {
     pub signal: Option<String>,
 }
 
+impl ExitInfo {
+    /// The exit status as a number, when the program exited by itself (a recording's `x`
+    /// event); a signal's name is no number, so a program a signal ended has none.
+    pub fn status(&self) -> Option<i32> {
+        self.code
+            .filter(|_| self.signal.is_none())
+            .and_then(|c| i32::try_from(c).ok())
+    }
+}
+
 impl std::fmt::Display for ExitInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (&self.signal, self.code) {

@@ -304,7 +304,15 @@ impl Session {
                 drop(gone);
             }
         });
-        let recording = Recording::new(path, started, detach);
+        let shared = Arc::downgrade(&self.shared);
+        let mark = Box::new(move |name: &str| {
+            if let Some(shared) = shared.upgrade()
+                && let Some(tap) = shared.lock().taps.iter_mut().find(|t| t.id == id)
+            {
+                tap.marker(name);
+            }
+        });
+        let recording = Recording::new(path, started, detach, mark);
         live.taps.push(tap);
         Ok(recording)
     }

@@ -324,6 +324,7 @@ fn wait_thread(mut child: Box<dyn Child + Send + Sync>, shared: &Shared) {
             signal: None,
         },
     };
+    let status = exit.status();
     let mut live = shared.lock();
     live.exit = Some(exit);
     shared.changed.notify_all();
@@ -341,6 +342,12 @@ fn wait_thread(mut child: Box<dyn Child + Send + Sync>, shared: &Shared) {
         };
     }
     live.resolve_ended();
+    // Recordings say how the program ended, after what it showed (asciicast v3's `x`).
+    if let Some(status) = status {
+        for tap in &mut live.taps {
+            tap.exit(status);
+        }
+    }
     let bytes = live.bytes;
     drop(live);
     shared.changed.notify_all();

@@ -4,7 +4,7 @@
 
 use super::{Outlet, at_once, failure, later};
 use crate::engine::request::{Reply, Request};
-use crate::tui::effect::Effect;
+use crate::tui::effect::{Effect, REPLAY_PANE};
 use crate::tui::link::{Ask, message};
 use crate::tui::update::Event;
 use crate::workflow::action::{OpenTerminalParams, SendInputParams};
@@ -102,8 +102,10 @@ fn replay_params(run_id: &str, folder: &str, cols: u16, rows: u16) -> OpenTermin
             folder.display().to_string(),
             "replay".into(),
             run_id.to_string(),
+            // Navigable until the person quits it, the end included.
+            "--stay".into(),
         ]),
-        name: Some(format!("replay-{run_id}")),
+        name: Some(format!("{REPLAY_PANE}{run_id}")),
         cols: Some(cols),
         rows: Some(rows),
         ..Default::default()

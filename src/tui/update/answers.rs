@@ -49,10 +49,20 @@ pub(super) fn answered(app: &mut App, event: Event) -> Vec<Effect> {
         ),
         Event::ShellOpened(Ok(info)) => {
             let id = info.session_id.clone();
+            // A replay is played with its keys: the pane takes the keyboard at once.
+            let replay = info
+                .name
+                .as_deref()
+                .is_some_and(|n| n.starts_with(super::super::effect::REPLAY_PANE));
             if !app.panes.iter().any(|p| p.session_id == id) {
                 app.panes.push(info);
             }
-            show_pane(app, &id)
+            let effects = show_pane(app, &id);
+            if replay && app.focused_pane().is_some_and(|p| p.running) {
+                history::leave(app);
+                app.base = BaseMode::Focus;
+            }
+            effects
         }
         Event::ShellOpened(Err(e)) => say(app, format!("no shell: {e}")),
         Event::History { session_id, lines } => {

@@ -135,6 +135,11 @@ pub(super) async fn execute(
     let keep = exec.keep;
     let ended = exec.run_all(&plan).await;
     exec.withdraw_question("the run ended").await;
+    // The recordings end on a marker named after how the run ended.
+    exec.mark_recordings(match &ended {
+        Ok(_) => FinalState::Completed.as_str(),
+        Err(stop) => stop.final_state.as_str(),
+    });
     let recordings = exec.finish_recordings().await;
     let (final_state, error, return_values) = match ended {
         Ok(values) => (FinalState::Completed, None, values),

@@ -1,6 +1,7 @@
 //! The run's terminal recordings: each session the run works in is recorded from the moment
 //! it does until the run ends (term/recording/), beside the run's journal, with the run's
-//! secrets masked as the journal masks them.
+//! secrets masked as the journal masks them, and marked with each state the run enters (a
+//! recording begun mid-run starts with the state it began in), then how the run ended.
 
 use super::Exec;
 use crate::engine::contract::MASK;
@@ -34,10 +35,24 @@ impl Exec<'_> {
             secrets: self.secrets.needles().to_vec(),
             mask: MASK.to_string(),
             cap,
+            format: self.engine.config().recording_format,
         };
         match session.record(options) {
-            Ok(recording) => self.recordings.push((session_id.to_string(), recording)),
+            Ok(recording) => {
+                if let Some(state) = &self.last_state {
+                    recording.marker(state);
+                }
+                self.recordings.push((session_id.to_string(), recording));
+            }
             Err(e) => tracing::warn!("run {run_id}: session {session_id} is not recorded: {e}"),
+        }
+    }
+
+    /// The run is at `name` (a state it entered, or how it ended): a marker in every
+    /// recording it has open.
+    pub(super) fn mark_recordings(&self, name: &str) {
+        for (_, recording) in &self.recordings {
+            recording.marker(name);
         }
     }
 

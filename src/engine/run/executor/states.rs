@@ -18,6 +18,7 @@ impl Exec<'_> {
         let mut walk = Walk::new(self.wf);
         loop {
             let entered = walk.enter()?;
+            self.mark_recordings(&entered.name);
             // The unit tests' way into the one path nothing else reaches: a bug.
             #[cfg(test)]
             if entered.name == "panic_for_the_test" {
