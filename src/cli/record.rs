@@ -73,14 +73,7 @@ pub fn record(folder: &Path, args: &RecordArgs) -> Result<ExitCode> {
         true => name.clone(),
         false => free_name(folder, name),
     };
-    // The shell ran where this command was started, as this user.
-    let place = crate::workflow::draft::Place {
-        home: std::env::var("HOME").ok(),
-        cwd: std::env::current_dir()
-            .ok()
-            .map(|dir| dir.display().to_string()),
-    };
-    let drafted = match draft_of(&name, "", deeds, &place) {
+    let drafted = match draft_of(&name, "", deeds, &place()) {
         Ok(drafted) => drafted,
         Err(NoDraft::Nothing) => {
             let _ = std::fs::remove_file(&cast);
@@ -331,5 +324,15 @@ impl Raw {
 impl Drop for Raw {
     fn drop(&mut self) {
         let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+/// Where the procedure was done: the shell ran where this command was started, as this user.
+fn place() -> crate::workflow::draft::Place {
+    crate::workflow::draft::Place {
+        home: std::env::var("HOME").ok(),
+        cwd: std::env::current_dir()
+            .ok()
+            .map(|dir| dir.display().to_string()),
     }
 }

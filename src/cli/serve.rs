@@ -139,6 +139,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             tracing::warn!("no server log: {why}");
         }
     }
+    let idle = (command.close_abandoned_after.0, command.quiet_after.0);
     let (options, http_options) = served_options(command.offer, approve)?;
     folder_must_exist(folder)?;
     let http = command.http.map(|addr| crate::server::http::HttpOptions {
@@ -155,12 +156,7 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
             // Another front end's server won the folder: it serves, this one goes quietly.
             return anyhow::Ok(());
         };
-        let engine = open_served(
-            folder,
-            approve,
-            command.close_abandoned_after.0,
-            command.quiet_after.0,
-        )?;
+        let engine = open_served(folder, approve, idle)?;
         // HTTP before the socket: a front end welcomed by this server is told if HTTP
         // could not be served (hello.rs).
         let http_stop = tokio_util::sync::CancellationToken::new();
@@ -226,17 +222,15 @@ pub(super) fn serve(folder: &Path, command: ServeCommand, approve: bool) -> Resu
     Ok(ExitCode::SUCCESS)
 }
 
-/// The served folder's engine, closing what nobody watches after `abandoned_after`, with
-/// terminals quiet on the attention list after `quiet_after`.
+/// The served folder's engine, closing what nobody watches after `idle.0` and counting
+/// terminals quiet on the attention list after `idle.1`.
 fn open_served(
     folder: &Path,
     approve: bool,
-    abandoned_after: Option<std::time::Duration>,
-    quiet_after: Option<std::time::Duration>,
+    idle: (Option<std::time::Duration>, Option<std::time::Duration>),
 ) -> Result<std::sync::Arc<crate::engine::Engine>> {
     let mut config = engine_config(true, approve)?;
-    config.close_abandoned_after = abandoned_after;
-    config.quiet_after = quiet_after;
+    (config.close_abandoned_after, config.quiet_after) = idle;
     let engine = crate::engine::Engine::open_lenient(folder, config).context(FOLDER_HELP)?;
     engine.watch_abandoned();
     engine.watch_attention();

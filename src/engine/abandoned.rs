@@ -68,7 +68,7 @@ pub fn words(after: Duration) -> String {
         ("s", 1000),
     ];
     for (unit, size) in units {
-        if ms >= size && ms % size == 0 {
+        if ms >= size && ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }

@@ -184,6 +184,15 @@ pub const PALETTE: &[Command] = &[
 ];
 
 impl Command {
+    /// What the attention list's commands do.
+    fn describe_attention(self) -> &'static str {
+        match self {
+            Command::NextNeedsYou => "go to the next run or terminal that needs you",
+            Command::Clear => "clear the chosen item: seen",
+            _ => "inbox: what needs you, failed, is done or quiet",
+        }
+    }
+
     /// What the command does, in the words of the help overlay and the palette.
     pub fn describe(self) -> &'static str {
         match self {
@@ -255,9 +264,7 @@ impl Command {
             Command::Approve => "approve: the agent's run starts, and this content is remembered",
             Command::Deny => "deny: the agent's run ends not approved",
             Command::Later => "answer later: the run keeps waiting (a brings it back)",
-            Command::Inbox => "inbox: what needs you, failed, is done or quiet",
-            Command::NextNeedsYou => "go to the next run or terminal that needs you",
-            Command::Clear => "clear the chosen item: seen",
+            Command::Inbox | Command::NextNeedsYou | Command::Clear => self.describe_attention(),
             Command::Choose(c) => match c {
                 'r' => "reload the file from disk (your changes dropped)",
                 'o' => "overwrite the file with your text",

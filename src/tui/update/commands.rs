@@ -88,13 +88,7 @@ pub fn run_command(app: &mut App, command: Command) -> Vec<Effect> {
         | C::Choose(_)
         | C::Complete => editing(app, command),
         C::Inbox => super::inbox::open(app),
-        C::NextNeedsYou => {
-            // From the inbox too: it closes on the way.
-            if app.mode() == Mode::Inbox {
-                app.overlay = None;
-            }
-            super::inbox::next_needing(app)
-        }
+        C::NextNeedsYou => super::inbox::next_needing(app),
         C::Clear => super::inbox::clear(app),
     }
 }

@@ -101,8 +101,12 @@ pub(super) fn clear(app: &mut App) -> Vec<Effect> {
     }
 }
 
-/// `u`: the next item that needs the person, after the one they were last taken to.
+/// `u`: the next item that needs the person, after the one they were last taken to (from the
+/// inbox too: it closes on the way).
 pub(super) fn next_needing(app: &mut App) -> Vec<Effect> {
+    if matches!(app.overlay, Some(Overlay::Inbox { .. })) {
+        app.overlay = None;
+    }
     let needing: Vec<AttentionItem> = app
         .inbox
         .items

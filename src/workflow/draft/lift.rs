@@ -126,8 +126,8 @@ struct Seen {
 
 /// What a line's values are, for lifting: paths (every ancestor directory too), and option
 /// values and words with more than letters.
-fn candidates(lines: &[String]) -> BTreeMap<String, (Vec<Seen>, Option<String>)> {
-    let mut found: BTreeMap<String, (Vec<Seen>, Option<String>)> = BTreeMap::new();
+fn candidates(lines: &[String]) -> Candidates {
+    let mut found = Candidates::new();
     for (n, line) in lines.iter().enumerate() {
         let words = words(line);
         for (i, word) in words.iter().enumerate() {
@@ -201,58 +201,36 @@ fn personal(path: &str, place: &Place) -> Option<&'static str> {
     }
 }
 
+/// Each candidate value with where it is used and the option it is the value of.
+type Candidates = BTreeMap<String, (Vec<Seen>, Option<String>)>;
+
+/// A value chosen to lift: where it is used, its option, why.
+struct Chosen {
+    value: String,
+    seen: Vec<Seen>,
+    option: Option<String>,
+    why: String,
+}
+
+/// How many commands use a value.
+fn commands_using(seen: &[Seen]) -> usize {
+    seen.iter()
+        .map(|s| s.line)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 /// Lifts literals out of `lines`, in place; returns what it lifted, in the order first
 /// used. `taken`: names the draft has already.
 pub fn lift(lines: &mut [String], place: &Place, taken: &[String]) -> Vec<Lifted> {
-    let found = candidates(lines);
-    let mut chosen: Vec<(String, Vec<Seen>, Option<String>, String)> = Vec::new();
-    let mut ranked: Vec<(&String, &(Vec<Seen>, Option<String>))> = found.iter().collect();
-    // Most used first, then the longest (the deepest directory shared by all its uses).
-    ranked.sort_by_key(|(value, (seen, _))| {
-        let lines: std::collections::BTreeSet<usize> = seen.iter().map(|s| s.line).collect();
-        (
-            std::cmp::Reverse(lines.len()),
-            std::cmp::Reverse(value.len()),
-        )
-    });
-    for (value, (seen, option)) in ranked {
-        let lines_using = seen
-            .iter()
-            .map(|s| s.line)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        let path = value.starts_with('/');
-        let why = match (path, personal(value, place)) {
-            (true, Some(why)) => why.to_string(),
-            _ if lines_using > 1 && value.chars().count() >= SHORTEST => {
-                format!("used in {lines_using} commands")
-            }
-            _ => continue,
-        };
-        // A directory near the root (`/tmp`, `/usr`) is the machine's, not the procedure's.
-        if path && value.matches('/').count() < 2 {
-            continue;
-        }
-        // One argument for a place: not also a directory above it or a file in it.
-        let overlaps = chosen.iter().any(|(other, ..)| {
-            other.starts_with('/')
-                && path
-                && (other.starts_with(&format!("{value}/"))
-                    || value.starts_with(&format!("{other}/")))
-        });
-        if overlaps || chosen.len() >= MOST {
-            continue;
-        }
-        chosen.push((value.clone(), seen.clone(), option.clone(), why));
-    }
-    // Names, then the lines rewritten from their ends, so that earlier offsets hold.
+    let chosen = choose(&candidates(lines), place);
     let mut names: Vec<String> = taken.to_vec();
     let mut lifted = Vec::new();
     let mut edits: Vec<(usize, usize, usize, String)> = Vec::new();
-    for (value, seen, option, why) in &chosen {
-        let name = unique(name_for(value, option.as_deref()), &names);
+    for c in &chosen {
+        let name = unique(name_for(&c.value, c.option.as_deref()), &names);
         names.push(name.clone());
-        for s in seen {
+        for s in &c.seen {
             let reference = if s.double {
                 format!("${{{name}}}")
             } else {
@@ -260,22 +238,73 @@ pub fn lift(lines: &mut [String], place: &Place, taken: &[String]) -> Vec<Lifted
             };
             edits.push((s.line, s.start, s.end, reference));
         }
-        let uses = seen
-            .iter()
-            .map(|s| s.line)
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
         lifted.push(Lifted {
             name,
-            value: value.clone(),
-            path: value.starts_with('/'),
-            uses,
-            why: why.clone(),
+            value: c.value.clone(),
+            path: c.value.starts_with('/'),
+            uses: commands_using(&c.seen),
+            why: c.why.clone(),
         });
     }
-    // Two lifted values never share a span (paths overlap only as ancestor and child, and
-    // those are not both chosen); a span inside another is the longer's to take.
-    edits.sort_by(|a, b| (b.0, b.1, b.2).cmp(&(a.0, a.1, a.2)));
+    rewrite(lines, edits);
+    lifted.sort_by_key(|l| {
+        lines
+            .iter()
+            .position(|line| line.contains(&format!("${{{}}}", l.name)))
+            .unwrap_or(usize::MAX)
+    });
+    lifted
+}
+
+/// The values worth an argument: this person's paths, and values used in several commands,
+/// most used first, then the longest (the deepest directory shared by all its uses); one
+/// argument for a place, never also a directory above it or a file in it.
+fn choose(found: &Candidates, place: &Place) -> Vec<Chosen> {
+    let mut ranked: Vec<_> = found.iter().collect();
+    ranked.sort_by_key(|(value, (seen, _))| {
+        (
+            std::cmp::Reverse(commands_using(seen)),
+            std::cmp::Reverse(value.len()),
+        )
+    });
+    let mut chosen: Vec<Chosen> = Vec::new();
+    for (value, (seen, option)) in ranked {
+        let using = commands_using(seen);
+        let path = value.starts_with('/');
+        let why = match (path, personal(value, place)) {
+            (true, Some(why)) => why.to_string(),
+            _ if using > 1 && value.chars().count() >= SHORTEST => {
+                format!("used in {using} commands")
+            }
+            _ => continue,
+        };
+        // A directory near the root (`/tmp`, `/usr`) is the machine's, not the procedure's.
+        if path && value.matches('/').count() < 2 {
+            continue;
+        }
+        let overlaps = chosen.iter().any(|other| {
+            path && other.value.starts_with('/')
+                && (other.value.starts_with(&format!("{value}/"))
+                    || value.starts_with(&format!("{}/", other.value)))
+        });
+        if overlaps || chosen.len() >= MOST {
+            continue;
+        }
+        chosen.push(Chosen {
+            value: value.clone(),
+            seen: seen.clone(),
+            option: option.clone(),
+            why,
+        });
+    }
+    chosen
+}
+
+/// Each use replaced by its reference, from the lines' ends so that earlier offsets hold.
+/// Two lifted values never share a span (paths overlap only as ancestor and child, and those
+/// are not both chosen); a span inside another is the longer's to take.
+fn rewrite(lines: &mut [String], mut edits: Vec<(usize, usize, usize, String)>) {
+    edits.sort_by_key(|e| std::cmp::Reverse((e.0, e.1, e.2)));
     let mut last: Option<(usize, usize)> = None;
     for (line, start, end, reference) in edits {
         if last.is_some_and(|(l, from)| l == line && end > from) {
@@ -289,13 +318,6 @@ pub fn lift(lines: &mut [String], place: &Place, taken: &[String]) -> Vec<Lifted
             last = Some((line, start));
         }
     }
-    lifted.sort_by_key(|l| {
-        lines
-            .iter()
-            .position(|line| line.contains(&format!("${{{}}}", l.name)))
-            .unwrap_or(usize::MAX)
-    });
-    lifted
 }
 
 /// An argument's name: the option's (`--env`: `ENV`), else a path's last part (`DEMO_DIR`),

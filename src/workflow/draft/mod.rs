@@ -538,13 +538,8 @@ mod tests {
             python,
             login,
         ];
-        let draft = draft(
-            "by_hand",
-            "What was done by hand.",
-            &steps,
-            &Place::default(),
-        )
-        .unwrap();
+        let nowhere = Place::default();
+        let draft = draft("by_hand", "What was done by hand.", &steps, &nowhere).unwrap();
         let checked = check_bytes(draft.yaml.as_bytes(), Format::Yaml);
         assert!(
             checked.violations.is_empty(),
