@@ -295,9 +295,9 @@ fn program_of(line: &str) -> Option<&str> {
         .map(|w| w.rsplit('/').next().unwrap_or(w))
 }
 
-/// A name as an argument's name: upper case, `_` for anything else, a letter first.
-fn argument_name(name: &str) -> String {
-    let name: String = name
+/// Text as a variable's name has it: upper case, `_` for anything else, none at its ends.
+pub(in crate::workflow) fn upper_words(text: &str) -> String {
+    let name: String = text
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -307,7 +307,12 @@ fn argument_name(name: &str) -> String {
             }
         })
         .collect();
-    let name = name.trim_matches('_');
+    name.trim_matches('_').to_string()
+}
+
+/// A name as an argument's name: upper case, `_` for anything else, a letter first.
+fn argument_name(name: &str) -> String {
+    let name = upper_words(name);
     match name.chars().next() {
         Some(c) if c.is_ascii_uppercase() => name.to_string(),
         _ => format!("SECRET_{name}").trim_end_matches('_').to_string(),

@@ -6,42 +6,12 @@
 
 use crate::common;
 
-use common::line_client::LineServer;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long anything here may take to show.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-/// The item of `id` on the agent's attention list, once `ok` holds for it (asked again until
-/// then): the whole answer.
-fn attention_until(
-    agent: &mut LineServer,
-    ids: &mut u64,
-    id: &str,
-    what: &str,
-    ok: impl Fn(Option<&Value>) -> bool,
-) -> Value {
-    let end = Instant::now() + DEADLINE;
-    loop {
-        *ids += 1;
-        let list = agent.call(*ids, "attention", json!({}));
-        let item = list["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["id"] == id);
-        if ok(item) {
-            return list;
-        }
-        assert!(
-            Instant::now() < end,
-            "{what} within {DEADLINE:?}; the list: {list:#}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn state(item: Option<&Value>) -> Option<&str> {
     item.and_then(|i| i["state"].as_str())
@@ -74,7 +44,7 @@ fn a_terminal_goes_quiet_fails_and_is_cleared_once_acknowledged() {
     let session = agent.open_bash(2);
 
     // Nothing printed after its prompt: quiet, since its last output.
-    let list = attention_until(&mut agent, &mut ids, &session, "the terminal quiet", |i| {
+    let list = agent.attention_until(&mut ids, &session, "the terminal quiet", |i| {
         state(i) == Some("quiet")
     });
     let item = list["items"]
@@ -94,17 +64,13 @@ fn a_terminal_goes_quiet_fails_and_is_cleared_once_acknowledged() {
 
     // Output wakes it: quiet again only after a second without any, since the new output.
     agent.type_into(3, &session, "echo woke\n");
-    attention_until(
-        &mut agent,
-        &mut ids,
-        &session,
-        "quiet since the new output",
-        |i| state(i) == Some("quiet") && i.unwrap()["since"].as_str() > item["since"].as_str(),
-    );
+    agent.attention_until(&mut ids, &session, "quiet since the new output", |i| {
+        state(i) == Some("quiet") && i.unwrap()["since"].as_str() > item["since"].as_str()
+    });
 
     // Its program exits non-zero: failed, and it stays so.
     agent.type_into(4, &session, "exit 3\n");
-    let list = attention_until(&mut agent, &mut ids, &session, "the terminal failed", |i| {
+    let list = agent.attention_until(&mut ids, &session, "the terminal failed", |i| {
         state(i) == Some("failed")
     });
     assert!(

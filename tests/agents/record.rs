@@ -66,11 +66,17 @@ async fn a_procedure_done_in_a_recorded_shell_is_written_as_a_draft_beside_its_r
     );
 
     let draft = std::fs::read_to_string(dir.path().join("setup.yaml")).unwrap();
+    // The directory used twice is an argument, the one typed its default.
     assert!(
-        draft.contains(&format!("command: mkdir -p {w}/made")),
+        draft.contains(&format!("#   MADE_DIR = {w}/made: used in 2 commands"))
+            && draft.contains(&format!("default: {w}/made")),
         "{draft}"
     );
-    assert!(draft.contains(&format!("command: cd {w}/made")), "{draft}");
+    assert!(
+        draft.contains("command: mkdir -p \"${MADE_DIR}\""),
+        "{draft}"
+    );
+    assert!(draft.contains("command: cd \"${MADE_DIR}\""), "{draft}");
     assert!(draft.contains("command: ls no-such-file"), "{draft}");
     assert!(draft.contains("condition: failure"), "{draft}");
     assert!(draft.contains("naïve-ü-$((6*7))"), "{draft}");

@@ -170,6 +170,33 @@ impl LineServer {
         r["result"]["structuredContent"].clone()
     }
 
+    /// The `attention` tool's answer once `ok` holds for the item of `id` (`None`: it has
+    /// none), asked again until then (calls numbered from `calls` on); fails with `what`.
+    pub fn attention_until(
+        &mut self,
+        calls: &mut u64,
+        id: &str,
+        what: &str,
+        ok: impl Fn(Option<&Value>) -> bool,
+    ) -> Value {
+        let end = Instant::now() + LONG;
+        loop {
+            *calls += 1;
+            let list = self.call(*calls, "attention", json!({}));
+            let item = list["items"]
+                .as_array()
+                .and_then(|items| items.iter().find(|i| i["id"] == id));
+            if ok(item) {
+                return list;
+            }
+            assert!(
+                Instant::now() < end,
+                "{what} within {LONG:?}; the list: {list:#}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Opens a bash terminal as an agent does (call `id`), its prompt `$ `: its session id.
     pub fn open_bash(&mut self, id: u64) -> String {
         let opened = self.call(

@@ -264,26 +264,23 @@ pub async fn timed_seq(s: &Session, round: usize) -> f64 {
 }
 
 /// `flowdeck mcp` started as an agent's client starts it (with `args`, such as its
-/// toolsets), with the studio's socket folder: it relays to the studio.
+/// toolsets: the default ones unless they say), with the studio's socket folder: it relays to
+/// the studio.
 pub async fn relayed_agent(
     folder: &Path,
     xdg: &(String, String),
     args: &[&str],
 ) -> super::line_client::LineServer {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flowdeck"));
-    command
-        .arg("--workflows")
-        .arg(folder)
-        .arg("mcp")
-        .args(args)
-        .env(&xdg.0, &xdg.1)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
+    let (folder, runtime) = (folder.to_path_buf(), std::path::PathBuf::from(&xdg.1));
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     tokio::task::spawn_blocking(move || {
-        let mut agent = super::line_client::LineServer::spawn(command);
-        agent.initialize();
-        agent
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        super::mcp_agent_with(
+            &folder,
+            &runtime,
+            &args,
+            &[("FLOWDECK_TOOLSETS", "default")],
+        )
     })
     .await
     .unwrap()

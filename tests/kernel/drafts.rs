@@ -9,6 +9,7 @@ use flowdeck::engine::{Actor, Engine, FinalState};
 use flowdeck::workflow::action::{OpenTerminalParams, SendInputParams};
 use flowdeck::workflow::draft::{Answer, Done, draft};
 use serde_json::json;
+use std::path::Path;
 
 use crate::common;
 
@@ -241,46 +242,12 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
         .unwrap();
 
     std::fs::remove_dir_all(&out).unwrap();
-    let result = engine
-        .run(common::run_request(
-            "by_hand_live",
-            &[("PASSWORD", "open sesame")],
-        ))
-        .await
-        .unwrap();
-    assert_eq!(
-        result.final_state,
-        FinalState::Completed,
-        "{result:#?}\n{yaml}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(out.join("from-python")).unwrap(),
-        "42"
-    );
-    assert_eq!(std::fs::read_to_string(out.join("length")).unwrap(), "11");
-    assert!(out.join("from-loop-a").exists() && out.join("from-loop-b").exists());
-
+    did_the_work(&engine, &out, &[("PASSWORD", "open sesame")], yaml).await;
     // Run with another directory, the same work is done there.
     let elsewhere = tempfile::tempdir().unwrap();
     let other = elsewhere.path().join("another place");
-    let result = engine
-        .run(common::run_request(
-            "by_hand_live",
-            &[("PASSWORD", "pw"), ("OUT_DIR", other.to_str().unwrap())],
-        ))
-        .await
-        .unwrap();
-    assert_eq!(
-        result.final_state,
-        FinalState::Completed,
-        "{result:#?}\n{yaml}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(other.join("from-python")).unwrap(),
-        "42"
-    );
-    assert_eq!(std::fs::read_to_string(other.join("length")).unwrap(), "2");
-    assert!(other.join("from-loop-a").exists() && other.join("from-loop-b").exists());
+    let inputs = [("PASSWORD", "pw1"), ("OUT_DIR", other.to_str().unwrap())];
+    did_the_work(&engine, &other, &inputs, yaml).await;
 
     // A mark: the next draft holds only what comes after it.
     engine.mark_session(&id).unwrap();
@@ -295,6 +262,38 @@ async fn a_draft_from_a_real_session_does_the_same_work_in_a_fresh_one() {
         .unwrap();
     assert_eq!(after.commands, 1, "{}", after.content);
     engine.shutdown().await;
+}
+
+/// Runs `by_hand_live` with `inputs` and checks it did the procedure's work in `out`: the
+/// file python wrote, the password's length, the loop's files.
+async fn did_the_work(
+    engine: &std::sync::Arc<Engine>,
+    out: &Path,
+    inputs: &[(&str, &str)],
+    yaml: &str,
+) {
+    let result = engine
+        .run(common::run_request("by_hand_live", inputs))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.final_state,
+        FinalState::Completed,
+        "{result:#?}\n{yaml}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("from-python")).unwrap(),
+        "42"
+    );
+    let password = inputs
+        .iter()
+        .find(|(k, _)| *k == "PASSWORD")
+        .map_or(0, |(_, v)| v.len());
+    assert_eq!(
+        std::fs::read_to_string(out.join("length")).unwrap(),
+        password.to_string()
+    );
+    assert!(out.join("from-loop-a").exists() && out.join("from-loop-b").exists());
 }
 
 /// zsh takes hooks only from its startup files: the session gives it a folder of its own that

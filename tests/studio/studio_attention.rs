@@ -11,7 +11,6 @@ use common::line_client::LineServer;
 use common::studio::{ASKER, expect, expect_gone, relayed_agent, studio_sized_on};
 use flowdeck::term::{TermConfig, Terminals};
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
 
 /// A workflow that promises a version it never sets: it ends `return_validation_failed`.
 const PROMISER: &str = r#"
@@ -39,28 +38,19 @@ async fn call(agent: LineServer, id: u64, tool: &'static str, args: Value) -> (L
 
 /// The agent's attention list, asked until `ok` holds for the item of `id`.
 async fn attention_until(
-    mut agent: LineServer,
+    agent: LineServer,
     id: &str,
-    what: &str,
-    ok: impl Fn(Option<&Value>) -> bool,
+    what: &'static str,
+    ok: impl Fn(Option<&Value>) -> bool + Send + 'static,
 ) -> (LineServer, Value) {
-    let end = Instant::now() + Duration::from_secs(30);
-    let mut n = 100;
-    loop {
-        n += 1;
-        let (back, list) = call(agent, n, "attention", json!({})).await;
-        agent = back;
-        let item = list["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["id"] == id);
-        if ok(item) {
-            return (agent, list);
-        }
-        assert!(Instant::now() < end, "{what}; the list: {list:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let id = id.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut agent = agent;
+        let list = agent.attention_until(&mut 100, &id, what, ok);
+        (agent, list)
+    })
+    .await
+    .unwrap()
 }
 
 fn state(item: Option<&Value>) -> Option<&str> {

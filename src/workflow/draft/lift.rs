@@ -323,18 +323,10 @@ fn rewrite(lines: &mut [String], mut edits: Vec<(usize, usize, usize, String)>) 
 /// An argument's name: the option's (`--env`: `ENV`), else a path's last part (`DEMO_DIR`),
 /// else the value's own words (`FEATURE_X`).
 fn name_for(value: &str, option: Option<&str>) -> String {
+    // Runs of `_` are one: `feature--x` is `FEATURE_X`.
     let upper = |text: &str| -> String {
-        let name: String = text
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        name.split('_')
+        crate::workflow::credentials::upper_words(text)
+            .split('_')
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
             .join("_")
