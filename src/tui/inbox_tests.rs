@@ -262,3 +262,29 @@ fn u_goes_from_one_question_to_the_next_and_round_again() {
     update(&mut app, key(KeyCode::Char('u')));
     assert_eq!(app.message.as_deref(), Some("nothing needs you"));
 }
+
+#[test]
+fn beside_a_long_message_the_count_takes_its_short_form_and_the_message_is_read_whole() {
+    let mut app = studio();
+    told(
+        &mut app,
+        2,
+        vec![
+            item("r1", AttentionState::NeedsYou, Some("deploy")),
+            item("s1", AttentionState::Failed, None),
+        ],
+    );
+    let said = "cannot answer the approval request: this studio may not answer approval requests";
+    app.message = Some(said.into());
+    let screen = drawn_text(&app, 120, 24);
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.starts_with(" ◉1 ✗1 "), "{status}");
+    assert!(status.contains(said), "{status}");
+    // With room, the words.
+    let screen = drawn_text(&app, 200, 24);
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(
+        status.starts_with(" ◉ 1 needs you · 1 failed (!)"),
+        "{status}"
+    );
+}

@@ -210,7 +210,6 @@ fn terminal(session: &SessionInfo, quiet: Duration, seen: &Seen) -> Option<Found
 /// How long until the next running terminal turns quiet, if one can.
 pub(super) fn next_quiet(
     sessions: &[(SessionInfo, Duration)],
-    _active: &[&RunStatus],
     quiet_after: Option<Duration>,
 ) -> Option<Duration> {
     let after = quiet_after?;
@@ -380,7 +379,7 @@ mod tests {
             "a run's terminal is told as the run, and a seen end is gone"
         );
         assert_eq!(
-            next_quiet(&sessions, &active, Some(Duration::from_secs(60))),
+            next_quiet(&sessions, Some(Duration::from_secs(60))),
             Some(Duration::from_secs(55)),
             "the next to turn quiet is the one that spoke last the longest ago"
         );

@@ -142,7 +142,7 @@ impl Keeper {
             seen_exits: &kept.seen_exits,
             quiet_after,
         });
-        let next = derive::next_quiet(sessions, &active, quiet_after);
+        let next = derive::next_quiet(sessions, quiet_after);
         let mut items = Vec::with_capacity(found.len());
         let mut since = HashMap::with_capacity(found.len());
         for Found { item, since: fixed } in found {

@@ -34,8 +34,16 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     // ones (run, shell, focus) and the last ones (palette, help, quit) are how a person finds
     // everything else. A message can take all but the last two.
     let message = cx.app.message.as_deref().map(clean);
-    // What needs the person comes first, whatever else gives way.
-    let notice = attention(cx);
+    // What needs the person comes first, whatever else gives way; beside a message that would
+    // not fit with it, in its short form (`◉1 ✗1`), so that the message is read whole.
+    let said = message.as_ref().map_or(0, |m| m.chars().count() + 5);
+    let notice = attention(cx, false).map(|full| {
+        if said > 0 && cells(&full.content) + said + LAST_HINTS > usize::from(area.width) {
+            attention(cx, true).unwrap_or(full)
+        } else {
+            full
+        }
+    });
     let room = usize::from(area.width)
         .saturating_sub(message.as_ref().map_or(0, |m| m.chars().count() + 5))
         .saturating_sub(notice.as_ref().map_or(0, |s| cells(&s.content)));
@@ -75,9 +83,13 @@ pub fn draw(frame: &mut Frame, area: Rect, cx: &Ctx) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// The count of what asks for the person (`◉ 1 needs you · 1 failed`), marked and coloured
-/// by the most pressing; `None` when nothing does.
-fn attention<'a>(cx: &Ctx) -> Option<Span<'a>> {
+/// The room the last two hints take (`? help · q quit`), which a message leaves.
+const LAST_HINTS: usize = 16;
+
+/// The count of what asks for the person (`◉ 1 needs you · 1 failed (!)`, or `short`: `◉1 ✗1`),
+/// marked and coloured by the most pressing; `None` when nothing does.
+fn attention<'a>(cx: &Ctx, short: bool) -> Option<Span<'a>> {
+    use crate::engine::attention::AttentionState as S;
     let inbox = &cx.app.inbox;
     let summary = inbox.counts.summary();
     let most = inbox
@@ -86,8 +98,25 @@ fn attention<'a>(cx: &Ctx) -> Option<Span<'a>> {
         .map(|i| i.state)
         .min()
         .filter(|_| !summary.is_empty())?;
+    let c = &inbox.counts;
+    let text = if short {
+        let each = [
+            (S::NeedsYou, c.needs_you),
+            (S::Failed, c.failed),
+            (S::Quiet, c.quiet),
+            (S::Done, c.done),
+        ];
+        let parts: Vec<String> = each
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(s, n)| format!("{}{n}", s.mark()))
+            .collect();
+        format!(" {} ", parts.join(" "))
+    } else {
+        format!(" {} {summary} (!) ", most.mark())
+    };
     Some(Span::styled(
-        format!(" {} {summary} (!) ", most.mark()),
+        text,
         Style::default()
             .fg(super::inbox::colour(most, cx.theme))
             .add_modifier(Modifier::BOLD),
